@@ -1,0 +1,1 @@
+//! The rule engine (issue #3): placeholder until the engine lands.
