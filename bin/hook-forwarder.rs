@@ -1,1 +1,5 @@
-fn main(){}
+//! `hook-forwarder`: see [`hookd::forwarder`].
+
+fn main() {
+    std::process::exit(hookd::forwarder::main());
+}

@@ -1,3 +1,11 @@
 //! hookd: an out-of-process hook daemon for Claude Code and the Claude Agent SDK.
 
+pub mod claude;
+pub mod daemon;
+pub mod decision;
+pub mod event;
+pub mod forwarder;
+pub mod paths;
+pub mod protocol;
 pub mod rules;
+pub mod time;

@@ -1,0 +1,271 @@
+//! Claude Code's hook input (the JSON a command hook reads on stdin), typed.
+//!
+//! Parsing never fails: an unknown event name, extra fields, or a field of an
+//! unexpected type are all kept (the raw JSON travels with the event) and only
+//! reported in [`HookInput::problem`]. Field lists follow
+//! `shared/reference/claude-code-hooks.md` §5; every event-specific field is
+//! optional here because Claude Code has added and dropped fields between
+//! releases and a hook must keep working across them.
+
+use serde::Deserialize;
+use serde_json::Value;
+
+use super::HookEventKind;
+
+/// Fields every hook input carries (`BaseHookInput`).
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+pub struct BaseInput {
+    /// The Claude Code session.
+    pub session_id: Option<String>,
+    /// The session transcript (JSONL).
+    pub transcript_path: Option<String>,
+    /// The session's working directory.
+    pub cwd: Option<String>,
+    /// The event name, verbatim.
+    pub hook_event_name: Option<String>,
+    /// Absent before the first prompt and on SessionStart.
+    pub prompt_id: Option<String>,
+    /// `default|acceptEdits|bypassPermissions|plan|dontAsk|auto`.
+    pub permission_mode: Option<String>,
+    /// Set only inside a subagent.
+    pub agent_id: Option<String>,
+    /// The subagent type, inside a subagent.
+    pub agent_type: Option<String>,
+}
+
+/// Tool call fields shared by the tool events.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+pub struct ToolCall {
+    /// e.g. `Bash`, `Edit`, `mcp__github__create_issue`.
+    pub tool_name: Option<String>,
+    /// The tool's input object.
+    pub tool_input: Option<Value>,
+    /// Absent on PermissionRequest.
+    pub tool_use_id: Option<String>,
+}
+
+/// Declares one payload struct per event: the event-specific fields.
+macro_rules! payloads {
+    ($($(#[$meta:meta])* $name:ident { $($field:ident : $ty:ty),* $(,)? })+) => {
+        $(
+            $(#[$meta])*
+            #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+            #[allow(missing_docs)]
+            pub struct $name { $(pub $field: Option<$ty>,)* }
+        )+
+    };
+}
+
+payloads! {
+    /// `PreToolUse`.
+    PreToolUse { tool_name: String, tool_input: Value, tool_use_id: String }
+    /// `PermissionRequest` (no `tool_use_id`).
+    PermissionRequest { tool_name: String, tool_input: Value, permission_suggestions: Vec<Value> }
+    /// `PermissionDenied`.
+    PermissionDenied { tool_name: String, tool_input: Value, tool_use_id: String, reason: String }
+    /// `PostToolUse`.
+    PostToolUse { tool_name: String, tool_input: Value, tool_response: Value, tool_use_id: String, duration_ms: u64 }
+    /// `PostToolUseFailure`.
+    PostToolUseFailure { tool_name: String, tool_input: Value, tool_use_id: String, error: String, is_interrupt: bool, duration_ms: u64 }
+    /// `PostToolBatch`.
+    PostToolBatch { tool_calls: Vec<Value> }
+    /// `UserPromptSubmit`.
+    UserPromptSubmit { prompt: String, source: String, session_title: String }
+    /// `UserPromptExpansion`.
+    UserPromptExpansion { expansion_type: String, command_name: String, command_args: Value, command_source: String, prompt: String }
+    /// `SessionStart`.
+    SessionStart { source: String, agent_type: String, model: String, session_title: String, seconds_since_last_response: f64, context_tokens: u64, prompt_cache_likely_expired: bool, estimated_cache_write_usd: f64 }
+    /// `SessionEnd`.
+    SessionEnd { reason: String }
+    /// `Setup`.
+    Setup { trigger: String }
+    /// `Stop`.
+    Stop { stop_hook_active: bool, last_assistant_message: String, background_tasks: Vec<Value>, session_crons: Vec<Value> }
+    /// `SubagentStop`.
+    SubagentStop { stop_hook_active: bool, agent_id: String, agent_transcript_path: String, agent_type: String, last_assistant_message: String, background_tasks: Vec<Value>, session_crons: Vec<Value> }
+    /// `StopFailure`.
+    StopFailure { error: Value, error_details: Value, last_assistant_message: String }
+    /// `SubagentStart`.
+    SubagentStart { agent_id: String, agent_type: String }
+    /// `Notification`.
+    Notification { message: String, title: String, notification_type: String }
+    /// `PreCompact`.
+    PreCompact { trigger: String, custom_instructions: String }
+    /// `PostCompact`.
+    PostCompact { trigger: String, compact_summary: String }
+    /// `PreModelSwitch`.
+    PreModelSwitch { from_model: String, to_model: String, requested_model: String, source: String, context_tokens: u64, prompt_cache_warm: bool, cache_ttl: Value, estimated_cache_write_usd: f64, pricing: Value }
+    /// `PostModelSwitch`.
+    PostModelSwitch { from_model: String, to_model: String, requested_model: String, source: String, context_tokens: u64, prompt_cache_warm: bool, cache_ttl: Value, estimated_cache_write_usd: f64, pricing: Value }
+    /// `TeammateIdle`.
+    TeammateIdle { teammate_name: String, team_name: String }
+    /// `TaskCreated`.
+    TaskCreated { task_id: String, task_subject: String, task_description: String, teammate_name: String, team_name: String }
+    /// `TaskCompleted`.
+    TaskCompleted { task_id: String, task_subject: String, task_description: String, teammate_name: String, team_name: String }
+    /// `Elicitation`.
+    Elicitation { mcp_server_name: String, message: String, mode: String, url: String, elicitation_id: String, requested_schema: Value }
+    /// `ElicitationResult`.
+    ElicitationResult { mcp_server_name: String, elicitation_id: String, mode: String, action: String, content: Value }
+    /// `ConfigChange`.
+    ConfigChange { source: String, file_path: String }
+    /// `InstructionsLoaded`.
+    InstructionsLoaded { file_path: String, memory_type: String, load_reason: String, globs: Vec<String>, trigger_file_path: String, parent_file_path: String }
+    /// `WorktreeCreate`.
+    WorktreeCreate { name: String }
+    /// `WorktreeRemove`.
+    WorktreeRemove { worktree_path: String }
+    /// `CwdChanged`.
+    CwdChanged { old_cwd: String, new_cwd: String }
+    /// `FileChanged`.
+    FileChanged { file_path: String, event: String }
+    /// `DirectoryAdded`.
+    DirectoryAdded { directory: String, source: String }
+    /// `MessageDisplay`.
+    MessageDisplay { turn_id: String, message_id: String, index: u64, r#final: bool, delta: String }
+}
+
+/// Declares [`Payload`] and its parser from the event list.
+macro_rules! payload_enum {
+    ($($variant:ident),+ $(,)?) => {
+        /// The event-specific part of a hook input, one variant per event.
+        #[derive(Debug, Clone, PartialEq)]
+        pub enum Payload {
+            $(#[doc = concat!("`", stringify!($variant), "`")] $variant($variant),)+
+            /// An event this build does not know, or a known event whose
+            /// fields did not have the expected types (see `problem`).
+            Other,
+        }
+
+        impl Payload {
+            fn parse(kind: HookEventKind, raw: &Value) -> Result<Payload, String> {
+                Ok(match kind {
+                    $(HookEventKind::$variant => Payload::$variant(typed(raw)?),)+
+                    HookEventKind::Unknown => Payload::Other,
+                })
+            }
+        }
+    };
+}
+
+payload_enum! {
+    PreToolUse, PermissionRequest, PermissionDenied, PostToolUse, PostToolUseFailure,
+    PostToolBatch, UserPromptSubmit, UserPromptExpansion, SessionStart, SessionEnd, Setup,
+    Stop, SubagentStop, StopFailure, SubagentStart, Notification, PreCompact, PostCompact,
+    PreModelSwitch, PostModelSwitch, TeammateIdle, TaskCreated, TaskCompleted, Elicitation,
+    ElicitationResult, ConfigChange, InstructionsLoaded, WorktreeCreate, WorktreeRemove,
+    CwdChanged, FileChanged, DirectoryAdded, MessageDisplay,
+}
+
+/// Deserializes `raw` into `T`, naming the offending field on error.
+fn typed<'de, T: Deserialize<'de>>(raw: &'de Value) -> Result<T, String> {
+    serde_path_to_error::deserialize(raw).map_err(|e| e.to_string())
+}
+
+/// A hook input, typed. The raw JSON is not kept here; the event that owns
+/// this value keeps it verbatim.
+#[derive(Debug, Clone, PartialEq)]
+pub struct HookInput {
+    /// Which event this is.
+    pub kind: HookEventKind,
+    /// `hook_event_name` verbatim (the only place an unknown name survives).
+    pub name: String,
+    /// Common fields.
+    pub base: BaseInput,
+    /// Tool fields, for every event that has them.
+    pub tool: ToolCall,
+    /// Event-specific fields.
+    pub payload: Payload,
+    /// Why typed parsing fell short, if it did. Never fatal.
+    pub problem: Option<String>,
+}
+
+impl HookInput {
+    /// Types a raw hook input. Never fails; see [`HookInput::problem`].
+    pub fn parse(raw: &Value) -> HookInput {
+        if !raw.is_object() {
+            return HookInput {
+                kind: HookEventKind::Unknown,
+                name: String::new(),
+                base: BaseInput::default(),
+                tool: ToolCall::default(),
+                payload: Payload::Other,
+                problem: Some("hook input is not a JSON object".into()),
+            };
+        }
+        let mut problems = Vec::new();
+        let base = typed::<BaseInput>(raw).unwrap_or_else(|e| {
+            problems.push(format!("common fields: {e}"));
+            BaseInput::default()
+        });
+        let name = match raw.get("hook_event_name") {
+            Some(Value::String(s)) => s.clone(),
+            _ => {
+                problems.push("missing or non-string `hook_event_name`".into());
+                String::new()
+            }
+        };
+        let kind = HookEventKind::from_name(&name);
+        let tool = if kind.has_tool() {
+            typed::<ToolCall>(raw).unwrap_or_else(|e| {
+                problems.push(format!("tool fields: {e}"));
+                ToolCall::default()
+            })
+        } else {
+            ToolCall::default()
+        };
+        let payload = Payload::parse(kind, raw).unwrap_or_else(|e| {
+            problems.push(format!("{name} fields: {e}"));
+            Payload::Other
+        });
+        HookInput {
+            kind,
+            name,
+            base,
+            tool,
+            payload,
+            problem: (!problems.is_empty()).then(|| problems.join("; ")),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn pre_tool_use_is_typed() {
+        let raw = json!({
+            "session_id": "s", "transcript_path": "/t", "cwd": "/p",
+            "hook_event_name": "PreToolUse", "tool_name": "Bash",
+            "tool_input": {"command": "ls"}, "tool_use_id": "toolu_1", "new_field": 1
+        });
+        let input = HookInput::parse(&raw);
+        assert_eq!(input.kind, HookEventKind::PreToolUse);
+        assert_eq!(input.problem, None);
+        assert_eq!(input.tool.tool_name.as_deref(), Some("Bash"));
+        let Payload::PreToolUse(p) = input.payload else {
+            panic!("{:?}", input.payload)
+        };
+        assert_eq!(p.tool_input, Some(json!({"command": "ls"})));
+    }
+
+    #[test]
+    fn unknown_event_and_bad_types_are_not_fatal() {
+        let input = HookInput::parse(&json!({"hook_event_name": "Brand New", "x": 1}));
+        assert_eq!(input.kind, HookEventKind::Unknown);
+        assert_eq!(input.name, "Brand New");
+        assert_eq!(input.problem, None);
+
+        let input =
+            HookInput::parse(&json!({"hook_event_name": "Stop", "stop_hook_active": "yes"}));
+        assert_eq!(input.kind, HookEventKind::Stop);
+        assert_eq!(input.payload, Payload::Other);
+        assert!(input.problem.unwrap().contains("stop_hook_active"));
+
+        let input = HookInput::parse(&json!([1, 2]));
+        assert_eq!(input.kind, HookEventKind::Unknown);
+        assert!(input.problem.is_some());
+    }
+}

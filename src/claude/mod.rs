@@ -1,0 +1,17 @@
+//! Everything hookd knows about Claude Code's hook JSON, and nothing else.
+//!
+//! - [`kind`]: the 33 events of Claude Code 2.1.330 and what each can do;
+//! - [`input`]: the hook input (stdin), typed, never failing;
+//! - [`output`]: a decision → the exact stdout / stderr / exit code.
+//!
+//! Architecture invariant: no other module builds or reads Claude Code's
+//! output JSON. The forwarder's fail-closed fallback calls [`output::fallback`]
+//! instead of writing its own JSON.
+
+pub mod input;
+pub mod kind;
+pub mod output;
+
+pub use input::HookInput;
+pub use kind::HookEventKind;
+pub use output::{fallback, render, HookOutput};

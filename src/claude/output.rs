@@ -1,0 +1,263 @@
+//! The one place that knows Claude Code's hook *output*: a decision becomes the
+//! exact stdout / stderr / exit code Claude Code 2.1.330 honors for the event.
+//!
+//! Rules of the road (reference §6–§8, all golden-tested under
+//! `tests/fixtures/golden/`):
+//! - "No opinion" is exit 0 with empty stdout: Claude Code's own flow goes on.
+//! - Decisions are JSON on stdout with exit 0; `hookSpecificOutput.hookEventName`
+//!   always echoes the event, or Claude Code throws the output away.
+//! - PermissionRequest is decided only through `decision.behavior`; exit 2 is
+//!   ignored there, so it is never used.
+//! - Exit 2 is used only where JSON has no way to say it: TeammateIdle and
+//!   TaskCompleted ("keep working", with the reason as feedback on stderr).
+//! - A verdict an event cannot express (say `ask` on Stop) is "no opinion".
+
+use serde_json::{Map, Value};
+
+use super::HookEventKind;
+use crate::decision::{Answer, Verdict};
+
+/// What the forwarder prints and how it exits.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct HookOutput {
+    /// Process exit code.
+    pub exit_code: i32,
+    /// Exactly what goes to stdout.
+    pub stdout: String,
+    /// Exactly what goes to stderr.
+    pub stderr: String,
+}
+
+/// Used when a blocking decision carries no reason of its own.
+pub const DEFAULT_DENY_REASON: &str = "Blocked by hookd";
+
+/// The verdicts that change what Claude Code does for `kind` (always
+/// including "no opinion"). Any other verdict renders as no opinion.
+pub fn supported_verdicts(kind: HookEventKind) -> &'static [Verdict] {
+    use HookEventKind::*;
+    use Verdict::*;
+    match kind {
+        PreToolUse => &[Allow, Deny, Ask, Defer, NoOpinion],
+        PreModelSwitch => &[Allow, Deny, Ask, NoOpinion],
+        PermissionRequest | Elicitation => &[Allow, Deny, NoOpinion],
+        PermissionDenied => &[Allow, NoOpinion],
+        PostToolUse | PostToolUseFailure | PostToolBatch | UserPromptSubmit
+        | UserPromptExpansion | Stop | SubagentStop | PreCompact | TaskCreated | ConfigChange
+        | ElicitationResult | TeammateIdle | TaskCompleted => &[Deny, NoOpinion],
+        _ => &[NoOpinion],
+    }
+}
+
+/// Whether `hookSpecificOutput.additionalContext` is accepted for `kind`.
+pub fn accepts_context(kind: HookEventKind) -> bool {
+    use HookEventKind::*;
+    matches!(
+        kind,
+        PreToolUse
+            | PostToolUse
+            | PostToolUseFailure
+            | PostToolBatch
+            | UserPromptSubmit
+            | UserPromptExpansion
+            | SessionStart
+            | Setup
+            | SubagentStart
+            | Notification
+            | PostModelSwitch
+            | Stop
+            | SubagentStop
+    )
+}
+
+/// Renders `answer` as Claude Code's output for an event of `kind`.
+pub fn render(kind: HookEventKind, answer: &Answer) -> HookOutput {
+    use HookEventKind::*;
+    let verdict = if supported_verdicts(kind).contains(&answer.verdict) {
+        answer.verdict
+    } else {
+        Verdict::NoOpinion
+    };
+    let reason = answer.reason.as_deref();
+    let mut top = Map::new();
+    let mut specific = Map::new();
+
+    match (kind, verdict) {
+        (_, Verdict::NoOpinion) => {}
+        (PreToolUse | PreModelSwitch, v) => {
+            specific.insert("permissionDecision".into(), v.as_str().into());
+            if let Some(r) = reason {
+                specific.insert("permissionDecisionReason".into(), r.into());
+            }
+        }
+        (PermissionRequest, Verdict::Allow) => {
+            let mut decision = Map::new();
+            decision.insert("behavior".into(), "allow".into());
+            if let Some(input) = &answer.updated_input {
+                decision.insert("updatedInput".into(), input.clone());
+            }
+            specific.insert("decision".into(), decision.into());
+        }
+        (PermissionRequest, _) => {
+            let mut decision = Map::new();
+            decision.insert("behavior".into(), "deny".into());
+            decision.insert(
+                "message".into(),
+                reason.unwrap_or(DEFAULT_DENY_REASON).into(),
+            );
+            specific.insert("decision".into(), decision.into());
+        }
+        (PermissionDenied, _) => {
+            specific.insert("retry".into(), true.into());
+        }
+        (Elicitation, Verdict::Allow) => {
+            specific.insert("action".into(), "accept".into());
+            if let Some(content) = &answer.updated_input {
+                specific.insert("content".into(), content.clone());
+            }
+        }
+        (Elicitation | ElicitationResult, _) => {
+            specific.insert("action".into(), "decline".into());
+        }
+        (TeammateIdle | TaskCompleted, _) => {
+            return HookOutput {
+                exit_code: 2,
+                stdout: String::new(),
+                stderr: format!("{}\n", reason.unwrap_or(DEFAULT_DENY_REASON)),
+            };
+        }
+        (_, _) => {
+            top.insert("decision".into(), "block".into());
+            top.insert(
+                "reason".into(),
+                reason.unwrap_or(DEFAULT_DENY_REASON).into(),
+            );
+        }
+    }
+
+    // PreToolUse takes a rewritten input with allow, ask or no decision at
+    // all; Claude Code ignores it with deny/defer, so it is not sent then.
+    if kind == PreToolUse && matches!(verdict, Verdict::Allow | Verdict::Ask | Verdict::NoOpinion) {
+        if let Some(input) = &answer.updated_input {
+            specific.insert("updatedInput".into(), input.clone());
+        }
+    }
+    if let Some(context) = answer.additional_context.as_deref() {
+        if accepts_context(kind) {
+            specific.insert("additionalContext".into(), context.into());
+        }
+    }
+    if !specific.is_empty() {
+        specific.insert("hookEventName".into(), kind.as_str().into());
+        top.insert("hookSpecificOutput".into(), specific.into());
+    }
+    if top.is_empty() {
+        return HookOutput::default();
+    }
+    HookOutput {
+        exit_code: 0,
+        stdout: format!("{}\n", Value::Object(top)),
+        stderr: String::new(),
+    }
+}
+
+/// The answer used when nobody could decide (daemon unreachable, deadline
+/// passed, shutting down): "no opinion", or, when the hook runs fail-closed,
+/// a real block on the events where blocking prevents an action.
+pub fn fallback_answer(kind: HookEventKind, fail_closed: bool, why: &str) -> Answer {
+    if fail_closed && kind.blocks_when_fail_closed() {
+        let reason =
+            format!("hookd could not decide ({why}); blocked because the hook is fail-closed");
+        Answer::new(Verdict::Deny, Some(reason))
+    } else {
+        Answer::no_opinion()
+    }
+}
+
+/// [`fallback_answer`], rendered.
+pub fn fallback(kind: HookEventKind, fail_closed: bool, why: &str) -> HookOutput {
+    render(kind, &fallback_answer(kind, fail_closed, why))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn parse(out: &HookOutput) -> Value {
+        serde_json::from_str(&out.stdout).unwrap()
+    }
+
+    #[test]
+    fn no_opinion_is_silent_everywhere() {
+        for kind in HookEventKind::ALL
+            .iter()
+            .copied()
+            .chain([HookEventKind::Unknown])
+        {
+            assert_eq!(
+                render(kind, &Answer::no_opinion()),
+                HookOutput::default(),
+                "{kind}"
+            );
+        }
+    }
+
+    #[test]
+    fn every_supported_verdict_changes_the_output() {
+        for kind in HookEventKind::ALL.iter().copied() {
+            for v in supported_verdicts(kind) {
+                let out = render(kind, &Answer::new(*v, Some("r".into())));
+                assert_eq!(
+                    out == HookOutput::default(),
+                    *v == Verdict::NoOpinion,
+                    "{kind} {v}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn permission_request_never_exits_2() {
+        for v in Verdict::ALL {
+            let out = render(HookEventKind::PermissionRequest, &Answer::new(v, None));
+            assert_eq!(out.exit_code, 0);
+        }
+        let out = fallback(HookEventKind::PermissionRequest, true, "timeout");
+        assert_eq!(
+            parse(&out)["hookSpecificOutput"]["decision"]["behavior"],
+            "deny"
+        );
+    }
+
+    #[test]
+    fn pre_tool_use_updated_input_only_when_honored() {
+        let mut answer = Answer::new(Verdict::Allow, None);
+        answer.updated_input = Some(json!({"command": "ls -la"}));
+        let out = parse(&render(HookEventKind::PreToolUse, &answer));
+        assert_eq!(
+            out["hookSpecificOutput"]["updatedInput"]["command"],
+            "ls -la"
+        );
+        answer.verdict = Verdict::Deny;
+        let out = parse(&render(HookEventKind::PreToolUse, &answer));
+        assert!(out["hookSpecificOutput"].get("updatedInput").is_none());
+    }
+
+    #[test]
+    fn fail_open_fallback_is_silent_and_stop_never_blocks() {
+        assert_eq!(
+            fallback(HookEventKind::PreToolUse, false, "timeout"),
+            HookOutput::default()
+        );
+        assert_eq!(
+            fallback(HookEventKind::Stop, true, "timeout"),
+            HookOutput::default()
+        );
+        let out = parse(&fallback(HookEventKind::PreToolUse, true, "no_socket"));
+        assert_eq!(out["hookSpecificOutput"]["permissionDecision"], "deny");
+        assert!(out["hookSpecificOutput"]["permissionDecisionReason"]
+            .as_str()
+            .unwrap()
+            .contains("no_socket"));
+    }
+}

@@ -1,0 +1,210 @@
+//! `hookd serve`: the IO shell around the pure core.
+//!
+//! - [`socket`]: binding the Unix socket safely;
+//! - [`connection`]: one peer (forwarder exchange or long-lived session);
+//! - [`hook`]: one hook → answer, under the deadline ladder;
+//! - [`controller`]: the rules generation and judgements;
+//! - [`log`]: the JSONL event log, written off the hot path.
+//!
+//! Shutdown (SIGTERM/SIGINT): stop accepting, answer in-flight hooks with
+//! their fallback, remove the socket, flush the log, exit 0. SIGHUP reloads
+//! the rules file; a bad file keeps the last good generation.
+
+pub mod connection;
+pub mod controller;
+pub mod hook;
+pub mod log;
+pub mod socket;
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::Context;
+use tokio::net::UnixListener;
+use tokio::sync::Semaphore;
+use tokio_util::sync::CancellationToken;
+use tokio_util::task::TaskTracker;
+
+use crate::rules::RuleSet;
+use controller::Controller;
+use log::EventLog;
+
+/// At most this many connections are served at once; more wait in the
+/// kernel's backlog (a forwarder then waits, it is not refused).
+const MAX_CONNECTIONS: usize = 4096;
+
+/// How long in-flight connections get to finish after a shutdown signal.
+/// Hooks answer their fallback at once; this only bounds slow writes.
+const SHUTDOWN_GRACE: Duration = Duration::from_secs(3);
+
+/// Where the rules come from.
+#[derive(Debug, Clone, PartialEq)]
+pub enum RulesSource {
+    /// A TOML file (reloaded on SIGHUP).
+    File(PathBuf),
+    /// The embedded defaults.
+    Defaults,
+}
+
+/// `hookd serve` configuration.
+#[derive(Debug, Clone)]
+pub struct Config {
+    /// The socket path.
+    pub socket: PathBuf,
+    /// The rules.
+    pub rules: RulesSource,
+    /// The event log file.
+    pub log: PathBuf,
+    /// Fallbacks block guarded events even for forwarders not run with
+    /// `--fail-closed`.
+    pub fail_closed: bool,
+    /// Evaluate and log, but answer "no opinion".
+    pub permissive: bool,
+    /// Frame size cap in bytes.
+    pub max_frame: usize,
+}
+
+/// State shared by every connection.
+#[derive(Debug)]
+pub struct Shared {
+    /// Rules and judgements.
+    pub controller: Controller,
+    /// The event log.
+    pub log: EventLog,
+    /// See [`Config::fail_closed`].
+    pub fail_closed: bool,
+    /// See [`Config::max_frame`].
+    pub max_frame: usize,
+    /// Peers must run as this uid.
+    pub uid: u32,
+    /// Reloaded on SIGHUP.
+    pub rules: RulesSource,
+}
+
+/// Loads the rules named by `source`.
+pub fn load_rules(source: &RulesSource) -> anyhow::Result<RuleSet> {
+    match source {
+        RulesSource::Defaults => Ok(RuleSet::defaults()),
+        RulesSource::File(path) => RuleSet::load(path).map_err(|e| anyhow::anyhow!("{e}")),
+    }
+}
+
+/// Runs the daemon until SIGTERM/SIGINT. Errors are start-up failures.
+pub fn run(config: Config) -> anyhow::Result<()> {
+    let rules = load_rules(&config.rules)?;
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .thread_name("hookd")
+        .enable_all()
+        .build()
+        .context("starting the async runtime")?;
+    runtime.block_on(async move {
+        let bound = socket::bind(&config.socket)?;
+        let log = EventLog::open(&config.log)
+            .with_context(|| format!("opening event log {}", config.log.display()))?;
+        let shared = Arc::new(Shared {
+            controller: Controller::new(rules, config.permissive),
+            log,
+            fail_closed: config.fail_closed,
+            max_frame: config.max_frame,
+            uid: nix::unistd::geteuid().as_raw(),
+            rules: config.rules.clone(),
+        });
+        bound.listener.set_nonblocking(true)?;
+        let listener = UnixListener::from_std(bound.listener.try_clone()?)?;
+        let shutdown = CancellationToken::new();
+        tokio::spawn(handle_signals(shared.clone(), shutdown.clone()));
+        let rules = shared.controller.rules();
+        tracing::info!(
+            socket = %bound.path().display(),
+            rules = ?config.rules,
+            rule_count = rules.len(),
+            log = %config.log.display(),
+            permissive = config.permissive,
+            "hookd listening"
+        );
+        accept_loop(listener, shared.clone(), shutdown).await;
+        drop(bound);
+        shared.log.close();
+        tracing::info!("hookd stopped");
+        Ok(())
+    })
+}
+
+/// Accepts until `shutdown`, then waits (bounded) for in-flight connections.
+pub async fn accept_loop(listener: UnixListener, shared: Arc<Shared>, shutdown: CancellationToken) {
+    let tracker = TaskTracker::new();
+    let limit = Arc::new(Semaphore::new(MAX_CONNECTIONS));
+    let mut backoff = Duration::from_millis(1);
+    loop {
+        let permit = tokio::select! {
+            biased;
+            _ = shutdown.cancelled() => break,
+            permit = limit.clone().acquire_owned() => permit.expect("the semaphore is never closed"),
+        };
+        let stream = tokio::select! {
+            biased;
+            _ = shutdown.cancelled() => break,
+            accepted = listener.accept() => match accepted {
+                Ok((stream, _)) => {
+                    backoff = Duration::from_millis(1);
+                    stream
+                }
+                Err(e) => {
+                    // EMFILE and friends: back off instead of spinning.
+                    tracing::warn!(error = %e, "accept failed");
+                    tokio::time::sleep(backoff).await;
+                    backoff = (backoff * 2).min(Duration::from_secs(1));
+                    continue;
+                }
+            },
+        };
+        let shared = shared.clone();
+        let shutdown = shutdown.clone();
+        tracker.spawn(async move {
+            connection::handle(stream, &shared, &shutdown).await;
+            drop(permit);
+        });
+    }
+    drop(listener);
+    tracker.close();
+    if tokio::time::timeout(SHUTDOWN_GRACE, tracker.wait())
+        .await
+        .is_err()
+    {
+        tracing::warn!("connections still open after the shutdown grace period; dropping them");
+    }
+}
+
+async fn handle_signals(shared: Arc<Shared>, shutdown: CancellationToken) {
+    use tokio::signal::unix::{signal, SignalKind};
+    let (Ok(mut term), Ok(mut int), Ok(mut hup)) = (
+        signal(SignalKind::terminate()),
+        signal(SignalKind::interrupt()),
+        signal(SignalKind::hangup()),
+    ) else {
+        tracing::error!("could not install signal handlers");
+        return;
+    };
+    loop {
+        tokio::select! {
+            _ = term.recv() => break,
+            _ = int.recv() => break,
+            _ = hup.recv() => reload(&shared),
+        }
+    }
+    tracing::info!("stopping: answering in-flight hooks with their fallback");
+    shutdown.cancel();
+}
+
+/// Reloads the rules; a bad file keeps the current generation.
+pub fn reload(shared: &Shared) {
+    match load_rules(&shared.rules) {
+        Ok(rules) => {
+            let generation = shared.controller.replace_rules(rules);
+            tracing::info!(generation, "rules reloaded");
+        }
+        Err(e) => tracing::error!(error = %e, "rules reload refused; keeping the last good rules"),
+    }
+}

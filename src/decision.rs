@@ -1,0 +1,214 @@
+//! Decisions: what hookd answers for an event, and who decided.
+//!
+//! Pure data; [`crate::claude::output`] turns a decision into Claude Code's
+//! exact output for the event.
+
+use std::fmt;
+use std::str::FromStr;
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use uuid::Uuid;
+
+/// The verdict on one event.
+///
+/// The same five verdicts serve every event; what "deny" means depends on the
+/// event and is spelled out in one place, [`crate::claude::output`]: on
+/// PreToolUse it blocks the tool, on UserPromptSubmit it erases the prompt, on
+/// Stop it refuses the stop (Claude keeps working), on PostToolUse it feeds the
+/// reason back to Claude.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Verdict {
+    /// Let it happen (on PreToolUse: skip the permission prompt).
+    Allow,
+    /// Stop it (block, refuse, decline), with a reason.
+    Deny,
+    /// Hand the question to Claude Code's own permission prompt.
+    Ask,
+    /// PreToolUse only: end a headless run with the call deferred.
+    Defer,
+    /// Say nothing: Claude Code's normal flow continues.
+    #[default]
+    #[serde(rename = "none")]
+    NoOpinion,
+}
+
+impl Verdict {
+    /// Every verdict, for tables and golden tests.
+    pub const ALL: [Verdict; 5] = [
+        Verdict::Allow,
+        Verdict::Deny,
+        Verdict::Ask,
+        Verdict::Defer,
+        Verdict::NoOpinion,
+    ];
+
+    /// The wire spelling (`allow`, `deny`, `ask`, `defer`, `none`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Verdict::Allow => "allow",
+            Verdict::Deny => "deny",
+            Verdict::Ask => "ask",
+            Verdict::Defer => "defer",
+            Verdict::NoOpinion => "none",
+        }
+    }
+}
+
+impl fmt::Display for Verdict {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl FromStr for Verdict {
+    type Err = String;
+
+    /// Accepts the wire spellings plus `block` (= deny) and `no-opinion`.
+    fn from_str(s: &str) -> Result<Verdict, String> {
+        Ok(match s {
+            "allow" => Verdict::Allow,
+            "deny" | "block" => Verdict::Deny,
+            "ask" => Verdict::Ask,
+            "defer" => Verdict::Defer,
+            "none" | "no-opinion" | "no_opinion" => Verdict::NoOpinion,
+            other => {
+                return Err(format!(
+                    "unknown verdict `{other}`: expected allow, deny, ask, defer or none"
+                ))
+            }
+        })
+    }
+}
+
+/// Who or what produced a decision.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Source {
+    /// A rule matched (the rule ids are on the decision).
+    Rule,
+    /// A socket client decided; the client's name.
+    Client(String),
+    /// Nobody decided before the deadline; the event's fallback applied.
+    Timeout,
+    /// The event could not be judged (shutting down, bad input); fallback.
+    Fallback,
+    /// No rule matched: the default for the event (no opinion).
+    Default,
+}
+
+impl fmt::Display for Source {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Source::Rule => f.write_str("rule"),
+            Source::Client(name) => write!(f, "client:{name}"),
+            Source::Timeout => f.write_str("timeout"),
+            Source::Fallback => f.write_str("fallback"),
+            Source::Default => f.write_str("default"),
+        }
+    }
+}
+
+impl Serialize for Source {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(self)
+    }
+}
+
+impl<'de> Deserialize<'de> for Source {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Source, D::Error> {
+        let s = String::deserialize(d)?;
+        Ok(match s.as_str() {
+            "rule" => Source::Rule,
+            "timeout" => Source::Timeout,
+            "fallback" => Source::Fallback,
+            "default" => Source::Default,
+            other => match other.strip_prefix("client:") {
+                Some(name) => Source::Client(name.to_string()),
+                None => {
+                    return Err(serde::de::Error::custom(format!(
+                        "unknown source `{other}`"
+                    )))
+                }
+            },
+        })
+    }
+}
+
+/// The content of an answer: everything that shapes Claude Code's output.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct Answer {
+    /// The verdict.
+    pub verdict: Verdict,
+    /// Shown to the model (deny) or the user (ask).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    /// A replacement for the whole tool input (PreToolUse, PermissionRequest)
+    /// or the elicitation content (Elicitation accept).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub updated_input: Option<Value>,
+    /// Text added to Claude's context, where the event allows it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub additional_context: Option<String>,
+}
+
+impl Answer {
+    /// An answer with just a verdict and an optional reason.
+    pub fn new(verdict: Verdict, reason: Option<String>) -> Answer {
+        Answer {
+            verdict,
+            reason,
+            ..Answer::default()
+        }
+    }
+
+    /// "No opinion".
+    pub fn no_opinion() -> Answer {
+        Answer::default()
+    }
+}
+
+/// A decision on one event, as recorded in the log and sent to subscribers.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Decision {
+    /// This decision's id (uuid v7).
+    pub decision_id: Uuid,
+    /// The event decided.
+    pub event_id: Uuid,
+    /// What was answered.
+    #[serde(flatten)]
+    pub answer: Answer,
+    /// Who decided.
+    pub source: Source,
+    /// The deciding rule ids (empty unless `source` is `rule`).
+    #[serde(default)]
+    pub rule_ids: Vec<String>,
+    /// The rules generation the event was judged under.
+    pub generation: u64,
+    /// Time from receiving the event to deciding, in microseconds.
+    pub latency_us: u64,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn verdicts_and_sources_round_trip() {
+        for v in Verdict::ALL {
+            assert_eq!(v.as_str().parse::<Verdict>().unwrap(), v);
+            assert_eq!(serde_json::to_value(v).unwrap(), v.as_str());
+        }
+        assert_eq!("block".parse::<Verdict>().unwrap(), Verdict::Deny);
+        assert!("maybe".parse::<Verdict>().unwrap_err().contains("maybe"));
+        for s in [
+            Source::Rule,
+            Source::Client("phone".into()),
+            Source::Timeout,
+        ] {
+            let json = serde_json::to_string(&s).unwrap();
+            assert_eq!(serde_json::from_str::<Source>(&json).unwrap(), s);
+        }
+        assert_eq!(Source::Client("a:b".into()).to_string(), "client:a:b");
+    }
+}

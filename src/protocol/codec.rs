@@ -1,0 +1,119 @@
+//! NDJSON framing for tokio: `\n`-terminated lines with a size cap.
+
+use bytes::{BufMut, BytesMut};
+use serde::Serialize;
+use tokio_util::codec::{Decoder, Encoder};
+
+/// Why a frame could not be read off the wire.
+#[derive(Debug, thiserror::Error)]
+pub enum FrameError {
+    /// A line longer than the cap; the connection must be closed.
+    #[error("frame exceeds the {max}-byte limit")]
+    TooLarge {
+        /// The cap in force.
+        max: usize,
+    },
+    /// The peer closed the connection in the middle of a frame.
+    #[error("connection closed in the middle of a frame ({0} bytes without a newline)")]
+    Truncated(usize),
+    /// The socket failed.
+    #[error(transparent)]
+    Io(#[from] std::io::Error),
+}
+
+/// Splits a byte stream into frames (without the `\n`; a trailing `\r` is
+/// dropped too) and writes serializable values as frames.
+#[derive(Debug, Clone)]
+pub struct FrameCodec {
+    max: usize,
+    /// How far the buffer has already been searched for `\n`, so a frame that
+    /// arrives in many reads is scanned once, not once per read.
+    scanned: usize,
+}
+
+impl FrameCodec {
+    /// A codec refusing frames longer than `max` bytes.
+    pub fn new(max: usize) -> FrameCodec {
+        FrameCodec { max, scanned: 0 }
+    }
+}
+
+impl Decoder for FrameCodec {
+    type Item = BytesMut;
+    type Error = FrameError;
+
+    fn decode(&mut self, buf: &mut BytesMut) -> Result<Option<BytesMut>, FrameError> {
+        match buf[self.scanned..].iter().position(|&b| b == b'\n') {
+            Some(offset) => {
+                let end = self.scanned + offset;
+                self.scanned = 0;
+                if end > self.max {
+                    return Err(FrameError::TooLarge { max: self.max });
+                }
+                let mut line = buf.split_to(end + 1);
+                line.truncate(end);
+                if line.last() == Some(&b'\r') {
+                    line.truncate(end - 1);
+                }
+                Ok(Some(line))
+            }
+            None if buf.len() > self.max => Err(FrameError::TooLarge { max: self.max }),
+            None => {
+                self.scanned = buf.len();
+                Ok(None)
+            }
+        }
+    }
+
+    fn decode_eof(&mut self, buf: &mut BytesMut) -> Result<Option<BytesMut>, FrameError> {
+        match self.decode(buf)? {
+            Some(frame) => Ok(Some(frame)),
+            None if buf.is_empty() => Ok(None),
+            None => Err(FrameError::Truncated(buf.len())),
+        }
+    }
+}
+
+impl<T: Serialize> Encoder<&T> for FrameCodec {
+    type Error = FrameError;
+
+    fn encode(&mut self, item: &T, dst: &mut BytesMut) -> Result<(), FrameError> {
+        let mut writer = dst.writer();
+        serde_json::to_writer(&mut writer, item).map_err(std::io::Error::from)?;
+        writer.into_inner().put_u8(b'\n');
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn splits_lines_across_reads_and_enforces_the_cap() {
+        let mut codec = FrameCodec::new(10);
+        let mut buf = BytesMut::from(&b"{\"a\":"[..]);
+        assert!(codec.decode(&mut buf).unwrap().is_none());
+        buf.extend_from_slice(b"1}\r\n{}\n");
+        assert_eq!(&codec.decode(&mut buf).unwrap().unwrap()[..], b"{\"a\":1}");
+        assert_eq!(&codec.decode(&mut buf).unwrap().unwrap()[..], b"{}");
+        assert!(codec.decode(&mut buf).unwrap().is_none());
+
+        let mut buf = BytesMut::from(&b"0123456789ab"[..]);
+        assert!(matches!(
+            codec.decode(&mut buf),
+            Err(FrameError::TooLarge { max: 10 })
+        ));
+        let mut codec = FrameCodec::new(10);
+        let mut buf = BytesMut::from(&b"0123456789ab\n"[..]);
+        assert!(matches!(
+            codec.decode(&mut buf),
+            Err(FrameError::TooLarge { .. })
+        ));
+        let mut buf = BytesMut::from(&b"{\"x\""[..]);
+        assert!(matches!(
+            codec.decode_eof(&mut buf),
+            Err(FrameError::Truncated(4))
+        ));
+    }
+}

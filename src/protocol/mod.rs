@@ -1,0 +1,257 @@
+//! Wire protocol v1: the only place that knows frame shapes.
+//!
+//! One JSON object per `\n`-terminated UTF-8 line; every object has `type`.
+//! The normative text is `protocol/PROTOCOL.md`; golden vectors in
+//! `protocol/vectors/` are parsed and round-tripped by the test suite.
+//!
+//! - [`Request`]: what a peer sends the daemon;
+//! - [`Reply`]: what the daemon sends back;
+//! - [`codec`]: async framing with a size cap (daemon side);
+//! - [`forwarder`]: the blocking, std-only encode/decode the forwarder uses.
+
+pub mod codec;
+pub mod forwarder;
+
+use std::collections::BTreeMap;
+use std::fmt;
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// The protocol version this build speaks.
+pub const VERSION: u32 = 1;
+
+/// Default cap on one frame, in bytes (PostToolUse responses can exceed 1 MiB).
+pub const DEFAULT_MAX_FRAME: usize = 8 * 1024 * 1024;
+
+/// Which agent harness an event came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]
+#[serde(rename_all = "kebab-case")]
+pub enum Harness {
+    /// The Claude Code CLI, through `hook-forwarder`.
+    #[default]
+    ClaudeCode,
+    /// A Claude Agent SDK run, through the adapter.
+    AgentSdk,
+}
+
+impl Harness {
+    /// The wire spelling.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Harness::ClaudeCode => "claude-code",
+            Harness::AgentSdk => "agent-sdk",
+        }
+    }
+}
+
+/// A message a peer sends to the daemon.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum Request {
+    /// The forwarder's one request: a hook to decide.
+    Hook(HookRequest),
+    /// Opens a long-lived connection (clients, adapters).
+    Hello(Hello),
+}
+
+/// A message the daemon sends to a peer.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum Reply {
+    /// The answer to a [`HookRequest`].
+    HookResult(HookResult),
+    /// The answer to a [`Hello`].
+    Welcome(Welcome),
+    /// Something was wrong; see [`ErrorCode`].
+    Error(ErrorFrame),
+}
+
+/// `hook`: one hook invocation, relayed verbatim.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct HookRequest {
+    /// Protocol version of the sender; absent means 1.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub v: Option<u32>,
+    /// Chosen by the sender, echoed in the reply.
+    pub id: String,
+    /// Where the hook came from.
+    #[serde(default)]
+    pub harness: Harness,
+    /// How long the sender will wait for the reply, in milliseconds from the
+    /// moment it sent this frame. The daemon answers before that.
+    pub deadline_ms: u64,
+    /// The sender blocks guarded events when it cannot get an answer; the
+    /// daemon's own fallbacks for this hook do the same.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub fail_closed: bool,
+    /// The `CLAUDE*` environment variables the hook process was given.
+    #[serde(default)]
+    pub env: BTreeMap<String, String>,
+    /// The hook's stdin, parsed but otherwise untouched.
+    pub input: Value,
+}
+
+fn is_false(b: &bool) -> bool {
+    !*b
+}
+
+/// `hook_result`: exactly what the forwarder prints and how it exits.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct HookResult {
+    /// The request's id.
+    pub id: String,
+    /// Exit code for the forwarder.
+    pub exit_code: i32,
+    /// Written to stdout verbatim.
+    pub stdout: String,
+    /// Written to stderr verbatim.
+    pub stderr: String,
+}
+
+/// `hello`: the first frame of a long-lived connection.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Hello {
+    /// The protocol version the peer speaks.
+    pub v: u32,
+    /// `client` or `adapter`.
+    pub role: Role,
+    /// A human-readable name, shown in logs and as `client:<name>` sources.
+    pub name: String,
+}
+
+/// The kind of long-lived peer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Role {
+    /// A socket client: subscribes, decides, queries.
+    Client,
+    /// An agent-SDK adapter.
+    Adapter,
+}
+
+/// `welcome`: the daemon accepts a `hello`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Welcome {
+    /// The protocol version the daemon speaks.
+    pub v: u32,
+    /// The daemon's version (crate version).
+    pub server_version: String,
+    /// Optional features the daemon offers.
+    pub capabilities: Vec<String>,
+}
+
+/// `error`: a stable code and a message for humans.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ErrorFrame {
+    /// Stable, machine-readable.
+    pub code: ErrorCode,
+    /// For humans; names what was wrong.
+    pub message: String,
+    /// The request id this answers, when there is one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub id: Option<String>,
+}
+
+/// Stable error codes. New codes may be added in a minor revision; peers
+/// must treat an unknown code like `internal`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ErrorCode {
+    /// The line is not valid JSON (or not UTF-8).
+    InvalidJson,
+    /// Valid JSON, but not a valid frame (unknown `type`, missing field…).
+    InvalidFrame,
+    /// The frame exceeds the size cap.
+    FrameTooLarge,
+    /// The peer's protocol version is not supported.
+    UnsupportedVersion,
+    /// A valid frame that is not allowed at this point of the conversation.
+    UnexpectedFrame,
+    /// The peer runs as another user.
+    PermissionDenied,
+    /// The daemon is stopping.
+    ShuttingDown,
+    /// A bug or an unforeseen failure in the daemon.
+    Internal,
+}
+
+impl ErrorCode {
+    /// The wire spelling.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ErrorCode::InvalidJson => "invalid_json",
+            ErrorCode::InvalidFrame => "invalid_frame",
+            ErrorCode::FrameTooLarge => "frame_too_large",
+            ErrorCode::UnsupportedVersion => "unsupported_version",
+            ErrorCode::UnexpectedFrame => "unexpected_frame",
+            ErrorCode::PermissionDenied => "permission_denied",
+            ErrorCode::ShuttingDown => "shutting_down",
+            ErrorCode::Internal => "internal",
+        }
+    }
+}
+
+impl fmt::Display for ErrorCode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl Reply {
+    /// An `error` frame.
+    pub fn error(code: ErrorCode, message: impl Into<String>, id: Option<String>) -> Reply {
+        Reply::Error(ErrorFrame {
+            code,
+            message: message.into(),
+            id,
+        })
+    }
+}
+
+/// Why a line could not be read as a [`Request`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DecodeError {
+    /// `invalid_json` or `invalid_frame`.
+    pub code: ErrorCode,
+    /// What was wrong, with the position serde reported.
+    pub message: String,
+}
+
+impl Request {
+    /// Parses one frame (without its `\n`).
+    pub fn decode(line: &[u8]) -> Result<Request, DecodeError> {
+        serde_json::from_slice(line).map_err(|e| {
+            let code = match e.classify() {
+                serde_json::error::Category::Data => ErrorCode::InvalidFrame,
+                _ => ErrorCode::InvalidJson,
+            };
+            DecodeError {
+                code,
+                message: e.to_string(),
+            }
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn decode_tells_bad_json_from_bad_frames() {
+        assert_eq!(
+            Request::decode(b"{nope").unwrap_err().code,
+            ErrorCode::InvalidJson
+        );
+        assert_eq!(
+            Request::decode(b"\xff\xfe").unwrap_err().code,
+            ErrorCode::InvalidJson
+        );
+        let e = Request::decode(br#"{"type":"launch"}"#).unwrap_err();
+        assert_eq!(e.code, ErrorCode::InvalidFrame);
+        assert!(e.message.contains("launch"), "{}", e.message);
+        let e = Request::decode(br#"{"type":"hook","id":"x","input":{}}"#).unwrap_err();
+        assert!(e.message.contains("deadline_ms"), "{}", e.message);
+    }
+}
