@@ -49,6 +49,9 @@ pub fn supported_verdicts(kind: HookEventKind) -> &'static [Verdict] {
 }
 
 /// Whether `hookSpecificOutput.additionalContext` is accepted for `kind`.
+/// Stop and SubagentStop are left out on purpose: the reference does not
+/// show them in the schema's `hookSpecificOutput` union, and output that
+/// fails the schema is thrown away whole.
 pub fn accepts_context(kind: HookEventKind) -> bool {
     use HookEventKind::*;
     matches!(
@@ -64,8 +67,6 @@ pub fn accepts_context(kind: HookEventKind) -> bool {
             | SubagentStart
             | Notification
             | PostModelSwitch
-            | Stop
-            | SubagentStop
     )
 }
 
