@@ -285,7 +285,9 @@ fn exchange(
     stream
         .set_write_timeout(Some(remaining()?))
         .map_err(io_err)?;
-    stream.write_all(&frame).map_err(io_err)?;
+    // If the write fails, the daemon may already have said why before it
+    // closed (an `error` frame, e.g. a refused uid): read that first.
+    let write_failed = stream.write_all(&frame).err().map(io_err);
 
     let mut reply = Vec::with_capacity(4096);
     let mut chunk = [0u8; 16 * 1024];
@@ -294,10 +296,10 @@ fn exchange(
             .set_read_timeout(Some(remaining()?))
             .map_err(io_err)?;
         let n = match stream.read(&mut chunk) {
-            Ok(0) => return Err(FallbackReason::Closed),
+            Ok(0) => return Err(write_failed.unwrap_or(FallbackReason::Closed)),
             Ok(n) => n,
             Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-            Err(e) => return Err(io_err(e)),
+            Err(e) => return Err(write_failed.unwrap_or_else(|| io_err(e))),
         };
         let scanned = reply.len();
         reply.extend_from_slice(&chunk[..n]);

@@ -37,7 +37,10 @@ fn cases(kind: HookEventKind) -> Vec<(String, HookOutput)> {
         };
         out.push(("context".into(), render(kind, &answer)));
     }
-    if matches!(kind, HookEventKind::PreToolUse | HookEventKind::PermissionRequest | HookEventKind::Elicitation) {
+    if matches!(
+        kind,
+        HookEventKind::PreToolUse | HookEventKind::PermissionRequest | HookEventKind::Elicitation
+    ) {
         let answer = Answer {
             updated_input: Some(json!({"command": "echo safe", "description": "rewritten"})),
             ..Answer::new(Verdict::Allow, None)
@@ -70,7 +73,11 @@ fn every_event_and_verdict_renders_exactly_as_golden() {
         .filter(|p| p.extension().is_some_and(|e| e == "json"))
         .collect();
     inputs.sort();
-    assert!(inputs.len() >= 34, "expected an input per event, found {}", inputs.len());
+    assert!(
+        inputs.len() >= 34,
+        "expected an input per event, found {}",
+        inputs.len()
+    );
 
     for path in inputs {
         let stem = path.file_stem().unwrap().to_str().unwrap().to_string();
@@ -79,16 +86,25 @@ fn every_event_and_verdict_renders_exactly_as_golden() {
         if stem.starts_with("unknown.") {
             assert_eq!(input.kind, HookEventKind::Unknown, "{stem}");
         } else {
-            assert_ne!(input.kind, HookEventKind::Unknown, "{stem}: event name not recognised");
+            assert_ne!(
+                input.kind,
+                HookEventKind::Unknown,
+                "{stem}: event name not recognised"
+            );
             assert_eq!(input.problem, None, "{stem}: typed parsing fell short");
-            assert_eq!(input.kind.as_str(), stem.split('.').next().unwrap(), "{stem}");
+            assert_eq!(
+                input.kind.as_str(),
+                stem.split('.').next().unwrap(),
+                "{stem}"
+            );
         }
         kinds_seen.insert(input.kind);
 
         for (case, out) in cases(input.kind) {
             // Whatever we print as JSON must be one JSON object that echoes the event.
             if !out.stdout.is_empty() {
-                let v: Value = serde_json::from_str(&out.stdout).unwrap_or_else(|e| panic!("{stem}.{case}: {e}"));
+                let v: Value = serde_json::from_str(&out.stdout)
+                    .unwrap_or_else(|e| panic!("{stem}.{case}: {e}"));
                 if let Some(name) = v.pointer("/hookSpecificOutput/hookEventName") {
                     assert_eq!(name, input.kind.as_str(), "{stem}.{case}");
                 }
@@ -106,12 +122,18 @@ fn every_event_and_verdict_renders_exactly_as_golden() {
                     "{}:\n--- expected\n{expected}\n--- actual\n{actual}",
                     file.display()
                 )),
-                Err(_) => failures.push(format!("{} is missing (UPDATE_GOLDEN=1 writes it)", file.display())),
+                Err(_) => failures.push(format!(
+                    "{} is missing (UPDATE_GOLDEN=1 writes it)",
+                    file.display()
+                )),
             }
         }
     }
 
-    let missing: Vec<_> = HookEventKind::ALL.iter().filter(|k| !kinds_seen.contains(k)).collect();
+    let missing: Vec<_> = HookEventKind::ALL
+        .iter()
+        .filter(|k| !kinds_seen.contains(k))
+        .collect();
     assert!(missing.is_empty(), "no input fixture for {missing:?}");
 
     let stray: Vec<_> = fs::read_dir(&golden_dir)
@@ -120,5 +142,10 @@ fn every_event_and_verdict_renders_exactly_as_golden() {
         .filter(|name| !expected_files.contains(name))
         .collect();
     assert!(stray.is_empty(), "golden files with no case: {stray:?}");
-    assert!(failures.is_empty(), "{} golden mismatches:\n{}", failures.len(), failures.join("\n"));
+    assert!(
+        failures.is_empty(),
+        "{} golden mismatches:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
 }

@@ -1,0 +1,358 @@
+//! Integration tests: the real `hookd serve` and `hook-forwarder` binaries on
+//! a temp socket. Transport, fallbacks, bad frames, lifecycle.
+
+#[path = "support/daemon.rs"]
+mod daemon;
+
+use std::os::unix::fs::PermissionsExt;
+use std::time::Duration;
+
+use daemon::{fixture, run_forwarder, stdout_json, Daemon, DaemonOptions, RawClient};
+use serde_json::{json, Value};
+
+fn stderr(out: &std::process::Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+#[test]
+fn no_rule_means_no_opinion_and_both_lines_are_logged() {
+    let d = Daemon::start();
+    let out = d.forward(&fixture("PreToolUse.json"), &[]);
+    assert_eq!(out.status.code(), Some(0));
+    assert!(
+        out.stdout.is_empty(),
+        "{:?}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    assert!(out.stderr.is_empty(), "{}", stderr(&out));
+
+    let lines = d.wait_log_lines(2);
+    let event = lines
+        .iter()
+        .find(|l| l["type"] == "event")
+        .expect("event line");
+    let decision = lines
+        .iter()
+        .find(|l| l["type"] == "decision")
+        .expect("decision line");
+    assert_eq!(event["kind"], "PreToolUse");
+    assert_eq!(event["tool"], "Bash");
+    assert_eq!(event["harness"], "claude-code");
+    assert_eq!(event["project_dir"], "/home/dev/project");
+    assert_eq!(event["input"], fixture("PreToolUse.json"));
+    assert_eq!(decision["event_id"], event["id"]);
+    assert_eq!(decision["verdict"], "none");
+    assert_eq!(decision["source"], "default");
+    assert!(decision["latency_us"].as_u64().is_some());
+}
+
+#[test]
+fn every_fixture_event_is_answered_and_logged_verbatim() {
+    let d = Daemon::start();
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/events");
+    let mut sent = Vec::new();
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let name = entry.unwrap().file_name().into_string().unwrap();
+        let input = fixture(&name);
+        let out = d.forward(&input, &[]);
+        assert_eq!(out.status.code(), Some(0), "{name}: {}", stderr(&out));
+        assert!(out.stderr.is_empty(), "{name} fell back: {}", stderr(&out));
+        sent.push(input);
+    }
+    let lines = d.wait_log_lines(sent.len() * 2);
+    let logged: Vec<&Value> = lines
+        .iter()
+        .filter(|l| l["type"] == "event")
+        .map(|l| &l["input"])
+        .collect();
+    for input in &sent {
+        assert!(logged.contains(&input), "not logged verbatim: {input}");
+    }
+}
+
+#[test]
+fn unknown_event_is_kept_and_answered_with_no_opinion() {
+    let d = Daemon::start();
+    let input = fixture("unknown.FutureEvent.json");
+    let out = d.forward(&input, &["--fail-closed"]);
+    assert_eq!(out.status.code(), Some(0));
+    assert!(out.stdout.is_empty());
+    let lines = d.wait_log_lines(2);
+    assert_eq!(lines[0]["kind"], "FutureEvent");
+    assert_eq!(lines[0]["input"]["brand_new_field"], json!({"x": 1}));
+}
+
+#[test]
+fn daemon_absent_falls_back_open_or_closed_with_one_stderr_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let socket = dir.path().join("nobody.sock");
+    let input = fixture("PreToolUse.json").to_string();
+
+    let open = run_forwarder(&socket, input.as_bytes(), &[]);
+    assert_eq!(open.status.code(), Some(0));
+    assert!(open.stdout.is_empty());
+    assert_eq!(
+        stderr(&open),
+        format!(
+            "hookd-forwarder: fallback event=PreToolUse reason=no_socket socket={}\n",
+            socket.display()
+        )
+    );
+
+    let closed = run_forwarder(&socket, input.as_bytes(), &["--fail-closed"]);
+    assert_eq!(closed.status.code(), Some(0));
+    let v = stdout_json(&closed);
+    assert_eq!(v["hookSpecificOutput"]["hookEventName"], "PreToolUse");
+    assert_eq!(v["hookSpecificOutput"]["permissionDecision"], "deny");
+    assert_eq!(stderr(&closed).lines().count(), 1);
+
+    // PermissionRequest blocks through decision.behavior, never exit 2.
+    let pr = fixture("PermissionRequest.json").to_string();
+    let closed = run_forwarder(&socket, pr.as_bytes(), &["--fail-closed"]);
+    assert_eq!(closed.status.code(), Some(0));
+    assert_eq!(
+        stdout_json(&closed)["hookSpecificOutput"]["decision"]["behavior"],
+        "deny"
+    );
+
+    // Stop is never blocked by a fallback: that would keep the agent running.
+    let stop = fixture("Stop.json").to_string();
+    let closed = run_forwarder(&socket, stop.as_bytes(), &["--fail-closed"]);
+    assert_eq!(closed.status.code(), Some(0));
+    assert!(closed.stdout.is_empty());
+    assert!(stderr(&closed).contains("event=Stop reason=no_socket"));
+}
+
+#[test]
+fn stale_socket_gives_connect_refused_and_a_new_daemon_replaces_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let socket = dir.path().join("stale.sock");
+    drop(std::os::unix::net::UnixListener::bind(&socket).unwrap());
+    let out = run_forwarder(
+        &socket,
+        fixture("PreToolUse.json").to_string().as_bytes(),
+        &[],
+    );
+    assert!(
+        stderr(&out).contains("reason=connect_refused"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+#[test]
+fn bad_stdin_and_bad_args_fall_back() {
+    let d = Daemon::start();
+    let out = run_forwarder(&d.socket, b"this is not json", &["--fail-closed"]);
+    assert_eq!(out.status.code(), Some(0));
+    assert!(out.stdout.is_empty(), "an unknown event is never blocked");
+    assert!(
+        stderr(&out).contains("event=unknown reason=bad_input"),
+        "{}",
+        stderr(&out)
+    );
+
+    let out = d.forward(&fixture("PreToolUse.json"), &["--frobnicate"]);
+    assert_eq!(out.status.code(), Some(0));
+    assert!(
+        stderr(&out).contains("event=PreToolUse reason=bad_args"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+#[test]
+fn malformed_frames_close_only_their_connection() {
+    let d = Daemon::start();
+    let cases: &[(&[u8], &str)] = &[
+        (b"{not json}\n", "invalid_json"),
+        (b"\xff\xfe\n", "invalid_json"),
+        (b"{\"type\":\"launch_missiles\"}\n", "invalid_frame"),
+        (b"{\"type\":\"hook\",\"id\":\"x\"}\n", "invalid_frame"),
+        (b"[1,2,3]\n", "invalid_frame"),
+    ];
+    for (bytes, code) in cases {
+        let mut c = RawClient::connect(&d.socket);
+        c.send_raw(bytes).unwrap();
+        let reply = c.recv().expect("an error frame");
+        assert_eq!(reply["type"], "error");
+        assert_eq!(reply["code"], *code, "{reply}");
+        assert!(!reply["message"].as_str().unwrap().is_empty());
+        assert!(c.is_closed(), "connection must be closed after {code}");
+    }
+    // The daemon keeps serving.
+    let out = d.forward(&fixture("Stop.json"), &[]);
+    assert!(out.stderr.is_empty(), "{}", stderr(&out));
+    assert_eq!(out.status.code(), Some(0));
+}
+
+#[test]
+fn oversize_frame_is_refused_and_large_valid_inputs_pass() {
+    let d = Daemon::start();
+    // 9 MiB without a newline: over the default 8 MiB cap.
+    let mut c = RawClient::connect(&d.socket);
+    let big = vec![b' '; 9 * 1024 * 1024];
+    let _ = c.send_raw(&big); // the daemon may close before reading it all
+    let reply = c.recv().expect("an error frame");
+    assert_eq!(reply["code"], "frame_too_large", "{reply}");
+    assert!(c.is_closed());
+
+    // A 2 MiB PostToolUse (tool output) is well within the cap.
+    let mut input = fixture("PostToolUse.json");
+    input["tool_response"]["stdout"] = Value::String("x".repeat(2 * 1024 * 1024));
+    let out = d.forward(&input, &[]);
+    assert_eq!(out.status.code(), Some(0));
+    assert!(out.stderr.is_empty(), "{}", stderr(&out));
+    let lines = d.wait_log_lines(1);
+    assert_eq!(
+        lines[0]["input"]["tool_response"]["stdout"]
+            .as_str()
+            .unwrap()
+            .len(),
+        2 * 1024 * 1024
+    );
+}
+
+#[test]
+fn hello_welcome_and_version_mismatch() {
+    let d = Daemon::start();
+    let mut c = RawClient::connect(&d.socket);
+    c.send(&json!({"type": "hello", "v": 1, "role": "client", "name": "test"}));
+    let welcome = c.recv().unwrap();
+    assert_eq!(welcome["type"], "welcome");
+    assert_eq!(welcome["v"], 1);
+    assert_eq!(welcome["server_version"], env!("CARGO_PKG_VERSION"));
+    // Hooks may also be sent on a long-lived connection.
+    c.send(
+        &json!({"type": "hook", "id": "h1", "deadline_ms": 5000, "input": fixture("Stop.json")}),
+    );
+    let result = c.recv().unwrap();
+    assert_eq!(
+        result,
+        json!({"type": "hook_result", "id": "h1", "exit_code": 0, "stdout": "", "stderr": ""})
+    );
+    c.send(&json!({"type": "hello", "v": 1, "role": "client", "name": "again"}));
+    assert_eq!(c.recv().unwrap()["code"], "unexpected_frame");
+
+    let mut old = RawClient::connect(&d.socket);
+    old.send(&json!({"type": "hello", "v": 2, "role": "client", "name": "future"}));
+    let reply = old.recv().unwrap();
+    assert_eq!(reply["code"], "unsupported_version");
+    assert!(reply["message"].as_str().unwrap().contains("v1"), "{reply}");
+    assert!(old.is_closed());
+}
+
+#[test]
+fn second_daemon_on_the_same_socket_is_refused() {
+    let d = Daemon::start();
+    let out = std::process::Command::new(daemon::hookd_bin())
+        .args(["serve", "--socket"])
+        .arg(&d.socket)
+        .arg("--log")
+        .arg(d.dir.path().join("other.jsonl"))
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    assert!(stderr(&out).contains("already running"), "{}", stderr(&out));
+    // The first one is unharmed.
+    assert!(d.forward(&fixture("Stop.json"), &[]).stderr.is_empty());
+}
+
+#[test]
+fn sigterm_removes_the_socket_and_exits_zero() {
+    let mut d = Daemon::start();
+    assert!(d.forward(&fixture("Stop.json"), &[]).stderr.is_empty());
+    let status = d.stop();
+    assert_eq!(status.code(), Some(0), "{}", d.stderr());
+    assert!(!d.socket.exists(), "socket left behind");
+    // The log was flushed before exit.
+    assert_eq!(daemon::read_log(&d.log).len(), 2);
+    let out = run_forwarder(&d.socket, fixture("Stop.json").to_string().as_bytes(), &[]);
+    assert!(stderr(&out).contains("reason=no_socket"));
+}
+
+#[test]
+fn daemon_stopped_then_killed_mid_request() {
+    let d = Daemon::start();
+    // A frozen daemon: the kernel accepts the connection, nobody answers.
+    d.signal("STOP");
+    let out = d.forward(&fixture("PreToolUse.json"), &["--timeout", "0.3"]);
+    assert_eq!(out.status.code(), Some(0));
+    assert!(
+        stderr(&out).contains("event=PreToolUse reason=timeout"),
+        "{}",
+        stderr(&out)
+    );
+
+    // Now kill it while a request is in flight.
+    let socket = d.socket.clone();
+    let input = fixture("PreToolUse.json").to_string();
+    let forwarder = std::thread::spawn(move || {
+        run_forwarder(
+            &socket,
+            input.as_bytes(),
+            &["--fail-closed", "--timeout", "20"],
+        )
+    });
+    std::thread::sleep(Duration::from_millis(300));
+    d.signal("KILL");
+    let out = forwarder.join().unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    assert!(stderr(&out).contains("reason=closed"), "{}", stderr(&out));
+    assert_eq!(
+        stdout_json(&out)["hookSpecificOutput"]["permissionDecision"],
+        "deny"
+    );
+}
+
+#[test]
+fn peers_running_as_another_user_are_refused() {
+    if nix::unistd::geteuid().as_raw() != 0 {
+        eprintln!("skipped: needs root to run a peer as another uid");
+        return;
+    }
+    let d = Daemon::start();
+    // Open the directory and socket so the kernel lets uid 65534 connect at
+    // all; the daemon's own SO_PEERCRED check must then refuse it.
+    let run = d.socket.parent().unwrap();
+    std::fs::set_permissions(d.dir.path(), std::fs::Permissions::from_mode(0o711)).unwrap();
+    std::fs::set_permissions(run, std::fs::Permissions::from_mode(0o711)).unwrap();
+    std::fs::set_permissions(&d.socket, std::fs::Permissions::from_mode(0o666)).unwrap();
+    let forwarder_copy = d.dir.path().join("hook-forwarder");
+    std::fs::copy(daemon::forwarder_bin(), &forwarder_copy).unwrap();
+    std::fs::set_permissions(&forwarder_copy, std::fs::Permissions::from_mode(0o755)).unwrap();
+
+    use std::io::Write;
+    use std::os::unix::process::CommandExt;
+    let mut child = std::process::Command::new(&forwarder_copy)
+        .uid(65534)
+        .gid(65534)
+        .env("HOOKD_SOCKET", &d.socket)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(fixture("PreToolUse.json").to_string().as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(
+        stderr(&out).contains("reason=daemon_error"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(
+        d.stderr()
+            .contains("refused a peer running as another user"),
+        "{}",
+        d.stderr()
+    );
+    assert!(
+        d.log_lines().is_empty(),
+        "a refused peer's hook must not be logged"
+    );
+}

@@ -1,0 +1,286 @@
+//! Test support: the real `hookd` and `hook-forwarder` binaries on a temp socket.
+//!
+//! Include with `#[path = "support/daemon.rs"] mod daemon;`. Every daemon is
+//! ended by its pid (SIGTERM, then SIGKILL) and waited for; every path lives
+//! in a temp dir removed on drop.
+#![allow(dead_code)]
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::os::unix::net::UnixStream;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+/// Path of the built `hookd` binary.
+pub fn hookd_bin() -> PathBuf {
+    PathBuf::from(env!("CARGO_BIN_EXE_hookd"))
+}
+
+/// Path of the built `hook-forwarder` binary.
+pub fn forwarder_bin() -> PathBuf {
+    PathBuf::from(env!("CARGO_BIN_EXE_hook-forwarder"))
+}
+
+/// A hook input from `tests/fixtures/events/`.
+pub fn fixture(name: &str) -> Value {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/events")
+        .join(name);
+    serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap()
+}
+
+/// A running `hookd serve`.
+pub struct Daemon {
+    /// The temp dir holding socket, log and rules.
+    pub dir: tempfile::TempDir,
+    /// The socket path.
+    pub socket: PathBuf,
+    /// The event log path.
+    pub log: PathBuf,
+    child: Option<Child>,
+    stderr_path: PathBuf,
+}
+
+/// Options for [`Daemon::start_with`].
+#[derive(Default, Clone)]
+pub struct DaemonOptions {
+    /// Contents of a rules file passed with `--rules`.
+    pub rules: Option<String>,
+    /// Extra arguments to `hookd serve`.
+    pub args: Vec<String>,
+}
+
+impl Daemon {
+    /// Starts a daemon with default options.
+    pub fn start() -> Daemon {
+        Daemon::start_with(DaemonOptions::default())
+    }
+
+    /// Starts a daemon and waits until its socket accepts.
+    pub fn start_with(options: DaemonOptions) -> Daemon {
+        let dir = tempfile::Builder::new()
+            .prefix("hookd-test")
+            .tempdir()
+            .unwrap();
+        let socket = dir.path().join("run").join("hookd.sock");
+        let log = dir.path().join("events.jsonl");
+        let stderr_path = dir.path().join("daemon.stderr");
+        let mut cmd = Command::new(hookd_bin());
+        cmd.arg("serve")
+            .arg("--socket")
+            .arg(&socket)
+            .arg("--log")
+            .arg(&log);
+        if let Some(rules) = &options.rules {
+            let path = dir.path().join("rules.toml");
+            std::fs::write(&path, rules).unwrap();
+            cmd.arg("--rules").arg(path);
+        }
+        cmd.args(&options.args)
+            .env("RUST_LOG", "hookd=debug")
+            .env_remove("HOOKD_SOCKET")
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(std::fs::File::create(&stderr_path).unwrap());
+        let child = cmd.spawn().expect("spawn hookd");
+        let mut daemon = Daemon {
+            dir,
+            socket,
+            log,
+            child: Some(child),
+            stderr_path,
+        };
+        daemon.wait_until_ready();
+        daemon
+    }
+
+    fn wait_until_ready(&mut self) {
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while Instant::now() < deadline {
+            if UnixStream::connect(&self.socket).is_ok() {
+                return;
+            }
+            if let Some(status) = self.child.as_mut().unwrap().try_wait().unwrap() {
+                panic!("hookd exited early ({status}):\n{}", self.stderr());
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        panic!(
+            "hookd did not accept on {} within 10 s:\n{}",
+            self.socket.display(),
+            self.stderr()
+        );
+    }
+
+    /// The daemon's pid.
+    pub fn pid(&self) -> u32 {
+        self.child.as_ref().expect("daemon already stopped").id()
+    }
+
+    /// Everything the daemon logged on stderr so far.
+    pub fn stderr(&self) -> String {
+        std::fs::read_to_string(&self.stderr_path).unwrap_or_default()
+    }
+
+    /// Sends `signal` (e.g. "TERM", "KILL", "STOP", "CONT", "HUP") to the daemon's pid.
+    pub fn signal(&self, signal: &str) {
+        let status = Command::new("kill")
+            .arg(format!("-{signal}"))
+            .arg(self.pid().to_string())
+            .status()
+            .unwrap();
+        assert!(status.success(), "kill -{signal} {}", self.pid());
+    }
+
+    /// SIGTERM, and wait (bounded) for the exit status.
+    pub fn stop(&mut self) -> std::process::ExitStatus {
+        self.signal("TERM");
+        self.wait_exit(Duration::from_secs(10))
+    }
+
+    /// Waits for the daemon to exit; panics after `limit`.
+    pub fn wait_exit(&mut self, limit: Duration) -> std::process::ExitStatus {
+        let mut child = self.child.take().expect("daemon already stopped");
+        let deadline = Instant::now() + limit;
+        loop {
+            if let Some(status) = child.try_wait().unwrap() {
+                return status;
+            }
+            if Instant::now() > deadline {
+                let _ = child.kill();
+                let _ = child.wait();
+                panic!("hookd did not exit within {limit:?}:\n{}", self.stderr());
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
+
+    /// The event log, parsed (a torn last line is skipped).
+    pub fn log_lines(&self) -> Vec<Value> {
+        read_log(&self.log)
+    }
+
+    /// Waits until the log holds at least `n` lines (the writer is asynchronous).
+    pub fn wait_log_lines(&self, n: usize) -> Vec<Value> {
+        let deadline = Instant::now() + Duration::from_secs(10);
+        loop {
+            let lines = self.log_lines();
+            if lines.len() >= n || Instant::now() > deadline {
+                return lines;
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
+
+    /// Runs the forwarder against this daemon.
+    pub fn forward(&self, input: &Value, args: &[&str]) -> Output {
+        run_forwarder(&self.socket, input.to_string().as_bytes(), args)
+    }
+}
+
+impl Drop for Daemon {
+    fn drop(&mut self) {
+        if let Some(mut child) = self.child.take() {
+            let _ = Command::new("kill")
+                .arg("-KILL")
+                .arg(child.id().to_string())
+                .status();
+            let _ = child.wait();
+        }
+    }
+}
+
+/// Parses a JSONL file, skipping a torn last line.
+pub fn read_log(path: &Path) -> Vec<Value> {
+    let text = std::fs::read_to_string(path).unwrap_or_default();
+    text.lines()
+        .filter_map(|l| serde_json::from_str(l).ok())
+        .collect()
+}
+
+/// Runs `hook-forwarder ARGS` with `HOOKD_SOCKET=socket` and `stdin` piped in.
+pub fn run_forwarder(socket: &Path, stdin: &[u8], args: &[&str]) -> Output {
+    let mut child = Command::new(forwarder_bin())
+        .args(args)
+        .env("HOOKD_SOCKET", socket)
+        .env("CLAUDE_PROJECT_DIR", "/home/dev/project")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut pipe = child.stdin.take().unwrap();
+    let input = stdin.to_vec();
+    // Written from a thread: a large input must not deadlock against the
+    // forwarder's own output.
+    let writer = std::thread::spawn(move || {
+        let _ = pipe.write_all(&input);
+    });
+    let out = child.wait_with_output().unwrap();
+    writer.join().unwrap();
+    out
+}
+
+/// A raw protocol client for tests that speak frames directly.
+pub struct RawClient {
+    reader: BufReader<UnixStream>,
+    writer: UnixStream,
+}
+
+impl RawClient {
+    /// Connects to `socket`.
+    pub fn connect(socket: &Path) -> RawClient {
+        let stream = UnixStream::connect(socket).unwrap();
+        stream
+            .set_read_timeout(Some(Duration::from_secs(10)))
+            .unwrap();
+        RawClient {
+            writer: stream.try_clone().unwrap(),
+            reader: BufReader::new(stream),
+        }
+    }
+
+    /// Writes raw bytes.
+    pub fn send_raw(&mut self, bytes: &[u8]) -> std::io::Result<()> {
+        self.writer.write_all(bytes)
+    }
+
+    /// Writes one JSON frame.
+    pub fn send(&mut self, frame: &Value) {
+        let mut line = frame.to_string().into_bytes();
+        line.push(b'\n');
+        self.send_raw(&line).unwrap();
+    }
+
+    /// Reads one frame; `None` on EOF.
+    pub fn recv(&mut self) -> Option<Value> {
+        let mut line = String::new();
+        match self.reader.read_line(&mut line) {
+            Ok(0) => None,
+            Ok(_) => Some(
+                serde_json::from_str(&line).unwrap_or_else(|e| panic!("bad frame {line:?}: {e}")),
+            ),
+            Err(e) if e.kind() == std::io::ErrorKind::ConnectionReset => None,
+            Err(e) => panic!("read failed: {e}"),
+        }
+    }
+
+    /// True once the daemon has closed the connection.
+    pub fn is_closed(&mut self) -> bool {
+        let mut buf = [0u8; 1];
+        matches!(self.reader.read(&mut buf), Ok(0) | Err(_))
+    }
+}
+
+/// Parses the forwarder's stdout as one JSON object (panics if it is not).
+pub fn stdout_json(out: &Output) -> Value {
+    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!(
+            "stdout is not JSON ({e}): {:?}\nstderr: {}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        )
+    })
+}
