@@ -7,7 +7,7 @@ mod daemon;
 use std::os::unix::fs::PermissionsExt;
 use std::time::Duration;
 
-use daemon::{fixture, run_forwarder, stdout_json, Daemon, DaemonOptions, RawClient};
+use daemon::{fixture, run_forwarder, stdout_json, Daemon, RawClient};
 use serde_json::{json, Value};
 
 fn stderr(out: &std::process::Output) -> String {
