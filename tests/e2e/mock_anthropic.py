@@ -439,9 +439,14 @@ def main(argv: list[str] | None = None) -> int:
     if args.exit_on_stdin_eof:
 
         def watch_stdin() -> None:
+            # Raw os.read, not sys.stdin: a daemon thread blocked inside a
+            # buffered reader holds its lock and makes interpreter shutdown
+            # abort ("could not acquire lock ... at interpreter shutdown").
             try:
-                while sys.stdin.buffer.read(4096):
+                while os.read(0, 4096):
                     pass
+            except OSError:
+                pass
             finally:
                 stop.set()
 
