@@ -31,7 +31,8 @@
 //! `$HOOKD_CLAUDE_BIN` at a `claude` binary).
 //!
 //! Everything a run touches lives in temp dirs that are removed on drop; child
-//! processes are killed by pid (the CLI by its own process group) and reaped.
+//! processes are killed by pid (a runaway CLI with its process group and every
+//! descendant) and reaped.
 //! Only std, serde_json and tempfile are used, so any test crate can include it.
 
 // Each test crate uses a different subset of these helpers.
@@ -107,7 +108,10 @@ fn manifest_dir() -> PathBuf {
 pub fn claude_bin() -> PathBuf {
     let (path, from_env) = match std::env::var_os("HOOKD_CLAUDE_BIN") {
         Some(p) if !p.is_empty() => (PathBuf::from(p), true),
-        _ => (manifest_dir().join("tests/e2e/node_modules/.bin/claude"), false),
+        _ => (
+            manifest_dir().join("tests/e2e/node_modules/.bin/claude"),
+            false,
+        ),
     };
     let install = format!(
         "install it with:\n    npm ci --prefix tests/e2e\n(run in {})",
@@ -116,7 +120,10 @@ pub fn claude_bin() -> PathBuf {
     let meta = match fs::metadata(&path) {
         Ok(m) => m,
         Err(e) if from_env => panic!("$HOOKD_CLAUDE_BIN={}: {e}", path.display()),
-        Err(e) => panic!("Claude Code CLI not found at {} ({e}); {install}", path.display()),
+        Err(e) => panic!(
+            "Claude Code CLI not found at {} ({e}); {install}",
+            path.display()
+        ),
     };
     // The npm package ships a ~500-byte shell stub that its postinstall
     // replaces with the ~380 MB native binary; `npm ci --ignore-scripts`
@@ -143,9 +150,8 @@ pub fn read_jsonl(path: &Path) -> Vec<Value> {
         .enumerate()
         .filter(|(_, l)| !l.trim().is_empty())
         .map(|(i, l)| {
-            serde_json::from_str(l).unwrap_or_else(|e| {
-                panic!("{}:{}: not JSON ({e}): {l}", path.display(), i + 1)
-            })
+            serde_json::from_str(l)
+                .unwrap_or_else(|e| panic!("{}:{}: not JSON ({e}): {l}", path.display(), i + 1))
         })
         .collect()
 }
@@ -275,9 +281,10 @@ impl MockApi {
             // The mock writes the file atomically (tmp + rename), so any
             // content we see is complete.
             if let Ok(text) = fs::read_to_string(&port_file) {
-                break text.trim().parse::<u16>().unwrap_or_else(|e| {
-                    panic!("mock port file holds {text:?}: {e}")
-                });
+                break text
+                    .trim()
+                    .parse::<u16>()
+                    .unwrap_or_else(|e| panic!("mock port file holds {text:?}: {e}"));
             }
             if let Ok(Some(status)) = child.try_wait() {
                 panic!(
@@ -298,7 +305,14 @@ impl MockApi {
             thread::sleep(Duration::from_millis(10));
         };
 
-        MockApi { child, stdin, port, record, stderr, dir }
+        MockApi {
+            child,
+            stdin,
+            port,
+            record,
+            stderr,
+            dir,
+        }
     }
 
     /// The TCP port the mock listens on (127.0.0.1).
@@ -363,8 +377,8 @@ impl MockApi {
     }
 
     /// A compact, human-readable list of the recorded requests, for panic
-    /// messages: one line per request with how it was answered and the tail
-    /// of its last message.
+    /// messages: one line per request with how it was answered and the start
+    /// of its last user/assistant message.
     pub fn describe_requests(&self) -> String {
         let reqs = self.requests();
         if reqs.is_empty() {
@@ -375,19 +389,27 @@ impl MockApi {
 }
 
 /// One line per recorded request (see [`MockApi::requests`]): how the mock
-/// answered it and the tail of its last message.
+/// answered it and the start of its last user/assistant message.
 pub fn describe_requests(requests: &[Value]) -> String {
     requests
         .iter()
         .map(|r| {
             let body = &r["body"];
+            // The CLI appends role "system" entries; the last user or
+            // assistant message is the informative one.
             let last = body["messages"]
                 .as_array()
-                .and_then(|m| m.last())
-                .map(|m| truncate(&m.to_string(), 300))
+                .and_then(|m| m.iter().rev().find(|m| m["role"] != "system"))
+                .map(|m| {
+                    format!(
+                        "{}: {}",
+                        m["role"],
+                        truncate(&m["content"].to_string(), 300)
+                    )
+                })
                 .unwrap_or_default();
             format!(
-                "  #{} {} {} reply={} tools={} messages={} last={}",
+                "  #{} {} {} reply={} tools={} messages={} last {}",
                 r["seq"],
                 r["method"].as_str().unwrap_or("?"),
                 r["path"].as_str().unwrap_or("?"),
@@ -435,13 +457,17 @@ pub fn tool_results_in(requests: &[Value]) -> Vec<ToolResult> {
         if r["path"] != "/v1/messages" {
             continue;
         }
-        let Some(messages) = r["body"]["messages"].as_array() else { continue };
+        let Some(messages) = r["body"]["messages"].as_array() else {
+            continue;
+        };
         // Role "system" entries may be interleaved; the tool results live in
         // the last *user* message.
         let Some(last_user) = messages.iter().rev().find(|m| m["role"] == "user") else {
             continue;
         };
-        let Some(blocks) = last_user["content"].as_array() else { continue };
+        let Some(blocks) = last_user["content"].as_array() else {
+            continue;
+        };
         for b in blocks.iter().filter(|b| b["type"] == "tool_result") {
             let content = match &b["content"] {
                 Value::String(s) => s.clone(),
@@ -487,7 +513,7 @@ pub struct ClaudeRun {
 impl ClaudeRun {
     /// A run against `mock` in bypassPermissions mode with a 120 s timeout.
     /// Creates `<root>/home`, `<root>/home/.claude` (CLAUDE_CONFIG_DIR),
-    /// `<root>/tmp` and `<root>/project`.
+    /// `<root>/tmp`, `<root>/project` and `<root>/scratch`.
     pub fn new(mock: &MockApi) -> ClaudeRun {
         let root = tempfile::Builder::new()
             .prefix("hookd-e2e-")
@@ -559,8 +585,11 @@ impl ClaudeRun {
     pub fn write_settings(&self, settings: &Value) {
         let dir = self.project_dir().join(".claude");
         fs::create_dir_all(&dir).expect("creating .claude dir");
-        fs::write(dir.join("settings.json"), serde_json::to_vec_pretty(settings).unwrap())
-            .expect("writing settings.json");
+        fs::write(
+            dir.join("settings.json"),
+            serde_json::to_vec_pretty(settings).unwrap(),
+        )
+        .expect("writing settings.json");
     }
 
     /// Write an executable (0755) file `name` into the scratch dir and return
@@ -577,7 +606,8 @@ impl ClaudeRun {
     ///
     /// Returns whatever happened (check [`ClaudeOutput::assert_success`]);
     /// panics only if the CLI cannot be started or exceeds the timeout, in
-    /// which case its whole process group is killed and its stderr shown.
+    /// which case it and all its descendants are killed (by pid) and its
+    /// stderr shown.
     pub fn run(&self, prompt: &str) -> ClaudeOutput {
         let bin = claude_bin();
         let n = self.runs.get();
@@ -589,12 +619,20 @@ impl ClaudeRun {
         let mut cmd = Command::new(&bin);
         cmd.arg("-p")
             .arg(prompt)
-            .args(["--output-format", "stream-json", "--verbose", "--permission-mode"])
+            .args([
+                "--output-format",
+                "stream-json",
+                "--verbose",
+                "--permission-mode",
+            ])
             .arg(&self.permission_mode)
             .args(&self.args)
             .current_dir(self.project_dir())
             .env_clear()
-            .env("PATH", std::env::var_os("PATH").unwrap_or_else(|| "/usr/local/bin:/usr/bin:/bin".into()))
+            .env(
+                "PATH",
+                std::env::var_os("PATH").unwrap_or_else(|| "/usr/local/bin:/usr/bin:/bin".into()),
+            )
             .env("HOME", self.home_dir())
             .env("CLAUDE_CONFIG_DIR", self.config_dir())
             .env("TMPDIR", &tmp)
@@ -627,7 +665,7 @@ impl ClaudeRun {
             .stdout(File::create(&stdout_path).unwrap())
             .stderr(File::create(&stderr_path).unwrap())
             // Own process group, so a timeout can kill the CLI together with
-            // the tools and hooks it spawned.
+            // what it spawned (see kill_process_tree).
             .process_group(0);
 
         let started = Instant::now();
@@ -637,7 +675,7 @@ impl ClaudeRun {
         let status = match wait_with_deadline(&mut child, self.timeout) {
             Some(status) => status,
             None => {
-                kill_process_group(&mut child);
+                kill_process_tree(&mut child);
                 panic!(
                     "claude did not finish within {:?}; killed.\n--- stderr ---\n{}\n\
                      --- stdout (tail) ---\n{}\n--- mock requests ---\n{}",
@@ -660,7 +698,14 @@ impl ClaudeRun {
                 Err(_) => unparsed.push(line.to_string()),
             }
         }
-        ClaudeOutput { status, messages, unparsed, stdout, stderr, elapsed }
+        ClaudeOutput {
+            status,
+            messages,
+            unparsed,
+            stdout,
+            stderr,
+            elapsed,
+        }
     }
 }
 
@@ -673,12 +718,63 @@ fn tail(s: &str, lines: usize) -> String {
         .join("\n")
 }
 
-/// Kill `child`'s process group (it was spawned with `process_group(0)`, so
-/// the group id is its pid), then the child itself as a fallback, and reap it.
-fn kill_process_group(child: &mut Child) {
-    // std has no killpg; /bin/kill takes a negative pid for a group.
+/// Pids of all living descendants of `pid`, found through the ppid field of
+/// `/proc/<pid>/stat`.
+fn descendants(pid: u32) -> Vec<u32> {
+    let mut parent_of = Vec::new();
+    for entry in fs::read_dir("/proc").into_iter().flatten().flatten() {
+        let Some(p) = entry
+            .file_name()
+            .to_str()
+            .and_then(|n| n.parse::<u32>().ok())
+        else {
+            continue;
+        };
+        let Ok(stat) = fs::read_to_string(entry.path().join("stat")) else {
+            continue;
+        };
+        // "pid (comm) state ppid ...": comm may hold spaces and parens, so
+        // parse after the last ')'.
+        let ppid = stat
+            .rsplit_once(')')
+            .and_then(|(_, rest)| rest.split_whitespace().nth(1))
+            .and_then(|f| f.parse::<u32>().ok());
+        if let Some(ppid) = ppid {
+            parent_of.push((p, ppid));
+        }
+    }
+    let mut found = vec![pid];
+    let mut i = 0;
+    while i < found.len() {
+        let parent = found[i];
+        found.extend(
+            parent_of
+                .iter()
+                .filter(|(_, pp)| *pp == parent)
+                .map(|(p, _)| *p),
+        );
+        i += 1;
+    }
+    found.remove(0);
+    found
+}
+
+/// Kill a runaway CLI and everything it started, by pid, and reap it.
+///
+/// The CLI was spawned with `process_group(0)`, so its group id is its pid;
+/// but it starts Bash tools in their own sessions and hooks in their own
+/// process groups, so its descendants are also collected from /proc (before
+/// the kill, while they are still linked to it) and killed one by one.
+fn kill_process_tree(child: &mut Child) {
+    let pid = child.id();
+    let mut targets = vec![format!("-{pid}")];
+    targets.extend(descendants(pid).iter().map(|p| p.to_string()));
+    // std has no kill(2) for arbitrary pids; /bin/kill takes a negative pid
+    // for a process group.
     let _ = Command::new("kill")
-        .args(["-KILL", "--", &format!("-{}", child.id())])
+        .arg("-KILL")
+        .arg("--")
+        .args(&targets)
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .status();
