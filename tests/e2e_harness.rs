@@ -7,7 +7,9 @@
 #[path = "support/claude.rs"]
 mod claude;
 
-use claude::{command_hook, hooks_settings, one_bash_call_script, ClaudeRun, MockApi, ALL_HOOK_EVENTS};
+use claude::{
+    command_hook, hooks_settings, one_bash_call_script, ClaudeRun, MockApi, ALL_HOOK_EVENTS,
+};
 use serde_json::{json, Value};
 use std::fs;
 
@@ -62,17 +64,21 @@ printf '%s\n' '{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDe
     );
     run.write_settings(&hooks_settings(
         &["PreToolUse"],
-        command_hook("/bin/sh", &[hook.to_str().unwrap(), marker.to_str().unwrap()]),
+        command_hook(
+            "/bin/sh",
+            &[hook.to_str().unwrap(), marker.to_str().unwrap()],
+        ),
     ));
 
     let out = run.run("write hello to out.txt");
     eprintln!("claude run took {:?}", out.elapsed);
 
     // The hook saw the scripted Bash call.
-    let seen: Value = serde_json::from_str(&fs::read_to_string(&marker).unwrap_or_else(|e| {
-        panic!("the PreToolUse hook did not run ({e})\n{}", out.describe())
-    }))
-    .expect("hook stdin is JSON");
+    let seen: Value =
+        serde_json::from_str(&fs::read_to_string(&marker).unwrap_or_else(|e| {
+            panic!("the PreToolUse hook did not run ({e})\n{}", out.describe())
+        }))
+        .expect("hook stdin is JSON");
     assert_eq!(seen["hook_event_name"], "PreToolUse");
     assert_eq!(seen["tool_input"]["command"], COMMAND);
 
@@ -109,14 +115,22 @@ fn hook_events_fire_in_protocol_order() {
 
     let out = run.run("write hello to out.txt");
     out.assert_success();
-    assert!(run.project_dir().join("out.txt").exists(), "Bash did not run\n{}", out.describe());
+    assert!(
+        run.project_dir().join("out.txt").exists(),
+        "Bash did not run\n{}",
+        out.describe()
+    );
 
     let events = claude::read_jsonl(&log);
     let names: Vec<&str> = events
         .iter()
         .map(|e| e["hook_event_name"].as_str().expect("hook_event_name"))
         .collect();
-    eprintln!("claude run took {:?}; hook events: {}", out.elapsed, names.join(" -> "));
+    eprintln!(
+        "claude run took {:?}; hook events: {}",
+        out.elapsed,
+        names.join(" -> ")
+    );
 
     let pos = |name: &str| {
         names
@@ -126,17 +140,34 @@ fn hook_events_fire_in_protocol_order() {
     };
     assert_eq!(names.first(), Some(&"SessionStart"), "fired: {names:?}");
     assert_eq!(names.last(), Some(&"SessionEnd"), "fired: {names:?}");
-    assert!(pos("UserPromptSubmit") < pos("PreToolUse"), "fired: {names:?}");
+    assert!(
+        pos("UserPromptSubmit") < pos("PreToolUse"),
+        "fired: {names:?}"
+    );
     assert!(pos("PreToolUse") < pos("PostToolUse"), "fired: {names:?}");
     assert!(pos("PostToolUse") < pos("Stop"), "fired: {names:?}");
-    for once in ["SessionStart", "UserPromptSubmit", "PreToolUse", "PostToolUse", "Stop", "SessionEnd"] {
-        assert_eq!(names.iter().filter(|n| **n == once).count(), 1, "{once} fired: {names:?}");
+    for once in [
+        "SessionStart",
+        "UserPromptSubmit",
+        "PreToolUse",
+        "PostToolUse",
+        "Stop",
+        "SessionEnd",
+    ] {
+        assert_eq!(
+            names.iter().filter(|n| **n == once).count(),
+            1,
+            "{once} fired: {names:?}"
+        );
     }
 
     // All events belong to one session, and the tool events carry the
     // scripted call's id.
     let sid = &events[0]["session_id"];
-    assert!(events.iter().all(|e| &e["session_id"] == sid), "mixed session ids: {events:#?}");
+    assert!(
+        events.iter().all(|e| &e["session_id"] == sid),
+        "mixed session ids: {events:#?}"
+    );
     let pre = &events[pos("PreToolUse")];
     assert_eq!(pre["tool_use_id"], json!("toolu_mock_0_1"), "{pre:#}");
     assert_eq!(pre["tool_input"]["command"], COMMAND, "{pre:#}");
