@@ -34,6 +34,11 @@ use log::EventLog;
 /// kernel's backlog (a forwarder then waits, it is not refused).
 const MAX_CONNECTIONS: usize = 4096;
 
+/// How often the rules file is checked for changes. Polling (mtime, size,
+/// inode) needs no watcher dependency and also catches editors that replace
+/// the file by renaming a new one over it.
+const RULES_POLL: Duration = Duration::from_secs(1);
+
 /// How long in-flight connections get to finish after a shutdown signal.
 /// Hooks answer their fallback at once; this only bounds slow writes.
 const SHUTDOWN_GRACE: Duration = Duration::from_secs(3);
@@ -115,6 +120,7 @@ pub fn run(config: Config) -> anyhow::Result<()> {
         let listener = UnixListener::from_std(bound.listener.try_clone()?)?;
         let shutdown = CancellationToken::new();
         tokio::spawn(handle_signals(shared.clone(), shutdown.clone()));
+        tokio::spawn(watch_rules(shared.clone(), shutdown.clone()));
         let rules = shared.controller.rules();
         tracing::info!(
             socket = %bound.path().display(),
@@ -196,6 +202,34 @@ async fn handle_signals(shared: Arc<Shared>, shutdown: CancellationToken) {
     }
     tracing::info!("stopping: answering in-flight hooks with their fallback");
     shutdown.cancel();
+}
+
+/// Reloads the rules whenever the rules file changes.
+async fn watch_rules(shared: Arc<Shared>, shutdown: CancellationToken) {
+    let RulesSource::File(path) = &shared.rules else {
+        return;
+    };
+    let fingerprint = |path: &std::path::Path| {
+        use std::os::unix::fs::MetadataExt;
+        std::fs::metadata(path)
+            .ok()
+            .map(|m| (m.mtime(), m.mtime_nsec(), m.size(), m.ino()))
+    };
+    let mut last = fingerprint(path);
+    let mut tick = tokio::time::interval(RULES_POLL);
+    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        tokio::select! {
+            _ = shutdown.cancelled() => return,
+            _ = tick.tick() => {}
+        }
+        let now = fingerprint(path);
+        if now != last {
+            last = now;
+            tracing::info!(path = %path.display(), "rules file changed");
+            reload(&shared);
+        }
+    }
 }
 
 /// Reloads the rules; a bad file keeps the current generation.

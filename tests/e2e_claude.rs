@@ -1,0 +1,144 @@
+//! End to end: the real Claude Code CLI (2.1.330, from npm) runs headless
+//! against this project's scripted mock of the Messages API, with the real
+//! `hook-forwarder` registered for every hook event in the temp project's
+//! `.claude/settings.json`, talking to a real `hookd serve`.
+//!
+//! Needs `npm ci --prefix tests/e2e` (done by `scripts/test`).
+
+#[path = "support/claude.rs"]
+mod claude;
+#[path = "support/daemon.rs"]
+mod daemon;
+
+use std::collections::BTreeSet;
+
+use claude::{ClaudeOutput, ClaudeRun, MockApi};
+use daemon::{Daemon, DaemonOptions};
+
+const DENY_RM: &str = r#"
+[[rule]]
+id = "no-rm"
+action = "deny"
+tool = "Bash(rm:*)"
+reason = "hookd e2e: rm is not allowed in this project"
+"#;
+
+/// Runs `command` as the model's one Bash call, with the forwarder registered
+/// for all 33 events and `hookd` judging with `rules`.
+fn run_with_hookd(
+    rules: Option<&str>,
+    command: &str,
+    prepare: impl FnOnce(&ClaudeRun),
+) -> (Daemon, MockApi, ClaudeRun, ClaudeOutput) {
+    let d = Daemon::start_with(DaemonOptions {
+        rules: rules.map(str::to_owned),
+        ..DaemonOptions::default()
+    });
+    let mock = MockApi::start(&claude::one_bash_call_script(command));
+    let run = ClaudeRun::new(&mock)
+        .env("HOOKD_SOCKET", &d.socket)
+        .arg("--include-hook-events");
+    let forwarder = claude::command_hook(daemon::forwarder_bin(), &["--timeout", "20"]);
+    run.write_settings(&claude::hooks_settings(&claude::ALL_HOOK_EVENTS, forwarder));
+    prepare(&run);
+    let out = run.run("please run the command");
+    (d, mock, run, out)
+}
+
+/// Hook events Claude Code reports having started (`--include-hook-events`).
+fn hooks_fired(out: &ClaudeOutput) -> Vec<String> {
+    out.messages
+        .iter()
+        .filter(|m| m["type"] == "system" && m["subtype"] == "hook_started")
+        .filter_map(|m| m["hook_event"].as_str().map(str::to_owned))
+        .collect()
+}
+
+/// No hook response may carry a forwarder fallback line: every hook reached the daemon.
+fn assert_no_fallbacks(out: &ClaudeOutput) {
+    for m in out.messages_of_type("system") {
+        let stderr = m["stderr"].as_str().unwrap_or_default();
+        assert!(!stderr.contains("hookd-forwarder: fallback"), "a hook fell back: {m}");
+    }
+}
+
+#[test]
+fn deny_rule_blocks_rm_and_the_reason_reaches_the_model() {
+    let (d, mock, run, out) = run_with_hookd(Some(DENY_RM), "rm -f victim.txt", |run| {
+        std::fs::write(run.project_dir().join("victim.txt"), "still here").unwrap();
+    });
+    out.assert_success();
+    assert_no_fallbacks(&out);
+    assert!(
+        run.project_dir().join("victim.txt").exists(),
+        "rm ran despite the deny rule\n{}",
+        out.describe()
+    );
+    let result = mock.expect_tool_result("toolu_mock_0_");
+    assert!(result.is_error, "{}", mock.describe_requests());
+    assert!(
+        result.content.contains("hookd e2e: rm is not allowed in this project"),
+        "deny reason missing from the next model request: {:?}",
+        result.content
+    );
+
+    let lines = d.wait_log_lines(2);
+    let decision = lines
+        .iter()
+        .find(|l| l["type"] == "decision" && l["verdict"] == "deny")
+        .unwrap_or_else(|| panic!("no deny decision logged: {lines:#?}"));
+    assert_eq!(decision["source"], "rule");
+    assert_eq!(decision["rule_ids"], serde_json::json!(["no-rm"]));
+    // PostToolUse does not fire for a denied tool.
+    assert!(!hooks_fired(&out).iter().any(|e| e == "PostToolUse"));
+}
+
+#[test]
+fn without_a_matching_rule_the_tool_runs() {
+    let (_d, mock, run, out) = run_with_hookd(Some(DENY_RM), "echo hello > out.txt", |_| {});
+    out.assert_success();
+    assert_no_fallbacks(&out);
+    let written = std::fs::read_to_string(run.project_dir().join("out.txt"))
+        .unwrap_or_else(|e| panic!("out.txt missing ({e})\n{}", out.describe()));
+    assert_eq!(written.trim(), "hello");
+    let result = mock.expect_tool_result("toolu_mock_0_");
+    assert!(!result.is_error, "{}", mock.describe_requests());
+}
+
+#[test]
+fn every_event_claude_code_fired_reached_the_log() {
+    let (d, _mock, _run, out) = run_with_hookd(None, "echo hi", |_| {});
+    out.assert_success();
+    assert_no_fallbacks(&out);
+    let fired = hooks_fired(&out);
+    assert!(
+        fired.len() >= 8,
+        "expected the full hook sequence, got {fired:?}\n{}",
+        out.describe()
+    );
+    // SessionEnd fires as the CLI exits; give the log writer a moment.
+    let lines = d.wait_log_lines(fired.len() * 2);
+    let logged: Vec<&str> = lines
+        .iter()
+        .filter(|l| l["type"] == "event")
+        .filter_map(|l| l["kind"].as_str())
+        .collect();
+    let fired_set: BTreeSet<&str> = fired.iter().map(String::as_str).collect();
+    for event in &fired_set {
+        let want = fired.iter().filter(|e| e == event).count();
+        let got = logged.iter().filter(|e| *e == event).count();
+        assert!(got >= want, "{event}: fired {want}×, logged {got}×\nlogged: {logged:?}");
+    }
+    for event in ["SessionStart", "UserPromptSubmit", "PreToolUse", "PostToolUse", "Stop", "SessionEnd"] {
+        assert!(logged.contains(&event), "{event} never reached the daemon: {logged:?}");
+    }
+    // Every event line has its decision, and all came from one session.
+    let decisions = lines.iter().filter(|l| l["type"] == "decision").count();
+    assert_eq!(decisions, logged.len());
+    let sessions: BTreeSet<&str> = lines
+        .iter()
+        .filter(|l| l["type"] == "event")
+        .filter_map(|l| l["session_id"].as_str())
+        .collect();
+    assert_eq!(sessions.len(), 1, "{sessions:?}");
+}
