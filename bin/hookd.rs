@@ -4,8 +4,10 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+use anyhow::Context;
 use clap::{Parser, Subcommand};
 use hookd::daemon::{self, RulesSource};
+use hookd::decision::Verdict;
 
 #[derive(Parser)]
 #[command(
@@ -22,6 +24,82 @@ struct Cli {
 enum Command {
     /// Run the daemon in the foreground.
     Serve(ServeArgs),
+    /// Print the event log (works without a daemon); --follow to keep reading.
+    Tail(TailArgs),
+    /// List the decision points waiting for a client's decision.
+    Pending {
+        #[command(flatten)]
+        client: ClientArgs,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Decide a pending event.
+    Decide {
+        #[command(flatten)]
+        client: ClientArgs,
+        /// The pending event's id (from `hookd pending` or `hookd tail`).
+        event_id: uuid::Uuid,
+        /// allow, deny, ask, defer or none.
+        verdict: Verdict,
+        /// Shown to the model (deny) or to the user (ask).
+        #[arg(long)]
+        reason: Option<String>,
+    },
+    /// Show the daemon's version, uptime, rules generation and counters.
+    Status {
+        #[command(flatten)]
+        client: ClientArgs,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+#[derive(Parser)]
+struct ClientArgs {
+    /// Daemon socket [default: $HOOKD_SOCKET, then $XDG_RUNTIME_DIR/hookd/hookd.sock,
+    /// then /tmp/hookd-$UID/hookd.sock].
+    #[arg(long, value_name = "PATH")]
+    socket: Option<PathBuf>,
+}
+
+impl ClientArgs {
+    fn connect(&self) -> anyhow::Result<hookd::client::Client> {
+        let socket = self
+            .socket
+            .clone()
+            .unwrap_or_else(hookd::paths::socket_path);
+        Ok(hookd::client::Client::connect(&socket, "hookd-cli")?)
+    }
+}
+
+#[derive(Parser)]
+struct TailArgs {
+    /// The log file [default: $XDG_STATE_HOME/hookd/events.jsonl].
+    #[arg(long, value_name = "FILE")]
+    log: Option<PathBuf>,
+    /// Keep reading as the log grows (follows rotation).
+    #[arg(short, long)]
+    follow: bool,
+    /// Print raw JSONL lines.
+    #[arg(long)]
+    json: bool,
+    /// Only this event kind (e.g. PreToolUse).
+    #[arg(long, value_name = "K")]
+    kind: Option<String>,
+    /// Only sessions whose id starts with this.
+    #[arg(long, value_name = "S")]
+    session: Option<String>,
+    /// Only this tool (e.g. Bash).
+    #[arg(long, value_name = "T")]
+    tool: Option<String>,
+    /// Only events whose verdict was not `none`.
+    #[arg(long)]
+    decisions: bool,
+    /// Only from this event/decision id, RFC 3339 time, or age (90s, 10m, 2h, 1d).
+    #[arg(long, value_name = "ID|TIME")]
+    since: Option<String>,
 }
 
 #[derive(Parser)]
@@ -44,6 +122,10 @@ struct ServeArgs {
     /// Evaluate rules and log the would-be decisions, but answer no opinion.
     #[arg(long)]
     permissive: bool,
+    /// Daemon configuration (pending timeouts, log rotation, redaction)
+    /// [default: $XDG_CONFIG_HOME/hookd/config.toml if it exists].
+    #[arg(long, value_name = "FILE")]
+    config: Option<PathBuf>,
     /// Largest frame accepted, in bytes.
     #[arg(long, value_name = "BYTES", default_value_t = hookd::protocol::DEFAULT_MAX_FRAME)]
     max_frame_bytes: usize,
@@ -61,6 +143,17 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Serve(args) => serve(args),
+        Command::Tail(args) => tail(args),
+        Command::Pending { client, json } => pending(&client, json),
+        Command::Decide {
+            client,
+            event_id,
+            verdict,
+            reason,
+        } => client
+            .connect()
+            .and_then(|mut c| Ok(c.decide(event_id, verdict, reason)?)),
+        Command::Status { client, json } => status(&client, json),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -85,12 +178,102 @@ fn serve(args: ServeArgs) -> anyhow::Result<()> {
         .ok_or_else(|| {
             anyhow::anyhow!("no --log given and neither XDG_STATE_HOME nor HOME is set")
         })?;
-    daemon::run(daemon::Config {
+    let config = match args.config {
+        Some(path) => hookd::config::Config::load(&path)?,
+        None => match hookd::paths::default_config_path().filter(|p| p.exists()) {
+            Some(path) => hookd::config::Config::load(&path)?,
+            None => hookd::config::Config::default(),
+        },
+    };
+    daemon::run(daemon::ServeOptions {
         socket: args.socket.unwrap_or_else(hookd::paths::socket_path),
         rules,
         log,
         fail_closed: args.fail_closed,
         permissive: args.permissive,
         max_frame: args.max_frame_bytes,
+        config,
     })
+}
+
+fn tail(args: TailArgs) -> anyhow::Result<()> {
+    let log = args
+        .log
+        .or_else(hookd::paths::default_log_path)
+        .ok_or_else(|| {
+            anyhow::anyhow!("no --log given and neither XDG_STATE_HOME nor HOME is set")
+        })?;
+    let since = args
+        .since
+        .map(|s| hookd::tail::parse_since(&s, std::time::SystemTime::now()))
+        .transpose()
+        .map_err(anyhow::Error::msg)?;
+    let options = hookd::tail::TailOptions {
+        follow: args.follow,
+        json: args.json,
+        kind: args.kind,
+        session: args.session,
+        tool: args.tool,
+        decisions: args.decisions,
+        since,
+    };
+    let stdout = std::io::stdout();
+    hookd::tail::run(&log, &options, &mut stdout.lock())
+        .with_context(|| format!("reading {}", log.display()))
+}
+
+fn pending(client: &ClientArgs, json: bool) -> anyhow::Result<()> {
+    let list = client.connect()?.pending()?;
+    if json {
+        println!("{}", serde_json::to_string_pretty(&list)?);
+        return Ok(());
+    }
+    if list.is_empty() {
+        println!("nothing pending");
+    }
+    for item in &list {
+        let event = &item["event"];
+        println!(
+            "{}  {}  waiting {}ms, {}ms left  [{}]",
+            event["id"].as_str().unwrap_or("?"),
+            hookd::tail::pretty(event, None).trim_end_matches("  → (pending)"),
+            item["waiting_ms"],
+            item["deadline_ms"],
+            item["verdicts"].as_array().map_or(String::new(), |v| v
+                .iter()
+                .filter_map(|x| x.as_str())
+                .collect::<Vec<_>>()
+                .join("|")),
+        );
+    }
+    Ok(())
+}
+
+fn status(client: &ClientArgs, json: bool) -> anyhow::Result<()> {
+    let status = client.connect()?.status()?;
+    if json {
+        println!("{}", serde_json::to_string_pretty(&status)?);
+        return Ok(());
+    }
+    let c = &status["counters"];
+    println!(
+        "hookd {} (pid {}), up {:.0}s on {}",
+        status["version"].as_str().unwrap_or("?"),
+        status["pid"],
+        status["uptime_s"].as_f64().unwrap_or(0.0),
+        status["socket"].as_str().unwrap_or("?")
+    );
+    println!(
+        "rules: generation {}, {} rules from {}",
+        status["rules"]["generation"],
+        status["rules"]["count"],
+        status["rules"]["source"].as_str().unwrap_or("?")
+    );
+    println!("log: {}", status["log"].as_str().unwrap_or("?"));
+    if let Some(counters) = c.as_object() {
+        for (name, value) in counters {
+            println!("  {name:<18} {value}");
+        }
+    }
+    Ok(())
 }

@@ -189,6 +189,32 @@ pub struct Decision {
     pub latency_us: u64,
 }
 
+/// How a decision appears in the log and in `decision` frames:
+/// `{"type":"decision", ...}`.
+#[derive(Debug, Serialize)]
+pub struct DecisionRecord<'a> {
+    #[serde(rename = "type")]
+    tag: &'static str,
+    #[serde(flatten)]
+    decision: &'a Decision,
+    /// Only written when true: permissive mode logged this verdict but
+    /// answered "no opinion".
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    permissive: bool,
+}
+
+impl Decision {
+    /// The log record; `enforced` is false when permissive mode kept the
+    /// verdict from Claude Code.
+    pub fn record(&self, enforced: bool) -> DecisionRecord<'_> {
+        DecisionRecord {
+            tag: "decision",
+            decision: self,
+            permissive: !enforced,
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -71,6 +71,11 @@ impl Event {
 
     /// The log / subscription record of this event.
     pub fn record(&self) -> EventRecord<'_> {
+        self.record_with_input(&self.raw)
+    }
+
+    /// The record with `input` in place of the raw input (e.g. redacted).
+    pub fn record_with_input<'a>(&'a self, input: &'a Value) -> EventRecord<'a> {
         EventRecord {
             kind_tag: "event",
             id: self.id,
@@ -81,7 +86,7 @@ impl Event {
             project_dir: self.env.get("CLAUDE_PROJECT_DIR").map(Path::new),
             kind: self.name(),
             tool: self.tool_name(),
-            input: &self.raw,
+            input,
         }
     }
 }

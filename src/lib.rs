@@ -1,11 +1,15 @@
 //! hookd: an out-of-process hook daemon for Claude Code and the Claude Agent SDK.
 
 pub mod claude;
+pub mod client;
+pub mod config;
 pub mod daemon;
 pub mod decision;
 pub mod event;
 pub mod forwarder;
 pub mod paths;
 pub mod protocol;
+pub mod redact;
 pub mod rules;
+pub mod tail;
 pub mod time;

@@ -48,6 +48,11 @@ pub fn default_rules_path() -> Option<PathBuf> {
     xdg_dir("XDG_CONFIG_HOME", ".config").map(|d| d.join("hookd").join("rules.toml"))
 }
 
+/// `$XDG_CONFIG_HOME/hookd/config.toml`, else `~/.config/hookd/config.toml`.
+pub fn default_config_path() -> Option<PathBuf> {
+    xdg_dir("XDG_CONFIG_HOME", ".config").map(|d| d.join("hookd").join("config.toml"))
+}
+
 fn xdg_dir(var: &str, fallback_under_home: &str) -> Option<PathBuf> {
     match std::env::var_os(var).filter(|v| !v.is_empty()) {
         Some(dir) => Some(PathBuf::from(dir)),

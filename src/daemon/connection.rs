@@ -1,31 +1,43 @@
 //! One connection: check the peer, read the first frame, and either answer a
-//! forwarder's `hook` or hold a long-lived `hello` session.
+//! forwarder's `hook` or hold a long-lived `hello` session (socket clients).
 //!
 //! A bad frame (invalid JSON, unknown type, oversize) gets an `error` frame
-//! and closes this connection only; nothing here can stop the daemon.
+//! and closes this connection only; nothing here can stop the daemon. A
+//! request that is well-formed but cannot be carried out (unknown event,
+//! already decided) gets an `error` frame and the connection stays open.
 
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
 use std::time::Duration;
 
+use bytes::Bytes;
 use futures_util::{SinkExt, StreamExt};
 use nix::sys::socket::{getsockopt, sockopt::PeerCredentials};
 use tokio::net::UnixStream;
+use tokio::sync::mpsc;
 use tokio_util::codec::Framed;
 use tokio_util::sync::CancellationToken;
 
+use super::hub::SUBSCRIBER_QUEUE;
 use super::{hook, Shared};
-use crate::protocol::codec::{FrameCodec, FrameError};
-use crate::protocol::{ErrorCode, Hello, Reply, Request, Welcome, VERSION};
+use crate::decision::Answer;
+use crate::protocol::codec::{FrameCodec, FrameError, RawFrame};
+use crate::protocol::{ErrorCode, Hello, Lagged, Reply, Request, Welcome, VERSION};
 
 /// A peer that connects and says nothing is dropped after this long.
 const FIRST_FRAME_TIMEOUT: Duration = Duration::from_secs(60);
 
+/// What a version-1 daemon offers in `welcome`.
+pub const CAPABILITIES: &[&str] = &["hook", "subscribe", "pending", "decide", "status"];
+
 type Conn = Framed<UnixStream, FrameCodec>;
 
 /// Serves one accepted connection to completion.
-pub async fn handle(stream: UnixStream, shared: &Shared, shutdown: &CancellationToken) {
+pub async fn handle(stream: UnixStream, shared: &Arc<Shared>, shutdown: &CancellationToken) {
     match getsockopt(&stream, PeerCredentials) {
         Ok(cred) if cred.uid() == shared.uid => {}
         Ok(cred) => {
+            shared.stats.refused_peers.fetch_add(1, Ordering::Relaxed);
             tracing::warn!(
                 peer_uid = cred.uid(),
                 peer_pid = cred.pid(),
@@ -39,7 +51,7 @@ pub async fn handle(stream: UnixStream, shared: &Shared, shutdown: &Cancellation
             );
             send(
                 &mut conn,
-                Reply::error(ErrorCode::PermissionDenied, message, None),
+                &Reply::error(ErrorCode::PermissionDenied, message, None),
             )
             .await;
             return;
@@ -66,18 +78,29 @@ pub async fn handle(stream: UnixStream, shared: &Shared, shutdown: &Cancellation
     match Request::decode(&line) {
         Err(e) => {
             tracing::warn!(code = %e.code, error = %e.message, "bad first frame; closing that connection");
-            send(&mut conn, Reply::error(e.code, e.message, None)).await;
+            send(&mut conn, &Reply::error(e.code, e.message, None)).await;
         }
         Ok(Request::Hook(req)) => {
             let result = hook::answer(req, shared, shutdown).await;
-            send(&mut conn, Reply::HookResult(result)).await;
+            send(&mut conn, &Reply::HookResult(result)).await;
         }
         Ok(Request::Hello(hello)) => session(hello, conn, shared, shutdown).await,
+        Ok(other) => {
+            let message = format!(
+                "`{}` needs a `hello` first",
+                other.req().map_or("request", |_| "client request")
+            );
+            send(
+                &mut conn,
+                &Reply::error(ErrorCode::UnexpectedFrame, message, None),
+            )
+            .await;
+        }
     }
 }
 
 /// A long-lived peer after `hello`.
-async fn session(hello: Hello, mut conn: Conn, shared: &Shared, shutdown: &CancellationToken) {
+async fn session(hello: Hello, mut conn: Conn, shared: &Arc<Shared>, shutdown: &CancellationToken) {
     if hello.v != VERSION {
         let message = format!(
             "this hookd speaks protocol v{VERSION}; `{}` asked for v{}",
@@ -85,7 +108,7 @@ async fn session(hello: Hello, mut conn: Conn, shared: &Shared, shutdown: &Cance
         );
         send(
             &mut conn,
-            Reply::error(ErrorCode::UnsupportedVersion, message, None),
+            &Reply::error(ErrorCode::UnsupportedVersion, message, None),
         )
         .await;
         return;
@@ -93,44 +116,89 @@ async fn session(hello: Hello, mut conn: Conn, shared: &Shared, shutdown: &Cance
     let welcome = Welcome {
         v: VERSION,
         server_version: env!("CARGO_PKG_VERSION").to_string(),
-        capabilities: vec!["hook".to_string()],
+        capabilities: CAPABILITIES.iter().map(|c| c.to_string()).collect(),
     };
-    send(&mut conn, Reply::Welcome(welcome)).await;
+    send(&mut conn, &Reply::Welcome(welcome)).await;
     tracing::info!(name = %hello.name, role = ?hello.role, "peer connected");
+
+    let client_id = shared.hub.client_id();
+    let (push_tx, mut pushes) = mpsc::channel::<Bytes>(SUBSCRIBER_QUEUE);
+    let dropped = Arc::new(AtomicU64::new(0));
+    // Hooks sent on this connection are answered by their own tasks: one may
+    // wait for a decision that this very client is about to send.
+    let (reply_tx, mut replies) = mpsc::unbounded_channel::<Reply>();
     loop {
-        let frame = tokio::select! {
+        tokio::select! {
             _ = shutdown.cancelled() => {
-                let reply = Reply::error(ErrorCode::ShuttingDown, "hookd is stopping", None);
-                send(&mut conn, reply).await;
-                return;
+                send(&mut conn, &Reply::error(ErrorCode::ShuttingDown, "hookd is stopping", None)).await;
+                break;
             }
-            frame = conn.next() => frame,
-        };
-        let line = match frame {
-            None => break,
-            Some(Err(e)) => return reject(&mut conn, e).await,
-            Some(Ok(line)) => line,
-        };
-        match Request::decode(&line) {
-            Ok(Request::Hook(req)) => {
-                let result = hook::answer(req, shared, shutdown).await;
-                send(&mut conn, Reply::HookResult(result)).await;
+            Some(reply) = replies.recv() => send(&mut conn, &reply).await,
+            Some(frame) = pushes.recv() => {
+                let lost = dropped.swap(0, Ordering::Relaxed);
+                if lost > 0 {
+                    send(&mut conn, &Reply::Lagged(Lagged { dropped: lost })).await;
+                }
+                if let Err(e) = conn.send(RawFrame(frame)).await {
+                    tracing::debug!(error = %e, "could not push to client (gone?)");
+                    break;
+                }
             }
-            Ok(Request::Hello(_)) => {
-                let reply = Reply::error(
-                    ErrorCode::UnexpectedFrame,
-                    "`hello` was already sent on this connection",
-                    None,
-                );
-                send(&mut conn, reply).await;
-            }
-            Err(e) => {
-                tracing::warn!(name = %hello.name, code = %e.code, error = %e.message, "bad frame; closing that connection");
-                send(&mut conn, Reply::error(e.code, e.message, None)).await;
-                return;
+            frame = conn.next() => {
+                let line = match frame {
+                    None => break,
+                    Some(Err(e)) => {
+                        reject(&mut conn, e).await;
+                        break;
+                    }
+                    Some(Ok(line)) => line,
+                };
+                let request = match Request::decode(&line) {
+                    Ok(request) => request,
+                    Err(e) => {
+                        tracing::warn!(name = %hello.name, code = %e.code, error = %e.message, "bad frame; closing that connection");
+                        send(&mut conn, &Reply::error(e.code, e.message, None)).await;
+                        break;
+                    }
+                };
+                let reply = match request {
+                    Request::Hook(req) => {
+                        let (shared, shutdown, reply_tx) = (shared.clone(), shutdown.clone(), reply_tx.clone());
+                        tokio::spawn(async move {
+                            let result = hook::answer(req, &shared, &shutdown).await;
+                            let _ = reply_tx.send(Reply::HookResult(result));
+                        });
+                        continue;
+                    }
+                    Request::Hello(_) => Reply::error(ErrorCode::UnexpectedFrame, "`hello` was already sent on this connection", None),
+                    Request::Subscribe(sub) => {
+                        shared.hub.subscribe(client_id, sub.filter, sub.redact, push_tx.clone(), dropped.clone());
+                        Reply::ok(&sub.req, None)
+                    }
+                    Request::Unsubscribe(r) => {
+                        shared.hub.unsubscribe(client_id);
+                        Reply::ok(&r.req, None)
+                    }
+                    Request::Pending(r) => Reply::ok(&r.req, Some(serde_json::Value::Array(shared.hub.pending_list()))),
+                    Request::Status(r) => Reply::ok(&r.req, Some(shared.status())),
+                    Request::Decide(d) => {
+                        let answer = Answer {
+                            verdict: d.verdict,
+                            reason: d.reason,
+                            updated_input: d.updated_input,
+                            additional_context: d.additional_context,
+                        };
+                        match shared.hub.decide(d.event_id, answer, &hello.name) {
+                            Ok(()) => Reply::ok(&d.req, None),
+                            Err(e) => Reply::request_error(&d.req, e.code, e.message),
+                        }
+                    }
+                };
+                send(&mut conn, &reply).await;
             }
         }
     }
+    shared.hub.unsubscribe(client_id);
     tracing::info!(name = %hello.name, "peer disconnected");
 }
 
@@ -139,15 +207,15 @@ async fn reject(conn: &mut Conn, error: FrameError) {
         FrameError::TooLarge { max } => {
             tracing::warn!(max, "frame too large; closing that connection");
             let message = format!("frame exceeds the {max}-byte limit; connection closed");
-            send(conn, Reply::error(ErrorCode::FrameTooLarge, message, None)).await;
+            send(conn, &Reply::error(ErrorCode::FrameTooLarge, message, None)).await;
         }
         FrameError::Truncated(n) => tracing::debug!(bytes = n, "peer closed mid-frame"),
         FrameError::Io(e) => tracing::debug!(error = %e, "connection failed"),
     }
 }
 
-async fn send(conn: &mut Conn, reply: Reply) {
-    if let Err(e) = conn.send(&reply).await {
+async fn send(conn: &mut Conn, reply: &Reply) {
+    if let Err(e) = conn.send(reply).await {
         tracing::debug!(error = %e, "could not write to peer (gone?)");
     }
 }

@@ -1,9 +1,8 @@
 //! The controller: turns an event into a judgement, under one rules generation.
 //!
-//! Today a judgement comes from the rules alone and is immediate; the pending
-//! table for `ask` (issue #4) plugs in at [`Controller::decide`], which is why
-//! it is async. The deadline and shutdown races live in the caller
-//! ([`super::hook`]), so every path out of here is bounded by them.
+//! A judgement here comes from the rules alone and is immediate (pure, no
+//! waiting); waiting for a client on `ask` is the caller's business
+//! ([`super::hook`]), where the deadline and shutdown races live.
 
 use std::path::PathBuf;
 use std::sync::{Arc, RwLock};
@@ -25,6 +24,19 @@ pub struct Judgement {
     pub generation: u64,
     /// False in permissive mode: the answer was logged, not sent.
     pub enforced: bool,
+}
+
+impl Judgement {
+    /// "No opinion" by default, under `generation`.
+    pub fn default_for(generation: u64) -> Judgement {
+        Judgement {
+            answer: Answer::no_opinion(),
+            source: Source::Default,
+            rule_ids: Vec::new(),
+            generation,
+            enforced: true,
+        }
+    }
 }
 
 /// Owns the current rules generation.
@@ -57,11 +69,6 @@ impl Controller {
         let generation = current.generation() + 1;
         *current = Arc::new(rules.with_generation(generation));
         generation
-    }
-
-    /// Judges a decision-point event.
-    pub async fn decide(&self, event: &Event) -> Judgement {
-        self.judge(event, &self.rules())
     }
 
     /// Judges `event` under `rules`: pure, no waiting.

@@ -1,16 +1,33 @@
-//! Answering one `hook` request: event → judgement → Claude Code output,
-//! always before the forwarder's deadline.
+//! Answering one hook: event → judgement (rules, then perhaps a client) →
+//! Claude Code output, always before the forwarder's deadline.
+//!
+//! The path of a decision point whose rules say `ask` (or that no rule
+//! decides, with `route_undecided`):
+//! - some subscriber can decide it → it waits in the pending table until a
+//!   client decides, its timeout passes, the daemon's deadline passes, or the
+//!   daemon stops;
+//! - nobody can → its fallback applies at once.
+//!
+//! The fallback of an `ask` is Claude Code's own prompt
+//! (`permissionDecision:"ask"` on PreToolUse): a person at the terminal is
+//! never left waiting on a daemon nobody watches. The fallback of an
+//! undecided event is "no opinion".
 
+use std::borrow::Cow;
+use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
+use bytes::Bytes;
 use tokio_util::sync::CancellationToken;
 
 use super::controller::Judgement;
+use super::hub::{EventMeta, Resolution};
 use super::Shared;
 use crate::claude::output;
-use crate::decision::{Answer, Decision, Source};
+use crate::config::Timeout;
+use crate::decision::{Answer, Decision, Source, Verdict};
 use crate::event::Event;
-use crate::protocol::{HookRequest, HookResult};
+use crate::protocol::{push_frame, HookRequest, HookResult, PushKind};
 
 /// The daemon's share of the forwarder's budget: it answers this much
 /// earlier than the forwarder gives up, so the reply (and the forwarder's
@@ -30,26 +47,87 @@ pub async fn answer(req: HookRequest, shared: &Shared, shutdown: &CancellationTo
     if let Some(problem) = &event.input.problem {
         tracing::debug!(event = %event.name(), %problem, "hook input not fully typed; kept raw");
     }
-    shared.log.event(&event);
     let kind = event.kind();
+    shared.stats.events.fetch_add(1, Ordering::Relaxed);
 
-    let judgement = if !kind.is_decision_point() {
-        // Observe-only: answered at once, never waits on anything.
-        Judgement {
-            answer: Answer::no_opinion(),
-            source: Source::Default,
-            rule_ids: Vec::new(),
-            generation: shared.controller.rules().generation(),
-            enforced: true,
-        }
+    // The generation this event is judged under, whatever reloads happen
+    // while it waits.
+    let rules = shared.controller.rules();
+    let judgement = if kind.is_decision_point() {
+        shared.controller.judge(&event, &rules)
     } else {
-        tokio::select! {
-            biased;
-            judgement = shared.controller.decide(&event) => judgement,
-            _ = tokio::time::sleep_until(deadline.into()) => fallback(&event, fail_closed, Source::Timeout, "timeout", shared),
-            _ = shutdown.cancelled() => fallback(&event, fail_closed, Source::Fallback, "shutting_down", shared),
-        }
+        // Observe-only: answered at once, never waits on anything.
+        Judgement::default_for(rules.generation())
     };
+    let routed = kind.is_decision_point()
+        && judgement.enforced
+        && (judgement.answer.verdict == Verdict::Ask
+            || (judgement.source == Source::Default && shared.config.decisions.route_undecided));
+    let meta = EventMeta {
+        kind: event.name(),
+        session: event.input.base.session_id.as_deref(),
+        tool: event.tool_name(),
+        decision_point: kind.is_decision_point(),
+        pending: true,
+    };
+    let pending = routed && shared.hub.has_decider(&meta);
+    let meta = EventMeta { pending, ..meta };
+
+    // Record the event: redacted for the log (and subscribers that asked),
+    // raw for the others. One serialization each, shared by all.
+    let redacted = shared.redactor.redact_value(&event.raw);
+    let log_json =
+        serde_json::to_vec(&event.record_with_input(&redacted)).expect("records serialize");
+    shared.log.push(line(&log_json));
+    shared
+        .hub
+        .publish(&meta, |redact| match (&redacted, redact) {
+            (Cow::Owned(_), false) => {
+                let raw = serde_json::to_vec(&event.record()).expect("records serialize");
+                push_frame(PushKind::Event { pending }, &raw)
+            }
+            _ => push_frame(PushKind::Event { pending }, &log_json),
+        });
+
+    let judgement = if pending {
+        let record: serde_json::Value = serde_json::from_slice(&log_json).expect("just serialized");
+        let resolution = shared
+            .hub
+            .add_pending(event.id, kind, &meta, record, deadline);
+        let wait_until = match shared.config.decisions.timeout_for(event.name()) {
+            Timeout::After(limit) => deadline.min(started + limit),
+            Timeout::Never => deadline,
+        };
+        tokio::select! {
+            resolved = resolution => match resolved {
+                Ok(Resolution::Decided { answer, client }) => {
+                    shared.stats.client_decisions.fetch_add(1, Ordering::Relaxed);
+                    Judgement { answer, source: Source::Client(client), ..judgement }
+                }
+                Ok(Resolution::Abandoned) | Err(_) => fallback_of(judgement, Source::Fallback),
+            },
+            _ = tokio::time::sleep_until(wait_until.into()) => {
+                shared.hub.finish(event.id, "timeout");
+                shared.stats.timeouts.fetch_add(1, Ordering::Relaxed);
+                fallback_of(judgement, Source::Timeout)
+            }
+            _ = shutdown.cancelled() => {
+                shared.hub.finish(event.id, "shutdown");
+                Judgement {
+                    answer: output::fallback_answer(kind, fail_closed, "shutting_down"),
+                    source: Source::Fallback,
+                    ..judgement
+                }
+            }
+        }
+    } else if routed {
+        fallback_of(judgement, Source::Fallback)
+    } else {
+        judgement
+    };
+    if matches!(judgement.source, Source::Fallback | Source::Timeout) {
+        shared.stats.fallbacks.fetch_add(1, Ordering::Relaxed);
+    }
 
     let out = if judgement.enforced {
         output::render(kind, &judgement.answer)
@@ -66,7 +144,13 @@ pub async fn answer(req: HookRequest, shared: &Shared, shutdown: &CancellationTo
         latency_us: started.elapsed().as_micros() as u64,
     };
     tracing::debug!(event = %event.name(), verdict = %decision.answer.verdict, source = %decision.source, "decided");
-    shared.log.decision(&decision, judgement.enforced);
+    shared.stats.decisions.fetch_add(1, Ordering::Relaxed);
+    let decision_json =
+        serde_json::to_vec(&decision.record(judgement.enforced)).expect("records serialize");
+    shared.log.push(line(&decision_json));
+    shared
+        .hub
+        .publish(&meta, |_| push_frame(PushKind::Decision, &decision_json));
     HookResult {
         id: req.id,
         exit_code: out.exit_code,
@@ -75,20 +159,27 @@ pub async fn answer(req: HookRequest, shared: &Shared, shutdown: &CancellationTo
     }
 }
 
-fn fallback(
-    event: &Event,
-    fail_closed: bool,
-    source: Source,
-    why: &str,
-    shared: &Shared,
-) -> Judgement {
+/// What applies when a routed event gets no client decision: an `ask` goes
+/// to Claude Code's own prompt; an undecided event gets no opinion. The rule
+/// ids stay, so the log shows which rule asked.
+fn fallback_of(judgement: Judgement, source: Source) -> Judgement {
+    let answer = if judgement.answer.verdict == Verdict::Ask {
+        judgement.answer
+    } else {
+        Answer::no_opinion()
+    };
     Judgement {
-        answer: output::fallback_answer(event.kind(), fail_closed, why),
+        answer,
         source,
-        rule_ids: Vec::new(),
-        generation: shared.controller.rules().generation(),
-        enforced: true,
+        ..judgement
     }
+}
+
+fn line(json: &[u8]) -> Bytes {
+    let mut line = Vec::with_capacity(json.len() + 1);
+    line.extend_from_slice(json);
+    line.push(b'\n');
+    line.into()
 }
 
 #[cfg(test)]

@@ -1,25 +1,36 @@
 //! The event log: one JSON line per event and per decision.
 //!
-//! Lines are serialized by the caller and handed to a dedicated writer thread
-//! through a bounded channel, so answering a hook never waits for the disk.
-//! If the channel is full (the disk is stalled) the line is dropped and
-//! counted rather than blocking a decision. The writer flushes to the OS
-//! whenever the channel runs empty; it fsyncs on shutdown. (Issue #4 adds
-//! rotation, redaction and torn-line repair.)
+//! Lines are serialized (and redacted) by the caller and handed to a
+//! dedicated writer thread through a bounded channel, so answering a hook
+//! never waits for the disk. If the channel is full (the disk is stalled) the
+//! line is dropped and counted rather than blocking a decision.
+//!
+//! - **Flush and fsync policy:** the writer flushes to the OS after every
+//!   batch (whenever it has caught up), so a daemon crash loses nothing that
+//!   was written; it fsyncs at rotation and shutdown, and after every batch
+//!   with `fsync = "always"` (config `[log]`), which also survives power loss.
+//! - **Rotation:** when a line would take the file past `max_bytes`, the file
+//!   becomes `<log>.1` (older ones shift up to `<log>.<keep>`, the oldest is
+//!   removed) and a new file is started. Readers follow by inode.
+//! - **Torn lines:** a crash mid-write can leave a last line without its
+//!   `\n`. Readers skip it; the writer truncates it away whenever it opens
+//!   the file (at start and after an error), so new lines never glue onto it.
+//! - **Failures:** an unwritable log (directory gone, disk full, permissions)
+//!   is counted in `errors`, reported once per failure streak with
+//!   `tracing::error!`, and retried with the next batch; decisions go on.
 
-use std::fs::{DirBuilder, OpenOptions};
-use std::io::{self, BufWriter, Write};
+use std::fs::{self, DirBuilder, File, OpenOptions};
+use std::io::{self, BufWriter, Read, Seek, SeekFrom, Write};
 use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
 use std::thread::JoinHandle;
 
-use serde::Serialize;
+use bytes::Bytes;
 use tokio::sync::mpsc;
 
-use crate::decision::Decision;
-use crate::event::Event;
+use crate::config::{Fsync, LogConfig};
 
 /// Lines waiting for the writer before new ones are dropped.
 const QUEUE_LINES: usize = 64 * 1024;
@@ -28,7 +39,7 @@ const QUEUE_LINES: usize = 64 * 1024;
 #[derive(Debug)]
 pub struct EventLog {
     /// `None` once closed; a read lock per line is uncontended in practice.
-    tx: RwLock<Option<mpsc::Sender<Vec<u8>>>>,
+    tx: RwLock<Option<mpsc::Sender<Bytes>>>,
     counters: Arc<LogCounters>,
     writer: Mutex<Option<JoinHandle<()>>>,
     path: PathBuf,
@@ -39,77 +50,40 @@ pub struct EventLog {
 pub struct LogCounters {
     /// Lines written to the file.
     pub written: AtomicU64,
-    /// Lines dropped because the queue was full.
+    /// Lines dropped: queue full, or the file could not be written.
     pub dropped: AtomicU64,
-    /// Write errors (disk full, file gone).
+    /// Failed attempts to open or write the file.
     pub errors: AtomicU64,
-}
-
-#[derive(Serialize)]
-struct DecisionLine<'a> {
-    #[serde(rename = "type")]
-    tag: &'static str,
-    #[serde(flatten)]
-    decision: &'a Decision,
-    /// Only written when false: permissive mode logged but did not send it.
-    #[serde(skip_serializing_if = "std::ops::Not::not")]
-    permissive: bool,
+    /// Files rotated.
+    pub rotations: AtomicU64,
+    /// Torn last lines removed.
+    pub repaired: AtomicU64,
 }
 
 impl EventLog {
-    /// Opens (creating 0600, in a 0700 directory if missing) and starts the writer.
-    pub fn open(path: &Path) -> io::Result<EventLog> {
-        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-            DirBuilder::new().recursive(true).mode(0o700).create(dir)?;
-        }
-        let file = OpenOptions::new()
-            .create(true)
-            .append(true)
-            .mode(0o600)
-            .open(path)?;
-        let (tx, mut rx) = mpsc::channel::<Vec<u8>>(QUEUE_LINES);
+    /// Starts the writer for `path`. Never fails: a log that cannot be
+    /// opened now is reported and retried on every batch.
+    pub fn open(path: &Path, config: &LogConfig) -> EventLog {
+        let (tx, rx) = mpsc::channel::<Bytes>(QUEUE_LINES);
         let counters = Arc::new(LogCounters::default());
-        let thread_counters = counters.clone();
-        let log_path = path.to_path_buf();
-        let writer = std::thread::Builder::new()
+        let mut writer = Writer {
+            path: path.to_path_buf(),
+            config: config.clone(),
+            counters: counters.clone(),
+            file: None,
+            size: 0,
+            failing: false,
+        };
+        let handle = std::thread::Builder::new()
             .name("hookd-log".into())
-            .spawn(move || {
-                let mut out = BufWriter::with_capacity(64 * 1024, file);
-                let mut failing = false;
-                while let Some(line) = rx.blocking_recv() {
-                    let mut batch = vec![line];
-                    while let Ok(more) = rx.try_recv() {
-                        batch.push(more);
-                    }
-                    let result = batch
-                        .iter()
-                        .try_for_each(|l| out.write_all(l))
-                        .and_then(|()| out.flush());
-                    match result {
-                        Ok(()) => {
-                            failing = false;
-                            thread_counters
-                                .written
-                                .fetch_add(batch.len() as u64, Ordering::Relaxed);
-                        }
-                        Err(e) => {
-                            thread_counters.errors.fetch_add(1, Ordering::Relaxed);
-                            if !failing {
-                                tracing::error!(path = %log_path.display(), error = %e, "event log write failed; decisions go on");
-                            }
-                            failing = true;
-                        }
-                    }
-                }
-                let _ = out.flush();
-                let _ = out.get_ref().sync_all();
-            })?;
-        Ok(EventLog {
+            .spawn(move || writer.run(rx))
+            .expect("spawning the log writer thread");
+        EventLog {
             tx: RwLock::new(Some(tx)),
             counters,
-            writer: Mutex::new(Some(writer)),
+            writer: Mutex::new(Some(handle)),
             path: path.to_path_buf(),
-        })
+        }
     }
 
     /// The log file.
@@ -122,30 +96,8 @@ impl EventLog {
         &self.counters
     }
 
-    /// Records an event.
-    pub fn event(&self, event: &Event) {
-        self.push(&event.record());
-    }
-
-    /// Records a decision; `enforced` is false when permissive mode kept it
-    /// from Claude Code.
-    pub fn decision(&self, decision: &Decision, enforced: bool) {
-        self.push(&DecisionLine {
-            tag: "decision",
-            decision,
-            permissive: !enforced,
-        });
-    }
-
-    fn push(&self, record: &impl Serialize) {
-        let mut line = match serde_json::to_vec(record) {
-            Ok(line) => line,
-            Err(e) => {
-                tracing::error!(error = %e, "could not serialize a log record");
-                return;
-            }
-        };
-        line.push(b'\n');
+    /// Queues one line (which must end with `\n`). Never blocks.
+    pub fn push(&self, line: Bytes) {
         let tx = self.tx.read().unwrap_or_else(|e| e.into_inner());
         let Some(tx) = tx.as_ref() else { return };
         if tx.try_send(line).is_err() {
@@ -167,5 +119,246 @@ impl EventLog {
 impl Drop for EventLog {
     fn drop(&mut self) {
         self.close();
+    }
+}
+
+struct Writer {
+    path: PathBuf,
+    config: LogConfig,
+    counters: Arc<LogCounters>,
+    file: Option<BufWriter<File>>,
+    size: u64,
+    /// In a failure streak: report once, not per batch.
+    failing: bool,
+}
+
+impl Writer {
+    fn run(&mut self, mut rx: mpsc::Receiver<Bytes>) {
+        let mut batch = Vec::with_capacity(256);
+        while let Some(line) = rx.blocking_recv() {
+            batch.push(line);
+            while batch.len() < 4096 {
+                match rx.try_recv() {
+                    Ok(line) => batch.push(line),
+                    Err(_) => break,
+                }
+            }
+            match self.write_batch(&batch) {
+                Ok(()) => {
+                    self.counters
+                        .written
+                        .fetch_add(batch.len() as u64, Ordering::Relaxed);
+                    if self.failing {
+                        tracing::info!(path = %self.path.display(), "event log writable again");
+                    }
+                    self.failing = false;
+                }
+                Err(e) => {
+                    self.counters.errors.fetch_add(1, Ordering::Relaxed);
+                    self.counters
+                        .dropped
+                        .fetch_add(batch.len() as u64, Ordering::Relaxed);
+                    if !self.failing {
+                        tracing::error!(path = %self.path.display(), error = %e, "event log write failed; decisions go on, lines are dropped until it recovers");
+                    }
+                    self.failing = true;
+                    // Reopen (and repair) on the next batch.
+                    self.file = None;
+                }
+            }
+            batch.clear();
+        }
+        if let Some(mut file) = self.file.take() {
+            let _ = file.flush();
+            let _ = file.get_ref().sync_all();
+        }
+    }
+
+    fn write_batch(&mut self, batch: &[Bytes]) -> io::Result<()> {
+        for line in batch {
+            if self.file.is_none() {
+                self.open()?;
+            }
+            let rotate_at = self.config.max_bytes;
+            if rotate_at > 0 && self.size > 0 && self.size + line.len() as u64 > rotate_at {
+                self.rotate()?;
+            }
+            let file = self.file.as_mut().expect("opened above");
+            file.write_all(line)?;
+            self.size += line.len() as u64;
+        }
+        if let Some(file) = self.file.as_mut() {
+            file.flush()?;
+            if self.config.fsync == Fsync::Always {
+                file.get_ref().sync_data()?;
+            }
+        }
+        Ok(())
+    }
+
+    fn open(&mut self) -> io::Result<()> {
+        if let Some(dir) = self.path.parent().filter(|d| !d.as_os_str().is_empty()) {
+            DirBuilder::new().recursive(true).mode(0o700).create(dir)?;
+        }
+        let mut file = OpenOptions::new()
+            .create(true)
+            .read(true)
+            .append(true)
+            .mode(0o600)
+            .open(&self.path)?;
+        if repair_torn_tail(&mut file)? {
+            self.counters.repaired.fetch_add(1, Ordering::Relaxed);
+            tracing::warn!(path = %self.path.display(), "removed a torn last line (an earlier crash mid-write)");
+        }
+        self.size = file.metadata()?.len();
+        self.file = Some(BufWriter::with_capacity(64 * 1024, file));
+        Ok(())
+    }
+
+    fn rotate(&mut self) -> io::Result<()> {
+        if let Some(mut file) = self.file.take() {
+            file.flush()?;
+            file.get_ref().sync_all()?;
+        }
+        let keep = self.config.keep;
+        let numbered = |n: u32| {
+            let mut p = self.path.clone().into_os_string();
+            p.push(format!(".{n}"));
+            PathBuf::from(p)
+        };
+        if keep == 0 {
+            fs::remove_file(&self.path)?;
+        } else {
+            let _ = fs::remove_file(numbered(keep));
+            for n in (1..keep).rev() {
+                match fs::rename(numbered(n), numbered(n + 1)) {
+                    Err(e) if e.kind() != io::ErrorKind::NotFound => return Err(e),
+                    _ => {}
+                }
+            }
+            fs::rename(&self.path, numbered(1))?;
+        }
+        self.counters.rotations.fetch_add(1, Ordering::Relaxed);
+        self.open()
+    }
+}
+
+/// Truncates a last line that has no `\n`. Returns whether it did.
+pub fn repair_torn_tail(file: &mut File) -> io::Result<bool> {
+    let len = file.metadata()?.len();
+    if len == 0 {
+        return Ok(false);
+    }
+    let mut last = [0u8; 1];
+    file.seek(SeekFrom::Start(len - 1))?;
+    file.read_exact(&mut last)?;
+    if last[0] == b'\n' {
+        return Ok(false);
+    }
+    // Scan back in chunks for the previous newline.
+    let mut end = len;
+    let mut keep = 0;
+    let mut chunk = vec![0u8; 64 * 1024];
+    while end > 0 {
+        let start = end.saturating_sub(chunk.len() as u64);
+        let n = (end - start) as usize;
+        file.seek(SeekFrom::Start(start))?;
+        file.read_exact(&mut chunk[..n])?;
+        if let Some(pos) = chunk[..n].iter().rposition(|&b| b == b'\n') {
+            keep = start + pos as u64 + 1;
+            break;
+        }
+        end = start;
+    }
+    file.set_len(keep)?;
+    Ok(true)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn wait_written(log: &EventLog, n: u64) {
+        for _ in 0..500 {
+            if log.counters().written.load(Ordering::Relaxed) >= n {
+                return;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
+        panic!("log wrote {:?}", log.counters());
+    }
+
+    #[test]
+    fn repairs_a_torn_tail_at_open() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("events.jsonl");
+        fs::write(&path, "{\"a\":1}\n{\"b\":2}\n{\"torn\":").unwrap();
+        let log = EventLog::open(&path, &LogConfig::default());
+        log.push(Bytes::from_static(b"{\"c\":3}\n"));
+        log.close();
+        assert_eq!(
+            fs::read_to_string(&path).unwrap(),
+            "{\"a\":1}\n{\"b\":2}\n{\"c\":3}\n"
+        );
+        assert_eq!(log.counters().repaired.load(Ordering::Relaxed), 1);
+
+        fs::write(&path, "no newline at all").unwrap();
+        let mut f = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .open(&path)
+            .unwrap();
+        assert!(repair_torn_tail(&mut f).unwrap());
+        assert_eq!(fs::read(&path).unwrap(), b"");
+    }
+
+    #[test]
+    fn rotates_by_size_keeping_n_files() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("events.jsonl");
+        let config = LogConfig {
+            max_bytes: 20,
+            keep: 2,
+            ..LogConfig::default()
+        };
+        let log = EventLog::open(&path, &config);
+        for i in 0..7 {
+            log.push(Bytes::from(format!("{{\"line\":{i:04}}}\n"))); // 14 bytes
+        }
+        log.close();
+        assert_eq!(fs::read_to_string(&path).unwrap(), "{\"line\":0006}\n");
+        assert_eq!(
+            fs::read_to_string(dir.path().join("events.jsonl.1")).unwrap(),
+            "{\"line\":0005}\n"
+        );
+        assert_eq!(
+            fs::read_to_string(dir.path().join("events.jsonl.2")).unwrap(),
+            "{\"line\":0004}\n"
+        );
+        assert!(!dir.path().join("events.jsonl.3").exists());
+        assert_eq!(log.counters().rotations.load(Ordering::Relaxed), 6);
+    }
+
+    #[test]
+    fn an_unwritable_log_counts_errors_and_recovers() {
+        let dir = tempfile::tempdir().unwrap();
+        // A file where the log's directory should be: every open fails.
+        let blocker = dir.path().join("state");
+        fs::write(&blocker, "").unwrap();
+        let path = blocker.join("events.jsonl");
+        let log = EventLog::open(&path, &LogConfig::default());
+        log.push(Bytes::from_static(b"{}\n"));
+        for _ in 0..500 {
+            if log.counters().errors.load(Ordering::Relaxed) > 0 {
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
+        assert!(log.counters().errors.load(Ordering::Relaxed) > 0);
+        fs::remove_file(&blocker).unwrap();
+        log.push(Bytes::from_static(b"{\"after\":1}\n"));
+        wait_written(&log, 1);
+        log.close();
+        assert_eq!(fs::read_to_string(&path).unwrap(), "{\"after\":1}\n");
     }
 }

@@ -4,6 +4,7 @@
 //! - [`connection`]: one peer (forwarder exchange or long-lived session);
 //! - [`hook`]: one hook → answer, under the deadline ladder;
 //! - [`controller`]: the rules generation and judgements;
+//! - [`hub`]: the pending table and the subscribers;
 //! - [`log`]: the JSONL event log, written off the hot path.
 //!
 //! Shutdown (SIGTERM/SIGINT): stop accepting, answer in-flight hooks with
@@ -13,12 +14,14 @@
 pub mod connection;
 pub mod controller;
 pub mod hook;
+pub mod hub;
 pub mod log;
 pub mod socket;
 
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use anyhow::Context;
 use tokio::net::UnixListener;
@@ -26,8 +29,10 @@ use tokio::sync::Semaphore;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
+use crate::redact::Redactor;
 use crate::rules::RuleSet;
 use controller::Controller;
+use hub::Hub;
 use log::EventLog;
 
 /// At most this many connections are served at once; more wait in the
@@ -54,7 +59,7 @@ pub enum RulesSource {
 
 /// `hookd serve` configuration.
 #[derive(Debug, Clone)]
-pub struct Config {
+pub struct ServeOptions {
     /// The socket path.
     pub socket: PathBuf,
     /// The rules.
@@ -68,6 +73,25 @@ pub struct Config {
     pub permissive: bool,
     /// Frame size cap in bytes.
     pub max_frame: usize,
+    /// The configuration file's contents (defaults when there is none).
+    pub config: crate::config::Config,
+}
+
+/// Counters for `status`.
+#[derive(Debug, Default)]
+pub struct Stats {
+    /// Hooks received.
+    pub events: AtomicU64,
+    /// Decisions sent.
+    pub decisions: AtomicU64,
+    /// Decisions made by socket clients.
+    pub client_decisions: AtomicU64,
+    /// Pending events that reached their timeout or deadline.
+    pub timeouts: AtomicU64,
+    /// Decisions that were a fallback (timeout, no client, shutdown).
+    pub fallbacks: AtomicU64,
+    /// Peers refused for running as another user.
+    pub refused_peers: AtomicU64,
 }
 
 /// State shared by every connection.
@@ -85,6 +109,58 @@ pub struct Shared {
     pub uid: u32,
     /// Reloaded on SIGHUP.
     pub rules: RulesSource,
+    /// Pending table and subscribers.
+    pub hub: Hub,
+    /// The configuration file's contents.
+    pub config: crate::config::Config,
+    /// Applied to inputs before they reach the log.
+    pub redactor: Redactor,
+    /// Counters.
+    pub stats: Stats,
+    /// When the daemon started.
+    pub started: Instant,
+    /// The socket path.
+    pub socket: PathBuf,
+}
+
+impl Shared {
+    /// The `status` result.
+    pub fn status(&self) -> serde_json::Value {
+        let rules = self.controller.rules();
+        let log = self.log.counters();
+        let n = |c: &AtomicU64| c.load(Ordering::Relaxed);
+        serde_json::json!({
+            "version": env!("CARGO_PKG_VERSION"),
+            "protocol": crate::protocol::VERSION,
+            "pid": std::process::id(),
+            "uptime_s": self.started.elapsed().as_secs_f64(),
+            "socket": self.socket,
+            "log": self.log.path(),
+            "rules": {
+                "generation": rules.generation(),
+                "count": rules.len(),
+                "source": match &self.rules {
+                    RulesSource::File(path) => path.display().to_string(),
+                    RulesSource::Defaults => "defaults".to_string(),
+                },
+            },
+            "counters": {
+                "events": n(&self.stats.events),
+                "decisions": n(&self.stats.decisions),
+                "client_decisions": n(&self.stats.client_decisions),
+                "timeouts": n(&self.stats.timeouts),
+                "fallbacks": n(&self.stats.fallbacks),
+                "pending": self.hub.pending_count(),
+                "subscribers": self.hub.subscriber_count(),
+                "lagged_dropped": self.hub.lagged_dropped(),
+                "refused_peers": n(&self.stats.refused_peers),
+                "log_written": n(&log.written),
+                "log_dropped": n(&log.dropped),
+                "log_errors": n(&log.errors),
+                "log_rotations": n(&log.rotations),
+            },
+        })
+    }
 }
 
 /// Loads the rules named by `source`.
@@ -96,8 +172,9 @@ pub fn load_rules(source: &RulesSource) -> anyhow::Result<RuleSet> {
 }
 
 /// Runs the daemon until SIGTERM/SIGINT. Errors are start-up failures.
-pub fn run(config: Config) -> anyhow::Result<()> {
+pub fn run(config: ServeOptions) -> anyhow::Result<()> {
     let rules = load_rules(&config.rules)?;
+    let redactor = config.config.redactor()?;
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .thread_name("hookd")
@@ -106,8 +183,7 @@ pub fn run(config: Config) -> anyhow::Result<()> {
         .context("starting the async runtime")?;
     runtime.block_on(async move {
         let bound = socket::bind(&config.socket)?;
-        let log = EventLog::open(&config.log)
-            .with_context(|| format!("opening event log {}", config.log.display()))?;
+        let log = EventLog::open(&config.log, &config.config.log);
         let shared = Arc::new(Shared {
             controller: Controller::new(rules, config.permissive),
             log,
@@ -115,6 +191,12 @@ pub fn run(config: Config) -> anyhow::Result<()> {
             max_frame: config.max_frame,
             uid: nix::unistd::geteuid().as_raw(),
             rules: config.rules.clone(),
+            hub: Hub::default(),
+            config: config.config.clone(),
+            redactor,
+            stats: Stats::default(),
+            started: Instant::now(),
+            socket: config.socket.clone(),
         });
         bound.listener.set_nonblocking(true)?;
         let listener = UnixListener::from_std(bound.listener.try_clone()?)?;

@@ -85,6 +85,20 @@ impl<T: Serialize> Encoder<&T> for FrameCodec {
     }
 }
 
+/// A frame already encoded, `\n` included (pushed frames are serialized once
+/// and shared by every subscriber).
+#[derive(Debug, Clone)]
+pub struct RawFrame(pub bytes::Bytes);
+
+impl Encoder<RawFrame> for FrameCodec {
+    type Error = FrameError;
+
+    fn encode(&mut self, item: RawFrame, dst: &mut BytesMut) -> Result<(), FrameError> {
+        dst.extend_from_slice(&item.0);
+        Ok(())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -17,6 +17,9 @@ use std::fmt;
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
+use uuid::Uuid;
+
+use crate::decision::Verdict;
 
 /// The protocol version this build speaks.
 pub const VERSION: u32 = 1;
@@ -53,6 +56,88 @@ pub enum Request {
     Hook(HookRequest),
     /// Opens a long-lived connection (clients, adapters).
     Hello(Hello),
+    /// Client: receive `event` / `decision` frames matching a filter.
+    Subscribe(Subscribe),
+    /// Client: stop receiving pushed frames.
+    Unsubscribe(ReqOnly),
+    /// Client: list the decision points waiting for a decision now.
+    Pending(ReqOnly),
+    /// Client: decide a pending event.
+    Decide(Decide),
+    /// Client: daemon version, uptime, rules generation, counters.
+    Status(ReqOnly),
+}
+
+impl Request {
+    /// The `req` id of a client request, if this is one.
+    pub fn req(&self) -> Option<&str> {
+        match self {
+            Request::Hook(_) | Request::Hello(_) => None,
+            Request::Subscribe(s) => Some(&s.req),
+            Request::Unsubscribe(r) | Request::Pending(r) | Request::Status(r) => Some(&r.req),
+            Request::Decide(d) => Some(&d.req),
+        }
+    }
+}
+
+/// A client request with nothing but its id.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ReqOnly {
+    /// Chosen by the client, echoed in the reply.
+    pub req: String,
+}
+
+/// `subscribe`: what the client wants pushed. Replaces any earlier subscription.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Subscribe {
+    /// Chosen by the client, echoed in the reply.
+    pub req: String,
+    /// Which events; empty matches everything.
+    #[serde(default)]
+    pub filter: Filter,
+    /// Redact secrets in pushed event inputs, as the log does.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub redact: bool,
+}
+
+/// Which events a subscriber receives. Every given field must match.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Filter {
+    /// Event kinds (`hook_event_name`), any of.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub kinds: Vec<String>,
+    /// Session ids, any of.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub sessions: Vec<String>,
+    /// Tool names, any of.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tools: Vec<String>,
+    /// Only decision points (no observe-only events).
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub decision_points: bool,
+    /// Only events waiting for a client's decision (implies decision points).
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub pending_only: bool,
+}
+
+/// `decide`: a client's decision on a pending event.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Decide {
+    /// Chosen by the client, echoed in the reply.
+    pub req: String,
+    /// The pending event.
+    pub event_id: Uuid,
+    /// The verdict.
+    pub verdict: Verdict,
+    /// Shown to the model (deny) or the user (ask).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    /// Replacement tool input (PreToolUse, PermissionRequest).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub updated_input: Option<Value>,
+    /// Text added to Claude's context, where the event allows it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub additional_context: Option<String>,
 }
 
 /// A message the daemon sends to a peer.
@@ -65,6 +150,48 @@ pub enum Reply {
     Welcome(Welcome),
     /// Something was wrong; see [`ErrorCode`].
     Error(ErrorFrame),
+    /// A client request succeeded.
+    Ok(OkFrame),
+    /// Pushed to subscribers: an event was received.
+    Event(EventPush),
+    /// Pushed to subscribers: an event was decided.
+    Decision(DecisionPush),
+    /// Pushed to a subscriber whose queue overflowed: frames were dropped.
+    Lagged(Lagged),
+}
+
+/// `ok`: a client request succeeded.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct OkFrame {
+    /// The request's id.
+    pub req: String,
+    /// The request's result (`pending`: a list, `status`: an object), if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub result: Option<Value>,
+}
+
+/// `event`: pushed to subscribers.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct EventPush {
+    /// Waiting for a client's `decide`.
+    pub pending: bool,
+    /// The event record, as in the log.
+    pub event: Value,
+}
+
+/// `decision`: pushed to subscribers.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct DecisionPush {
+    /// The decision record, as in the log.
+    pub decision: Value,
+}
+
+/// `lagged`: this many pushed frames were dropped because the client read
+/// too slowly.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Lagged {
+    /// Frames dropped since the last `lagged`.
+    pub dropped: u64,
 }
 
 /// `hook`: one hook invocation, relayed verbatim.
@@ -148,9 +275,12 @@ pub struct ErrorFrame {
     pub code: ErrorCode,
     /// For humans; names what was wrong.
     pub message: String,
-    /// The request id this answers, when there is one.
+    /// The hook id this answers, when there is one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub id: Option<String>,
+    /// The client request this answers, when there is one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub req: Option<String>,
 }
 
 /// Stable error codes. New codes may be added in a minor revision; peers
@@ -174,6 +304,13 @@ pub enum ErrorCode {
     ShuttingDown,
     /// A bug or an unforeseen failure in the daemon.
     Internal,
+    /// A well-formed request that cannot be carried out as asked (e.g. a
+    /// verdict the event does not support).
+    InvalidRequest,
+    /// No such pending event.
+    NotFound,
+    /// The event was already decided; the message says by whom.
+    AlreadyDecided,
 }
 
 impl ErrorCode {
@@ -188,6 +325,9 @@ impl ErrorCode {
             ErrorCode::PermissionDenied => "permission_denied",
             ErrorCode::ShuttingDown => "shutting_down",
             ErrorCode::Internal => "internal",
+            ErrorCode::InvalidRequest => "invalid_request",
+            ErrorCode::NotFound => "not_found",
+            ErrorCode::AlreadyDecided => "already_decided",
         }
     }
 }
@@ -205,8 +345,56 @@ impl Reply {
             code,
             message: message.into(),
             id,
+            req: None,
         })
     }
+
+    /// An `error` frame answering client request `req`.
+    pub fn request_error(req: &str, code: ErrorCode, message: impl Into<String>) -> Reply {
+        Reply::Error(ErrorFrame {
+            code,
+            message: message.into(),
+            id: None,
+            req: Some(req.to_string()),
+        })
+    }
+
+    /// An `ok` frame answering client request `req`.
+    pub fn ok(req: &str, result: Option<Value>) -> Reply {
+        Reply::Ok(OkFrame {
+            req: req.to_string(),
+            result,
+        })
+    }
+}
+
+/// Builds a pushed `event` or `decision` frame around an already serialized
+/// record, so one serialization serves the log and every subscriber.
+pub fn push_frame(kind: PushKind, record_json: &[u8]) -> bytes::Bytes {
+    let mut frame = Vec::with_capacity(record_json.len() + 48);
+    match kind {
+        PushKind::Event { pending } => {
+            frame.extend_from_slice(br#"{"type":"event","pending":"#);
+            frame.extend_from_slice(if pending { b"true" } else { b"false" });
+            frame.extend_from_slice(br#","event":"#);
+        }
+        PushKind::Decision => frame.extend_from_slice(br#"{"type":"decision","decision":"#),
+    }
+    frame.extend_from_slice(record_json);
+    frame.extend_from_slice(b"}\n");
+    frame.into()
+}
+
+/// Which pushed frame [`push_frame`] builds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PushKind {
+    /// `event`, waiting for a client or not.
+    Event {
+        /// Waiting for a client's `decide`.
+        pending: bool,
+    },
+    /// `decision`.
+    Decision,
 }
 
 /// Why a line could not be read as a [`Request`].

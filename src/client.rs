@@ -1,0 +1,150 @@
+//! A small blocking client of the daemon's protocol, used by `hookd pending`,
+//! `hookd decide` and `hookd status` (and usable from other Rust programs).
+
+use std::io::{BufRead, BufReader, Write};
+use std::os::unix::net::UnixStream;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use serde_json::Value;
+use uuid::Uuid;
+
+use crate::decision::Verdict;
+use crate::protocol::{Decide, ErrorFrame, Hello, Reply, ReqOnly, Request, Role, VERSION};
+
+/// What went wrong talking to the daemon.
+#[derive(Debug, thiserror::Error)]
+pub enum ClientError {
+    /// No daemon at the socket.
+    #[error(
+        "cannot reach hookd at {path}: {source} (is `hookd serve` running? is HOOKD_SOCKET right?)"
+    )]
+    Connect {
+        /// The socket.
+        path: PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// The daemon refused the request.
+    #[error("hookd refused: {} ({})", .0.message, .0.code)]
+    Refused(ErrorFrame),
+    /// The connection failed or the daemon sent something unexpected.
+    #[error("talking to hookd: {0}")]
+    Protocol(String),
+}
+
+/// A connected, welcomed client.
+pub struct Client {
+    reader: BufReader<UnixStream>,
+    writer: UnixStream,
+    next_req: u64,
+}
+
+impl Client {
+    /// Connects to `socket` and says hello as `name`.
+    pub fn connect(socket: &Path, name: &str) -> Result<Client, ClientError> {
+        let stream = UnixStream::connect(socket).map_err(|source| ClientError::Connect {
+            path: socket.to_path_buf(),
+            source,
+        })?;
+        let io = |e: std::io::Error| ClientError::Protocol(e.to_string());
+        stream
+            .set_read_timeout(Some(Duration::from_secs(30)))
+            .map_err(io)?;
+        let mut client = Client {
+            writer: stream.try_clone().map_err(io)?,
+            reader: BufReader::new(stream),
+            next_req: 1,
+        };
+        client.send(&Request::Hello(Hello {
+            v: VERSION,
+            role: Role::Client,
+            name: name.to_string(),
+        }))?;
+        match client.recv()? {
+            Reply::Welcome(_) => Ok(client),
+            Reply::Error(e) => Err(ClientError::Refused(e)),
+            other => Err(ClientError::Protocol(format!(
+                "expected welcome, got {other:?}"
+            ))),
+        }
+    }
+
+    fn send(&mut self, request: &Request) -> Result<(), ClientError> {
+        let mut line = serde_json::to_vec(request).expect("requests serialize");
+        line.push(b'\n');
+        self.writer
+            .write_all(&line)
+            .map_err(|e| ClientError::Protocol(e.to_string()))
+    }
+
+    /// Reads the next frame.
+    pub fn recv(&mut self) -> Result<Reply, ClientError> {
+        let mut line = String::new();
+        match self.reader.read_line(&mut line) {
+            Ok(0) => Err(ClientError::Protocol("hookd closed the connection".into())),
+            Ok(_) => serde_json::from_str(&line)
+                .map_err(|e| ClientError::Protocol(format!("bad frame from hookd: {e}"))),
+            Err(e) => Err(ClientError::Protocol(e.to_string())),
+        }
+    }
+
+    fn req(&mut self) -> String {
+        let req = self.next_req.to_string();
+        self.next_req += 1;
+        req
+    }
+
+    /// Sends a request and waits for its `ok` (skipping pushed frames).
+    fn call(&mut self, request: Request) -> Result<Option<Value>, ClientError> {
+        let req = request.req().expect("client requests have ids").to_string();
+        self.send(&request)?;
+        loop {
+            match self.recv()? {
+                Reply::Ok(ok) if ok.req == req => return Ok(ok.result),
+                Reply::Error(e) if e.req.as_deref() == Some(req.as_str()) || e.req.is_none() => {
+                    return Err(ClientError::Refused(e))
+                }
+                _ => continue,
+            }
+        }
+    }
+
+    /// `status`.
+    pub fn status(&mut self) -> Result<Value, ClientError> {
+        let req = self.req();
+        Ok(self
+            .call(Request::Status(ReqOnly { req }))?
+            .unwrap_or(Value::Null))
+    }
+
+    /// `pending`.
+    pub fn pending(&mut self) -> Result<Vec<Value>, ClientError> {
+        let req = self.req();
+        match self.call(Request::Pending(ReqOnly { req }))? {
+            Some(Value::Array(list)) => Ok(list),
+            other => Err(ClientError::Protocol(format!(
+                "pending: expected a list, got {other:?}"
+            ))),
+        }
+    }
+
+    /// `decide`.
+    pub fn decide(
+        &mut self,
+        event_id: Uuid,
+        verdict: Verdict,
+        reason: Option<String>,
+    ) -> Result<(), ClientError> {
+        let req = self.req();
+        self.call(Request::Decide(Decide {
+            req,
+            event_id,
+            verdict,
+            reason,
+            updated_input: None,
+            additional_context: None,
+        }))
+        .map(|_| ())
+    }
+}

@@ -1,0 +1,266 @@
+//! The daemon's configuration file (`$XDG_CONFIG_HOME/hookd/config.toml` or
+//! `hookd serve --config FILE`): how long decision points wait for clients,
+//! the log's rotation and fsync policy, redaction. Rules live in their own
+//! file; this one is read once at start.
+//!
+//! ```toml
+//! [decisions]
+//! route_undecided = false   # also hold decision points no rule decides for clients
+//! timeout = 60              # seconds a pending decision waits, or "never"
+//! [decisions.timeouts]      # per event kind
+//! PermissionRequest = "never"
+//! Stop = 10
+//!
+//! [log]
+//! max_bytes = 67108864      # rotate past this size (0: never rotate)
+//! keep = 5                  # rotated files kept: events.jsonl.1 … .5
+//! fsync = "rotate"          # "rotate" (at rotation and shutdown) or "always" (every batch)
+//!
+//! [redact]
+//! defaults = true           # the built-in patterns (API keys, tokens, private keys, password=)
+//! patterns = ["corp-[0-9]{6}"]
+//! ```
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::time::Duration;
+
+use serde::{Deserialize, Deserializer};
+
+use crate::claude::HookEventKind;
+use crate::redact::Redactor;
+
+/// The whole file.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Config {
+    /// `[decisions]`.
+    #[serde(default)]
+    pub decisions: Decisions,
+    /// `[log]`.
+    #[serde(default)]
+    pub log: LogConfig,
+    /// `[redact]`.
+    #[serde(default)]
+    pub redact: RedactConfig,
+}
+
+/// How long a pending decision may wait.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Timeout {
+    /// At most this long (and never past the forwarder's deadline).
+    After(Duration),
+    /// Until decided, bounded only by the forwarder's deadline.
+    Never,
+}
+
+impl<'de> Deserialize<'de> for Timeout {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Timeout, D::Error> {
+        #[derive(Deserialize)]
+        #[serde(untagged)]
+        enum Raw {
+            Secs(f64),
+            Word(String),
+        }
+        match Raw::deserialize(d)? {
+            Raw::Secs(s) if s.is_finite() && s >= 0.0 => {
+                Ok(Timeout::After(Duration::from_secs_f64(s)))
+            }
+            Raw::Word(w) if w == "never" => Ok(Timeout::Never),
+            _ => Err(serde::de::Error::custom(
+                "expected a number of seconds (>= 0) or \"never\"",
+            )),
+        }
+    }
+}
+
+/// `[decisions]`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Decisions {
+    /// Hold decision points that no rule decides for clients too (not only `ask`).
+    #[serde(default)]
+    pub route_undecided: bool,
+    /// Default wait for a client's decision.
+    #[serde(default = "default_timeout")]
+    pub timeout: Timeout,
+    /// Per-kind overrides, by `hook_event_name`.
+    #[serde(default)]
+    pub timeouts: BTreeMap<String, Timeout>,
+}
+
+fn default_timeout() -> Timeout {
+    Timeout::After(Duration::from_secs(60))
+}
+
+impl Default for Decisions {
+    fn default() -> Decisions {
+        Decisions {
+            route_undecided: false,
+            timeout: default_timeout(),
+            timeouts: BTreeMap::new(),
+        }
+    }
+}
+
+impl Decisions {
+    /// The wait for an event named `kind`.
+    pub fn timeout_for(&self, kind: &str) -> Timeout {
+        self.timeouts.get(kind).copied().unwrap_or(self.timeout)
+    }
+}
+
+/// When the log writer calls fsync.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Fsync {
+    /// At rotation and at shutdown; otherwise every batch is flushed to the
+    /// OS (survives a daemon crash, not a power loss).
+    #[default]
+    Rotate,
+    /// After every batch of lines (survives a power loss; costs a disk sync
+    /// per batch, never on a hook's path).
+    Always,
+}
+
+/// `[log]`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LogConfig {
+    /// Rotate when the file would grow past this many bytes; 0 never rotates.
+    #[serde(default = "default_max_bytes")]
+    pub max_bytes: u64,
+    /// Rotated files to keep.
+    #[serde(default = "default_keep")]
+    pub keep: u32,
+    /// See [`Fsync`].
+    #[serde(default)]
+    pub fsync: Fsync,
+}
+
+fn default_max_bytes() -> u64 {
+    64 * 1024 * 1024
+}
+
+fn default_keep() -> u32 {
+    5
+}
+
+impl Default for LogConfig {
+    fn default() -> LogConfig {
+        LogConfig {
+            max_bytes: default_max_bytes(),
+            keep: default_keep(),
+            fsync: Fsync::default(),
+        }
+    }
+}
+
+/// `[redact]`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RedactConfig {
+    /// Use the built-in patterns.
+    #[serde(default = "yes")]
+    pub defaults: bool,
+    /// Extra regexes; a named group `secret` limits what is replaced.
+    #[serde(default)]
+    pub patterns: Vec<String>,
+}
+
+fn yes() -> bool {
+    true
+}
+
+impl Default for RedactConfig {
+    fn default() -> RedactConfig {
+        RedactConfig {
+            defaults: true,
+            patterns: Vec::new(),
+        }
+    }
+}
+
+impl Config {
+    /// Parses `text`; `origin` names the file in errors.
+    pub fn parse(text: &str, origin: &Path) -> anyhow::Result<Config> {
+        let config: Config = toml::from_str(text)
+            .map_err(|e| anyhow::anyhow!("{}: {}", origin.display(), e.to_string().trim_end()))?;
+        for kind in config.decisions.timeouts.keys() {
+            if HookEventKind::from_name(kind) == HookEventKind::Unknown {
+                anyhow::bail!(
+                    "{}: [decisions.timeouts]: `{kind}` is not a Claude Code hook event",
+                    origin.display()
+                );
+            }
+        }
+        config
+            .redactor()
+            .map_err(|e| anyhow::anyhow!("{}: [redact]: {e}", origin.display()))?;
+        Ok(config)
+    }
+
+    /// Reads and parses a file.
+    pub fn load(path: &Path) -> anyhow::Result<Config> {
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| anyhow::anyhow!("reading config {}: {e}", path.display()))?;
+        Config::parse(&text, path)
+    }
+
+    /// The redactor this config describes.
+    pub fn redactor(&self) -> Result<Redactor, crate::redact::PatternError> {
+        Redactor::new(self.redact.defaults, &self.redact.patterns)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_the_documented_example_and_defaults() {
+        let text = "[decisions]\nroute_undecided = true\ntimeout = 1.5\n[decisions.timeouts]\nPermissionRequest = \"never\"\nStop = 10\n[log]\nmax_bytes = 100\nkeep = 2\nfsync = \"always\"\n[redact]\npatterns = [\"x-[0-9]+\"]\n";
+        let c = Config::parse(text, Path::new("c.toml")).unwrap();
+        assert!(c.decisions.route_undecided);
+        assert_eq!(
+            c.decisions.timeout_for("PreToolUse"),
+            Timeout::After(Duration::from_millis(1500))
+        );
+        assert_eq!(c.decisions.timeout_for("PermissionRequest"), Timeout::Never);
+        assert_eq!(c.log.keep, 2);
+        assert_eq!(c.log.fsync, Fsync::Always);
+        let d = Config::default();
+        assert_eq!(d.decisions.timeout, Timeout::After(Duration::from_secs(60)));
+        assert_eq!(d.log.max_bytes, 64 * 1024 * 1024);
+    }
+
+    #[test]
+    fn errors_name_the_file_and_place() {
+        let err = Config::parse("[log]\nkeep = \"five\"\n", Path::new("c.toml"))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.starts_with("c.toml: ") && err.contains("line 2"),
+            "{err}"
+        );
+        let err = Config::parse("[decisions]\ntimeout = \"soon\"\n", Path::new("c.toml"))
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("never"), "{err}");
+        let err = Config::parse(
+            "[decisions.timeouts]\nPreToolUze = 3\n",
+            Path::new("c.toml"),
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(err.contains("PreToolUze"), "{err}");
+        let err = Config::parse("[logs]\n", Path::new("c.toml"))
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("logs"), "{err}");
+        let err = Config::parse("[redact]\npatterns = [\"(\"]\n", Path::new("c.toml"))
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("[redact]"), "{err}");
+    }
+}

@@ -1,0 +1,397 @@
+//! `hookd tail`: read (and follow) the event log. Works without a daemon.
+//!
+//! - By default one line per event, printed once its decision is in:
+//!   `time  session  event  tool  summary  → verdict source latency  reason`.
+//!   `--json` prints the raw log lines instead.
+//! - A torn last line (no `\n` yet, or left by a crash) is never printed;
+//!   when following, it is printed once it is complete.
+//! - `--follow` keeps reading and follows rotation: when the path names a
+//!   new file (another inode) or the file shrank, the old one is read to its
+//!   end and the new one from its start.
+//! - `--since ID|TIME`: ids are uuid v7, ordered by time, so an event id, a
+//!   decision id, an RFC 3339 time or an age (`90s`, `10m`, `2h`, `1d`) all
+//!   become a lower bound on the line's id.
+
+use std::collections::HashMap;
+use std::fs::File;
+use std::io::{self, Read, Seek, SeekFrom, Write};
+use std::os::unix::fs::MetadataExt;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use serde_json::Value;
+use uuid::Uuid;
+
+/// What to show.
+#[derive(Debug, Clone, Default)]
+pub struct TailOptions {
+    /// Keep reading as the log grows.
+    pub follow: bool,
+    /// Print raw JSONL.
+    pub json: bool,
+    /// Only this event kind.
+    pub kind: Option<String>,
+    /// Only sessions whose id starts with this.
+    pub session: Option<String>,
+    /// Only this tool.
+    pub tool: Option<String>,
+    /// Only events with a verdict other than `none`.
+    pub decisions: bool,
+    /// Only lines at or after this id (see [`parse_since`]).
+    pub since: Option<Uuid>,
+}
+
+/// Parses `--since`: a uuid, an RFC 3339 time, or an age like `10m`.
+pub fn parse_since(text: &str, now: SystemTime) -> Result<Uuid, String> {
+    if let Ok(id) = Uuid::parse_str(text) {
+        return Ok(id);
+    }
+    let at = if let Some(age) = parse_age(text) {
+        now.checked_sub(age).unwrap_or(UNIX_EPOCH)
+    } else {
+        crate::time::parse_rfc3339(text).ok_or_else(|| {
+            format!("--since: `{text}` is not an event id, an RFC 3339 time (2026-11-22T10:00:00Z) or an age (90s, 10m, 2h, 1d)")
+        })?
+    };
+    // A uuid v7 starts with its 48-bit Unix time in milliseconds, so the
+    // smallest id of that millisecond is the timestamp and zeros.
+    let ms = at
+        .duration_since(UNIX_EPOCH)
+        .unwrap_or_default()
+        .as_millis();
+    Ok(Uuid::from_u128(ms << 80))
+}
+
+fn parse_age(text: &str) -> Option<Duration> {
+    let split = text.find(|c: char| !c.is_ascii_digit())?;
+    let (n, unit) = text.split_at(split);
+    let n: u64 = n.parse().ok()?;
+    let secs = match unit {
+        "s" => n,
+        "m" => n * 60,
+        "h" => n * 3600,
+        "d" => n * 86_400,
+        _ => return None,
+    };
+    Some(Duration::from_secs(secs))
+}
+
+/// Prints the log at `path` to `out` according to `options`.
+pub fn run(path: &Path, options: &TailOptions, out: &mut impl Write) -> io::Result<()> {
+    let mut tail = Tail {
+        options,
+        events: HashMap::new(),
+    };
+    let mut reader = LogReader::open(path)?;
+    loop {
+        while let Some(line) = reader.next_line()? {
+            if let Err(e) = tail.line(&line, out) {
+                return quiet_broken_pipe(e);
+            }
+        }
+        if !options.follow {
+            break;
+        }
+        if let Err(e) = out.flush() {
+            return quiet_broken_pipe(e);
+        }
+        std::thread::sleep(Duration::from_millis(200));
+        reader.check_rotation()?;
+    }
+    if !options.json {
+        // Events still waiting for a decision when the log ends.
+        let mut waiting: Vec<&Value> = tail.events.values().collect();
+        waiting.sort_by(|a, b| a["id"].as_str().cmp(&b["id"].as_str()));
+        for event in waiting {
+            if !options.decisions {
+                if let Err(e) = writeln!(out, "{}", pretty(event, None)) {
+                    return quiet_broken_pipe(e);
+                }
+            }
+        }
+    }
+    out.flush().or_else(quiet_broken_pipe)
+}
+
+fn quiet_broken_pipe(e: io::Error) -> io::Result<()> {
+    if e.kind() == io::ErrorKind::BrokenPipe {
+        Ok(())
+    } else {
+        Err(e)
+    }
+}
+
+struct Tail<'a> {
+    options: &'a TailOptions,
+    /// Matching events whose decision has not been seen yet.
+    events: HashMap<String, Value>,
+}
+
+impl Tail<'_> {
+    fn line(&mut self, line: &[u8], out: &mut impl Write) -> io::Result<()> {
+        let Ok(value) = serde_json::from_slice::<Value>(line) else {
+            return Ok(()); // not ours to judge: skip what does not parse
+        };
+        let o = self.options;
+        match value["type"].as_str() {
+            Some("event") => {
+                if !self.event_matches(&value) || !after(&value["id"], o.since) {
+                    return Ok(());
+                }
+                if o.json && !o.decisions {
+                    out.write_all(line)?;
+                    out.write_all(b"\n")?;
+                }
+                // Cap what is held for unmatched events (a log cut mid-way).
+                if self.events.len() > 100_000 {
+                    self.events.clear();
+                }
+                if let Some(id) = value["id"].as_str() {
+                    self.events.insert(id.to_string(), value);
+                }
+            }
+            Some("decision") => {
+                let Some(event) = value["event_id"]
+                    .as_str()
+                    .and_then(|id| self.events.remove(id))
+                else {
+                    return Ok(());
+                };
+                if o.decisions && value["verdict"] == "none" {
+                    return Ok(());
+                }
+                if o.json {
+                    if o.decisions {
+                        serde_json::to_writer(&mut *out, &event)?;
+                        out.write_all(b"\n")?;
+                    }
+                    out.write_all(line)?;
+                    out.write_all(b"\n")?;
+                } else {
+                    writeln!(out, "{}", pretty(&event, Some(&value)))?;
+                }
+            }
+            _ => {}
+        }
+        Ok(())
+    }
+
+    fn event_matches(&self, event: &Value) -> bool {
+        let o = self.options;
+        o.kind.as_deref().is_none_or(|k| event["kind"] == k)
+            && o.tool.as_deref().is_none_or(|t| event["tool"] == t)
+            && o.session.as_deref().is_none_or(|s| {
+                event["session_id"]
+                    .as_str()
+                    .is_some_and(|id| id.starts_with(s))
+            })
+    }
+}
+
+fn after(id: &Value, since: Option<Uuid>) -> bool {
+    match (since, id.as_str().and_then(|s| Uuid::parse_str(s).ok())) {
+        (None, _) => true,
+        (Some(since), Some(id)) => id >= since,
+        (Some(_), None) => false,
+    }
+}
+
+/// One human line for an event and (if decided) its decision.
+pub fn pretty(event: &Value, decision: Option<&Value>) -> String {
+    let time = event["received_at"]
+        .as_str()
+        .and_then(|t| t.get(11..23))
+        .unwrap_or("??:??:??.???");
+    let session = event["session_id"]
+        .as_str()
+        .map_or("-", |s| s.get(..8).unwrap_or(s));
+    let kind = event["kind"].as_str().unwrap_or("?");
+    let tool = event["tool"].as_str().unwrap_or("");
+    let mut line = format!(
+        "{time} {session:<8} {kind:<18} {tool:<10} {}",
+        summary(&event["input"])
+    );
+    match decision {
+        None => line.push_str("  → (pending)"),
+        Some(d) => {
+            let verdict = d["verdict"].as_str().unwrap_or("?");
+            let mut source = d["source"].as_str().unwrap_or("?").to_string();
+            if let Some(ids) = d["rule_ids"].as_array().filter(|ids| !ids.is_empty()) {
+                let ids: Vec<&str> = ids.iter().filter_map(Value::as_str).collect();
+                source = format!("{source}:{}", ids.join(","));
+            }
+            let latency = d["latency_us"]
+                .as_u64()
+                .map_or(String::new(), format_latency);
+            line.push_str(&format!("  → {verdict} {source} {latency}"));
+            if d["permissive"] == true {
+                line.push_str(" (permissive: not sent)");
+            }
+            if let Some(reason) = d["reason"].as_str() {
+                line.push_str(&format!("  {}", clip(reason, 100)));
+            }
+        }
+    }
+    line
+}
+
+fn format_latency(us: u64) -> String {
+    if us < 10_000 {
+        format!("{us}µs")
+    } else if us < 10_000_000 {
+        format!("{}ms", us / 1000)
+    } else {
+        format!("{:.1}s", us as f64 / 1e6)
+    }
+}
+
+/// The most telling field of a hook input, clipped to one short line.
+pub fn summary(input: &Value) -> String {
+    let ti = &input["tool_input"];
+    let pick = [
+        &ti["command"],
+        &ti["file_path"],
+        &ti["notebook_path"],
+        &ti["url"],
+        &ti["pattern"],
+        &ti["query"],
+        &ti["path"],
+        &ti["prompt"],
+        &input["prompt"],
+        &input["message"],
+        &input["last_assistant_message"],
+        &input["reason"],
+        &input["source"],
+        &input["trigger"],
+        &input["file_path"],
+    ];
+    pick.iter()
+        .find_map(|v| v.as_str())
+        .map_or(String::new(), |s| clip(s, 80))
+}
+
+fn clip(s: &str, max: usize) -> String {
+    let one_line: String = s.chars().map(|c| if c == '\n' { '⏎' } else { c }).collect();
+    if one_line.chars().count() <= max {
+        one_line
+    } else {
+        let cut: String = one_line.chars().take(max - 1).collect();
+        format!("{cut}…")
+    }
+}
+
+/// Reads complete lines from a log file, following rotation.
+struct LogReader {
+    path: PathBuf,
+    file: Option<File>,
+    inode: u64,
+    pos: u64,
+    buf: Vec<u8>,
+    /// Where the next unread byte of `buf` is.
+    start: usize,
+}
+
+impl LogReader {
+    fn open(path: &Path) -> io::Result<LogReader> {
+        let mut reader = LogReader {
+            path: path.to_path_buf(),
+            file: None,
+            inode: 0,
+            pos: 0,
+            buf: Vec::new(),
+            start: 0,
+        };
+        match File::open(path) {
+            Ok(file) => {
+                reader.inode = file.metadata()?.ino();
+                reader.file = Some(file);
+            }
+            Err(e) if e.kind() == io::ErrorKind::NotFound => {}
+            Err(e) => return Err(io::Error::new(e.kind(), format!("{}: {e}", path.display()))),
+        }
+        Ok(reader)
+    }
+
+    /// The next complete line, or `None` at the end of what is written.
+    fn next_line(&mut self) -> io::Result<Option<Vec<u8>>> {
+        loop {
+            if let Some(offset) = self.buf[self.start..].iter().position(|&b| b == b'\n') {
+                let line = self.buf[self.start..self.start + offset].to_vec();
+                self.start += offset + 1;
+                return Ok(Some(line));
+            }
+            self.buf.drain(..self.start);
+            self.start = 0;
+            let Some(file) = self.file.as_mut() else {
+                return Ok(None);
+            };
+            let mut chunk = [0u8; 64 * 1024];
+            let n = file.read(&mut chunk)?;
+            if n == 0 {
+                return Ok(None);
+            }
+            self.pos += n as u64;
+            self.buf.extend_from_slice(&chunk[..n]);
+        }
+    }
+
+    /// Switches to a new file at the path after rotation or truncation.
+    fn check_rotation(&mut self) -> io::Result<()> {
+        let meta = match std::fs::metadata(&self.path) {
+            Ok(meta) => meta,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(()),
+            Err(e) => return Err(e),
+        };
+        let replaced = self.file.is_none() || meta.ino() != self.inode;
+        let truncated = !replaced && meta.len() < self.pos;
+        if replaced || truncated {
+            // The old file is read to its end already; a partial line left
+            // in it will never be completed.
+            let mut file = File::open(&self.path)?;
+            file.seek(SeekFrom::Start(0))?;
+            self.inode = meta.ino();
+            self.file = Some(file);
+            self.pos = 0;
+            self.buf.clear();
+            self.start = 0;
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn since_parses_ids_times_and_ages() {
+        let now = UNIX_EPOCH + Duration::from_secs(1_795_315_794);
+        let id = Uuid::now_v7();
+        assert_eq!(parse_since(&id.to_string(), now).unwrap(), id);
+        let t = parse_since("2026-11-22T02:49:54Z", now).unwrap();
+        let ago = parse_since("0s", now).unwrap();
+        assert_eq!(t, ago);
+        let earlier = parse_since("10m", now).unwrap();
+        assert!(earlier < t);
+        assert!(parse_since("yesterday", now)
+            .unwrap_err()
+            .contains("--since"));
+        // A v7 id made at that instant sorts after the bound.
+        let at = Uuid::new_v7(uuid::Timestamp::from_unix(
+            uuid::NoContext,
+            1_795_315_794,
+            1,
+        ));
+        assert!(at >= t);
+    }
+
+    #[test]
+    fn pretty_lines_show_what_matters() {
+        let event = json!({"type":"event","id":"x","received_at":"2026-11-22T02:18:06.747396Z","session_id":"1fce3faa-62dc","kind":"PreToolUse","tool":"Bash","input":{"tool_input":{"command":"rm -rf build\nls"}}});
+        let decision = json!({"verdict":"deny","source":"rule","rule_ids":["no-rm"],"latency_us":168,"reason":"no rm"});
+        let line = pretty(&event, Some(&decision));
+        assert_eq!(line, "02:18:06.747 1fce3faa PreToolUse         Bash       rm -rf build⏎ls  → deny rule:no-rm 168µs  no rm");
+        assert!(pretty(&event, None).ends_with("(pending)"));
+    }
+}
