@@ -95,8 +95,10 @@ pub fn run(path: &Path, options: &TailOptions, out: &mut impl Write) -> io::Resu
         if let Err(e) = out.flush() {
             return quiet_broken_pipe(e);
         }
-        std::thread::sleep(Duration::from_millis(200));
         reader.check_rotation()?;
+        if reader.queue.is_empty() {
+            std::thread::sleep(Duration::from_millis(200));
+        }
     }
     if !options.json {
         // Events still waiting for a decision when the log ends.
@@ -281,14 +283,26 @@ fn clip(s: &str, max: usize) -> String {
 }
 
 /// Reads complete lines from a log file, following rotation.
+///
+/// On rotation the writer renames `<log>` to `<log>.1` (shifting older files
+/// up). Several rotations can happen between two polls, so the reader finds
+/// where its old file went (by inode), reads every newer rotated file oldest
+/// first, and only then the current file.
 struct LogReader {
     path: PathBuf,
     file: Option<File>,
+    /// Inode of the file at `path` that this reader is on (or queued for).
     inode: u64,
     pos: u64,
     buf: Vec<u8>,
     /// Where the next unread byte of `buf` is.
     start: usize,
+    /// Files to read to their end before the current one; `None` stands for
+    /// the current file at `path`.
+    queue: std::collections::VecDeque<Option<PathBuf>>,
+    /// When the log did not exist yet at start: the inodes of rotated files
+    /// that did (history, not to be replayed when the log appears).
+    history: Option<std::collections::HashSet<u64>>,
 }
 
 impl LogReader {
@@ -300,13 +314,23 @@ impl LogReader {
             pos: 0,
             buf: Vec::new(),
             start: 0,
+            queue: Default::default(),
+            history: None,
         };
         match File::open(path) {
             Ok(file) => {
                 reader.inode = file.metadata()?.ino();
                 reader.file = Some(file);
             }
-            Err(e) if e.kind() == io::ErrorKind::NotFound => {}
+            Err(e) if e.kind() == io::ErrorKind::NotFound => {
+                let rotated = reader.rotated_files().into_iter();
+                reader.history = Some(
+                    rotated
+                        .filter_map(|p| std::fs::metadata(p).ok())
+                        .map(|m| m.ino())
+                        .collect(),
+                );
+            }
             Err(e) => return Err(io::Error::new(e.kind(), format!("{}: {e}", path.display()))),
         }
         Ok(reader)
@@ -322,35 +346,81 @@ impl LogReader {
             }
             self.buf.drain(..self.start);
             self.start = 0;
-            let Some(file) = self.file.as_mut() else {
+            let mut chunk = [0u8; 64 * 1024];
+            let n = match self.file.as_mut() {
+                Some(file) => file.read(&mut chunk)?,
+                None => 0,
+            };
+            if n > 0 {
+                self.pos += n as u64;
+                self.buf.extend_from_slice(&chunk[..n]);
+                continue;
+            }
+            // End of this file. A partial last line in a file that is done
+            // (rotated away) will never be completed: drop it.
+            let Some(next) = self.queue.pop_front() else {
                 return Ok(None);
             };
-            let mut chunk = [0u8; 64 * 1024];
-            let n = file.read(&mut chunk)?;
-            if n == 0 {
-                return Ok(None);
-            }
-            self.pos += n as u64;
-            self.buf.extend_from_slice(&chunk[..n]);
+            self.buf.clear();
+            self.pos = 0;
+            self.file = match next {
+                Some(rotated) => File::open(rotated).ok(),
+                None => match File::open(&self.path) {
+                    Ok(file) => {
+                        self.inode = file.metadata()?.ino();
+                        Some(file)
+                    }
+                    Err(_) => None,
+                },
+            };
         }
     }
 
-    /// Switches to a new file at the path after rotation or truncation.
+    /// `<log>.1`, `<log>.2`, … as long as they exist, newest first.
+    fn rotated_files(&self) -> Vec<PathBuf> {
+        (1..=1000u32)
+            .map(|n| {
+                let mut p = self.path.clone().into_os_string();
+                p.push(format!(".{n}"));
+                PathBuf::from(p)
+            })
+            .take_while(|p| p.exists())
+            .collect()
+    }
+
+    /// Notices rotation or truncation; queues what must be read next.
     fn check_rotation(&mut self) -> io::Result<()> {
+        if !self.queue.is_empty() {
+            return Ok(()); // still catching up
+        }
         let meta = match std::fs::metadata(&self.path) {
             Ok(meta) => meta,
             Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(()),
             Err(e) => return Err(e),
         };
-        let replaced = self.file.is_none() || meta.ino() != self.inode;
-        let truncated = !replaced && meta.len() < self.pos;
-        if replaced || truncated {
-            // The old file is read to its end already; a partial line left
-            // in it will never be completed.
-            let mut file = File::open(&self.path)?;
-            file.seek(SeekFrom::Start(0))?;
-            self.inode = meta.ino();
-            self.file = Some(file);
+        if self.file.is_none() || meta.ino() != self.inode {
+            // Rotated files newer than ours sit between ours (at <log>.k, or
+            // history if we started before the log existed) and <log>.
+            let ours = |ino: u64| match (&self.file, &self.history) {
+                (Some(_), _) => ino == self.inode,
+                (None, Some(history)) => history.contains(&ino),
+                (None, None) => true,
+            };
+            let mut newer = Vec::new();
+            for p in self.rotated_files() {
+                match std::fs::metadata(&p) {
+                    Ok(m) if ours(m.ino()) => break,
+                    Ok(_) => newer.push(p),
+                    Err(_) => break,
+                }
+            }
+            self.history = None;
+            self.queue.extend(newer.into_iter().rev().map(Some));
+            self.queue.push_back(None);
+        } else if meta.len() < self.pos {
+            if let Some(file) = self.file.as_mut() {
+                file.seek(SeekFrom::Start(0))?;
+            }
             self.pos = 0;
             self.buf.clear();
             self.start = 0;

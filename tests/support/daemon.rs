@@ -48,6 +48,12 @@ pub struct Daemon {
 pub struct DaemonOptions {
     /// Contents of a rules file passed with `--rules`.
     pub rules: Option<String>,
+    /// Contents of a config file passed with `--config`.
+    pub config: Option<String>,
+    /// Contents the log file has before the daemon starts.
+    pub log_prefill: Option<String>,
+    /// Use this log path instead of `<dir>/events.jsonl` (relative to the temp dir).
+    pub log_path: Option<String>,
     /// Extra arguments to `hookd serve`.
     pub args: Vec<String>,
 }
@@ -65,8 +71,13 @@ impl Daemon {
             .tempdir()
             .unwrap();
         let socket = dir.path().join("run").join("hookd.sock");
-        let log = dir.path().join("events.jsonl");
+        let log = dir
+            .path()
+            .join(options.log_path.as_deref().unwrap_or("events.jsonl"));
         let stderr_path = dir.path().join("daemon.stderr");
+        if let Some(prefill) = &options.log_prefill {
+            std::fs::write(&log, prefill).unwrap();
+        }
         let mut cmd = Command::new(hookd_bin());
         cmd.arg("serve")
             .arg("--socket")
@@ -77,6 +88,11 @@ impl Daemon {
             let path = dir.path().join("rules.toml");
             std::fs::write(&path, rules).unwrap();
             cmd.arg("--rules").arg(path);
+        }
+        if let Some(config) = &options.config {
+            let path = dir.path().join("config.toml");
+            std::fs::write(&path, config).unwrap();
+            cmd.arg("--config").arg(path);
         }
         cmd.args(&options.args)
             .env("RUST_LOG", "hookd=debug")
@@ -267,6 +283,39 @@ impl RawClient {
         }
     }
 
+    /// Connects, says hello as `name` and checks the welcome.
+    pub fn hello(socket: &Path, name: &str) -> RawClient {
+        let mut c = RawClient::connect(socket);
+        c.send(&serde_json::json!({"type": "hello", "v": 1, "role": "client", "name": name}));
+        let welcome = c.recv().expect("welcome");
+        assert_eq!(welcome["type"], "welcome", "{welcome}");
+        c
+    }
+
+    /// Sends a request and returns its `ok`/`error` reply, skipping pushes.
+    pub fn call(&mut self, mut request: Value) -> Value {
+        let req = format!("r{}", rand_u32());
+        request["req"] = Value::String(req.clone());
+        self.send(&request);
+        loop {
+            let frame = self.recv().expect("a reply");
+            if frame["req"] == req.as_str() {
+                return frame;
+            }
+        }
+    }
+
+    /// Reads frames until one satisfies `pred` (panics on EOF or timeout).
+    pub fn wait_for(&mut self, what: &str, pred: impl Fn(&Value) -> bool) -> Value {
+        loop {
+            match self.recv() {
+                Some(frame) if pred(&frame) => return frame,
+                Some(_) => continue,
+                None => panic!("connection closed while waiting for {what}"),
+            }
+        }
+    }
+
     /// True once the daemon has closed the connection.
     pub fn is_closed(&mut self) -> bool {
         let mut buf = [0u8; 1];
@@ -282,5 +331,26 @@ pub fn stdout_json(out: &Output) -> Value {
             String::from_utf8_lossy(&out.stdout),
             String::from_utf8_lossy(&out.stderr)
         )
+    })
+}
+
+fn rand_u32() -> u32 {
+    use std::sync::atomic::{AtomicU32, Ordering};
+    static NEXT: AtomicU32 = AtomicU32::new(1);
+    NEXT.fetch_add(1, Ordering::Relaxed)
+}
+
+/// Runs the forwarder on a thread; join the handle for its output.
+pub fn forward_in_background(
+    socket: &Path,
+    input: &Value,
+    args: &[&str],
+) -> std::thread::JoinHandle<Output> {
+    let socket = socket.to_path_buf();
+    let input = input.to_string();
+    let args: Vec<String> = args.iter().map(|s| s.to_string()).collect();
+    std::thread::spawn(move || {
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        run_forwarder(&socket, input.as_bytes(), &args)
     })
 }

@@ -1,0 +1,234 @@
+//! The event log through the real daemon: line shapes, redaction, rotation
+//! while `hookd tail --follow` reads, torn-line repair, an unwritable log.
+
+#[path = "support/daemon.rs"]
+mod daemon;
+
+use std::io::Read;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use daemon::{fixture, Daemon, DaemonOptions, RawClient};
+use serde_json::{json, Value};
+
+/// Replaces what changes from run to run with placeholders.
+fn mask(mut line: Value) -> Value {
+    for key in ["id", "decision_id", "event_id"] {
+        if line
+            .get(key)
+            .is_some_and(|v| v.as_str().is_some_and(|s| uuid::Uuid::parse_str(s).is_ok()))
+        {
+            line[key] = json!("<uuid>");
+        }
+    }
+    if line.get("received_at").is_some() {
+        line["received_at"] = json!("<time>");
+    }
+    if line.get("latency_us").is_some_and(Value::is_u64) {
+        line["latency_us"] = json!("<us>");
+    }
+    line
+}
+
+#[test]
+fn log_lines_have_the_documented_shape() {
+    let d = Daemon::start();
+    d.forward(&fixture("PreToolUse.json"), &[]);
+    d.forward(&fixture("SessionEnd.json"), &[]);
+    let lines: Vec<Value> = d.wait_log_lines(4).into_iter().map(mask).collect();
+    let golden =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/log/lines.jsonl");
+    let actual: String = lines.iter().map(|l| format!("{l}\n")).collect();
+    if std::env::var_os("UPDATE_GOLDEN").is_some() {
+        std::fs::create_dir_all(golden.parent().unwrap()).unwrap();
+        std::fs::write(&golden, &actual).unwrap();
+    }
+    let expected =
+        std::fs::read_to_string(&golden).expect("golden log lines (UPDATE_GOLDEN=1 writes them)");
+    assert_eq!(actual, expected);
+}
+
+#[test]
+fn secrets_are_redacted_in_the_log_and_for_subscribers_that_ask() {
+    let d = Daemon::start();
+    let mut raw = RawClient::hello(&d.socket, "raw");
+    assert_eq!(raw.call(json!({"type": "subscribe"}))["type"], "ok");
+    let mut careful = RawClient::hello(&d.socket, "careful");
+    assert_eq!(
+        careful.call(json!({"type": "subscribe", "redact": true}))["type"],
+        "ok"
+    );
+
+    let secret = "sk-ant-api03-0123456789abcdefghij";
+    let mut input = fixture("PreToolUse.json");
+    input["tool_input"]["command"] = json!(format!(
+        "curl -H 'x-api-key: {secret}' https://api.example.com"
+    ));
+    let out = d.forward(&input, &[]);
+    assert_eq!(out.status.code(), Some(0));
+
+    // The writer is asynchronous (and creates the file at its first line).
+    d.wait_log_lines(2);
+    let text = std::fs::read_to_string(&d.log).unwrap();
+    assert!(!text.contains(secret), "secret reached the log: {text}");
+    assert!(text.contains("x-api-key: [REDACTED]"), "{text}");
+
+    let seen_raw = raw.wait_for("event", |f| f["type"] == "event");
+    assert!(seen_raw["event"]["input"]["tool_input"]["command"]
+        .as_str()
+        .unwrap()
+        .contains(secret));
+    let seen = careful.wait_for("event", |f| f["type"] == "event");
+    let command = seen["event"]["input"]["tool_input"]["command"]
+        .as_str()
+        .unwrap();
+    assert!(
+        !command.contains(secret) && command.contains("[REDACTED]"),
+        "{command}"
+    );
+}
+
+#[test]
+fn custom_redaction_patterns_from_the_config() {
+    let d = Daemon::start_with(DaemonOptions {
+        config: Some("[redact]\npatterns = ['ticket-(?P<secret>[0-9]{6})']\n".into()),
+        ..DaemonOptions::default()
+    });
+    let mut input = fixture("UserPromptSubmit.json");
+    input["prompt"] = json!("look at ticket-123456 please");
+    d.forward(&input, &[]);
+    let lines = d.wait_log_lines(1);
+    assert_eq!(
+        lines[0]["input"]["prompt"],
+        "look at ticket-[REDACTED] please"
+    );
+}
+
+#[test]
+fn rotation_while_tailing_loses_nothing() {
+    let d = Daemon::start_with(DaemonOptions {
+        config: Some("[log]\nmax_bytes = 4000\nkeep = 20\n".into()),
+        ..DaemonOptions::default()
+    });
+    let mut tail = Command::new(daemon::hookd_bin())
+        .args(["tail", "--follow", "--json", "--log"])
+        .arg(&d.log)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(300));
+    let mut hooks = RawClient::hello(&d.socket, "load");
+    for i in 0..40 {
+        hooks.send(&json!({"type": "hook", "id": format!("h{i}"), "deadline_ms": 5000, "input": fixture("Stop.json")}));
+        assert_eq!(hooks.recv().unwrap()["type"], "hook_result");
+        std::thread::sleep(Duration::from_millis(15));
+    }
+    let status = hooks.call(json!({"type": "status"}));
+    let rotations = status["result"]["counters"]["log_rotations"]
+        .as_u64()
+        .unwrap();
+    assert!(
+        rotations >= 3,
+        "the test must rotate several times: {status}"
+    );
+    std::thread::sleep(Duration::from_millis(800));
+    let _ = Command::new("kill").arg(tail.id().to_string()).status();
+    let _ = tail.wait();
+    let mut out = String::new();
+    tail.stdout
+        .take()
+        .unwrap()
+        .read_to_string(&mut out)
+        .unwrap();
+    let lines: Vec<Value> = out
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let events = lines.iter().filter(|l| l["type"] == "event").count();
+    let decisions = lines.iter().filter(|l| l["type"] == "decision").count();
+    assert_eq!(
+        (events, decisions),
+        (40, 40),
+        "tail lost lines across {rotations} rotations"
+    );
+}
+
+#[test]
+fn a_torn_last_line_is_repaired_at_start_and_skipped_by_readers() {
+    let torn =
+        "{\"type\":\"event\",\"id\":\"01a2010b-e61b-7309-aac2-2fa4573d7457\",\"kind\":\"Stop\"";
+    let good = "{\"type\":\"event\",\"id\":\"01a2010b-e61b-7309-aac2-000000000001\",\"received_at\":\"2026-11-22T02:00:00.000000Z\",\"kind\":\"Stop\",\"input\":{}}\n";
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("crashed.jsonl");
+    std::fs::write(&file, format!("{good}{torn}")).unwrap();
+    let out = Command::new(daemon::hookd_bin())
+        .args(["tail", "--json", "--log"])
+        .arg(&file)
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        good,
+        "readers skip the torn line"
+    );
+
+    let d = Daemon::start_with(DaemonOptions {
+        log_prefill: Some(format!("{good}{torn}")),
+        ..DaemonOptions::default()
+    });
+    d.forward(&fixture("Stop.json"), &[]);
+    let deadline = Instant::now() + Duration::from_secs(5);
+    let text = loop {
+        let text = std::fs::read_to_string(&d.log).unwrap();
+        if text.lines().count() >= 3 || Instant::now() > deadline {
+            break text;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    };
+    assert!(text.starts_with(good));
+    assert!(!text.contains(torn), "torn line still there:\n{text}");
+    for line in text.lines() {
+        serde_json::from_str::<Value>(line).unwrap_or_else(|e| panic!("{e}: {line}"));
+    }
+}
+
+#[test]
+fn an_unwritable_log_never_fails_a_decision() {
+    // A regular file where the log's directory should be: no open can work,
+    // even as root.
+    let d = Daemon::start_with(DaemonOptions {
+        log_prefill: None,
+        log_path: Some("blocker/events.jsonl".into()),
+        ..DaemonOptions::default()
+    });
+    // The daemon is up although its log directory cannot exist.
+    // The writer opens the file lazily, at the first line.
+    std::fs::write(d.dir.path().join("blocker"), "").unwrap();
+    for _ in 0..3 {
+        let out = d.forward(&fixture("PreToolUse.json"), &["--fail-closed"]);
+        assert_eq!(out.status.code(), Some(0));
+        assert!(
+            out.stderr.is_empty(),
+            "fell back: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    let mut c = RawClient::hello(&d.socket, "status");
+    let deadline = Instant::now() + Duration::from_secs(5);
+    loop {
+        let status = c.call(json!({"type": "status"}));
+        let errors = status["result"]["counters"]["log_errors"].as_u64().unwrap();
+        if errors > 0 {
+            break;
+        }
+        assert!(Instant::now() < deadline, "no log error counted: {status}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert!(
+        d.stderr().contains("event log write failed"),
+        "{}",
+        d.stderr()
+    );
+}
