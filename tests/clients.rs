@@ -375,3 +375,54 @@ fn cli_status_pending_and_decide() {
         stderr(&gone)
     );
 }
+
+#[test]
+fn the_python_example_client_denies_by_pattern_and_approves_the_rest() {
+    let d = routed_daemon(ROUTE_ALL);
+    let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/auto_decide.py");
+    let mut client = Command::new("python3")
+        .arg(&script)
+        .args(["--deny", r"rm -rf|git push --force", "--socket"])
+        .arg(&d.socket)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("python3");
+    // Wait until it has subscribed (it prints once connected).
+    let mut stdout = std::io::BufReader::new(client.stdout.take().unwrap());
+    let mut first = String::new();
+    std::io::BufRead::read_line(&mut stdout, &mut first).unwrap();
+    assert!(first.contains("connected"), "{first}");
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let mut c = RawClient::hello(&d.socket, "probe");
+    while c.call(json!({"type": "status"}))["result"]["counters"]["subscribers"] != 1 {
+        assert!(Instant::now() < deadline);
+        std::thread::sleep(Duration::from_millis(20));
+    }
+
+    let denied = d.forward(&bash("rm -rf ./build"), &[]);
+    let allowed = d.forward(&bash("cargo test"), &[]);
+    let _ = Command::new("kill").arg(client.id().to_string()).status();
+    let _ = client.wait();
+
+    let v = stdout_json(&denied);
+    assert_eq!(v["hookSpecificOutput"]["permissionDecision"], "deny");
+    assert!(v["hookSpecificOutput"]["permissionDecisionReason"]
+        .as_str()
+        .unwrap()
+        .contains("matches"));
+    assert_eq!(
+        stdout_json(&allowed)["hookSpecificOutput"]["permissionDecision"],
+        "allow"
+    );
+    let sources: Vec<Value> = d
+        .wait_log_lines(4)
+        .into_iter()
+        .filter(|l| l["type"] == "decision")
+        .map(|l| l["source"].clone())
+        .collect();
+    assert_eq!(
+        sources,
+        [json!("client:auto-decide"), json!("client:auto-decide")]
+    );
+}
