@@ -27,6 +27,10 @@ use crate::protocol::{ErrorCode, Hello, Lagged, Reply, Request, Welcome, VERSION
 /// A peer that connects and says nothing is dropped after this long.
 const FIRST_FRAME_TIMEOUT: Duration = Duration::from_secs(60);
 
+/// After shutdown starts, how long an accepted connection may take to send
+/// its first frame and still be answered.
+const SHUTDOWN_FIRST_FRAME_GRACE: Duration = Duration::from_millis(500);
+
 /// What a version-1 daemon offers in `welcome`.
 pub const CAPABILITIES: &[&str] = &["hook", "subscribe", "pending", "decide", "status"];
 
@@ -62,8 +66,14 @@ pub async fn handle(stream: UnixStream, shared: &Arc<Shared>, shutdown: &Cancell
         }
     }
     let mut conn = Framed::new(stream, FrameCodec::new(shared.max_frame));
+    // A connection accepted just before shutdown is still answered: its
+    // first frame gets a short grace instead of being cut off.
+    let stopping = async {
+        shutdown.cancelled().await;
+        tokio::time::sleep(SHUTDOWN_FIRST_FRAME_GRACE).await;
+    };
     let first = tokio::select! {
-        _ = shutdown.cancelled() => return,
+        _ = stopping => return,
         first = tokio::time::timeout(FIRST_FRAME_TIMEOUT, conn.next()) => first,
     };
     let line = match first {

@@ -17,6 +17,7 @@ pub mod hook;
 pub mod hub;
 pub mod log;
 pub mod socket;
+pub mod systemd;
 
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -172,9 +173,11 @@ pub fn load_rules(source: &RulesSource) -> anyhow::Result<RuleSet> {
 }
 
 /// Runs the daemon until SIGTERM/SIGINT. Errors are start-up failures.
-pub fn run(config: ServeOptions) -> anyhow::Result<()> {
-    let rules = load_rules(&config.rules)?;
-    let redactor = config.config.redactor()?;
+pub fn run(options: ServeOptions) -> anyhow::Result<()> {
+    let rules = load_rules(&options.rules)?;
+    let redactor = options.config.redactor()?;
+    // Before any thread exists: this reads and clears LISTEN_* variables.
+    let activated = systemd::take_listener().context("taking the socket passed by systemd")?;
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .thread_name("hookd")
@@ -182,42 +185,111 @@ pub fn run(config: ServeOptions) -> anyhow::Result<()> {
         .build()
         .context("starting the async runtime")?;
     runtime.block_on(async move {
-        let bound = socket::bind(&config.socket)?;
-        let log = EventLog::open(&config.log, &config.config.log);
+        // With socket activation systemd owns the socket: no bind, no lock,
+        // and the path is left in place at exit.
+        let (listener, bound, socket_path) = match activated {
+            Some(listener) => {
+                let path = listener
+                    .local_addr()
+                    .ok()
+                    .and_then(|a| a.as_pathname().map(PathBuf::from))
+                    .unwrap_or_else(|| options.socket.clone());
+                (listener, None, path)
+            }
+            None => {
+                let bound = socket::bind(&options.socket)?;
+                (
+                    bound.listener.try_clone()?,
+                    Some(bound),
+                    options.socket.clone(),
+                )
+            }
+        };
+        let log = EventLog::open(&options.log, &options.config.log);
         let shared = Arc::new(Shared {
-            controller: Controller::new(rules, config.permissive),
+            controller: Controller::new(rules, options.permissive),
             log,
-            fail_closed: config.fail_closed,
-            max_frame: config.max_frame,
+            fail_closed: options.fail_closed,
+            max_frame: options.max_frame,
             uid: nix::unistd::geteuid().as_raw(),
-            rules: config.rules.clone(),
+            rules: options.rules.clone(),
             hub: Hub::default(),
-            config: config.config.clone(),
+            config: options.config.clone(),
             redactor,
             stats: Stats::default(),
             started: Instant::now(),
-            socket: config.socket.clone(),
+            socket: socket_path,
         });
-        bound.listener.set_nonblocking(true)?;
-        let listener = UnixListener::from_std(bound.listener.try_clone()?)?;
+        listener.set_nonblocking(true)?;
+        let listener = UnixListener::from_std(listener)?;
         let shutdown = CancellationToken::new();
         tokio::spawn(handle_signals(shared.clone(), shutdown.clone()));
         tokio::spawn(watch_rules(shared.clone(), shutdown.clone()));
+        if let Some(interval) = systemd::watchdog_interval() {
+            tokio::spawn(watchdog(shared.clone(), interval, shutdown.clone()));
+        }
         let rules = shared.controller.rules();
         tracing::info!(
-            socket = %bound.path().display(),
-            rules = ?config.rules,
+            socket = %shared.socket.display(),
+            rules = ?options.rules,
             rule_count = rules.len(),
-            log = %config.log.display(),
-            permissive = config.permissive,
+            log = %options.log.display(),
+            permissive = options.permissive,
             "hookd listening"
         );
+        notify(&format!(
+            "READY=1\nSTATUS=listening on {}\nMAINPID={}",
+            shared.socket.display(),
+            std::process::id()
+        ));
         accept_loop(listener, shared.clone(), shutdown).await;
+        notify("STOPPING=1");
         drop(bound);
         shared.log.close();
         tracing::info!("hookd stopped");
         Ok(())
     })
+}
+
+fn notify(state: &str) {
+    if let Err(e) = systemd::notify(state) {
+        tracing::warn!(error = %e, "could not notify systemd");
+    }
+}
+
+/// Pets systemd's watchdog, but only after a round trip through our own
+/// socket proves the accept loop and connection handling still work.
+async fn watchdog(shared: Arc<Shared>, interval: Duration, shutdown: CancellationToken) {
+    let mut tick = tokio::time::interval(interval / 2);
+    loop {
+        tokio::select! {
+            _ = shutdown.cancelled() => return,
+            _ = tick.tick() => {}
+        }
+        match tokio::time::timeout(interval / 4, self_probe(&shared.socket)).await {
+            Ok(Ok(())) => notify("WATCHDOG=1"),
+            Ok(Err(e)) => {
+                tracing::error!(error = %e, "watchdog self-probe failed; not petting the watchdog")
+            }
+            Err(_) => tracing::error!("watchdog self-probe timed out; not petting the watchdog"),
+        }
+    }
+}
+
+async fn self_probe(socket: &std::path::Path) -> std::io::Result<()> {
+    use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+    let mut stream = tokio::net::UnixStream::connect(socket).await?;
+    stream
+        .write_all(b"{\"type\":\"hello\",\"v\":1,\"role\":\"client\",\"name\":\"watchdog\"}\n{\"type\":\"status\",\"req\":\"w\"}\n")
+        .await?;
+    let mut lines = BufReader::new(stream).lines();
+    for expected in ["\"welcome\"", "\"ok\""] {
+        let line = lines.next_line().await?.unwrap_or_default();
+        if !line.contains(expected) {
+            return Err(std::io::Error::other(format!("unexpected reply: {line}")));
+        }
+    }
+    Ok(())
 }
 
 /// Accepts until `shutdown`, then waits (bounded) for in-flight connections.
