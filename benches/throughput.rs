@@ -1,0 +1,323 @@
+//! Daemon throughput and memory, measured side by side in one run.
+//!
+//! `cargo bench --bench throughput` (release build) prints:
+//!
+//! 1. **Persistent connections:** decisions per second through `hookd serve`
+//!    (with the embedded default rules) over C long-lived connections, each
+//!    pipelining hook frames (a writer thread sends, a reader thread counts
+//!    replies). Target: ≥ 100 000/s on a 2-core machine.
+//! 2. **32 parallel forwarders vs the spawn-only ceiling:** 32 threads, each
+//!    spawning `hook-forwarder` (stdin piped, output read) back to back for a
+//!    fixed time, next to the same with `/bin/true`. Target: ≥ 90 % of the
+//!    ceiling.
+//! 3. **Memory:** the daemon's RSS idle, and with 10 000 decisions pending
+//!    (a subscriber holds them; nobody decides).
+//!
+//! `HOOKD_BENCH_SECS` sets the duration of each timed phase (default 3).
+//! Nothing here asserts a time: machines are shared and noisy. Every daemon
+//! is ended by its pid, every temp dir removed.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::os::unix::net::UnixStream;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+const PRE_TOOL_USE: &str = r#"{"session_id":"1fce3faa-62dc-4336-ba9c-8494671dd902","transcript_path":"/home/dev/.claude/projects/-home-dev-project/1fce3faa-62dc-4336-ba9c-8494671dd902.jsonl","cwd":"/home/dev/project","prompt_id":"78c2655b-0522-4ddc-966c-038c0bd1064d","permission_mode":"default","effort":{"level":"medium"},"hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{"command":"cargo test --workspace && git status","description":"Run the tests"},"tool_use_id":"toolu_01"}"#;
+
+struct Daemon {
+    child: Child,
+    socket: PathBuf,
+    _dir: tempfile::TempDir,
+}
+
+impl Daemon {
+    fn start(config: &str) -> Daemon {
+        let dir = tempfile::Builder::new()
+            .prefix("hookd-bench")
+            .tempdir()
+            .unwrap();
+        let socket = dir.path().join("hookd.sock");
+        let config_path = dir.path().join("config.toml");
+        std::fs::write(&config_path, config).unwrap();
+        let child = Command::new(env!("CARGO_BIN_EXE_hookd"))
+            .args(["serve", "--socket"])
+            .arg(&socket)
+            .arg("--log")
+            .arg(dir.path().join("events.jsonl"))
+            .arg("--config")
+            .arg(&config_path)
+            .env("RUST_LOG", "warn")
+            .env_remove("XDG_CONFIG_HOME")
+            .env("HOME", dir.path())
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .expect("spawn hookd");
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while UnixStream::connect(&socket).is_err() {
+            assert!(Instant::now() < deadline, "hookd did not start");
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        Daemon {
+            child,
+            socket,
+            _dir: dir,
+        }
+    }
+
+    fn rss_kib(&self) -> u64 {
+        let status = std::fs::read_to_string(format!("/proc/{}/status", self.child.id())).unwrap();
+        status
+            .lines()
+            .find_map(|l| l.strip_prefix("VmRSS:"))
+            .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+            .unwrap_or(0)
+    }
+}
+
+impl Drop for Daemon {
+    fn drop(&mut self) {
+        let _ = Command::new("kill")
+            .arg("-TERM")
+            .arg(self.child.id().to_string())
+            .status();
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while self.child.try_wait().ok().flatten().is_none() && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn hello(socket: &Path, name: &str) -> (UnixStream, BufReader<UnixStream>) {
+    let mut stream = UnixStream::connect(socket).unwrap();
+    writeln!(
+        stream,
+        r#"{{"type":"hello","v":1,"role":"client","name":"{name}"}}"#
+    )
+    .unwrap();
+    let mut reader = BufReader::new(stream.try_clone().unwrap());
+    let mut line = String::new();
+    reader.read_line(&mut line).unwrap();
+    assert!(line.contains("welcome"), "{line}");
+    (stream, reader)
+}
+
+/// Decisions per second over `conns` pipelined persistent connections.
+fn persistent(socket: &Path, conns: usize, secs: f64) -> f64 {
+    let stop = Arc::new(AtomicBool::new(false));
+    let answered = Arc::new(AtomicU64::new(0));
+    let mut threads = Vec::new();
+    for c in 0..conns {
+        let (mut writer, mut reader) = hello(socket, &format!("bench-{c}"));
+        let in_flight = Arc::new(AtomicU64::new(0));
+        let (stop_w, in_flight_w) = (stop.clone(), in_flight.clone());
+        threads.push(std::thread::spawn(move || {
+            let mut i = 0u64;
+            let mut batch = Vec::with_capacity(64 * 1024);
+            while !stop_w.load(Ordering::Relaxed) {
+                // Keep at most 256 requests in flight per connection.
+                if in_flight_w.load(Ordering::Relaxed) > 256 {
+                    std::thread::yield_now();
+                    continue;
+                }
+                batch.clear();
+                for _ in 0..32 {
+                    write!(batch, r#"{{"type":"hook","id":"{c}-{i}","deadline_ms":60000,"input":{PRE_TOOL_USE}}}"#).unwrap();
+                    batch.push(b'\n');
+                    i += 1;
+                }
+                in_flight_w.fetch_add(32, Ordering::Relaxed);
+                if writer.write_all(&batch).is_err() {
+                    break;
+                }
+            }
+        }));
+        let (stop_r, answered_r) = (stop.clone(), answered.clone());
+        threads.push(std::thread::spawn(move || {
+            let mut line = Vec::new();
+            while !stop_r.load(Ordering::Relaxed) {
+                line.clear();
+                match reader.read_until(b'\n', &mut line) {
+                    Ok(0) | Err(_) => break,
+                    Ok(_) => {
+                        debug_assert!(line.starts_with(br#"{"type":"hook_result""#));
+                        in_flight.fetch_sub(1, Ordering::Relaxed);
+                        answered_r.fetch_add(1, Ordering::Relaxed);
+                    }
+                }
+            }
+        }));
+    }
+    std::thread::sleep(Duration::from_millis(300)); // warm-up
+    let start_count = answered.load(Ordering::Relaxed);
+    let started = Instant::now();
+    std::thread::sleep(Duration::from_secs_f64(secs));
+    let done = answered.load(Ordering::Relaxed) - start_count;
+    let rate = done as f64 / started.elapsed().as_secs_f64();
+    stop.store(true, Ordering::Relaxed);
+    // The readers may be blocked on a read; closing the daemon ends them.
+    drop(threads);
+    rate
+}
+
+/// Processes completed per second by `parallel` threads spawning `program`.
+fn spawn_rate(program: &Path, socket: &Path, parallel: usize, secs: f64) -> (f64, u64) {
+    let stop = Arc::new(AtomicBool::new(false));
+    let done = Arc::new(AtomicU64::new(0));
+    let fallbacks = Arc::new(AtomicU64::new(0));
+    let threads: Vec<_> = (0..parallel)
+        .map(|_| {
+            let (stop, done, fallbacks) = (stop.clone(), done.clone(), fallbacks.clone());
+            let (program, socket) = (program.to_path_buf(), socket.to_path_buf());
+            std::thread::spawn(move || {
+                while !stop.load(Ordering::Relaxed) {
+                    let mut child = Command::new(&program)
+                        .env("HOOKD_SOCKET", &socket)
+                        .stdin(Stdio::piped())
+                        .stdout(Stdio::piped())
+                        .stderr(Stdio::piped())
+                        .spawn()
+                        .unwrap();
+                    let _ = child
+                        .stdin
+                        .take()
+                        .unwrap()
+                        .write_all(PRE_TOOL_USE.as_bytes());
+                    let mut err = Vec::new();
+                    let _ = child.stderr.take().unwrap().read_to_end(&mut err);
+                    let _ = child.wait_with_output();
+                    if !err.is_empty() {
+                        fallbacks.fetch_add(1, Ordering::Relaxed);
+                    }
+                    done.fetch_add(1, Ordering::Relaxed);
+                }
+            })
+        })
+        .collect();
+    std::thread::sleep(Duration::from_millis(300));
+    let start_count = done.load(Ordering::Relaxed);
+    let started = Instant::now();
+    std::thread::sleep(Duration::from_secs_f64(secs));
+    let n = done.load(Ordering::Relaxed) - start_count;
+    let rate = n as f64 / started.elapsed().as_secs_f64();
+    stop.store(true, Ordering::Relaxed);
+    for t in threads {
+        t.join().unwrap();
+    }
+    (rate, fallbacks.load(Ordering::Relaxed))
+}
+
+/// RSS with `n` decisions pending.
+fn rss_with_pending(n: usize) -> (u64, u64) {
+    let d = Daemon::start("[decisions]\nroute_undecided = true\ntimeout = \"never\"\n");
+    std::thread::sleep(Duration::from_millis(200));
+    let idle = d.rss_kib();
+    let (mut sub, mut sub_reader) = hello(&d.socket, "holder");
+    writeln!(
+        sub,
+        r#"{{"type":"subscribe","req":"s","filter":{{"pending_only":true}}}}"#
+    )
+    .unwrap();
+    let mut line = String::new();
+    sub_reader.read_line(&mut line).unwrap();
+    // Drain pushed frames so the subscriber never lags.
+    std::thread::spawn(move || {
+        let mut sink = Vec::new();
+        while sub_reader
+            .read_until(b'\n', &mut sink)
+            .map(|n| n > 0)
+            .unwrap_or(false)
+        {
+            sink.clear();
+        }
+    });
+    let (mut writer, _reader) = hello(&d.socket, "pending-load");
+    let mut batch = Vec::new();
+    for i in 0..n {
+        write!(
+            batch,
+            r#"{{"type":"hook","id":"p{i}","deadline_ms":600000,"input":{PRE_TOOL_USE}}}"#
+        )
+        .unwrap();
+        batch.push(b'\n');
+    }
+    writer.write_all(&batch).unwrap();
+    let (mut probe, mut probe_reader) = hello(&d.socket, "probe");
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        writeln!(probe, r#"{{"type":"status","req":"st"}}"#).unwrap();
+        let mut status = String::new();
+        probe_reader.read_line(&mut status).unwrap();
+        let v: serde_json::Value = serde_json::from_str(&status).unwrap();
+        if v["result"]["counters"]["pending"].as_u64() == Some(n as u64) {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "only {} pending",
+            v["result"]["counters"]["pending"]
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let loaded = d.rss_kib();
+    drop(sub);
+    (idle, loaded)
+}
+
+fn main() {
+    // `cargo bench` passes --bench; `cargo test --benches` passes nothing we need.
+    if std::env::args().any(|a| a == "--list") {
+        return;
+    }
+    let secs: f64 = std::env::var("HOOKD_BENCH_SECS")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(3.0);
+    println!(
+        "hookd throughput benchmark ({} cores, {secs} s per phase)\n",
+        std::thread::available_parallelism().map_or(0, |n| n.get())
+    );
+
+    let d = Daemon::start("");
+    println!("1. persistent connections, pipelined (default rules loaded)");
+    for conns in [1, 4, 16] {
+        let rate = persistent(&d.socket, conns, secs);
+        println!("   {conns:>2} connection(s): {rate:>10.0} decisions/s   (target ≥ 100000)");
+    }
+    drop(d);
+
+    let d = Daemon::start("");
+    println!("\n2. 32 parallel forwarders vs the spawn-only ceiling");
+    let (ceiling, _) = spawn_rate(Path::new("/bin/true"), &d.socket, 32, secs);
+    let (forwarders, fallbacks) = spawn_rate(
+        Path::new(env!("CARGO_BIN_EXE_hook-forwarder")),
+        &d.socket,
+        32,
+        secs,
+    );
+    println!("   /bin/true:       {ceiling:>8.0} processes/s");
+    println!("   hook-forwarder:  {forwarders:>8.0} round trips/s ({fallbacks} fell back)");
+    println!(
+        "   ratio:           {:>8.1} %   (target ≥ 90 %)",
+        forwarders / ceiling * 100.0
+    );
+    drop(d);
+
+    println!("\n3. memory");
+    let (idle, loaded) = rss_with_pending(10_000);
+    println!(
+        "   idle RSS:                  {:>7.1} MiB",
+        idle as f64 / 1024.0
+    );
+    println!(
+        "   RSS with 10 000 pending:   {:>7.1} MiB ({:.2} KiB per pending decision)",
+        loaded as f64 / 1024.0,
+        (loaded - idle) as f64 / 10_000.0
+    );
+}
