@@ -88,7 +88,12 @@ impl Field {
 /// A compiled condition.
 #[derive(Debug, Clone)]
 pub(crate) enum Cond {
-    Leaf { field: Field, name: String, op: Op },
+    Leaf {
+        field: Field,
+        name: String,
+        /// Boxed: compiled glob and path sets are large.
+        op: Box<Op>,
+    },
     Not(Box<Cond>),
     Any(Vec<Cond>),
     All(Vec<Cond>),
@@ -197,7 +202,10 @@ impl Cond {
                 .map(|c| format!("{:?}", c.parsed.pipeline_text(c.segment.pipeline))),
             Field::Path => env.target.map(|t| format!("{t:?}")),
         };
-        Some(truncate(shown.unwrap_or_else(|| "(absent)".to_string()), 120))
+        Some(truncate(
+            shown.unwrap_or_else(|| "(absent)".to_string()),
+            120,
+        ))
     }
 }
 
@@ -218,7 +226,13 @@ impl Op {
         fn list<T: std::fmt::Display>(items: &[T], quote: bool) -> String {
             let shown: Vec<String> = items
                 .iter()
-                .map(|i| if quote { format!("`{i}`") } else { i.to_string() })
+                .map(|i| {
+                    if quote {
+                        format!("`{i}`")
+                    } else {
+                        i.to_string()
+                    }
+                })
                 .collect();
             if shown.len() == 1 {
                 shown[0].clone()
@@ -231,7 +245,10 @@ impl Op {
             Op::Glob { src, .. } => format!("glob {}", list(src, true)),
             Op::Regex(r) => format!(
                 "regex {}",
-                list(&r.iter().map(|r| r.as_str().to_string()).collect::<Vec<_>>(), true)
+                list(
+                    &r.iter().map(|r| r.as_str().to_string()).collect::<Vec<_>>(),
+                    true
+                )
             ),
             Op::Contains(v) => format!("contains {}", list(v, true)),
             Op::Path { src, .. } => format!("path {}", list(src, true)),
@@ -342,7 +359,7 @@ mod tests {
         Cond::Leaf {
             field: Field::parse(field).unwrap(),
             name: field.to_string(),
-            op,
+            op: Box::new(op),
         }
     }
 
@@ -373,16 +390,28 @@ mod tests {
         let e = env(&input);
         let re = |s: &str| Op::Regex(vec![Regex::new(s).unwrap()]);
         let table: Vec<(Cond, bool)> = vec![
-            (leaf_cond("cwd", Op::Equals(vec![Scalar::Str("/p".into())])), true),
+            (
+                leaf_cond("cwd", Op::Equals(vec![Scalar::Str("/p".into())])),
+                true,
+            ),
             (leaf_cond("n", Op::Equals(vec![Scalar::Int(5)])), true),
             (leaf_cond("n", Op::Equals(vec![Scalar::Float(5.0)])), true),
-            (leaf_cond("n", Op::Equals(vec![Scalar::Str("5".into())])), true),
+            (
+                leaf_cond("n", Op::Equals(vec![Scalar::Str("5".into())])),
+                true,
+            ),
             (leaf_cond("b", Op::Equals(vec![Scalar::Bool(true)])), true),
             (leaf_cond("b", Op::Equals(vec![Scalar::Bool(false)])), false),
             (leaf_cond("list", Op::Contains(vec!["c".into()])), true),
-            (leaf_cond("list", Op::Equals(vec![Scalar::Str("a".into())])), true),
+            (
+                leaf_cond("list", Op::Equals(vec![Scalar::Str("a".into())])),
+                true,
+            ),
             (leaf_cond("nested.x.y", re("^de")), true),
-            (leaf_cond("arr.0.k", Op::Equals(vec![Scalar::Str("v".into())])), true),
+            (
+                leaf_cond("arr.0.k", Op::Equals(vec![Scalar::Str("v".into())])),
+                true,
+            ),
             (leaf_cond("arr.1.k", Op::Exists(false)), true),
             (leaf_cond("nul", Op::Exists(false)), true),
             (leaf_cond("missing", re(".*")), false),

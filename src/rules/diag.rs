@@ -107,7 +107,7 @@ impl fmt::Display for RulesError {
 impl std::error::Error for RulesError {}
 
 pub(crate) fn sort(d: &mut [Diagnostic]) {
-    d.sort_by(|a, b| (a.line, a.column).cmp(&(b.line, b.column)));
+    d.sort_by_key(|x| (x.line, x.column));
 }
 
 /// Collects diagnostics for one source text, turning byte offsets into
@@ -136,7 +136,10 @@ impl<'a> Sink<'a> {
         let offset = offset.min(self.src.len());
         let line = self.line_starts.partition_point(|&s| s <= offset);
         let start = self.line_starts[line - 1];
-        let column = self.src.get(start..offset).map_or(1, |s| s.chars().count() + 1);
+        let column = self
+            .src
+            .get(start..offset)
+            .map_or(1, |s| s.chars().count() + 1);
         (line, column)
     }
 

@@ -132,7 +132,11 @@ impl PathSet {
     /// Compile `patterns` (already validated by [`PathPattern::parse`]).
     /// With `below`, each pattern also matches everything under what it names.
     pub fn new(patterns: &[PathPattern], below: bool) -> PathSet {
-        let mut builders = [GlobSetBuilder::new(), GlobSetBuilder::new(), GlobSetBuilder::new()];
+        let mut builders = [
+            GlobSetBuilder::new(),
+            GlobSetBuilder::new(),
+            GlobSetBuilder::new(),
+        ];
         let mut ids: [Vec<usize>; 3] = Default::default();
         for (id, p) in patterns.iter().enumerate() {
             let s = slot(p.anchor);
@@ -168,7 +172,12 @@ impl PathSet {
     }
 
     /// Push the ids of patterns matching `p` into `out` (may repeat an id).
-    pub fn matches_into(&self, p: &ResolvedPath<'_>, scratch: &mut Vec<usize>, out: &mut Vec<usize>) {
+    pub fn matches_into(
+        &self,
+        p: &ResolvedPath<'_>,
+        scratch: &mut Vec<usize>,
+        out: &mut Vec<usize>,
+    ) {
         let candidates = [Some(p.abs), p.home_rel, p.project_rel];
         for (s, cand) in candidates.iter().enumerate() {
             let Some(c) = cand else { continue };
@@ -319,7 +328,11 @@ mod tests {
         let p = PathPattern::parse(pattern).unwrap();
         let set = PathSet::new(&[p], below);
         let abs = normalize(path);
-        set.is_match(&ResolvedPath::new(&abs, Some("/home/dev"), Some("/home/dev/project")))
+        set.is_match(&ResolvedPath::new(
+            &abs,
+            Some("/home/dev"),
+            Some("/home/dev/project"),
+        ))
     }
 
     #[test]
@@ -390,7 +403,11 @@ mod tests {
             ("../*", true, Some("/home/dev/project")),
         ];
         for &(v, shell, want) in table {
-            assert_eq!(resolve(v, &base, shell).as_deref(), want, "{v} shell={shell}");
+            assert_eq!(
+                resolve(v, &base, shell).as_deref(),
+                want,
+                "{v} shell={shell}"
+            );
         }
         assert_eq!(resolve("x", &Base::default(), false), None);
     }

@@ -485,7 +485,9 @@ impl Reader<'_, '_> {
             self.nested(End::Paren);
             return Some(String::from_utf8_lossy(&self.src[start..self.pos]).into_owned());
         }
-        let op = REDIRECTIONS.iter().find(|op| rest.starts_with(op.as_bytes()))?;
+        let op = REDIRECTIONS
+            .iter()
+            .find(|op| rest.starts_with(op.as_bytes()))?;
         self.pos += op.len();
         let mut word = fd.to_vec();
         word.extend_from_slice(op.as_bytes());
@@ -748,7 +750,13 @@ fn join_note(a: &str, b: &str) -> String {
     }
 }
 
-fn make_view(words: &[String], start: usize, literal: bool, stripped: String, basename: bool) -> View {
+fn make_view(
+    words: &[String],
+    start: usize,
+    literal: bool,
+    stripped: String,
+    basename: bool,
+) -> View {
     let mut text = String::new();
     for (i, w) in words[start..].iter().enumerate() {
         if i > 0 {
@@ -789,7 +797,12 @@ pub(crate) fn is_assignment(word: &str) -> bool {
 /// Wrappers that run their argument as a command, with the options that take a
 /// separate value (so `sudo -u root rm` finds `rm`).
 const WRAPPERS: &[(&str, &[&str])] = &[
-    ("sudo", &["-u", "-g", "-C", "-h", "-p", "-r", "-t", "-U", "-D", "-T", "-R"]),
+    (
+        "sudo",
+        &[
+            "-u", "-g", "-C", "-h", "-p", "-r", "-t", "-U", "-D", "-T", "-R",
+        ],
+    ),
     ("doas", &["-u", "-C"]),
     ("env", &["-u", "-C", "-S", "--unset", "--chdir"]),
     ("nice", &["-n", "--adjustment"]),
@@ -801,7 +814,23 @@ const WRAPPERS: &[(&str, &[&str])] = &[
     ("command", &[]),
     ("builtin", &[]),
     ("exec", &["-a"]),
-    ("xargs", &["-I", "-n", "-P", "-L", "-l", "-d", "-E", "-e", "-s", "-a", "--arg-file", "--delimiter"]),
+    (
+        "xargs",
+        &[
+            "-I",
+            "-n",
+            "-P",
+            "-L",
+            "-l",
+            "-d",
+            "-E",
+            "-e",
+            "-s",
+            "-a",
+            "--arg-file",
+            "--delimiter",
+        ],
+    ),
     ("setsid", &[]),
     ("unbuffer", &[]),
 ];
@@ -904,7 +933,10 @@ mod tests {
             ("(cd x && make)", &["cd x", "make"]),
             ("{ a; b; }", &["a", "b"]),
             ("echo \"$(whoami)\"", &["whoami", "echo $(whoami)"]),
-            ("diff <(ls a) <(ls b)", &["ls a", "ls b", "diff <(ls a) <(ls b)"]),
+            (
+                "diff <(ls a) <(ls b)",
+                &["ls a", "ls b", "diff <(ls a) <(ls b)"],
+            ),
             ("echo 'a && b'", &["echo a && b"]),
             ("echo \"a; b\"", &["echo a; b"]),
             ("echo a\\;b", &["echo a;b"]),
@@ -956,7 +988,10 @@ mod tests {
                     "rm x",
                 ],
             ),
-            ("timeout -s KILL 10 make", &["timeout -s KILL 10 make", "make"]),
+            (
+                "timeout -s KILL 10 make",
+                &["timeout -s KILL 10 make", "make"],
+            ),
             ("/bin/rm -rf /", &["/bin/rm -rf /", "rm -rf /"]),
             ("find . | xargs -0 rm", &["find .", "xargs -0 rm", "rm"]),
             ("\\rm -rf x", &["rm -rf x"]),

@@ -125,7 +125,11 @@ pub(crate) fn parse(src: &str) -> Result<Parsed, String> {
         }
         None => (s, None),
     };
-    if name.is_empty() || !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '*') {
+    if name.is_empty()
+        || !name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '*')
+    {
         return Err(format!(
             "`{s}`: expected a tool name such as `Bash`, `Read(./.env)` or `mcp__server__tool`"
         ));
@@ -153,7 +157,9 @@ pub(crate) fn parse(src: &str) -> Result<Parsed, String> {
     let spec = spec.map(str::trim);
     let Some(spec) = spec.filter(|sp| *sp != "*") else {
         if spec == Some("") {
-            return Err(format!("`{s}`: empty `()`; write `{name}` to match every use"));
+            return Err(format!(
+                "`{s}`: empty `()`; write `{name}` to match every use"
+            ));
         }
         let pattern = if name == "Bash" {
             ToolPattern::Command(CommandPattern::Any)
@@ -166,7 +172,9 @@ pub(crate) fn parse(src: &str) -> Result<Parsed, String> {
         });
     };
     if spec.is_empty() {
-        return Err(format!("`{s}`: empty `()`; write `{name}` to match every use"));
+        return Err(format!(
+            "`{s}`: empty `()`; write `{name}` to match every use"
+        ));
     }
     // `param:value`, Claude Code's parameter form.
     if let Some((param, value)) = param_form(spec) {
@@ -302,9 +310,24 @@ fn looks_like_path(spec: &str) -> bool {
     let (param, _) = spec.split_once(':').unwrap_or((spec, ""));
     !matches!(
         param,
-        "file_path" | "notebook_path" | "path" | "pattern" | "glob" | "offset" | "limit"
-            | "old_string" | "new_string" | "replace_all" | "content" | "type" | "output_mode"
-            | "cell_id" | "cell_type" | "edit_mode" | "new_source" | "pages"
+        "file_path"
+            | "notebook_path"
+            | "path"
+            | "pattern"
+            | "glob"
+            | "offset"
+            | "limit"
+            | "old_string"
+            | "new_string"
+            | "replace_all"
+            | "content"
+            | "type"
+            | "output_mode"
+            | "cell_id"
+            | "cell_type"
+            | "edit_mode"
+            | "new_source"
+            | "pages"
     )
 }
 
@@ -345,7 +368,10 @@ impl Wildcard {
             return text == parts[0];
         }
         let (first, last) = (&parts[0], &parts[parts.len() - 1]);
-        if text.len() < first.len() + last.len() || !text.starts_with(first.as_str()) || !text.ends_with(last.as_str()) {
+        if text.len() < first.len() + last.len()
+            || !text.starts_with(first.as_str())
+            || !text.ends_with(last.as_str())
+        {
             return false;
         }
         let mut rest = &text[first.len()..text.len() - last.len()];
@@ -373,7 +399,10 @@ pub(crate) enum CommandPattern {
     Exact(String),
     /// Anything with a `*`; `bare` is set for a trailing ` *`, which also
     /// matches the command with nothing after it (`git push *` ⇒ `git push`).
-    Wildcard { glob: Wildcard, bare: Option<String> },
+    Wildcard {
+        glob: Wildcard,
+        bare: Option<String>,
+    },
 }
 
 impl CommandPattern {
@@ -544,9 +573,9 @@ impl DomainPattern {
             None => (s, false),
         };
         if host.is_empty()
-            || !host
-                .chars()
-                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '.' | '_' | ':' | '[' | ']'))
+            || !host.chars().all(|c| {
+                c.is_ascii_alphanumeric() || matches!(c, '-' | '.' | '_' | ':' | '[' | ']')
+            })
         {
             return Err(format!("`{src}` is not a domain name"));
         }
@@ -633,7 +662,10 @@ mod tests {
         assert_eq!(cmd("ls*").program(), None);
         assert_eq!(cmd("* x").program(), None);
         assert_eq!(cmd("*"), CommandPattern::Any);
-        assert_eq!(parse("Bash").unwrap().pattern.as_command(), Some(&CommandPattern::Any));
+        assert_eq!(
+            parse("Bash").unwrap().pattern.as_command(),
+            Some(&CommandPattern::Any)
+        );
     }
 
     #[test]
@@ -681,8 +713,14 @@ mod tests {
         for warn in ["Bsh", "Raed(x)", "FooTool"] {
             assert!(parse(warn).unwrap().warning.is_some(), "{warn} should warn");
         }
-        assert!(matches!(parse("Bash(npm:*)").unwrap().pattern, ToolPattern::Command(_)));
-        assert!(matches!(parse("Bash(timeout:5)").unwrap().pattern, ToolPattern::Param { .. }));
+        assert!(matches!(
+            parse("Bash(npm:*)").unwrap().pattern,
+            ToolPattern::Command(_)
+        ));
+        assert!(matches!(
+            parse("Bash(timeout:5)").unwrap().pattern,
+            ToolPattern::Param { .. }
+        ));
     }
 
     #[test]
@@ -690,7 +728,11 @@ mod tests {
         let table: &[(&str, &str, Tri)] = &[
             ("example.com", "https://example.com/x", Tri::Yes),
             ("example.com", "https://EXAMPLE.com./x", Tri::Yes),
-            ("example.com", "https://user:pw@example.com:8443/x?q", Tri::Yes),
+            (
+                "example.com",
+                "https://user:pw@example.com:8443/x?q",
+                Tri::Yes,
+            ),
             ("example.com", "https://www.example.com/", Tri::No),
             ("example.com", "https://example.com.evil.io/", Tri::No),
             ("*.example.com", "https://www.example.com/", Tri::Yes),
@@ -699,7 +741,11 @@ mod tests {
             ("example.com", "not a url", Tri::Unsure),
         ];
         for &(d, url, want) in table {
-            assert_eq!(DomainPattern::parse(d).unwrap().check(url), want, "{d} vs {url}");
+            assert_eq!(
+                DomainPattern::parse(d).unwrap().check(url),
+                want,
+                "{d} vs {url}"
+            );
         }
     }
 
