@@ -131,6 +131,9 @@ mod rule;
 mod shell;
 mod tool;
 
+#[cfg(test)]
+mod tests;
+
 pub use check::{check, check_as, check_source, CheckReport};
 pub use diag::{Diagnostic, RulesError, Severity};
 pub use explain::{Check, ExplainedCommand, Explanation, RuleReport};
