@@ -25,8 +25,8 @@
 //! - `$command` — one command of a split Bash command (see `shell.rs`), as
 //!   matched by `Bash(...)` patterns;
 //! - `$command.args` — that command's arguments (an array; `path` conditions
-//!   on it expand `~`, `$HOME`, `$PWD`, `$CLAUDE_PROJECT_DIR` and read `dir/*`
-//!   as `dir`);
+//!   on it expand `~`, `$HOME`, `$PWD`, `$CLAUDE_PROJECT_DIR`, read `dir/*`
+//!   as `dir`, and skip option words starting with `-`);
 //! - `$pipeline` — the commands of the pipeline it belongs to, joined by ` | `;
 //! - `$path` — the absolute path a file tool touches (Read, Edit, Write,
 //!   MultiEdit, NotebookEdit, Glob, Grep, LS).
@@ -35,11 +35,13 @@
 //! judged per command: its `Bash(...)` pattern and those conditions must hold
 //! for the same command.
 
-use super::path::{resolve, Base, PathSet, ResolvedPath};
+use super::path::{resolve, string_glob, Base, PathSet, ResolvedPath};
 use super::shell::{ParsedCommand, Segment, View};
-use globset::GlobSet;
-use regex::Regex;
+use globset::{GlobSet, GlobSetBuilder};
+use regex::{Regex, RegexSet};
 use serde_json::Value;
+use std::cell::RefCell;
+use std::collections::HashMap;
 
 /// What a leaf condition looks at.
 #[derive(Debug, Clone)]
@@ -93,6 +95,8 @@ pub(crate) enum Cond {
         name: String,
         /// Boxed: compiled glob and path sets are large.
         op: Box<Op>,
+        /// Where this leaf's patterns sit in the rule set's [`CondSets`].
+        slot: Option<Slot>,
     },
     Not(Box<Cond>),
     Any(Vec<Cond>),
@@ -136,6 +140,8 @@ pub(crate) struct CommandScope<'a> {
     pub parsed: &'a ParsedCommand,
     pub segment: &'a Segment,
     pub view: &'a View,
+    /// Identifies (command, view) in the [`SetCache`].
+    pub key: u64,
 }
 
 /// Everything a condition can look at.
@@ -145,6 +151,212 @@ pub(crate) struct Env<'a> {
     /// The path a file tool touches, resolved.
     pub target: Option<&'a str>,
     pub command: Option<CommandScope<'a>>,
+    /// The rule set's grouped patterns and this evaluation's results for them;
+    /// without them every leaf is matched on its own (same answer, slower).
+    pub sets: Option<(&'a CondSets, &'a SetCache)>,
+}
+
+/// Regex and glob conditions of all rules in a set, grouped by field: one
+/// `RegexSet` or `GlobSet` per field. A 1,000-rule file may test `cwd` or
+/// `$command.args` in hundreds of rules; with the groups, each field is
+/// matched once per evaluation (per Bash command view for `$command…`) and
+/// each leaf only looks up its bits.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct CondSets {
+    groups: Vec<Group>,
+}
+
+#[derive(Debug, Clone)]
+struct Group {
+    field: Field,
+    matcher: SetMatcher,
+    len: usize,
+}
+
+#[derive(Debug, Clone)]
+enum SetMatcher {
+    Regex(RegexSet),
+    Glob(GlobSet),
+}
+
+/// A leaf's patterns: `len` ids from `first` in group `group`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Slot {
+    group: u32,
+    first: u32,
+    len: u32,
+}
+
+/// Per-evaluation results of [`CondSets`] groups: (group, scope, bits), where
+/// the scope is `u64::MAX` for per-event fields and [`CommandScope::key`] for
+/// per-command ones. A handful of entries, searched linearly.
+pub(crate) type SetCache = RefCell<Vec<(u32, u64, Vec<u64>)>>;
+
+/// Call `f` on every leaf of `c`.
+fn visit_leaves(c: &mut Cond, f: &mut impl FnMut(&str, &Field, &Op, &mut Option<Slot>)) {
+    match c {
+        Cond::Leaf {
+            field,
+            name,
+            op,
+            slot,
+        } => f(name, field, op, slot),
+        Cond::Not(c) => visit_leaves(c, f),
+        Cond::Any(cs) | Cond::All(cs) => cs.iter_mut().for_each(|c| visit_leaves(c, f)),
+    }
+}
+
+impl CondSets {
+    /// Group the regex and glob leaves of `conds`, filling in their slots.
+    /// A group that fails to compile as a set (size limits) is left out and
+    /// its leaves keep matching one by one.
+    pub fn build(conds: &mut [&mut Cond]) -> CondSets {
+        // Pass 1: collect the patterns per (field, kind).
+        let mut keys: HashMap<(String, bool), usize> = HashMap::new();
+        let mut pending: Vec<(Field, bool, Vec<String>)> = Vec::new();
+        let mut slots: Vec<Option<Slot>> = Vec::new();
+        for c in conds.iter_mut() {
+            visit_leaves(c, &mut |name, field, op, _| {
+                let (is_regex, pats): (bool, Vec<String>) = match op {
+                    Op::Regex(rs) => (true, rs.iter().map(|r| r.as_str().to_string()).collect()),
+                    Op::Glob { src, .. } => (false, src.clone()),
+                    _ => {
+                        slots.push(None);
+                        return;
+                    }
+                };
+                let g = *keys.entry((name.to_string(), is_regex)).or_insert_with(|| {
+                    pending.push((field.clone(), is_regex, Vec::new()));
+                    pending.len() - 1
+                });
+                let first = pending[g].2.len() as u32;
+                let len = pats.len() as u32;
+                pending[g].2.extend(pats);
+                slots.push(Some(Slot {
+                    group: g as u32,
+                    first,
+                    len,
+                }));
+            });
+        }
+        // Pass 2: compile each group.
+        let built: Vec<Option<Group>> = pending
+            .into_iter()
+            .map(|(field, is_regex, pats)| {
+                let len = pats.len();
+                let matcher = if is_regex {
+                    SetMatcher::Regex(RegexSet::new(&pats).ok()?)
+                } else {
+                    let mut b = GlobSetBuilder::new();
+                    for p in &pats {
+                        b.add(string_glob(p).ok()?);
+                    }
+                    SetMatcher::Glob(b.build().ok()?)
+                };
+                Some(Group {
+                    field,
+                    matcher,
+                    len,
+                })
+            })
+            .collect();
+        // Keep only the groups that compiled, renumbered.
+        let mut renumber = vec![None; built.len()];
+        let mut groups = Vec::new();
+        for (i, g) in built.into_iter().enumerate() {
+            if let Some(g) = g {
+                renumber[i] = Some(groups.len() as u32);
+                groups.push(g);
+            }
+        }
+        // Pass 3: set the slots, in the same order as pass 1.
+        let mut it = slots.into_iter();
+        for c in conds.iter_mut() {
+            visit_leaves(c, &mut |_, _, _, slot| {
+                *slot = it
+                    .next()
+                    .flatten()
+                    .and_then(|s| renumber[s.group as usize].map(|group| Slot { group, ..s }));
+            });
+        }
+        CondSets { groups }
+    }
+
+    /// Whether the leaf at `slot` holds, computing its group once per scope.
+    fn hit(&self, slot: Slot, scope: u64, env: &Env<'_>, cache: &SetCache) -> bool {
+        let mut c = cache.borrow_mut();
+        let i = match c
+            .iter()
+            .position(|(g, s, _)| *g == slot.group && *s == scope)
+        {
+            Some(i) => i,
+            None => {
+                c.push((slot.group, scope, self.compute(slot.group, env)));
+                c.len() - 1
+            }
+        };
+        let bits = &c[i].2;
+        (slot.first..slot.first + slot.len).any(|b| bits[b as usize / 64] >> (b % 64) & 1 == 1)
+    }
+
+    /// Match every pattern of a group against the field's value(s).
+    fn compute(&self, group: u32, env: &Env<'_>) -> Vec<u64> {
+        let g = &self.groups[group as usize];
+        let mut bits = vec![0u64; g.len.div_ceil(64)];
+        let mut add = |s: &str| match &g.matcher {
+            SetMatcher::Regex(set) => {
+                for i in set.matches(s).iter() {
+                    bits[i / 64] |= 1 << (i % 64);
+                }
+            }
+            SetMatcher::Glob(set) => {
+                for i in set.matches(s) {
+                    bits[i / 64] |= 1 << (i % 64);
+                }
+            }
+        };
+        match &g.field {
+            Field::Input(path) => {
+                if let Some(v) = lookup(env.input, path) {
+                    each_text(v, &mut add);
+                }
+            }
+            Field::Path => {
+                if let Some(t) = env.target {
+                    add(t);
+                }
+            }
+            Field::Command => {
+                if let Some(c) = env.command {
+                    add(&c.view.text);
+                }
+            }
+            Field::CommandArgs => {
+                if let Some(c) = env.command {
+                    c.segment.words[c.view.start + 1..]
+                        .iter()
+                        .for_each(|a| add(a));
+                }
+            }
+            Field::Pipeline => {
+                if let Some(c) = env.command {
+                    add(&c.parsed.pipeline_text(c.segment.pipeline));
+                }
+            }
+        }
+        bits
+    }
+}
+
+/// The texts `glob`/`regex` compare for a JSON value (see [`Op::on_json`]).
+fn each_text(v: &Value, add: &mut impl FnMut(&str)) {
+    match v {
+        Value::String(s) => add(s),
+        Value::Bool(b) => add(if *b { "true" } else { "false" }),
+        Value::Number(n) => add(&n.to_string()),
+        Value::Array(items) => items.iter().for_each(|i| each_text(i, add)),
+        Value::Null | Value::Object(_) => {}
+    }
 }
 
 impl Cond {
@@ -160,7 +372,22 @@ impl Cond {
     /// Evaluate.
     pub fn holds(&self, env: &Env<'_>) -> bool {
         match self {
-            Cond::Leaf { field, op, .. } => leaf(field, op, env),
+            Cond::Leaf {
+                field, op, slot, ..
+            } => match (slot, env.sets) {
+                (Some(slot), Some((sets, cache))) => {
+                    let scope = if field.per_command() {
+                        match env.command {
+                            Some(c) => c.key,
+                            None => return op.on_missing(),
+                        }
+                    } else {
+                        u64::MAX
+                    };
+                    sets.hit(*slot, scope, env, cache)
+                }
+                _ => leaf(field, op, env),
+            },
             Cond::Not(c) => !c.holds(env),
             Cond::Any(cs) => cs.iter().any(|c| c.holds(env)),
             Cond::All(cs) => cs.iter().all(|c| c.holds(env)),
@@ -267,6 +494,11 @@ impl Op {
             Op::Regex(rs) => rs.iter().any(|r| r.is_match(s)),
             Op::Contains(v) => v.iter().any(|t| s.contains(t.as_str())),
             Op::Path { set, .. } => {
+                // An option word (`-rf`, `--oneline`) names no path; skipping it
+                // saves resolving most arguments of most commands.
+                if shell_word && s.starts_with('-') {
+                    return false;
+                }
                 let Some(abs) = resolve(s, &env.base, shell_word) else {
                     return false;
                 };
@@ -360,6 +592,7 @@ mod tests {
             field: Field::parse(field).unwrap(),
             name: field.to_string(),
             op: Box::new(op),
+            slot: None,
         }
     }
 
@@ -373,6 +606,7 @@ mod tests {
             },
             target: None,
             command: None,
+            sets: None,
         }
     }
 
@@ -435,6 +669,52 @@ mod tests {
         ];
         for (c, want) in table {
             assert_eq!(c.holds(&e), want, "{}", c.describe());
+        }
+    }
+
+    #[test]
+    fn grouped_sets_agree_with_single_matching() {
+        let re = |s: &[&str]| Op::Regex(s.iter().map(|p| Regex::new(p).unwrap()).collect());
+        let glob = |s: &[&str]| {
+            let mut b = GlobSetBuilder::new();
+            s.iter().for_each(|p| {
+                b.add(string_glob(p).unwrap());
+            });
+            Op::Glob {
+                set: b.build().unwrap(),
+                src: s.iter().map(|p| p.to_string()).collect(),
+            }
+        };
+        let mut conds = [
+            leaf_cond("a", re(&["^x", "y$"])),
+            leaf_cond("a", re(&["^z"])),
+            leaf_cond("n", re(&["^4"])),
+            Cond::Not(Box::new(leaf_cond("list", re(&["b"])))),
+            leaf_cond("missing", re(&["."])),
+            leaf_cond("p", glob(&["/home/*/x", "/tmp/**"])),
+            leaf_cond("list", glob(&["a*"])),
+        ];
+        let inputs = [
+            json!({"a": "xa", "n": 42, "list": ["ab", "c"], "p": "/tmp/q/r"}),
+            json!({"a": "zzy", "n": 5, "list": [], "p": "/home/u/x"}),
+            json!({"a": ["q", "ry"], "n": "4", "list": "b", "p": "/home/u/v/x"}),
+            json!({"a": null, "n": true, "list": [["ab"]], "p": 3}),
+        ];
+        let plain: Vec<Vec<bool>> = inputs
+            .iter()
+            .map(|i| conds.iter().map(|c| c.holds(&env(i))).collect())
+            .collect();
+        let mut refs: Vec<&mut Cond> = conds.iter_mut().collect();
+        let sets = CondSets::build(&mut refs);
+        assert_eq!(sets.groups.len(), 6);
+        for (i, input) in inputs.iter().enumerate() {
+            let cache = SetCache::default();
+            let e = Env {
+                sets: Some((&sets, &cache)),
+                ..env(input)
+            };
+            let grouped: Vec<bool> = conds.iter().map(|c| c.holds(&e)).collect();
+            assert_eq!(grouped, plain[i], "input {input}");
         }
     }
 

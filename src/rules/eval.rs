@@ -7,19 +7,21 @@
 //! program) and runs [`match_rule`] on each; `explain` runs the same
 //! `match_rule` on every rule, so the two cannot disagree.
 
-use super::cond::{CommandScope, Env};
+use super::cond::{CommandScope, CondSets, Env, SetCache};
 use super::path::{normalize, normalize_dir, resolve, Base, PathPattern, PathSet, ResolvedPath};
 use super::rule::{Action, EventSet, Rule};
 use super::shell::{split, ParsedCommand};
-use super::tool::{path_field, CommandPattern, ToolPattern, Tri};
+use super::tool::{path_field, url_host, CommandPattern, ToolPattern, Tri};
 use super::{Evaluation, Query, RuleSet};
 use serde_json::Value;
 use std::collections::HashMap;
 
-/// A reference to a rule by index (kept as a type so the index reads clearly).
+/// A rule in an index list, with its events so lookups can skip rules for
+/// other events without touching the rule.
 #[derive(Debug, Clone, Copy)]
 struct PatRef {
     rule: u32,
+    events: EventSet,
 }
 
 /// Candidate lookup tables for one rule set.
@@ -48,7 +50,10 @@ impl Index {
         let mut ix = Index::default();
         let mut path_patterns: Vec<PathPattern> = Vec::new();
         for (ri, rule) in rules.iter_mut().enumerate() {
-            let r = PatRef { rule: ri as u32 };
+            let r = PatRef {
+                rule: ri as u32,
+                events: rule.events,
+            };
             if rule.tools.is_empty() {
                 ix.toolless.push(r);
                 ix.any_program.push(r);
@@ -102,7 +107,13 @@ pub(crate) struct Subject<'q> {
     pub target: Option<String>,
     /// The split command for Bash.
     pub command: Option<ParsedCommand>,
+    /// WebFetch: the URL's host (`Some(None)`: no readable URL).
+    web_host: Option<Option<String>>,
 }
+
+/// The grouped condition sets of the rule set being evaluated, with this
+/// evaluation's cache of their results.
+pub(crate) type Fast<'a> = Option<(&'a CondSets, &'a SetCache)>;
 
 impl<'q> Subject<'q> {
     pub fn new(q: &Query<'q>) -> Subject<'q> {
@@ -127,6 +138,7 @@ impl<'q> Subject<'q> {
             project,
             target: None,
             command: None,
+            web_host: None,
         };
         if let Some(t) = tool {
             if let Some(field) = path_field(t) {
@@ -139,6 +151,12 @@ impl<'q> Subject<'q> {
                     None if field == "path" => s.cwd.clone(),
                     None => None,
                 };
+            }
+            if t == "WebFetch" {
+                let url = tool_input
+                    .and_then(|ti| ti.get("url"))
+                    .and_then(Value::as_str);
+                s.web_host = Some(url.and_then(url_host).map(str::to_string));
             }
             if t == "Bash" {
                 let cmd = tool_input
@@ -169,11 +187,16 @@ impl<'q> Subject<'q> {
     }
 
     pub fn env<'a>(&'a self, command: Option<CommandScope<'a>>) -> Env<'a> {
+        self.env_with(command, None)
+    }
+
+    pub fn env_with<'a>(&'a self, command: Option<CommandScope<'a>>, fast: Fast<'a>) -> Env<'a> {
         Env {
             input: self.input,
             base: self.base(),
             target: self.target.as_deref(),
             command,
+            sets: fast,
         }
     }
 
@@ -240,14 +263,7 @@ pub(crate) fn pattern_tri(p: &ToolPattern, s: &Subject<'_>, path_ids: &[usize]) 
             if tool != "WebFetch" {
                 return Tri::No;
             }
-            match s
-                .tool_input
-                .and_then(|ti| ti.get("url"))
-                .and_then(Value::as_str)
-            {
-                Some(url) => d.check(url),
-                None => Tri::Unsure,
-            }
+            d.check_host(s.web_host.as_ref().and_then(|h| h.as_deref()))
         }
         ToolPattern::McpPrefix(prefix) => yes(tool.starts_with(prefix.as_str())),
         ToolPattern::Path { tools, id, .. } => {
@@ -275,8 +291,13 @@ pub(crate) fn applies(p: &ToolPattern, tool: Option<&str>) -> bool {
 /// Match one rule against the subject (the event is checked by the caller).
 /// `path_ids` are the sorted ids of this rule set's path patterns that match
 /// the subject's target.
-pub(crate) fn match_rule(rule: &Rule, s: &Subject<'_>, path_ids: &[usize]) -> Outcome {
-    match_rule_with(rule, s, path_ids, true)
+pub(crate) fn match_rule(
+    rule: &Rule,
+    s: &Subject<'_>,
+    path_ids: &[usize],
+    fast: Fast<'_>,
+) -> Outcome {
+    match_rule_with(rule, s, path_ids, true, fast)
 }
 
 /// [`match_rule`], optionally ignoring the per-event `when` conditions (for
@@ -286,9 +307,10 @@ pub(crate) fn match_rule_with(
     s: &Subject<'_>,
     path_ids: &[usize],
     check_when: bool,
+    fast: Fast<'_>,
 ) -> Outcome {
     let mut out = Outcome::default();
-    let env = s.env(None);
+    let env = s.env_with(None, fast);
     if check_when && !rule.when.iter().all(|c| c.holds(&env)) {
         return out;
     }
@@ -317,7 +339,7 @@ pub(crate) fn match_rule_with(
                 .any(|p| matches!(p, ToolPattern::Command(_)));
         if has_command_patterns {
             for si in 0..cmd.segments.len() {
-                if let Some((vi, pi)) = match_command(rule, cmd, si, s) {
+                if let Some((vi, pi)) = match_command(rule, cmd, si, s, fast) {
                     out.commands.push(si);
                     out.first.get_or_insert((si, vi, pi));
                 }
@@ -335,6 +357,7 @@ fn match_command(
     cmd: &ParsedCommand,
     si: usize,
     s: &Subject<'_>,
+    fast: Fast<'_>,
 ) -> Option<(usize, usize)> {
     let seg = &cmd.segments[si];
     let try_one = |vi: usize, pattern: &CommandPattern| -> bool {
@@ -353,11 +376,13 @@ fn match_command(
         if rule.per_command.is_empty() {
             return true;
         }
-        let env = s.env(Some(CommandScope {
+        let scope = CommandScope {
             parsed: cmd,
             segment: seg,
             view,
-        }));
+            key: ((si as u64) << 32) | vi as u64,
+        };
+        let env = s.env_with(Some(scope), fast);
         rule.per_command.iter().all(|c| c.holds(&env))
     };
     for vi in 0..seg.views.len() {
@@ -413,19 +438,27 @@ pub(crate) struct Matches {
 /// The candidate rules of one layer for this subject, sorted and deduplicated.
 pub(crate) fn candidates(set: &RuleSet, s: &Subject<'_>, path_ids: &mut Vec<usize>) -> Vec<u32> {
     let ix = &set.index;
+    let bit = s.event_bit;
     let mut out: Vec<u32> = Vec::new();
+    // Rules reachable through several lists are taken once.
+    let mut seen = vec![0u64; set.rules.len().div_ceil(64)];
+    let mut add = |p: &PatRef| {
+        let r = p.rule as usize;
+        if p.events.has(bit) && seen[r / 64] >> (r % 64) & 1 == 0 {
+            seen[r / 64] |= 1 << (r % 64);
+            out.push(p.rule);
+        }
+    };
     path_ids.clear();
     if let Some(tool) = s.tool {
         if let Some(list) = ix.by_tool.get(tool) {
-            out.extend(list.iter().map(|p| p.rule));
+            list.iter().for_each(&mut add);
         }
         if tool.starts_with("mcp__") {
-            out.extend(
-                ix.mcp
-                    .iter()
-                    .filter(|(prefix, _)| tool.starts_with(prefix.as_str()))
-                    .map(|(_, p)| p.rule),
-            );
+            ix.mcp
+                .iter()
+                .filter(|(prefix, _)| tool.starts_with(prefix.as_str()))
+                .for_each(|(_, p)| add(p));
         }
         if let Some(target) = s.resolved_target() {
             if ix.paths.len() > 0 {
@@ -433,25 +466,23 @@ pub(crate) fn candidates(set: &RuleSet, s: &Subject<'_>, path_ids: &mut Vec<usiz
                 ix.paths.matches_into(&target, &mut scratch, path_ids);
                 path_ids.sort_unstable();
                 path_ids.dedup();
-                out.extend(path_ids.iter().map(|&id| ix.path_rules[id].rule));
+                path_ids.iter().for_each(|&id| add(&ix.path_rules[id]));
             }
         }
     }
     match s.command.as_ref().filter(|_| s.tool_is("Bash")) {
         Some(cmd) => {
-            out.extend(ix.any_program.iter().map(|p| p.rule));
+            ix.any_program.iter().for_each(&mut add);
             for seg in &cmd.segments {
                 for view in &seg.views {
                     if let Some(list) = ix.by_program.get(view.program()) {
-                        out.extend(list.iter().map(|p| p.rule));
+                        list.iter().for_each(&mut add);
                     }
                 }
             }
         }
-        None => out.extend(ix.toolless.iter().map(|p| p.rule)),
+        None => ix.toolless.iter().for_each(&mut add),
     }
-    out.sort_unstable();
-    out.dedup();
     out
 }
 
@@ -463,12 +494,14 @@ pub(crate) fn collect(layers: &[LayerRef<'_>], s: &Subject<'_>) -> Matches {
     }
     let mut path_ids = Vec::new();
     for layer in layers {
+        let cache = SetCache::default();
+        let fast = Some((&layer.set.sets, &cache));
         for ri in candidates(layer.set, s, &mut path_ids) {
             let rule = &layer.set.rules[ri as usize];
             if !rule.events.has(s.event_bit) {
                 continue;
             }
-            let outcome = match_rule(rule, s, &path_ids);
+            let outcome = match_rule(rule, s, &path_ids, fast);
             record(&mut m, layer, ri, rule, &outcome);
         }
     }

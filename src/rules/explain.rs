@@ -121,7 +121,7 @@ pub(crate) fn explain(layers: &[LayerRef<'_>], q: &Query<'_>) -> Explanation {
         let trusted = layer.tag == 0 || layer.trusted;
         for rule in &layer.set.rules {
             let event_ok = rule.events.has(s.event_bit);
-            let outcome = match_rule_with(rule, &s, &path_ids, true);
+            let outcome = match_rule_with(rule, &s, &path_ids, true, None);
             let matched = event_ok && outcome.matched();
             let (checks, near) = checks(rule, &s, &path_ids, event_ok);
             let report = RuleReport {
@@ -188,7 +188,7 @@ fn checks(rule: &Rule, s: &Subject<'_>, path_ids: &[usize], event_ok: bool) -> (
         &mut t,
     );
     // Content, ignoring `when` (reported separately below).
-    let content = match_rule_with(rule, s, path_ids, false);
+    let content = match_rule_with(rule, s, path_ids, false, None);
     let env = s.env(None);
     let mut command_scope_ok = true;
     if rule.tools.is_empty() {
@@ -241,6 +241,7 @@ fn checks(rule: &Rule, s: &Subject<'_>, path_ids: &[usize], event_ok: bool) -> (
                 parsed: cmd,
                 segment: seg,
                 view: &seg.views[vi],
+                key: 0,
             }));
             for c in &rule.per_command {
                 let ok = c.holds(&env);

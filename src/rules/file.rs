@@ -612,6 +612,7 @@ impl Reader<'_> {
             field: field.clone(),
             name: fname.to_string(),
             op: Box::new(op),
+            slot: None,
         })
     }
 

@@ -180,6 +180,7 @@ pub enum LayerKind {
 pub struct RuleSet {
     rules: Vec<Rule>,
     index: Index,
+    sets: cond::CondSets,
     trust: Vec<String>,
     warnings: Vec<Diagnostic>,
     generation: u64,
@@ -234,9 +235,15 @@ impl RuleSet {
         let c = compile(src, origin, layer)?;
         let mut rules = c.rules;
         let index = Index::build(&mut rules);
+        let mut conds: Vec<&mut cond::Cond> = rules
+            .iter_mut()
+            .flat_map(|r| r.when.iter_mut().chain(r.per_command.iter_mut()))
+            .collect();
+        let sets = cond::CondSets::build(&mut conds);
         Ok(RuleSet {
             rules,
             index,
+            sets,
             trust: c.trust,
             warnings: c.warnings,
             generation: 0,

@@ -583,14 +583,22 @@ impl DomainPattern {
     }
 
     /// Compare with a URL's host.
+    #[cfg(test)]
     pub fn check(&self, url: &str) -> Tri {
-        let Some(host) = url_host(url) else {
+        self.check_host(url_host(url))
+    }
+
+    /// Compare with a host from [`url_host`]; `None` (no readable URL) is
+    /// [`Tri::Unsure`].
+    pub fn check_host(&self, host: Option<&str>) -> Tri {
+        let Some(host) = host else {
             return Tri::Unsure;
         };
         let host = host.trim_end_matches('.');
         let hit = if self.subdomains {
             host.len() > self.host.len() + 1
-                && host[host.len() - self.host.len()..].eq_ignore_ascii_case(&self.host)
+                && host.as_bytes()[host.len() - self.host.len()..]
+                    .eq_ignore_ascii_case(self.host.as_bytes())
                 && host.as_bytes()[host.len() - self.host.len() - 1] == b'.'
         } else {
             host.eq_ignore_ascii_case(&self.host)
@@ -604,7 +612,7 @@ impl DomainPattern {
 }
 
 /// The host of an absolute URL (`scheme://[user@]host[:port]/…`).
-fn url_host(url: &str) -> Option<&str> {
+pub(crate) fn url_host(url: &str) -> Option<&str> {
     let (_, rest) = url.trim().split_once("://")?;
     let authority = rest.split(['/', '?', '#']).next()?;
     let host_port = authority.rsplit('@').next()?;
