@@ -340,7 +340,7 @@ impl CondSets {
             }
             Field::Pipeline => {
                 if let Some(c) = env.command {
-                    add(&c.parsed.pipeline_text(c.segment.pipeline));
+                    add(c.parsed.pipeline_text(c.segment.pipeline));
                 }
             }
         }
@@ -564,7 +564,7 @@ fn leaf(field: &Field, op: &Op, env: &Env<'_>) -> bool {
             None => op.on_missing(),
         },
         Field::Pipeline => match env.command {
-            Some(c) => op.on_str(&c.parsed.pipeline_text(c.segment.pipeline), env, false),
+            Some(c) => op.on_str(c.parsed.pipeline_text(c.segment.pipeline), env, false),
             None => op.on_missing(),
         },
     }

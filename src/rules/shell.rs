@@ -69,20 +69,30 @@ pub(crate) struct ParsedCommand {
     pub segments: Vec<Segment>,
     /// The command could not be read reliably (see the module doc).
     pub uncertain: bool,
+    /// Per pipeline number, its commands' literal texts joined by ` | `.
+    pipelines: Vec<String>,
 }
 
 impl ParsedCommand {
     /// The literal texts of the segments in pipeline `p`, joined with ` | `.
-    pub fn pipeline_text(&self, p: usize) -> String {
-        let mut out = String::new();
-        for s in self.segments.iter().filter(|s| s.pipeline == p) {
-            if !out.is_empty() {
-                out.push_str(" | ");
-            }
-            out.push_str(s.views.first().map_or("", |v| v.text.as_str()));
-        }
-        out
+    pub fn pipeline_text(&self, p: usize) -> &str {
+        self.pipelines.get(p).map_or("", String::as_str)
     }
+}
+
+/// Join each pipeline's literal segment texts once, so `$pipeline` costs the
+/// same however many rules look at it.
+fn pipeline_texts(segments: &[Segment], count: usize) -> Vec<String> {
+    let mut out = vec![String::new(); count];
+    for s in segments {
+        if let Some(text) = out.get_mut(s.pipeline) {
+            if !text.is_empty() {
+                text.push_str(" | ");
+            }
+            text.push_str(s.views.first().map_or("", |v| v.text.as_str()));
+        }
+    }
+    out
 }
 
 /// Split `command` into simple commands.
@@ -153,9 +163,11 @@ pub(crate) fn split(command: &str) -> ParsedCommand {
             pipeline: next_pipeline,
         });
     }
+    let pipelines = pipeline_texts(&segments, next_pipeline + 1);
     ParsedCommand {
         segments,
         uncertain,
+        pipelines,
     }
 }
 
@@ -178,7 +190,7 @@ fn read(src: &str, depth: usize, out: &mut Vec<Segment>, next_pipeline: &mut usi
 }
 
 /// Redirection operators, longest first so the first prefix match is right.
-const REDIRECTIONS: [&str; 12] = [
+pub(crate) const REDIRECTIONS: [&str; 12] = [
     "&>>", "<<<", "<<-", "&>", ">>", ">|", ">&", "<<", "<>", "<&", ">", "<",
 ];
 
@@ -1041,6 +1053,33 @@ mod tests {
     fn deep_nesting_is_uncertain() {
         let cmd = format!("{}ls{}", "$(".repeat(40), ")".repeat(40));
         assert!(split(&cmd).uncertain);
+    }
+
+    /// Random soup of shell metacharacters and UTF-8 must never panic or hang.
+    #[test]
+    fn never_panics_on_garbage() {
+        const ALPHABET: &[&str] = &[
+            "a", " ", "'", "\"", "\\", "`", "$(", "$((", "${", "(", ")", "{", "}", ";", "&", "|",
+            "<", ">", "<<", "<<-", "\n", "#", "=", "*", "é", "日本", "EOF", "sh -c ", "eval ",
+            "$'", "2>&1", "sudo ", "\t",
+        ];
+        let mut seed: u64 = 0x9e37_79b9_7f4a_7c15;
+        for _ in 0..3000 {
+            let mut cmd = String::new();
+            let len = (seed % 40) as usize;
+            for _ in 0..len {
+                seed ^= seed << 13;
+                seed ^= seed >> 7;
+                seed ^= seed << 17;
+                cmd.push_str(ALPHABET[(seed % ALPHABET.len() as u64) as usize]);
+            }
+            let p = split(&cmd);
+            assert!(!p.segments.is_empty(), "{cmd:?}");
+            for seg in &p.segments {
+                assert!(!seg.views.is_empty(), "{cmd:?}");
+                let _ = p.pipeline_text(seg.pipeline);
+            }
+        }
     }
 
     #[test]

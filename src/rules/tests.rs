@@ -110,6 +110,8 @@ fn bash_syntax_forms() {
         ("Bash(rm:*)", "ls && rm -rf x", true),
         ("Bash(rm:*)", "rmdir x", false),
         ("Bash(run_in_background:true)", "sleep 1", false),
+        ("Bash(npm test 2>&1)", "npm test 2>&1", true),
+        ("Bash(npm test *)", "npm test 2>&1 >/dev/null", true),
     ];
     for &(pattern, cmd, want) in table {
         for action in ["deny", "ask", "allow"] {
@@ -1158,6 +1160,16 @@ fn defaults_text_is_exposed_verbatim() {
         RuleSet::parse(DEFAULTS_TOML, Path::new("d")).unwrap().len(),
         RuleSet::defaults().len()
     );
+}
+
+/// The daemon shares rule sets across threads behind `Arc`.
+#[test]
+fn rule_sets_are_send_and_sync() {
+    fn check<T: Send + Sync>() {}
+    check::<RuleSet>();
+    check::<Layers>();
+    check::<Evaluation>();
+    check::<Explanation>();
 }
 
 #[test]

@@ -27,6 +27,7 @@
 //! that tool. `Task` and `Agent` are the same tool (Claude Code renamed it).
 
 use super::path::PathPattern;
+use super::shell::REDIRECTIONS;
 
 /// Tool names Claude Code 2.1.330 uses; a `tool` naming anything else (and not
 /// `mcp__…`) can never match, which `check` reports as a warning.
@@ -491,12 +492,43 @@ enum Piece {
 }
 
 /// Split a pattern into words like the shell reader does (quotes removed,
-/// blanks collapsed), keeping unquoted `*` as wildcards.
+/// blanks collapsed, redirection operators as words of their own, so
+/// `Bash(make 2>&1)` reads like the command `make 2>&1`), keeping unquoted `*`
+/// as wildcards.
 fn pattern_words(spec: &str) -> Result<Vec<Vec<Piece>>, String> {
     let mut words: Vec<Vec<Piece>> = Vec::new();
     let mut cur: Option<Vec<Piece>> = None;
     let mut chars = spec.chars();
     while let Some(c) = chars.next() {
+        if c == '<' || c == '>' || (c == '&' && chars.as_str().starts_with('>')) {
+            // The fd digits just before the operator belong to it.
+            let fd: Vec<Piece> = match cur.take() {
+                Some(w)
+                    if w.iter()
+                        .all(|p| matches!(p, Piece::Char(d) if d.is_ascii_digit())) =>
+                {
+                    w
+                }
+                Some(w) => {
+                    words.push(w);
+                    Vec::new()
+                }
+                None => Vec::new(),
+            };
+            let rest = format!("{c}{}", chars.as_str());
+            let op = REDIRECTIONS
+                .iter()
+                .find(|op| rest.starts_with(*op))
+                .copied()
+                .unwrap_or("<");
+            for _ in 1..op.chars().count() {
+                chars.next();
+            }
+            let mut w = fd;
+            w.extend(op.chars().map(Piece::Char));
+            words.push(w);
+            continue;
+        }
         match c {
             ' ' | '\t' | '\n' => {
                 if let Some(w) = cur.take() {
@@ -661,6 +693,10 @@ mod tests {
             ("rm -rf '*'", "rm -rf *", true),
             ("echo a*b*c", "echo aXbYc", true),
             ("echo a*b*c", "echo acb", false),
+            ("make 2>&1", "make 2>& 1", true),
+            ("echo hi>out.txt", "echo hi > out.txt", true),
+            ("echo hi > *", "echo hi > out.txt", true),
+            ("cmd &> /dev/null", "cmd &> /dev/null", true),
         ];
         for &(p, text, want) in table {
             assert_eq!(cmd(p).is_match(text), want, "Bash({p}) vs {text:?}");
