@@ -1,6 +1,6 @@
 //! Evaluation: which rules match a hook input, and the resulting verdict.
 //!
-//! Each [`RuleSet`](super::RuleSet) carries an [`Index`] built once at load:
+//! Each [`RuleSet`] carries an [`Index`] built once at load:
 //! rules by tool name, `Bash(...)` patterns by program name, MCP prefixes,
 //! and every path pattern in three glob sets. An evaluation looks up the few
 //! candidate rules for the input's tool (and, for Bash, for each command's

@@ -118,6 +118,35 @@
 //! - rule ids from the project layer are reported as `project:<id>`, and the
 //!   evaluation carries the project layer's generation as
 //!   `project_generation`.
+//!
+//! # Using it from the daemon
+//!
+//! ```no_run
+//! use hookd::rules::{project_rules_path, Layers, Query, RuleSet};
+//! use std::{path::Path, sync::Arc};
+//!
+//! # let (user_file, generation) = (Path::new("rules.toml"), 1);
+//! // At start and on every reload: a new generation, or keep the old one.
+//! let user = match RuleSet::load(user_file) {
+//!     Ok(set) => set,
+//!     Err(e) if e.is_not_found() => RuleSet::defaults(),
+//!     Err(e) => panic!("{e}"), // refuse: every error, file:line:col each
+//! };
+//! let user = Arc::new(user.with_generation(generation));
+//!
+//! // Per event: the project dir is CLAUDE_PROJECT_DIR, else the input's cwd.
+//! # let input = serde_json::json!({"hook_event_name": "PreToolUse"});
+//! # let (project, home) = (Path::new("/p"), Path::new("/home/me"));
+//! let mut layers = Layers::new(user.clone());
+//! let project_file = project_rules_path(project); // cache by project dir
+//! if let Ok(p) = RuleSet::load_project(&project_file) {
+//!     layers = layers.with_project(project, Arc::new(p.with_generation(generation)));
+//! }
+//! let q = Query::new(&input).project_dir(project).home(home);
+//! let verdict = layers.evaluate(&q); // action None = no opinion
+//! ```
+//!
+//! Permissive mode is the daemon's: evaluate, log, answer no opinion.
 
 mod check;
 mod cond;
