@@ -1,99 +1,523 @@
-//! The rule engine: placeholder with the interface the engine (issue #3)
-//! implements; it is replaced wholesale when the engine lands.
+//! The rule engine (issue #3): a pure function from a Claude Code hook input to
+//! a verdict, driven by a TOML rules file.
+//!
+//! No IO beyond reading a file path it is given, no tokio, no logging: the
+//! daemon owns reloading, caching and logging, and calls [`RuleSet::evaluate`]
+//! (or [`Layers::evaluate`]) with the raw hook input.
+//!
+//! # Layout
+//!
+//! - `mod.rs` — public API: [`RuleSet`], [`Layers`], [`Query`], [`Evaluation`].
+//! - `file.rs` — TOML → compiled rules, every error with `file:line:column`.
+//! - `tool.rs` — Claude Code's permission-rule syntax for `tool`.
+//! - `shell.rs` — splitting Bash commands into the simple commands that run.
+//! - `path.rs` — gitignore-style path patterns and lexical path resolution.
+//! - `cond.rs` — `when` conditions.
+//! - `eval.rs` — candidate lookup and matching; `explain.rs` — explanations.
+//! - `check.rs`, `fixtures.rs` — `hookd rules check` and `hookd rules test`.
+//! - `defaults.toml` — the embedded default rules ([`DEFAULTS_TOML`]).
+//!
+//! # The rules file
+//!
+//! ```toml
+//! [[rule]]
+//! id = "no-force-push-main"          # required, unique in the file
+//! action = "deny"                    # allow | deny | ask | context
+//! tool = "Bash(git push *)"          # optional; a string or a list (any may match)
+//! event = "PreToolUse"               # optional; a name, a list, or "*"
+//! reason = "Force-pushing main rewrites shared history."
+//! when = [                           # optional; all must hold
+//!   { field = "$command.args", regex = '^(--force|-f)$' },
+//!   { field = "$command.args", equals = ["main", "master"] },
+//! ]
+//!
+//! [[rule]]
+//! id = "tests-ok"
+//! action = "allow"
+//! tool = ["Bash(cargo test *)", "Bash(npm test)"]
+//!
+//! [[rule]]
+//! id = "subagent-note"
+//! action = "context"                 # adds `reason` as additionalContext, decides nothing
+//! event = "SubagentStart"
+//! reason = "Subagents must not push."
+//!
+//! [trust]                            # user file only
+//! projects = ["~/src/mine", "/work/team/**"]
+//! ```
+//!
+//! Keys: `id` (string, required), `action` (required), `tool`, `event`,
+//! `reason`, `when`. Anything else is an error, as are wrong types, duplicate
+//! ids, invalid regexes and globs, and unknown action or event names. A `tool`
+//! naming no Claude Code tool (nor `mcp__…`) is a warning: it can never match.
+//!
+//! - **`tool`** uses Claude Code's permission-rule syntax; see the table in
+//!   `tool.rs` (`Bash`, `Bash(npm test)`, `Bash(git push:*)`,
+//!   `Bash(git push *)`, `Read(./.env*)`, `Edit(src/**)`, `Read(~/.ssh)`,
+//!   `Read(//etc/**)`, `WebFetch(domain:example.com)`, `Agent(Explore)`,
+//!   `Tool(param:value)`, `mcp__server__tool`, `mcp__server__*`,
+//!   `mcp__server`). Path forms are described in `path.rs`: `/x`, `./x` and
+//!   `x` are all relative to the **project root** (the event's project dir,
+//!   else its `cwd`), `~/x` to home, `//x` to the filesystem root. A rule
+//!   without `tool` applies to any event in its `event` list, tool or not.
+//! - **`event`** defaults to `["PreToolUse", "PermissionRequest"]`: the two
+//!   events whose answer is a permission decision, both carrying `tool_name`
+//!   and `tool_input`, so a rule written for "this tool call" judges the call
+//!   whichever of the two hooks asks (PermissionRequest does not fire in every
+//!   mode; PreToolUse does). Name PostToolUse and others explicitly; `"*"`
+//!   means every event, including ones this build does not know.
+//! - **`when`**: see `cond.rs` — `field` (dotted input path, or `$command`,
+//!   `$command.args`, `$pipeline`, `$path`) with `equals`, `glob`, `regex`,
+//!   `contains`, `path`, `exists`, and `not` / `any` / `all`.
+//! - **`reason`** is shown to the model and user with a deny/ask/allow; for
+//!   `context` it is the additional context, and is required.
+//!
+//! # Bash commands
+//!
+//! A Bash input is split into simple commands (`shell.rs`): `&&`, `||`, `;`,
+//! `&`, `|`, newlines, `$( )`, backticks, `<( )`, subshells, groups,
+//! `sh -c '…'` and `eval`. Deny, ask and context rules match if they match
+//! **any** command, also with leading `NAME=value` assignments and wrappers
+//! (`sudo`, `doas`, `env`, `nice`, `ionice`, `timeout`, `stdbuf`, `nohup`,
+//! `time`, `command`, `builtin`, `exec`, `xargs`, `setsid`, `unbuffer`)
+//! stripped and with `/bin/rm` read as `rm`. An allow verdict needs **every**
+//! command to be matched, as written, by some allow rule: `Bash(ls *)` does not
+//! allow `ls && rm -rf x`. A command that cannot be read (unbalanced quotes or
+//! parentheses, `case` statements, very deep nesting) is judged conservatively:
+//! it is also re-read with quotes ignored, deny/ask rules that match any piece
+//! of either reading match, and allow rules never match unless they allow every
+//! Bash command (`Bash`, `Bash(*)`, or no `tool`).
+//!
+//! # Verdicts
+//!
+//! Every matching rule is considered. **deny > ask > allow**; `context` rules
+//! never decide but their `reason`s are returned as additional context (an
+//! evaluation where only context rules matched has action
+//! [`Action::Context`]). No match: no opinion (`action: None`), and Claude
+//! Code's own permission flow continues. [`Evaluation::rule_ids`] lists every
+//! rule of the winning action, in file order, and `generation` the rule set
+//! generation ([`RuleSet::with_generation`]) the decision was made under.
+//!
+//! # Layers
+//!
+//! The user file (`$XDG_CONFIG_HOME/hookd/rules.toml`, or `--rules`) is the
+//! user layer; with no user file the embedded defaults ([`RuleSet::defaults`])
+//! take its place, and a user file replaces the defaults entirely. A project
+//! may add `<project>/.claude/hookd.toml` ([`project_rules_path`]), loaded with
+//! [`RuleSet::load_project`]. [`Layers`] evaluates both together:
+//!
+//! - precedence is unchanged by layers: a deny from either layer beats an
+//!   allow from either;
+//! - the project layer's deny and ask rules always apply (a project can
+//!   only tighten);
+//! - its allow and context rules apply only if the user file trusts that
+//!   project: `[trust] projects` lists absolute or `~/` directories, exactly,
+//!   or with a trailing `/**` for every project below a directory. Untrusted
+//!   ones are reported by `explain` as ignored;
+//! - a project file may not contain `[trust]` (an error);
+//! - rule ids from the project layer are reported as `project:<id>`, and the
+//!   evaluation carries the project layer's generation as
+//!   `project_generation`.
+//!
+//! # Using it from the daemon
+//!
+//! ```no_run
+//! use hookd::rules::{project_rules_path, Layers, Query, RuleSet};
+//! use std::{path::Path, sync::Arc};
+//!
+//! # let (user_file, generation) = (Path::new("rules.toml"), 1);
+//! // At start and on every reload: a new generation, or keep the old one.
+//! let user = match RuleSet::load(user_file) {
+//!     Ok(set) => set,
+//!     Err(e) if e.is_not_found() => RuleSet::defaults(),
+//!     Err(e) => panic!("{e}"), // refuse: every error, file:line:col each
+//! };
+//! let user = Arc::new(user.with_generation(generation));
+//!
+//! // Per event: the project dir is CLAUDE_PROJECT_DIR, else the input's cwd.
+//! # let input = serde_json::json!({"hook_event_name": "PreToolUse"});
+//! # let (project, home) = (Path::new("/p"), Path::new("/home/me"));
+//! let mut layers = Layers::new(user.clone());
+//! let project_file = project_rules_path(project); // cache by project dir
+//! if let Ok(p) = RuleSet::load_project(&project_file) {
+//!     layers = layers.with_project(project, Arc::new(p.with_generation(generation)));
+//! }
+//! let q = Query::new(&input).project_dir(project).home(home);
+//! let verdict = layers.evaluate(&q); // action None = no opinion
+//! ```
+//!
+//! Permissive mode is the daemon's: evaluate, log, answer no opinion.
 
-use std::fmt;
-use std::path::Path;
+mod check;
+mod cond;
+mod diag;
+mod eval;
+mod explain;
+mod file;
+mod fixtures;
+mod path;
+mod rule;
+mod shell;
+mod tool;
 
-/// One compiled, immutable rule set.
-#[derive(Debug, Default)]
+#[cfg(test)]
+mod tests;
+
+pub use check::{check, check_as, check_source, CheckReport};
+pub use diag::{Diagnostic, RulesError, Severity};
+pub use explain::{Check, ExplainedCommand, Explanation, RuleReport};
+pub use fixtures::{run_fixtures, run_fixtures_layers, FixtureReport, FixtureResult};
+pub use rule::{Action, EVENTS, TOOL_EVENTS};
+pub use tool::KNOWN_TOOLS;
+
+use eval::{Index, LayerRef};
+use file::{compile, Layer};
+use rule::Rule;
+use serde::Serialize;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+/// The embedded default rules, verbatim (what `hookd rules defaults` prints).
+pub const DEFAULTS_TOML: &str = include_str!("defaults.toml");
+
+/// The name the embedded defaults go by in messages and explanations.
+pub const DEFAULTS_ORIGIN: &str = "<embedded defaults>";
+
+/// Where a project's rules file lives, relative to the project directory.
+pub const PROJECT_RULES_FILE: &str = ".claude/hookd.toml";
+
+/// The project layer's file for a project directory (the event's
+/// `CLAUDE_PROJECT_DIR`, else its `cwd`).
+pub fn project_rules_path(project_dir: &Path) -> PathBuf {
+    project_dir.join(PROJECT_RULES_FILE)
+}
+
+/// Which layer a rules file is read as.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum LayerKind {
+    /// The user file or the embedded defaults; may trust projects.
+    User,
+    /// A project's `.claude/hookd.toml`; may not trust anything.
+    Project,
+}
+
+/// One compiled, immutable rule set. A reload builds a new one; the caller
+/// numbers it with [`RuleSet::with_generation`]. Regexes, globs and lookup
+/// tables are built once here, so evaluation only matches.
+#[derive(Debug, Clone)]
 pub struct RuleSet {
+    rules: Vec<Rule>,
+    index: Index,
+    sets: cond::CondSets,
+    trust: Vec<String>,
+    warnings: Vec<Diagnostic>,
     generation: u64,
+    origin: PathBuf,
+    kind: LayerKind,
 }
-
-/// What a rule set is evaluated against.
-pub struct Query<'a> {
-    /// `hook_event_name`.
-    pub event: &'a str,
-    /// The raw hook input.
-    pub input: &'a serde_json::Value,
-    /// The project root.
-    pub project_dir: Option<&'a Path>,
-    /// The user's home, for `~/` paths.
-    pub home: Option<&'a Path>,
-}
-
-/// A rule's action.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Action {
-    /// allow
-    Allow,
-    /// deny
-    Deny,
-    /// ask
-    Ask,
-    /// add context only
-    Context,
-}
-
-/// The result of evaluating a rule set.
-#[derive(Debug, Clone, Default)]
-pub struct Evaluation {
-    /// None = no opinion.
-    pub action: Option<Action>,
-    /// The deciding rules.
-    pub rule_ids: Vec<String>,
-    /// The deciding rule's reason.
-    pub reason: Option<String>,
-    /// From `context` rules.
-    pub additional_context: Vec<String>,
-    /// The generation judged under.
-    pub generation: u64,
-}
-
-/// A rules file that could not be loaded.
-#[derive(Debug)]
-pub struct RulesError(String);
-
-impl fmt::Display for RulesError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.0)
-    }
-}
-
-impl std::error::Error for RulesError {}
 
 impl RuleSet {
-    /// The embedded defaults.
+    /// The embedded conservative defaults ([`DEFAULTS_TOML`]), generation 0.
     pub fn defaults() -> RuleSet {
-        RuleSet::default()
+        // The defaults are compiled into the binary and tested; failing to
+        // parse them is a build defect, not a runtime condition.
+        RuleSet::compile(DEFAULTS_TOML, Path::new(DEFAULTS_ORIGIN), LayerKind::User)
+            .expect("embedded default rules must compile")
     }
-    /// Reads and compiles a file.
+
+    /// A rule set with no rules (every evaluation is "no opinion").
+    pub fn empty() -> RuleSet {
+        RuleSet::compile("", Path::new("<empty>"), LayerKind::User).expect("empty rules compile")
+    }
+
+    /// Parse and compile a user rules file's text; `origin` is the path used
+    /// in messages. Every error is reported, each at its `file:line:column`.
+    pub fn parse(src: &str, origin: &Path) -> Result<RuleSet, RulesError> {
+        RuleSet::compile(src, origin, LayerKind::User)
+    }
+
+    /// Parse a project layer's text (`.claude/hookd.toml`): `[trust]` is an
+    /// error there, and allow/context rules draw a warning.
+    pub fn parse_project(src: &str, origin: &Path) -> Result<RuleSet, RulesError> {
+        RuleSet::compile(src, origin, LayerKind::Project)
+    }
+
+    /// Read and parse a user rules file. A missing file is an error for which
+    /// [`RulesError::is_not_found`] is true.
     pub fn load(path: &Path) -> Result<RuleSet, RulesError> {
-        std::fs::read_to_string(path)
-            .map(|_| RuleSet::default())
-            .map_err(|e| RulesError(format!("{}: {e}", path.display())))
+        let src = std::fs::read_to_string(path).map_err(|e| RulesError::io(path, &e))?;
+        RuleSet::parse(&src, path)
     }
-    /// This set's generation.
+
+    /// Read and parse a project layer file.
+    pub fn load_project(path: &Path) -> Result<RuleSet, RulesError> {
+        let src = std::fs::read_to_string(path).map_err(|e| RulesError::io(path, &e))?;
+        RuleSet::parse_project(&src, path)
+    }
+
+    fn compile(src: &str, origin: &Path, kind: LayerKind) -> Result<RuleSet, RulesError> {
+        let layer = match kind {
+            LayerKind::User => Layer::User,
+            LayerKind::Project => Layer::Project,
+        };
+        let c = compile(src, origin, layer)?;
+        let mut rules = c.rules;
+        let index = Index::build(&mut rules);
+        let mut conds: Vec<&mut cond::Cond> = rules
+            .iter_mut()
+            .flat_map(|r| r.when.iter_mut().chain(r.per_command.iter_mut()))
+            .collect();
+        let sets = cond::CondSets::build(&mut conds);
+        Ok(RuleSet {
+            rules,
+            index,
+            sets,
+            trust: c.trust,
+            warnings: c.warnings,
+            generation: 0,
+            origin: origin.to_path_buf(),
+            kind,
+        })
+    }
+
+    /// Number this rule set. The daemon keeps one counter and bumps it on
+    /// every successful load, so a generation names one set of rules.
+    pub fn with_generation(mut self, generation: u64) -> RuleSet {
+        self.generation = generation;
+        self
+    }
+
+    /// The generation set by [`RuleSet::with_generation`] (0 by default).
     pub fn generation(&self) -> u64 {
         self.generation
     }
-    /// The same rules under another generation.
-    pub fn with_generation(self, generation: u64) -> RuleSet {
-        RuleSet { generation }
-    }
+
     /// Number of rules.
     pub fn len(&self) -> usize {
-        0
+        self.rules.len()
     }
-    /// Whether there are no rules.
+
+    /// True when there are no rules.
     pub fn is_empty(&self) -> bool {
-        true
+        self.rules.is_empty()
     }
-    /// Judges one event.
-    pub fn evaluate(&self, _q: &Query<'_>) -> Evaluation {
-        Evaluation {
-            generation: self.generation,
-            ..Evaluation::default()
+
+    /// The file this set was read from ([`DEFAULTS_ORIGIN`] for the defaults).
+    pub fn origin(&self) -> &Path {
+        &self.origin
+    }
+
+    /// User or project layer.
+    pub fn kind(&self) -> LayerKind {
+        self.kind
+    }
+
+    /// Warnings found while loading (the set loaded anyway).
+    pub fn warnings(&self) -> &[Diagnostic] {
+        &self.warnings
+    }
+
+    /// Rule ids in file order.
+    pub fn ids(&self) -> impl Iterator<Item = &str> {
+        self.rules.iter().map(|r| r.id.as_str())
+    }
+
+    /// The `[trust] projects` entries as written.
+    pub fn trusted_projects(&self) -> &[String] {
+        &self.trust
+    }
+
+    /// Whether this (user) rule set trusts the project at `project_dir`, so
+    /// that project's allow and context rules apply. `home` expands `~/`.
+    pub fn trusts(&self, project_dir: &Path, home: Option<&Path>) -> bool {
+        let Some(dir) = path::normalize_dir(Some(project_dir)) else {
+            return false;
+        };
+        let home = path::normalize_dir(home);
+        self.trust.iter().any(|entry| {
+            let (base, below) = match entry.strip_suffix("/**") {
+                Some(b) => (b, true),
+                None => (entry.as_str(), false),
+            };
+            let abs = if base == "~" {
+                home.clone()
+            } else if let Some(rest) = base.strip_prefix("~/") {
+                home.as_ref()
+                    .map(|h| path::normalize(&format!("{h}/{rest}")))
+            } else {
+                Some(path::normalize(base))
+            };
+            let Some(abs) = abs else { return false };
+            if below {
+                path::relative_to(&dir, &abs).is_some()
+            } else {
+                dir == abs
+            }
+        })
+    }
+
+    /// Judge a hook input with this rule set alone.
+    pub fn evaluate(&self, q: &Query<'_>) -> Evaluation {
+        eval::evaluate(&[self.as_layer()], q)
+    }
+
+    /// Why [`RuleSet::evaluate`] gives what it gives.
+    pub fn explain(&self, q: &Query<'_>) -> Explanation {
+        explain::explain(&[self.as_layer()], q)
+    }
+
+    fn as_layer(&self) -> LayerRef<'_> {
+        LayerRef {
+            set: self,
+            tag: 0,
+            trusted: true,
         }
+    }
+}
+
+/// The user layer and, for events in a project that has one, the project
+/// layer. Cheap to build per event from cached `Arc`s.
+#[derive(Debug, Clone)]
+pub struct Layers {
+    /// The user file, or the defaults.
+    pub user: Arc<RuleSet>,
+    /// The project's `.claude/hookd.toml`, if it has one.
+    pub project: Option<ProjectLayer>,
+}
+
+/// A project layer: the rules and the project directory they belong to (the
+/// directory the trust check is made against).
+#[derive(Debug, Clone)]
+pub struct ProjectLayer {
+    /// The project directory (not the file).
+    pub dir: PathBuf,
+    /// Rules read with [`RuleSet::load_project`].
+    pub rules: Arc<RuleSet>,
+}
+
+impl Layers {
+    /// Only the user layer.
+    pub fn new(user: Arc<RuleSet>) -> Layers {
+        Layers {
+            user,
+            project: None,
+        }
+    }
+
+    /// Add the project layer for `dir`.
+    pub fn with_project(mut self, dir: impl Into<PathBuf>, rules: Arc<RuleSet>) -> Layers {
+        self.project = Some(ProjectLayer {
+            dir: dir.into(),
+            rules,
+        });
+        self
+    }
+
+    /// Whether the user layer trusts the project layer's directory.
+    pub fn project_trusted(&self, home: Option<&Path>) -> bool {
+        self.project
+            .as_ref()
+            .is_some_and(|p| self.user.trusts(&p.dir, home))
+    }
+
+    fn refs(&self, home: Option<&Path>) -> Vec<LayerRef<'_>> {
+        let mut v = vec![LayerRef {
+            set: &self.user,
+            tag: 0,
+            trusted: true,
+        }];
+        if let Some(p) = &self.project {
+            v.push(LayerRef {
+                set: &p.rules,
+                tag: 1,
+                trusted: self.user.trusts(&p.dir, home),
+            });
+        }
+        v
+    }
+
+    /// Judge a hook input with both layers.
+    pub fn evaluate(&self, q: &Query<'_>) -> Evaluation {
+        eval::evaluate(&self.refs(q.home), q)
+    }
+
+    /// Why [`Layers::evaluate`] gives what it gives.
+    pub fn explain(&self, q: &Query<'_>) -> Explanation {
+        explain::explain(&self.refs(q.home), q)
+    }
+}
+
+/// What a rule set judges: the raw Claude Code hook input and where it runs.
+#[derive(Debug, Clone, Copy)]
+pub struct Query<'a> {
+    /// `hook_event_name`, e.g. `PreToolUse`; unknown names only match rules
+    /// with `event = "*"`.
+    pub event: &'a str,
+    /// The raw hook input object (`tool_name`, `tool_input`, `cwd`, …).
+    pub input: &'a serde_json::Value,
+    /// `CLAUDE_PROJECT_DIR` if known; otherwise the input's `cwd` is the
+    /// project root for path patterns.
+    pub project_dir: Option<&'a Path>,
+    /// The user's home directory, for `~/` patterns and `$HOME` in commands.
+    pub home: Option<&'a Path>,
+}
+
+impl<'a> Query<'a> {
+    /// A query for `input`, taking the event from its `hook_event_name`.
+    pub fn new(input: &'a serde_json::Value) -> Query<'a> {
+        Query {
+            event: input
+                .get("hook_event_name")
+                .and_then(|v| v.as_str())
+                .unwrap_or(""),
+            input,
+            project_dir: None,
+            home: None,
+        }
+    }
+
+    /// Set the project directory.
+    pub fn project_dir(mut self, dir: &'a Path) -> Query<'a> {
+        self.project_dir = Some(dir);
+        self
+    }
+
+    /// Set the home directory.
+    pub fn home(mut self, home: &'a Path) -> Query<'a> {
+        self.home = Some(home);
+        self
+    }
+}
+
+/// The verdict for one hook input.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Evaluation {
+    /// `None`: no rule decided (no opinion). `Some(Context)`: only context
+    /// rules matched; nothing is decided, `additional_context` has the text.
+    pub action: Option<Action>,
+    /// The deciding rules (every matched rule of the winning action; for a
+    /// Bash allow, every allow rule that covered a command), in file order,
+    /// user layer first; project rules as `project:<id>`.
+    pub rule_ids: Vec<String>,
+    /// The deciding rules' distinct reasons joined by `"; "`, if any.
+    pub reason: Option<String>,
+    /// The `reason` of every matched context rule, whatever the verdict.
+    pub additional_context: Vec<String>,
+    /// The ids of those context rules.
+    pub context_rule_ids: Vec<String>,
+    /// The user layer's generation.
+    pub generation: u64,
+    /// The project layer's generation, when one took part.
+    pub project_generation: Option<u64>,
+}
+
+impl Evaluation {
+    /// True when a rule allowed, denied or asked.
+    pub fn is_decision(&self) -> bool {
+        matches!(
+            self.action,
+            Some(Action::Allow | Action::Deny | Action::Ask)
+        )
     }
 }

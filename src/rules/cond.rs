@@ -1,0 +1,730 @@
+//! `when` conditions: tests on fields of the hook input.
+//!
+//! A condition names a `field` and one operator:
+//!
+//! - `equals` — the value equals a string, integer, float or boolean;
+//! - `glob` — a string glob (`*` stays within `/`-separated parts, `**` crosses);
+//! - `regex` — an unanchored regular expression (Rust `regex` syntax);
+//! - `contains` — the string contains the text;
+//! - `path` — the value, read as a path, matches a path pattern
+//!   (see `path.rs`; the path itself, not what is below it);
+//! - `exists` — `true` if the field is present and not null, `false` if absent;
+//! - `not = { … }`, `any = [ … ]`, `all = [ … ]` — combinators; an inner
+//!   condition without `field` uses the outer one.
+//!
+//! Every operator also accepts a list, meaning "any of these". A field whose
+//! value is an array satisfies a condition when some element does. A missing
+//! field satisfies nothing except `exists = false` (and so `not` of anything).
+//! Numbers and booleans are compared as their JSON text by `glob`, `regex` and
+//! `contains`.
+//!
+//! Fields are dotted paths into the raw hook input (`tool_input.command`,
+//! `cwd`, `tool_calls.0.tool_name`; a numeric part indexes an array) or one of
+//! the derived fields:
+//!
+//! - `$command` — one command of a split Bash command (see `shell.rs`), as
+//!   matched by `Bash(...)` patterns;
+//! - `$command.args` — that command's arguments (an array; `path` conditions
+//!   on it expand `~`, `$HOME`, `$PWD`, `$CLAUDE_PROJECT_DIR`, read `dir/*`
+//!   as `dir`, and skip option words starting with `-`);
+//! - `$pipeline` — the commands of the pipeline it belongs to, joined by ` | `;
+//! - `$path` — the absolute path a file tool touches (Read, Edit, Write,
+//!   MultiEdit, NotebookEdit, Glob, Grep, LS).
+//!
+//! A rule whose conditions use `$command`, `$command.args` or `$pipeline` is
+//! judged per command: its `Bash(...)` pattern and those conditions must hold
+//! for the same command.
+
+use super::path::{resolve, string_glob, Base, PathSet, ResolvedPath};
+use super::shell::{ParsedCommand, Segment, View};
+use globset::{GlobSet, GlobSetBuilder};
+use regex::{Regex, RegexSet};
+use serde_json::Value;
+use std::cell::RefCell;
+use std::collections::HashMap;
+
+/// What a leaf condition looks at.
+#[derive(Debug, Clone)]
+pub(crate) enum Field {
+    /// A dotted path into the raw input.
+    Input(Vec<String>),
+    Command,
+    CommandArgs,
+    Pipeline,
+    Path,
+}
+
+/// The derived field names, for messages.
+pub(crate) const DERIVED_FIELDS: &[&str] = &["$command", "$command.args", "$pipeline", "$path"];
+
+impl Field {
+    /// Parse a `field` value.
+    pub fn parse(s: &str) -> Result<Field, String> {
+        match s {
+            "$command" => return Ok(Field::Command),
+            "$command.args" => return Ok(Field::CommandArgs),
+            "$pipeline" => return Ok(Field::Pipeline),
+            "$path" => return Ok(Field::Path),
+            _ => {}
+        }
+        if s.starts_with('$') {
+            return Err(format!(
+                "unknown derived field `{s}`; known: {}",
+                DERIVED_FIELDS.join(", ")
+            ));
+        }
+        if s.is_empty() || s.split('.').any(str::is_empty) {
+            return Err(format!(
+                "`{s}` is not a dotted path such as `tool_input.command`"
+            ));
+        }
+        Ok(Field::Input(s.split('.').map(str::to_string).collect()))
+    }
+
+    /// Judged per Bash command rather than once per event.
+    pub fn per_command(&self) -> bool {
+        matches!(self, Field::Command | Field::CommandArgs | Field::Pipeline)
+    }
+}
+
+/// A compiled condition.
+#[derive(Debug, Clone)]
+pub(crate) enum Cond {
+    Leaf {
+        field: Field,
+        name: String,
+        /// Boxed: compiled glob and path sets are large.
+        op: Box<Op>,
+        /// Where this leaf's patterns sit in the rule set's [`CondSets`].
+        slot: Option<Slot>,
+    },
+    Not(Box<Cond>),
+    Any(Vec<Cond>),
+    All(Vec<Cond>),
+}
+
+/// A scalar operand of `equals`.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum Scalar {
+    Str(String),
+    Int(i64),
+    Float(f64),
+    Bool(bool),
+}
+
+impl std::fmt::Display for Scalar {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Scalar::Str(s) => write!(f, "{s:?}"),
+            Scalar::Int(i) => write!(f, "{i}"),
+            Scalar::Float(x) => write!(f, "{x}"),
+            Scalar::Bool(b) => write!(f, "{b}"),
+        }
+    }
+}
+
+/// A leaf operator with its compiled operands (any of them may match).
+#[derive(Debug, Clone)]
+pub(crate) enum Op {
+    Equals(Vec<Scalar>),
+    Glob { set: GlobSet, src: Vec<String> },
+    Regex(Vec<Regex>),
+    Contains(Vec<String>),
+    Path { set: PathSet, src: Vec<String> },
+    Exists(bool),
+}
+
+/// The Bash command a per-command condition is judged on.
+#[derive(Clone, Copy)]
+pub(crate) struct CommandScope<'a> {
+    pub parsed: &'a ParsedCommand,
+    pub segment: &'a Segment,
+    pub view: &'a View,
+    /// Identifies (command, view) in the [`SetCache`].
+    pub key: u64,
+}
+
+/// Everything a condition can look at.
+pub(crate) struct Env<'a> {
+    pub input: &'a Value,
+    pub base: Base<'a>,
+    /// The path a file tool touches, resolved.
+    pub target: Option<&'a str>,
+    pub command: Option<CommandScope<'a>>,
+    /// The rule set's grouped patterns and this evaluation's results for them;
+    /// without them every leaf is matched on its own (same answer, slower).
+    pub sets: Option<(&'a CondSets, &'a SetCache)>,
+}
+
+/// Regex and glob conditions of all rules in a set, grouped by field: one
+/// `RegexSet` or `GlobSet` per field. A 1,000-rule file may test `cwd` or
+/// `$command.args` in hundreds of rules; with the groups, each field is
+/// matched once per evaluation (per Bash command view for `$command…`) and
+/// each leaf only looks up its bits.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct CondSets {
+    groups: Vec<Group>,
+}
+
+#[derive(Debug, Clone)]
+struct Group {
+    field: Field,
+    matcher: SetMatcher,
+    len: usize,
+}
+
+#[derive(Debug, Clone)]
+enum SetMatcher {
+    Regex(RegexSet),
+    Glob(GlobSet),
+}
+
+/// A leaf's patterns: `len` ids from `first` in group `group`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Slot {
+    group: u32,
+    first: u32,
+    len: u32,
+}
+
+/// Per-evaluation results of [`CondSets`] groups: (group, scope, bits), where
+/// the scope is `u64::MAX` for per-event fields and [`CommandScope::key`] for
+/// per-command ones. A handful of entries, searched linearly.
+pub(crate) type SetCache = RefCell<Vec<(u32, u64, Vec<u64>)>>;
+
+/// Call `f` on every leaf of `c`.
+fn visit_leaves(c: &mut Cond, f: &mut impl FnMut(&str, &Field, &Op, &mut Option<Slot>)) {
+    match c {
+        Cond::Leaf {
+            field,
+            name,
+            op,
+            slot,
+        } => f(name, field, op, slot),
+        Cond::Not(c) => visit_leaves(c, f),
+        Cond::Any(cs) | Cond::All(cs) => cs.iter_mut().for_each(|c| visit_leaves(c, f)),
+    }
+}
+
+impl CondSets {
+    /// Group the regex and glob leaves of `conds`, filling in their slots.
+    /// A group that fails to compile as a set (size limits) is left out and
+    /// its leaves keep matching one by one.
+    pub fn build(conds: &mut [&mut Cond]) -> CondSets {
+        // Pass 1: collect the patterns per (field, kind).
+        let mut keys: HashMap<(String, bool), usize> = HashMap::new();
+        let mut pending: Vec<(Field, bool, Vec<String>)> = Vec::new();
+        let mut slots: Vec<Option<Slot>> = Vec::new();
+        for c in conds.iter_mut() {
+            visit_leaves(c, &mut |name, field, op, _| {
+                let (is_regex, pats): (bool, Vec<String>) = match op {
+                    Op::Regex(rs) => (true, rs.iter().map(|r| r.as_str().to_string()).collect()),
+                    Op::Glob { src, .. } => (false, src.clone()),
+                    _ => {
+                        slots.push(None);
+                        return;
+                    }
+                };
+                let g = *keys.entry((name.to_string(), is_regex)).or_insert_with(|| {
+                    pending.push((field.clone(), is_regex, Vec::new()));
+                    pending.len() - 1
+                });
+                let first = pending[g].2.len() as u32;
+                let len = pats.len() as u32;
+                pending[g].2.extend(pats);
+                slots.push(Some(Slot {
+                    group: g as u32,
+                    first,
+                    len,
+                }));
+            });
+        }
+        // Pass 2: compile each group.
+        let built: Vec<Option<Group>> = pending
+            .into_iter()
+            .map(|(field, is_regex, pats)| {
+                let len = pats.len();
+                let matcher = if is_regex {
+                    SetMatcher::Regex(RegexSet::new(&pats).ok()?)
+                } else {
+                    let mut b = GlobSetBuilder::new();
+                    for p in &pats {
+                        b.add(string_glob(p).ok()?);
+                    }
+                    SetMatcher::Glob(b.build().ok()?)
+                };
+                Some(Group {
+                    field,
+                    matcher,
+                    len,
+                })
+            })
+            .collect();
+        // Keep only the groups that compiled, renumbered.
+        let mut renumber = vec![None; built.len()];
+        let mut groups = Vec::new();
+        for (i, g) in built.into_iter().enumerate() {
+            if let Some(g) = g {
+                renumber[i] = Some(groups.len() as u32);
+                groups.push(g);
+            }
+        }
+        // Pass 3: set the slots, in the same order as pass 1.
+        let mut it = slots.into_iter();
+        for c in conds.iter_mut() {
+            visit_leaves(c, &mut |_, _, _, slot| {
+                *slot = it
+                    .next()
+                    .flatten()
+                    .and_then(|s| renumber[s.group as usize].map(|group| Slot { group, ..s }));
+            });
+        }
+        CondSets { groups }
+    }
+
+    /// Whether the leaf at `slot` holds, computing its group once per scope.
+    fn hit(&self, slot: Slot, scope: u64, env: &Env<'_>, cache: &SetCache) -> bool {
+        let mut c = cache.borrow_mut();
+        let i = match c
+            .iter()
+            .position(|(g, s, _)| *g == slot.group && *s == scope)
+        {
+            Some(i) => i,
+            None => {
+                c.push((slot.group, scope, self.compute(slot.group, env)));
+                c.len() - 1
+            }
+        };
+        let bits = &c[i].2;
+        (slot.first..slot.first + slot.len).any(|b| bits[b as usize / 64] >> (b % 64) & 1 == 1)
+    }
+
+    /// Match every pattern of a group against the field's value(s).
+    fn compute(&self, group: u32, env: &Env<'_>) -> Vec<u64> {
+        let g = &self.groups[group as usize];
+        let mut bits = vec![0u64; g.len.div_ceil(64)];
+        let mut add = |s: &str| match &g.matcher {
+            SetMatcher::Regex(set) => {
+                for i in set.matches(s).iter() {
+                    bits[i / 64] |= 1 << (i % 64);
+                }
+            }
+            SetMatcher::Glob(set) => {
+                for i in set.matches(s) {
+                    bits[i / 64] |= 1 << (i % 64);
+                }
+            }
+        };
+        match &g.field {
+            Field::Input(path) => {
+                if let Some(v) = lookup(env.input, path) {
+                    each_text(v, &mut add);
+                }
+            }
+            Field::Path => {
+                if let Some(t) = env.target {
+                    add(t);
+                }
+            }
+            Field::Command => {
+                if let Some(c) = env.command {
+                    add(&c.view.text);
+                }
+            }
+            Field::CommandArgs => {
+                if let Some(c) = env.command {
+                    c.segment.words[c.view.start + 1..]
+                        .iter()
+                        .for_each(|a| add(a));
+                }
+            }
+            Field::Pipeline => {
+                if let Some(c) = env.command {
+                    add(c.parsed.pipeline_text(c.segment.pipeline));
+                }
+            }
+        }
+        bits
+    }
+}
+
+/// The texts `glob`/`regex` compare for a JSON value (see [`Op::on_json`]).
+fn each_text(v: &Value, add: &mut impl FnMut(&str)) {
+    match v {
+        Value::String(s) => add(s),
+        Value::Bool(b) => add(if *b { "true" } else { "false" }),
+        Value::Number(n) => add(&n.to_string()),
+        Value::Array(items) => items.iter().for_each(|i| each_text(i, add)),
+        Value::Null | Value::Object(_) => {}
+    }
+}
+
+impl Cond {
+    /// Whether any leaf looks at a per-command field.
+    pub fn per_command(&self) -> bool {
+        match self {
+            Cond::Leaf { field, .. } => field.per_command(),
+            Cond::Not(c) => c.per_command(),
+            Cond::Any(cs) | Cond::All(cs) => cs.iter().any(Cond::per_command),
+        }
+    }
+
+    /// Evaluate.
+    pub fn holds(&self, env: &Env<'_>) -> bool {
+        match self {
+            Cond::Leaf {
+                field, op, slot, ..
+            } => match (slot, env.sets) {
+                (Some(slot), Some((sets, cache))) => {
+                    let scope = if field.per_command() {
+                        match env.command {
+                            Some(c) => c.key,
+                            None => return op.on_missing(),
+                        }
+                    } else {
+                        u64::MAX
+                    };
+                    sets.hit(*slot, scope, env, cache)
+                }
+                _ => leaf(field, op, env),
+            },
+            Cond::Not(c) => !c.holds(env),
+            Cond::Any(cs) => cs.iter().any(|c| c.holds(env)),
+            Cond::All(cs) => cs.iter().all(|c| c.holds(env)),
+        }
+    }
+
+    /// A one-line description for explanations.
+    pub fn describe(&self) -> String {
+        match self {
+            Cond::Leaf { name, op, .. } => format!("`{name}` {}", op.describe()),
+            Cond::Not(c) => format!("not ({})", c.describe()),
+            Cond::Any(cs) => format!(
+                "any of ({})",
+                cs.iter().map(Cond::describe).collect::<Vec<_>>().join("; ")
+            ),
+            Cond::All(cs) => format!(
+                "all of ({})",
+                cs.iter().map(Cond::describe).collect::<Vec<_>>().join("; ")
+            ),
+        }
+    }
+
+    /// The value(s) a leaf saw, for explanations; `None` for combinators.
+    pub fn observed(&self, env: &Env<'_>) -> Option<String> {
+        let Cond::Leaf { field, .. } = self else {
+            return None;
+        };
+        let shown = match field {
+            Field::Input(path) => lookup(env.input, path).map(|v| match v {
+                Value::String(s) => format!("{s:?}"),
+                v => v.to_string(),
+            }),
+            Field::Command => env.command.map(|c| format!("{:?}", c.view.text)),
+            Field::CommandArgs => env
+                .command
+                .map(|c| format!("{:?}", &c.segment.words[c.view.start + 1..])),
+            Field::Pipeline => env
+                .command
+                .map(|c| format!("{:?}", c.parsed.pipeline_text(c.segment.pipeline))),
+            Field::Path => env.target.map(|t| format!("{t:?}")),
+        };
+        Some(truncate(
+            shown.unwrap_or_else(|| "(absent)".to_string()),
+            120,
+        ))
+    }
+}
+
+fn truncate(mut s: String, max: usize) -> String {
+    if s.len() > max {
+        let mut cut = max;
+        while !s.is_char_boundary(cut) {
+            cut -= 1;
+        }
+        s.truncate(cut);
+        s.push('…');
+    }
+    s
+}
+
+impl Op {
+    fn describe(&self) -> String {
+        fn list<T: std::fmt::Display>(items: &[T], quote: bool) -> String {
+            let shown: Vec<String> = items
+                .iter()
+                .map(|i| {
+                    if quote {
+                        format!("`{i}`")
+                    } else {
+                        i.to_string()
+                    }
+                })
+                .collect();
+            if shown.len() == 1 {
+                shown[0].clone()
+            } else {
+                format!("[{}]", shown.join(", "))
+            }
+        }
+        match self {
+            Op::Equals(v) => format!("equals {}", list(v, false)),
+            Op::Glob { src, .. } => format!("glob {}", list(src, true)),
+            Op::Regex(r) => format!(
+                "regex {}",
+                list(
+                    &r.iter().map(|r| r.as_str().to_string()).collect::<Vec<_>>(),
+                    true
+                )
+            ),
+            Op::Contains(v) => format!("contains {}", list(v, true)),
+            Op::Path { src, .. } => format!("path {}", list(src, true)),
+            Op::Exists(b) => format!("exists = {b}"),
+        }
+    }
+
+    fn on_missing(&self) -> bool {
+        matches!(self, Op::Exists(false))
+    }
+
+    fn on_str(&self, s: &str, env: &Env<'_>, shell_word: bool) -> bool {
+        match self {
+            Op::Equals(v) => v.iter().any(|x| matches!(x, Scalar::Str(t) if t == s)),
+            Op::Glob { set, .. } => set.is_match(s),
+            Op::Regex(rs) => rs.iter().any(|r| r.is_match(s)),
+            Op::Contains(v) => v.iter().any(|t| s.contains(t.as_str())),
+            Op::Path { set, .. } => {
+                // An option word (`-rf`, `--oneline`) names no path; skipping it
+                // saves resolving most arguments of most commands.
+                if shell_word && s.starts_with('-') {
+                    return false;
+                }
+                let Some(abs) = resolve(s, &env.base, shell_word) else {
+                    return false;
+                };
+                set.is_match(&ResolvedPath::new(&abs, env.base.home, env.base.project))
+            }
+            Op::Exists(b) => *b,
+        }
+    }
+
+    fn on_json(&self, v: &Value, env: &Env<'_>) -> bool {
+        match v {
+            Value::Null => self.on_missing(),
+            Value::String(s) => self.on_str(s, env, false),
+            Value::Array(items) => match self {
+                Op::Exists(b) => *b,
+                _ => items.iter().any(|i| self.on_json(i, env)),
+            },
+            Value::Object(_) => matches!(self, Op::Exists(true)),
+            Value::Bool(b) => match self {
+                Op::Equals(v) => v.iter().any(|x| match x {
+                    Scalar::Bool(t) => t == b,
+                    Scalar::Str(t) => t == if *b { "true" } else { "false" },
+                    _ => false,
+                }),
+                Op::Path { .. } => false,
+                _ => self.on_str(if *b { "true" } else { "false" }, env, false),
+            },
+            Value::Number(n) => match self {
+                Op::Equals(v) => v.iter().any(|x| match x {
+                    Scalar::Int(i) => n.as_i64() == Some(*i) || n.as_f64() == Some(*i as f64),
+                    Scalar::Float(f) => n.as_f64() == Some(*f),
+                    Scalar::Str(t) => *t == n.to_string(),
+                    Scalar::Bool(_) => false,
+                }),
+                Op::Path { .. } => false,
+                _ => self.on_str(&n.to_string(), env, false),
+            },
+        }
+    }
+}
+
+fn leaf(field: &Field, op: &Op, env: &Env<'_>) -> bool {
+    match field {
+        Field::Input(path) => match lookup(env.input, path) {
+            Some(v) => op.on_json(v, env),
+            None => op.on_missing(),
+        },
+        Field::Path => match env.target {
+            Some(t) => op.on_str(t, env, false),
+            None => op.on_missing(),
+        },
+        Field::Command => match env.command {
+            Some(c) => op.on_str(&c.view.text, env, false),
+            None => op.on_missing(),
+        },
+        Field::CommandArgs => match env.command {
+            Some(c) => match op {
+                Op::Exists(b) => *b,
+                _ => c.segment.words[c.view.start + 1..]
+                    .iter()
+                    .any(|a| op.on_str(a, env, true)),
+            },
+            None => op.on_missing(),
+        },
+        Field::Pipeline => match env.command {
+            Some(c) => op.on_str(c.parsed.pipeline_text(c.segment.pipeline), env, false),
+            None => op.on_missing(),
+        },
+    }
+}
+
+/// Follow a dotted path; numeric parts index arrays (or name object keys).
+pub(crate) fn lookup<'v>(mut v: &'v Value, path: &[String]) -> Option<&'v Value> {
+    for part in path {
+        v = match v {
+            Value::Object(m) => m.get(part.as_str())?,
+            Value::Array(a) => a.get(part.parse::<usize>().ok()?)?,
+            _ => return None,
+        };
+    }
+    (!v.is_null()).then_some(v)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn leaf_cond(field: &str, op: Op) -> Cond {
+        Cond::Leaf {
+            field: Field::parse(field).unwrap(),
+            name: field.to_string(),
+            op: Box::new(op),
+            slot: None,
+        }
+    }
+
+    fn env(input: &Value) -> Env<'_> {
+        Env {
+            input,
+            base: Base {
+                cwd: Some("/p"),
+                home: Some("/h"),
+                project: Some("/p"),
+            },
+            target: None,
+            command: None,
+            sets: None,
+        }
+    }
+
+    #[test]
+    fn operators_on_json() {
+        let input = json!({
+            "cwd": "/p",
+            "n": 5,
+            "b": true,
+            "list": ["a", "bc"],
+            "nested": {"x": {"y": "deep"}},
+            "arr": [{"k": "v"}],
+            "nul": null
+        });
+        let e = env(&input);
+        let re = |s: &str| Op::Regex(vec![Regex::new(s).unwrap()]);
+        let table: Vec<(Cond, bool)> = vec![
+            (
+                leaf_cond("cwd", Op::Equals(vec![Scalar::Str("/p".into())])),
+                true,
+            ),
+            (leaf_cond("n", Op::Equals(vec![Scalar::Int(5)])), true),
+            (leaf_cond("n", Op::Equals(vec![Scalar::Float(5.0)])), true),
+            (
+                leaf_cond("n", Op::Equals(vec![Scalar::Str("5".into())])),
+                true,
+            ),
+            (leaf_cond("b", Op::Equals(vec![Scalar::Bool(true)])), true),
+            (leaf_cond("b", Op::Equals(vec![Scalar::Bool(false)])), false),
+            (leaf_cond("list", Op::Contains(vec!["c".into()])), true),
+            (
+                leaf_cond("list", Op::Equals(vec![Scalar::Str("a".into())])),
+                true,
+            ),
+            (leaf_cond("nested.x.y", re("^de")), true),
+            (
+                leaf_cond("arr.0.k", Op::Equals(vec![Scalar::Str("v".into())])),
+                true,
+            ),
+            (leaf_cond("arr.1.k", Op::Exists(false)), true),
+            (leaf_cond("nul", Op::Exists(false)), true),
+            (leaf_cond("missing", re(".*")), false),
+            (Cond::Not(Box::new(leaf_cond("missing", re(".*")))), true),
+            (leaf_cond("nested", Op::Exists(true)), true),
+            (leaf_cond("n", re("^5$")), true),
+            (
+                Cond::Any(vec![
+                    leaf_cond("missing", Op::Exists(true)),
+                    leaf_cond("b", Op::Exists(true)),
+                ]),
+                true,
+            ),
+            (
+                Cond::All(vec![
+                    leaf_cond("missing", Op::Exists(true)),
+                    leaf_cond("b", Op::Exists(true)),
+                ]),
+                false,
+            ),
+        ];
+        for (c, want) in table {
+            assert_eq!(c.holds(&e), want, "{}", c.describe());
+        }
+    }
+
+    #[test]
+    fn grouped_sets_agree_with_single_matching() {
+        let re = |s: &[&str]| Op::Regex(s.iter().map(|p| Regex::new(p).unwrap()).collect());
+        let glob = |s: &[&str]| {
+            let mut b = GlobSetBuilder::new();
+            s.iter().for_each(|p| {
+                b.add(string_glob(p).unwrap());
+            });
+            Op::Glob {
+                set: b.build().unwrap(),
+                src: s.iter().map(|p| p.to_string()).collect(),
+            }
+        };
+        let mut conds = [
+            leaf_cond("a", re(&["^x", "y$"])),
+            leaf_cond("a", re(&["^z"])),
+            leaf_cond("n", re(&["^4"])),
+            Cond::Not(Box::new(leaf_cond("list", re(&["b"])))),
+            leaf_cond("missing", re(&["."])),
+            leaf_cond("p", glob(&["/home/*/x", "/tmp/**"])),
+            leaf_cond("list", glob(&["a*"])),
+        ];
+        let inputs = [
+            json!({"a": "xa", "n": 42, "list": ["ab", "c"], "p": "/tmp/q/r"}),
+            json!({"a": "zzy", "n": 5, "list": [], "p": "/home/u/x"}),
+            json!({"a": ["q", "ry"], "n": "4", "list": "b", "p": "/home/u/v/x"}),
+            json!({"a": null, "n": true, "list": [["ab"]], "p": 3}),
+        ];
+        let plain: Vec<Vec<bool>> = inputs
+            .iter()
+            .map(|i| conds.iter().map(|c| c.holds(&env(i))).collect())
+            .collect();
+        let mut refs: Vec<&mut Cond> = conds.iter_mut().collect();
+        let sets = CondSets::build(&mut refs);
+        assert_eq!(sets.groups.len(), 6);
+        for (i, input) in inputs.iter().enumerate() {
+            let cache = SetCache::default();
+            let e = Env {
+                sets: Some((&sets, &cache)),
+                ..env(input)
+            };
+            let grouped: Vec<bool> = conds.iter().map(|c| c.holds(&e)).collect();
+            assert_eq!(grouped, plain[i], "input {input}");
+        }
+    }
+
+    #[test]
+    fn fields() {
+        assert!(Field::parse("tool_input.command").is_ok());
+        assert!(Field::parse("$command").unwrap().per_command());
+        assert!(!Field::parse("$path").unwrap().per_command());
+        assert!(Field::parse("$nope").is_err());
+        assert!(Field::parse("a..b").is_err());
+        assert!(Field::parse("").is_err());
+    }
+}

@@ -1,0 +1,616 @@
+//! Evaluation: which rules match a hook input, and the resulting verdict.
+//!
+//! Each [`RuleSet`] carries an [`Index`] built once at load:
+//! rules by tool name, `Bash(...)` patterns by program name, MCP prefixes,
+//! and every path pattern in three glob sets. An evaluation looks up the few
+//! candidate rules for the input's tool (and, for Bash, for each command's
+//! program) and runs [`match_rule`] on each; `explain` runs the same
+//! `match_rule` on every rule, so the two cannot disagree.
+
+use super::cond::{CommandScope, CondSets, Env, SetCache};
+use super::path::{normalize, normalize_dir, resolve, Base, PathPattern, PathSet, ResolvedPath};
+use super::rule::{Action, EventSet, Rule};
+use super::shell::{split, ParsedCommand};
+use super::tool::{path_field, url_host, CommandPattern, ToolPattern, Tri};
+use super::{Evaluation, Query, RuleSet};
+use serde_json::Value;
+use std::collections::HashMap;
+
+/// A rule in an index list, with its events so lookups can skip rules for
+/// other events without touching the rule.
+#[derive(Debug, Clone, Copy)]
+struct PatRef {
+    rule: u32,
+    events: EventSet,
+}
+
+/// Candidate lookup tables for one rule set.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Index {
+    /// Tool name → rules with a bare-name, param or domain pattern for it.
+    by_tool: HashMap<String, Vec<PatRef>>,
+    /// MCP name prefixes.
+    mcp: Vec<(String, PatRef)>,
+    /// Program name → rules with a `Bash(...)` pattern fixing that program.
+    by_program: HashMap<String, Vec<PatRef>>,
+    /// Rules with a `Bash(...)` pattern that can match any program, and rules
+    /// without `tool` (judged per command on Bash inputs).
+    any_program: Vec<PatRef>,
+    /// Rules without `tool`.
+    toolless: Vec<PatRef>,
+    /// All path patterns of all rules, with `below` semantics.
+    paths: PathSet,
+    /// Path pattern id → rule.
+    path_rules: Vec<PatRef>,
+}
+
+impl Index {
+    /// Build the index, assigning path pattern ids inside `rules`.
+    pub fn build(rules: &mut [Rule]) -> Index {
+        let mut ix = Index::default();
+        let mut path_patterns: Vec<PathPattern> = Vec::new();
+        for (ri, rule) in rules.iter_mut().enumerate() {
+            let r = PatRef {
+                rule: ri as u32,
+                events: rule.events,
+            };
+            if rule.tools.is_empty() {
+                ix.toolless.push(r);
+                ix.any_program.push(r);
+            }
+            let push = |list: &mut Vec<PatRef>| {
+                if list.last().map(|p| p.rule) != Some(r.rule) {
+                    list.push(r);
+                }
+            };
+            for p in rule.tools.iter_mut() {
+                match p {
+                    ToolPattern::Tool(names) | ToolPattern::Param { tools: names, .. } => {
+                        for n in names.iter() {
+                            push(ix.by_tool.entry(n.clone()).or_default());
+                        }
+                    }
+                    ToolPattern::Domain(_) => {
+                        push(ix.by_tool.entry("WebFetch".into()).or_default())
+                    }
+                    ToolPattern::McpPrefix(prefix) => ix.mcp.push((prefix.clone(), r)),
+                    ToolPattern::Command(c) => match c.program() {
+                        Some(prog) => push(ix.by_program.entry(prog.to_string()).or_default()),
+                        None => push(&mut ix.any_program),
+                    },
+                    ToolPattern::Path { pattern, id, .. } => {
+                        *id = path_patterns.len();
+                        path_patterns.push(pattern.clone());
+                        ix.path_rules.push(r);
+                    }
+                    ToolPattern::Never => {}
+                }
+            }
+        }
+        ix.paths = PathSet::new(&path_patterns, true);
+        ix
+    }
+}
+
+/// The hook input, prepared once per evaluation: event bit, tool, resolved
+/// directories, the path a file tool touches, the split Bash command.
+pub(crate) struct Subject<'q> {
+    pub event: &'q str,
+    pub event_bit: u64,
+    pub input: &'q Value,
+    pub tool: Option<&'q str>,
+    pub tool_input: Option<&'q Value>,
+    cwd: Option<String>,
+    home: Option<String>,
+    project: Option<String>,
+    /// Absolute path for Read/Edit/Write/…; `None` for other tools.
+    pub target: Option<String>,
+    /// The split command for Bash.
+    pub command: Option<ParsedCommand>,
+    /// WebFetch: the URL's host (`Some(None)`: no readable URL).
+    web_host: Option<Option<String>>,
+}
+
+/// The grouped condition sets of the rule set being evaluated, with this
+/// evaluation's cache of their results.
+pub(crate) type Fast<'a> = Option<(&'a CondSets, &'a SetCache)>;
+
+impl<'q> Subject<'q> {
+    pub fn new(q: &Query<'q>) -> Subject<'q> {
+        let input = q.input;
+        let tool = input.get("tool_name").and_then(Value::as_str);
+        let tool_input = input.get("tool_input");
+        let cwd = input
+            .get("cwd")
+            .and_then(Value::as_str)
+            .filter(|c| c.starts_with('/'))
+            .map(normalize);
+        let home = normalize_dir(q.home);
+        let project = normalize_dir(q.project_dir).or_else(|| cwd.clone());
+        let mut s = Subject {
+            event: q.event,
+            event_bit: EventSet::bit(q.event),
+            input,
+            tool,
+            tool_input,
+            cwd,
+            home,
+            project,
+            target: None,
+            command: None,
+            web_host: None,
+        };
+        if let Some(t) = tool {
+            if let Some(field) = path_field(t) {
+                let value = tool_input
+                    .and_then(|ti| ti.get(field))
+                    .and_then(Value::as_str);
+                s.target = match value {
+                    Some(v) => resolve(v, &s.base(), false),
+                    // Glob, Grep and LS default to the working directory.
+                    None if field == "path" => s.cwd.clone(),
+                    None => None,
+                };
+            }
+            if t == "WebFetch" {
+                let url = tool_input
+                    .and_then(|ti| ti.get("url"))
+                    .and_then(Value::as_str);
+                s.web_host = Some(url.and_then(url_host).map(str::to_string));
+            }
+            if t == "Bash" {
+                let cmd = tool_input
+                    .and_then(|ti| ti.get("command"))
+                    .and_then(Value::as_str);
+                s.command = Some(match cmd {
+                    Some(c) => split(c),
+                    None => {
+                        let mut p = split("");
+                        p.uncertain = true;
+                        for seg in &mut p.segments {
+                            seg.uncertain = true;
+                        }
+                        p
+                    }
+                });
+            }
+        }
+        s
+    }
+
+    pub fn base(&self) -> Base<'_> {
+        Base {
+            cwd: self.cwd.as_deref(),
+            home: self.home.as_deref(),
+            project: self.project.as_deref(),
+        }
+    }
+
+    pub fn env<'a>(&'a self, command: Option<CommandScope<'a>>) -> Env<'a> {
+        self.env_with(command, None)
+    }
+
+    pub fn env_with<'a>(&'a self, command: Option<CommandScope<'a>>, fast: Fast<'a>) -> Env<'a> {
+        Env {
+            input: self.input,
+            base: self.base(),
+            target: self.target.as_deref(),
+            command,
+            sets: fast,
+        }
+    }
+
+    /// The target path related to home and project.
+    pub fn resolved_target(&self) -> Option<ResolvedPath<'_>> {
+        let t = self.target.as_deref()?;
+        Some(ResolvedPath::new(
+            t,
+            self.home.as_deref(),
+            self.project.as_deref(),
+        ))
+    }
+
+    fn tool_is(&self, name: &str) -> bool {
+        self.tool == Some(name)
+    }
+}
+
+/// How one rule matched the subject.
+#[derive(Debug, Default)]
+pub(crate) struct Outcome {
+    /// Matched the event as a whole (a non-command pattern, or no `tool` on a
+    /// non-Bash input).
+    pub whole: bool,
+    /// Indices of the Bash commands it matched.
+    pub commands: Vec<usize>,
+    /// First command match: (command, view, pattern index or `usize::MAX`).
+    pub first: Option<(usize, usize, usize)>,
+    /// Pattern index of the first whole-event match.
+    pub whole_pattern: Option<usize>,
+}
+
+impl Outcome {
+    pub fn matched(&self) -> bool {
+        self.whole || !self.commands.is_empty()
+    }
+}
+
+/// Compare a non-command pattern with the subject.
+pub(crate) fn pattern_tri(p: &ToolPattern, s: &Subject<'_>, path_ids: &[usize]) -> Tri {
+    let Some(tool) = s.tool else {
+        return Tri::No;
+    };
+    let yes = |b: bool| if b { Tri::Yes } else { Tri::No };
+    match p {
+        ToolPattern::Tool(names) => yes(names.iter().any(|n| n == tool)),
+        ToolPattern::Param {
+            tools,
+            field,
+            value,
+        } => {
+            if !tools.iter().any(|n| n == tool) {
+                return Tri::No;
+            }
+            match s.tool_input.and_then(|ti| ti.get(field.as_str())) {
+                Some(Value::String(v)) => yes(value.is_match(v)),
+                Some(v @ (Value::Bool(_) | Value::Number(_))) => {
+                    yes(value.is_match(&v.to_string()))
+                }
+                _ => Tri::No,
+            }
+        }
+        ToolPattern::Domain(d) => {
+            if tool != "WebFetch" {
+                return Tri::No;
+            }
+            d.check_host(s.web_host.as_ref().and_then(|h| h.as_deref()))
+        }
+        ToolPattern::McpPrefix(prefix) => yes(tool.starts_with(prefix.as_str())),
+        ToolPattern::Path { tools, id, .. } => {
+            yes(tools.contains(&tool) && path_ids.binary_search(id).is_ok())
+        }
+        ToolPattern::Command(_) | ToolPattern::Never => Tri::No,
+    }
+}
+
+/// Whether `p` is about the subject's tool at all (for explanations).
+pub(crate) fn applies(p: &ToolPattern, tool: Option<&str>) -> bool {
+    let Some(tool) = tool else { return false };
+    match p {
+        ToolPattern::Tool(names) | ToolPattern::Param { tools: names, .. } => {
+            names.iter().any(|n| n == tool)
+        }
+        ToolPattern::Command(_) => tool == "Bash",
+        ToolPattern::Path { tools, .. } => tools.contains(&tool),
+        ToolPattern::Domain(_) => tool == "WebFetch",
+        ToolPattern::McpPrefix(p) => tool.starts_with(p.as_str()),
+        ToolPattern::Never => false,
+    }
+}
+
+/// Match one rule against the subject (the event is checked by the caller).
+/// `path_ids` are the sorted ids of this rule set's path patterns that match
+/// the subject's target.
+pub(crate) fn match_rule(
+    rule: &Rule,
+    s: &Subject<'_>,
+    path_ids: &[usize],
+    fast: Fast<'_>,
+) -> Outcome {
+    match_rule_with(rule, s, path_ids, true, fast)
+}
+
+/// [`match_rule`], optionally ignoring the per-event `when` conditions (for
+/// explanations, which report those separately).
+pub(crate) fn match_rule_with(
+    rule: &Rule,
+    s: &Subject<'_>,
+    path_ids: &[usize],
+    check_when: bool,
+    fast: Fast<'_>,
+) -> Outcome {
+    let mut out = Outcome::default();
+    let env = s.env_with(None, fast);
+    if check_when && !rule.when.iter().all(|c| c.holds(&env)) {
+        return out;
+    }
+    let doubtful_ok = matches!(rule.action, Action::Deny | Action::Ask);
+    // Whole-event patterns.
+    for (pi, p) in rule.tools.iter().enumerate() {
+        if matches!(p, ToolPattern::Command(_)) {
+            continue;
+        }
+        let hit = match pattern_tri(p, s, path_ids) {
+            Tri::Yes => true,
+            Tri::Unsure => doubtful_ok,
+            Tri::No => false,
+        };
+        if hit && rule.per_command.iter().all(|c| c.holds(&env)) {
+            out.whole = true;
+            out.whole_pattern = Some(pi);
+            break;
+        }
+    }
+    if let Some(cmd) = s.command.as_ref().filter(|_| s.tool_is("Bash")) {
+        let has_command_patterns = rule.tools.is_empty()
+            || rule
+                .tools
+                .iter()
+                .any(|p| matches!(p, ToolPattern::Command(_)));
+        if has_command_patterns {
+            for si in 0..cmd.segments.len() {
+                if let Some((vi, pi)) = match_command(rule, cmd, si, s, fast) {
+                    out.commands.push(si);
+                    out.first.get_or_insert((si, vi, pi));
+                }
+            }
+        }
+    } else if rule.tools.is_empty() {
+        out.whole = rule.per_command.iter().all(|c| c.holds(&env));
+    }
+    out
+}
+
+/// The first (view, pattern) of command `si` that `rule` matches.
+fn match_command(
+    rule: &Rule,
+    cmd: &ParsedCommand,
+    si: usize,
+    s: &Subject<'_>,
+    fast: Fast<'_>,
+) -> Option<(usize, usize)> {
+    let seg = &cmd.segments[si];
+    let try_one = |vi: usize, pattern: &CommandPattern| -> bool {
+        let view = &seg.views[vi];
+        if rule.action == Action::Allow {
+            // Allow rules see the command as written, and nothing of a
+            // command that could not be read unless they allow all Bash.
+            let is_any = *pattern == CommandPattern::Any;
+            if !view.literal || (seg.uncertain && !is_any) {
+                return false;
+            }
+        }
+        if !pattern.is_match(&view.text) {
+            return false;
+        }
+        if rule.per_command.is_empty() {
+            return true;
+        }
+        let scope = CommandScope {
+            parsed: cmd,
+            segment: seg,
+            view,
+            key: ((si as u64) << 32) | vi as u64,
+        };
+        let env = s.env_with(Some(scope), fast);
+        rule.per_command.iter().all(|c| c.holds(&env))
+    };
+    for vi in 0..seg.views.len() {
+        if rule.tools.is_empty() {
+            if try_one(vi, &CommandPattern::Any) {
+                return Some((vi, usize::MAX));
+            }
+            continue;
+        }
+        for (pi, p) in rule.tools.iter().enumerate() {
+            if let ToolPattern::Command(c) = p {
+                if try_one(vi, c) {
+                    return Some((vi, pi));
+                }
+            }
+        }
+    }
+    None
+}
+
+/// One layer of rules as evaluation sees it.
+pub(crate) struct LayerRef<'a> {
+    pub set: &'a RuleSet,
+    /// 0 for the user layer, 1 for the project layer.
+    pub tag: u8,
+    /// Project layer only: whether its allow and context rules count.
+    pub trusted: bool,
+}
+
+/// A matched rule: layer tag and rule index.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub(crate) struct Hit {
+    pub layer: u8,
+    pub rule: u32,
+}
+
+/// Everything matched, before the verdict is taken.
+#[derive(Debug, Default)]
+pub(crate) struct Matches {
+    pub deny: Vec<Hit>,
+    pub ask: Vec<Hit>,
+    pub context: Vec<Hit>,
+    /// Allow rules that matched the event as a whole.
+    pub allow: Vec<Hit>,
+    /// Allow rules that matched some Bash commands.
+    pub allow_commands: Vec<Hit>,
+    /// Per Bash command: covered by some allow rule.
+    pub covered: Vec<bool>,
+    /// Allow/context rules of an untrusted project layer that matched.
+    pub ignored: Vec<Hit>,
+}
+
+/// The candidate rules of one layer for this subject, sorted and deduplicated.
+pub(crate) fn candidates(set: &RuleSet, s: &Subject<'_>, path_ids: &mut Vec<usize>) -> Vec<u32> {
+    let ix = &set.index;
+    let bit = s.event_bit;
+    let mut out: Vec<u32> = Vec::new();
+    // Rules reachable through several lists are taken once.
+    let mut seen = vec![0u64; set.rules.len().div_ceil(64)];
+    let mut add = |p: &PatRef| {
+        let r = p.rule as usize;
+        if p.events.has(bit) && seen[r / 64] >> (r % 64) & 1 == 0 {
+            seen[r / 64] |= 1 << (r % 64);
+            out.push(p.rule);
+        }
+    };
+    path_ids.clear();
+    if let Some(tool) = s.tool {
+        if let Some(list) = ix.by_tool.get(tool) {
+            list.iter().for_each(&mut add);
+        }
+        if tool.starts_with("mcp__") {
+            ix.mcp
+                .iter()
+                .filter(|(prefix, _)| tool.starts_with(prefix.as_str()))
+                .for_each(|(_, p)| add(p));
+        }
+        if let Some(target) = s.resolved_target() {
+            if ix.paths.len() > 0 {
+                let mut scratch = Vec::new();
+                ix.paths.matches_into(&target, &mut scratch, path_ids);
+                path_ids.sort_unstable();
+                path_ids.dedup();
+                path_ids.iter().for_each(|&id| add(&ix.path_rules[id]));
+            }
+        }
+    }
+    match s.command.as_ref().filter(|_| s.tool_is("Bash")) {
+        Some(cmd) => {
+            ix.any_program.iter().for_each(&mut add);
+            for seg in &cmd.segments {
+                for view in &seg.views {
+                    if let Some(list) = ix.by_program.get(view.program()) {
+                        list.iter().for_each(&mut add);
+                    }
+                }
+            }
+        }
+        None => ix.toolless.iter().for_each(&mut add),
+    }
+    out
+}
+
+/// Match every layer and collect the hits.
+pub(crate) fn collect(layers: &[LayerRef<'_>], s: &Subject<'_>) -> Matches {
+    let mut m = Matches::default();
+    if let Some(cmd) = &s.command {
+        m.covered = vec![false; cmd.segments.len()];
+    }
+    let mut path_ids = Vec::new();
+    for layer in layers {
+        let cache = SetCache::default();
+        let fast = Some((&layer.set.sets, &cache));
+        for ri in candidates(layer.set, s, &mut path_ids) {
+            let rule = &layer.set.rules[ri as usize];
+            if !rule.events.has(s.event_bit) {
+                continue;
+            }
+            let outcome = match_rule(rule, s, &path_ids, fast);
+            record(&mut m, layer, ri, rule, &outcome);
+        }
+    }
+    m
+}
+
+pub(crate) fn record(m: &mut Matches, layer: &LayerRef<'_>, ri: u32, rule: &Rule, o: &Outcome) {
+    if !o.matched() {
+        return;
+    }
+    let hit = Hit {
+        layer: layer.tag,
+        rule: ri,
+    };
+    let trusted = layer.tag == 0 || layer.trusted;
+    match rule.action {
+        Action::Deny => m.deny.push(hit),
+        Action::Ask => m.ask.push(hit),
+        Action::Context if trusted => m.context.push(hit),
+        Action::Allow if trusted => {
+            if o.whole {
+                m.allow.push(hit);
+            }
+            if !o.commands.is_empty() {
+                m.allow_commands.push(hit);
+                for &c in &o.commands {
+                    m.covered[c] = true;
+                }
+            }
+        }
+        Action::Context | Action::Allow => m.ignored.push(hit),
+    }
+}
+
+/// Take the verdict: deny > ask > allow; context rules only add context.
+pub(crate) fn verdict(layers: &[LayerRef<'_>], m: &Matches) -> Evaluation {
+    let rule = |h: &Hit| -> &Rule { &layers[h.layer as usize].set.rules[h.rule as usize] };
+    let ids = |hits: &[Hit]| -> Vec<String> {
+        let mut hs = hits.to_vec();
+        hs.sort_unstable();
+        hs.dedup();
+        hs.iter()
+            .map(|h| qualified_id(h.layer, &rule(h).id))
+            .collect()
+    };
+    let reasons = |hits: &[Hit]| -> Option<String> {
+        let mut hs = hits.to_vec();
+        hs.sort_unstable();
+        hs.dedup();
+        let mut out: Vec<&str> = Vec::new();
+        for h in &hs {
+            if let Some(r) = rule(h).reason.as_deref() {
+                if !out.contains(&r) {
+                    out.push(r);
+                }
+            }
+        }
+        (!out.is_empty()).then(|| out.join("; "))
+    };
+    let all_covered = !m.covered.is_empty() && m.covered.iter().all(|&c| c);
+    let allow_hits: Vec<Hit> = if all_covered {
+        m.allow.iter().chain(&m.allow_commands).copied().collect()
+    } else {
+        m.allow.clone()
+    };
+    let (action, deciding) = if !m.deny.is_empty() {
+        (Some(Action::Deny), m.deny.clone())
+    } else if !m.ask.is_empty() {
+        (Some(Action::Ask), m.ask.clone())
+    } else if !allow_hits.is_empty() {
+        (Some(Action::Allow), allow_hits)
+    } else if !m.context.is_empty() {
+        (Some(Action::Context), m.context.clone())
+    } else {
+        (None, Vec::new())
+    };
+    let mut context_hits = m.context.clone();
+    context_hits.sort_unstable();
+    context_hits.dedup();
+    Evaluation {
+        action,
+        rule_ids: ids(&deciding),
+        reason: if action == Some(Action::Context) {
+            None
+        } else {
+            reasons(&deciding)
+        },
+        additional_context: context_hits
+            .iter()
+            .filter_map(|h| rule(h).reason.clone())
+            .collect(),
+        context_rule_ids: ids(&context_hits),
+        generation: layers.first().map_or(0, |l| l.set.generation),
+        project_generation: layers.get(1).map(|l| l.set.generation),
+    }
+}
+
+/// Rule ids from the project layer are reported as `project:<id>`.
+pub(crate) fn qualified_id(layer: u8, id: &str) -> String {
+    if layer == 0 {
+        id.to_string()
+    } else {
+        format!("project:{id}")
+    }
+}
+
+/// Evaluate layers against a query.
+pub(crate) fn evaluate(layers: &[LayerRef<'_>], q: &Query<'_>) -> Evaluation {
+    let s = Subject::new(q);
+    let m = collect(layers, &s);
+    verdict(layers, &m)
+}

@@ -1,0 +1,721 @@
+//! Reading a rules file: TOML text → compiled [`Rule`]s, with every problem
+//! reported at its `file:line:column`.
+//!
+//! The TOML is walked by hand over `toml`'s spanned document tree instead of
+//! derived with serde, so that one pass finds *all* the errors (unknown keys,
+//! wrong types, bad regexes, …) rather than stopping at the first.
+
+use super::cond::{Cond, Field, Op, Scalar};
+use super::diag::{Diagnostic, RulesError, Sink};
+use super::path::{glob_error, string_glob, PathPattern, PathSet};
+use super::rule::{Action, EventSet, Rule, EVENTS};
+use super::tool;
+use globset::GlobSetBuilder;
+use regex::Regex;
+use std::collections::HashMap;
+use std::path::Path;
+use toml::de::{DeTable, DeValue};
+use toml::Spanned;
+
+/// Which layer a file is read as.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Layer {
+    /// The user file (or the embedded defaults): may hold `[trust]`.
+    User,
+    /// `<project>/.claude/hookd.toml`: may not trust anything.
+    Project,
+}
+
+/// The result of reading a file that has no errors.
+pub(crate) struct Compiled {
+    pub rules: Vec<Rule>,
+    /// `[trust] projects` entries as written (absolute or `~/…`, optionally
+    /// ending in `/**`).
+    pub trust: Vec<String>,
+    pub warnings: Vec<Diagnostic>,
+}
+
+const RULE_KEYS: &[&str] = &["id", "action", "tool", "event", "reason", "when"];
+const TOP_KEYS: &[&str] = &["rule", "trust"];
+const COND_OPS: &[&str] = &[
+    "equals", "glob", "regex", "contains", "path", "exists", "not", "any", "all",
+];
+const COND_KEYS: &[&str] = &[
+    "field", "equals", "glob", "regex", "contains", "path", "exists", "not", "any", "all",
+];
+
+type Value<'i> = Spanned<DeValue<'i>>;
+
+/// Read and compile `src`.
+pub(crate) fn compile(src: &str, origin: &Path, layer: Layer) -> Result<Compiled, RulesError> {
+    let mut r = Reader {
+        sink: Sink::new(src, origin),
+        layer,
+        ids: HashMap::new(),
+    };
+    let (doc, syntax) = DeTable::parse_recoverable(src);
+    if !syntax.is_empty() {
+        for e in syntax {
+            let at = e.span().map_or(0, |s| s.start);
+            r.sink
+                .error(at, format!("TOML syntax error: {}", e.message()));
+        }
+        return Err(RulesError::new(r.sink.items));
+    }
+    let mut rules = Vec::new();
+    let mut trust = Vec::new();
+    for (key, value) in doc.get_ref().iter() {
+        match key.get_ref().as_ref() {
+            "rule" => match value.get_ref() {
+                DeValue::Array(items) => {
+                    for (i, item) in items.iter().enumerate() {
+                        if let Some(rule) = r.rule(item, i + 1) {
+                            rules.push(rule);
+                        }
+                    }
+                }
+                DeValue::Table(_) => r.sink.error(
+                    value.span().start,
+                    "`rule` must be an array of tables: write `[[rule]]`, not `[rule]`",
+                ),
+                other => r.sink.error(
+                    value.span().start,
+                    format!(
+                        "`rule` must be an array of tables (`[[rule]]`), found {}",
+                        other.type_str()
+                    ),
+                ),
+            },
+            "trust" => trust = r.trust(key, value),
+            other => r.unknown_key(key, other, "top-level key", TOP_KEYS),
+        }
+    }
+    if r.sink.has_errors() {
+        return Err(RulesError::new(r.sink.items));
+    }
+    let mut warnings = r.sink.items;
+    super::diag::sort(&mut warnings);
+    Ok(Compiled {
+        rules,
+        trust,
+        warnings,
+    })
+}
+
+struct Reader<'a> {
+    sink: Sink<'a>,
+    layer: Layer,
+    /// Rule id → line of its first use.
+    ids: HashMap<String, usize>,
+}
+
+impl Reader<'_> {
+    fn unknown_key(
+        &mut self,
+        key: &Spanned<std::borrow::Cow<'_, str>>,
+        name: &str,
+        what: &str,
+        known: &[&str],
+    ) {
+        let hint = suggest(name, known)
+            .map(|s| format!("; did you mean `{s}`?"))
+            .unwrap_or_else(|| format!("; expected one of {}", quote_list(known)));
+        self.sink
+            .error(key.span().start, format!("unknown {what} `{name}`{hint}"));
+    }
+
+    fn trust(
+        &mut self,
+        key: &Spanned<std::borrow::Cow<'_, str>>,
+        value: &Value<'_>,
+    ) -> Vec<String> {
+        if self.layer == Layer::Project {
+            self.sink.error(
+                key.span().start,
+                "`[trust]` is only read from the user rules file: a project file cannot trust itself",
+            );
+            return Vec::new();
+        }
+        let DeValue::Table(t) = value.get_ref() else {
+            self.sink.error(
+                value.span().start,
+                format!(
+                    "`trust` must be a table, found {}",
+                    value.get_ref().type_str()
+                ),
+            );
+            return Vec::new();
+        };
+        let mut out = Vec::new();
+        for (k, v) in t.iter() {
+            if k.get_ref() != "projects" {
+                self.unknown_key(k, k.get_ref(), "key in `[trust]`", &["projects"]);
+                continue;
+            }
+            for (s, span) in self.strings(v, "", "trust.projects") {
+                let ok =
+                    (s.starts_with('/') || s == "~" || s.starts_with("~/")) && !s.contains("//");
+                let glob_ok = !s.contains(['*', '?', '['])
+                    || (s.ends_with("/**") && !s[..s.len() - 3].contains(['*', '?', '[']));
+                if !ok || !glob_ok {
+                    self.sink.error(
+                        span,
+                        format!("`trust.projects`: `{s}` must be an absolute path or start with `~/`, optionally ending in `/**`"),
+                    );
+                } else {
+                    out.push(s);
+                }
+            }
+        }
+        out
+    }
+
+    /// A string or an array of strings, with spans; type errors are reported
+    /// as `{label}: `{field}`: …`.
+    fn strings(&mut self, v: &Value<'_>, label: &str, field: &str) -> Vec<(String, usize)> {
+        let field = if label.is_empty() {
+            format!("`{field}`")
+        } else {
+            format!("{label}: `{field}`")
+        };
+        match v.get_ref() {
+            DeValue::String(s) => vec![(s.to_string(), v.span().start)],
+            DeValue::Array(items) => {
+                let mut out = Vec::new();
+                for item in items.iter() {
+                    match item.get_ref() {
+                        DeValue::String(s) => out.push((s.to_string(), item.span().start)),
+                        other => self.sink.error(
+                            item.span().start,
+                            format!("{field}: expected a string, found {}", other.type_str()),
+                        ),
+                    }
+                }
+                if items.is_empty() {
+                    self.sink
+                        .error(v.span().start, format!("{field}: empty list"));
+                }
+                out
+            }
+            other => {
+                self.sink.error(
+                    v.span().start,
+                    format!(
+                        "{field}: expected a string or a list of strings, found {}",
+                        other.type_str()
+                    ),
+                );
+                Vec::new()
+            }
+        }
+    }
+
+    fn rule(&mut self, item: &Value<'_>, n: usize) -> Option<Rule> {
+        let header = item.span().start;
+        let line = self.sink.locate(header).0;
+        let DeValue::Table(t) = item.get_ref() else {
+            self.sink.error(
+                header,
+                format!(
+                    "rule #{n}: expected a table, found {}",
+                    item.get_ref().type_str()
+                ),
+            );
+            return None;
+        };
+        let errors_before = self.sink.items.len();
+        // The id first, so every later message can name the rule.
+        let mut id: Option<String> = None;
+        if let Some(v) = get(t, "id") {
+            match v.get_ref() {
+                DeValue::String(s) if !s.trim().is_empty() => {
+                    let s = s.to_string();
+                    if let Some(first) = self.ids.get(&s) {
+                        self.sink.error(
+                            v.span().start,
+                            format!("rule {s:?}: `id`: duplicate id (first used by the rule on line {first})"),
+                        );
+                    } else {
+                        self.ids.insert(s.clone(), line);
+                    }
+                    id = Some(s);
+                }
+                DeValue::String(_) => self
+                    .sink
+                    .error(v.span().start, format!("rule #{n}: `id` must not be empty")),
+                other => self.sink.error(
+                    v.span().start,
+                    format!(
+                        "rule #{n}: `id` must be a string, found {}",
+                        other.type_str()
+                    ),
+                ),
+            }
+        }
+        let label = match &id {
+            Some(s) => format!("rule {s:?}"),
+            None => format!("rule #{n}"),
+        };
+        if id.is_none() && get(t, "id").is_none() {
+            self.sink
+                .error(header, format!("{label}: missing required field `id`"));
+        }
+
+        let mut action = None;
+        let mut reason = None;
+        let mut events = None;
+        let mut event_span = header;
+        let mut tools = Vec::new();
+        let mut tool_src = Vec::new();
+        let mut when = Vec::new();
+        let mut per_command = Vec::new();
+        for (k, v) in t.iter() {
+            let at = v.span().start;
+            match k.get_ref().as_ref() {
+                "id" => {}
+                "action" => match v.get_ref() {
+                    DeValue::String(s) => match Action::parse(s) {
+                        Some(a) => action = Some(a),
+                        None => self.sink.error(
+                            at,
+                            format!("{label}: `action`: unknown action {s:?}; expected one of allow, deny, ask, context"),
+                        ),
+                    },
+                    other => self.sink.error(
+                        at,
+                        format!("{label}: `action` must be a string (allow, deny, ask or context), found {}", other.type_str()),
+                    ),
+                },
+                "reason" => match v.get_ref() {
+                    DeValue::String(s) => reason = Some(s.to_string()),
+                    other => self.sink.error(
+                        at,
+                        format!("{label}: `reason` must be a string, found {}", other.type_str()),
+                    ),
+                },
+                "tool" => {
+                    for (s, span) in self.strings(v, &label, "tool") {
+                        match tool::parse(&s) {
+                            Ok(p) => {
+                                if let Some(w) = p.warning {
+                                    self.sink.warn(span, format!("{label}: `tool`: {w}"));
+                                }
+                                tools.push(p.pattern);
+                                tool_src.push(s);
+                            }
+                            Err(e) => self.sink.error(span, format!("{label}: `tool`: {e}")),
+                        }
+                    }
+                }
+                "event" => {
+                    event_span = at;
+                    let mut set = EventSet::EMPTY;
+                    let names = self.strings(v, &label, "event");
+                    let star = names.iter().any(|(s, _)| s == "*");
+                    for (s, span) in &names {
+                        if s == "*" {
+                            if names.len() > 1 {
+                                self.sink.error(
+                                    *span,
+                                    format!("{label}: `event`: `*` already means every event; list names or use `*` alone"),
+                                );
+                            }
+                        } else if EventSet::known(s) {
+                            set.insert(s);
+                        } else {
+                            let hint = suggest(s, &EVENTS)
+                                .map(|x| format!("did you mean `{x}`?"))
+                                .unwrap_or_else(|| {
+                                    "see the Claude Code hook event list (PreToolUse, PermissionRequest, PostToolUse, Stop, …)".to_string()
+                                });
+                            self.sink.error(
+                                *span,
+                                format!("{label}: `event`: unknown event {s:?}; {hint}"),
+                            );
+                        }
+                    }
+                    events = Some(if star { EventSet::all() } else { set });
+                }
+                "when" => {
+                    let items: Vec<&Value<'_>> = match v.get_ref() {
+                        DeValue::Array(a) => a.iter().collect(),
+                        DeValue::Table(_) => vec![v],
+                        other => {
+                            self.sink.error(
+                                at,
+                                format!("{label}: `when` must be a list of condition tables, found {}", other.type_str()),
+                            );
+                            Vec::new()
+                        }
+                    };
+                    for (i, c) in items.into_iter().enumerate() {
+                        let where_ = format!("when[{}]", i + 1);
+                        if let Some(c) = self.cond(c, None, &label, &where_) {
+                            if c.per_command() {
+                                per_command.push(c);
+                            } else {
+                                when.push(c);
+                            }
+                        }
+                    }
+                }
+                other => self.unknown_key(k, other, &format!("key in {label}:"), RULE_KEYS),
+            }
+        }
+        let Some(action) = action else {
+            if get(t, "action").is_none() {
+                self.sink.error(
+                    header,
+                    format!(
+                        "{label}: missing required field `action` (allow, deny, ask or context)"
+                    ),
+                );
+            }
+            return None;
+        };
+        if action == Action::Context && reason.is_none() {
+            self.sink.error(
+                header,
+                format!("{label}: `action = \"context\"` needs a `reason`: it is the text added as additionalContext"),
+            );
+        }
+        let events = events.unwrap_or_else(EventSet::default_set);
+        if !tools.is_empty() && !events.has_tool_event() && events != EventSet::EMPTY {
+            self.sink.warn(
+                event_span,
+                format!("{label}: `tool` only matches tool events (PreToolUse, PermissionRequest, PermissionDenied, PostToolUse, PostToolUseFailure), and `event` names none, so this rule can never match"),
+            );
+        }
+        if self.layer == Layer::Project && matches!(action, Action::Allow | Action::Context) {
+            self.sink.warn(
+                header,
+                format!("{label}: a project file's `{action}` rules apply only if the user rules file trusts this project (`[trust] projects`)"),
+            );
+        }
+        if self.sink.items[errors_before..]
+            .iter()
+            .any(|d| d.severity == super::diag::Severity::Error)
+        {
+            return None;
+        }
+        Some(Rule {
+            id: id?,
+            action,
+            reason,
+            events,
+            tools,
+            tool_src,
+            when,
+            per_command,
+            line,
+        })
+    }
+
+    /// Compile one condition table. `inherited` is the enclosing `field`.
+    fn cond(
+        &mut self,
+        v: &Value<'_>,
+        inherited: Option<(&str, &Field)>,
+        label: &str,
+        where_: &str,
+    ) -> Option<Cond> {
+        let at = v.span().start;
+        let DeValue::Table(t) = v.get_ref() else {
+            self.sink.error(
+                at,
+                format!("{label}: `{where_}` must be a table such as {{ field = \"tool_input.command\", regex = \"…\" }}, found {}", v.get_ref().type_str()),
+            );
+            return None;
+        };
+        let mut own_field: Option<(String, Field)> = None;
+        if let Some(f) = get(t, "field") {
+            match f.get_ref() {
+                DeValue::String(s) => match Field::parse(s) {
+                    Ok(field) => own_field = Some((s.to_string(), field)),
+                    Err(e) => {
+                        self.sink
+                            .error(f.span().start, format!("{label}: `{where_}.field`: {e}"));
+                        return None;
+                    }
+                },
+                other => {
+                    self.sink.error(
+                        f.span().start,
+                        format!(
+                            "{label}: `{where_}.field` must be a string, found {}",
+                            other.type_str()
+                        ),
+                    );
+                    return None;
+                }
+            }
+        }
+        let field: Option<(&str, &Field)> = own_field
+            .as_ref()
+            .map(|(s, f)| (s.as_str(), f))
+            .or(inherited);
+        let mut ops = Vec::new();
+        let mut unknown = false;
+        for (k, _) in t.iter() {
+            let name = k.get_ref().as_ref();
+            if COND_OPS.contains(&name) {
+                ops.push(name.to_string());
+            } else if name != "field" {
+                unknown = true;
+                self.unknown_key(k, name, &format!("key in {label}: `{where_}`:"), COND_KEYS);
+            }
+        }
+        if ops.is_empty() && unknown {
+            // The unknown key (probably a misspelt operator) says it all.
+            return None;
+        }
+        if ops.len() != 1 {
+            let msg = if ops.is_empty() {
+                format!(
+                    "{label}: `{where_}` needs one operator: {}",
+                    quote_list(COND_OPS)
+                )
+            } else {
+                format!(
+                    "{label}: `{where_}` has several operators ({}); use one per condition, or `all = [...]`",
+                    quote_list(&ops.iter().map(String::as_str).collect::<Vec<_>>())
+                )
+            };
+            self.sink.error(at, msg);
+            return None;
+        }
+        let op_name = ops.pop()?;
+        let operand = get(t, &op_name)?;
+        let op_where = format!("{where_}.{op_name}");
+        let oat = operand.span().start;
+        match op_name.as_str() {
+            "not" => {
+                let inner = self.cond(operand, field, label, &op_where)?;
+                return Some(Cond::Not(Box::new(inner)));
+            }
+            "any" | "all" => {
+                let DeValue::Array(items) = operand.get_ref() else {
+                    self.sink.error(
+                        oat,
+                        format!(
+                            "{label}: `{op_where}` must be a list of conditions, found {}",
+                            operand.get_ref().type_str()
+                        ),
+                    );
+                    return None;
+                };
+                if items.is_empty() {
+                    self.sink
+                        .error(oat, format!("{label}: `{op_where}` is an empty list"));
+                    return None;
+                }
+                let mut cs = Vec::new();
+                for (i, c) in items.iter().enumerate() {
+                    cs.push(self.cond(c, field, label, &format!("{op_where}[{}]", i + 1)));
+                }
+                let cs: Option<Vec<Cond>> = cs.into_iter().collect();
+                let cs = cs?;
+                return Some(if op_name == "any" {
+                    Cond::Any(cs)
+                } else {
+                    Cond::All(cs)
+                });
+            }
+            _ => {}
+        }
+        let Some((fname, field)) = field else {
+            self.sink.error(
+                at,
+                format!("{label}: `{where_}` needs a `field` (a dotted input path such as `tool_input.command`, or one of $command, $command.args, $pipeline, $path)"),
+            );
+            return None;
+        };
+        let op = match op_name.as_str() {
+            "equals" => Op::Equals(self.scalars(operand, label, &op_where)?),
+            "exists" => match operand.get_ref() {
+                DeValue::Boolean(b) => Op::Exists(*b),
+                other => {
+                    self.sink.error(
+                        oat,
+                        format!(
+                            "{label}: `{op_where}` must be true or false, found {}",
+                            other.type_str()
+                        ),
+                    );
+                    return None;
+                }
+            },
+            "contains" => {
+                let items = self.strings(operand, label, &op_where);
+                Op::Contains(items.into_iter().map(|(s, _)| s).collect())
+            }
+            "regex" => {
+                let mut rs = Vec::new();
+                for (s, span) in self.strings(operand, label, &op_where) {
+                    match Regex::new(&s) {
+                        Ok(r) => rs.push(r),
+                        Err(e) => self.sink.error(
+                            span,
+                            format!(
+                                "{label}: `{op_where}`: invalid regex `{s}`: {}",
+                                regex_error(&e)
+                            ),
+                        ),
+                    }
+                }
+                Op::Regex(rs)
+            }
+            "glob" => {
+                let mut b = GlobSetBuilder::new();
+                let mut src = Vec::new();
+                for (s, span) in self.strings(operand, label, &op_where) {
+                    match string_glob(&s) {
+                        Ok(g) => {
+                            b.add(g);
+                            src.push(s);
+                        }
+                        Err(e) => self.sink.error(
+                            span,
+                            format!("{label}: `{op_where}`: invalid glob `{s}`: {e}"),
+                        ),
+                    }
+                }
+                match b.build() {
+                    Ok(set) => Op::Glob { set, src },
+                    Err(e) => {
+                        self.sink
+                            .error(oat, format!("{label}: `{op_where}`: {}", glob_error(&e)));
+                        return None;
+                    }
+                }
+            }
+            "path" => {
+                let mut pats = Vec::new();
+                let mut src = Vec::new();
+                for (s, span) in self.strings(operand, label, &op_where) {
+                    match PathPattern::parse(&s) {
+                        Ok(p) => {
+                            pats.push(p);
+                            src.push(s);
+                        }
+                        Err(e) => self.sink.error(span, format!("{label}: `{op_where}`: {e}")),
+                    }
+                }
+                Op::Path {
+                    set: PathSet::new(&pats, false),
+                    src,
+                }
+            }
+            _ => return None,
+        };
+        Some(Cond::Leaf {
+            field: field.clone(),
+            name: fname.to_string(),
+            op: Box::new(op),
+            slot: None,
+        })
+    }
+
+    fn scalars(&mut self, v: &Value<'_>, label: &str, where_: &str) -> Option<Vec<Scalar>> {
+        let one = |this: &mut Self, v: &Value<'_>| -> Option<Scalar> {
+            let s = match v.get_ref() {
+                DeValue::String(s) => Scalar::Str(s.to_string()),
+                DeValue::Boolean(b) => Scalar::Bool(*b),
+                DeValue::Integer(i) => match i64::from_str_radix(i.as_str(), i.radix()) {
+                    Ok(n) => Scalar::Int(n),
+                    Err(_) => {
+                        this.sink.error(
+                            v.span().start,
+                            format!("{label}: `{where_}`: integer out of range"),
+                        );
+                        return None;
+                    }
+                },
+                DeValue::Float(f) => Scalar::Float(f.as_str().parse().unwrap_or(f64::NAN)),
+                other => {
+                    this.sink.error(
+                        v.span().start,
+                        format!(
+                            "{label}: `{where_}` must be a string, number or boolean, found {}",
+                            other.type_str()
+                        ),
+                    );
+                    return None;
+                }
+            };
+            Some(s)
+        };
+        match v.get_ref() {
+            DeValue::Array(items) if items.is_empty() => {
+                self.sink
+                    .error(v.span().start, format!("{label}: `{where_}`: empty list"));
+                None
+            }
+            DeValue::Array(items) => items.iter().map(|i| one(self, i)).collect(),
+            _ => one(self, v).map(|s| vec![s]),
+        }
+    }
+}
+
+fn get<'t, 'i>(t: &'t DeTable<'i>, key: &str) -> Option<&'t Value<'i>> {
+    t.iter().find(|(k, _)| k.get_ref() == key).map(|(_, v)| v)
+}
+
+/// The useful line of a regex syntax error (its Display draws a diagram).
+fn regex_error(e: &regex::Error) -> String {
+    let text = e.to_string();
+    text.lines()
+        .find_map(|l| l.strip_prefix("error: "))
+        .unwrap_or(text.lines().last().unwrap_or(""))
+        .to_string()
+}
+
+fn quote_list(items: &[&str]) -> String {
+    items
+        .iter()
+        .map(|i| format!("`{i}`"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// The closest candidate within a small edit distance, for "did you mean".
+fn suggest<'c>(name: &str, candidates: &[&'c str]) -> Option<&'c str> {
+    let best = candidates
+        .iter()
+        .map(|c| {
+            (
+                edit_distance(&name.to_ascii_lowercase(), &c.to_ascii_lowercase()),
+                *c,
+            )
+        })
+        .min_by_key(|(d, _)| *d)?;
+    (best.0 <= 2.max(name.len() / 4)).then_some(best.1)
+}
+
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut prev: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut cur = vec![i + 1; b.len() + 1];
+        for (j, cb) in b.iter().enumerate() {
+            cur[j + 1] = (prev[j] + usize::from(ca != *cb))
+                .min(prev[j + 1] + 1)
+                .min(cur[j] + 1);
+        }
+        prev = cur;
+    }
+    prev[b.len()]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn suggestions() {
+        assert_eq!(suggest("rules", TOP_KEYS), Some("rule"));
+        assert_eq!(suggest("acton", RULE_KEYS), Some("action"));
+        assert_eq!(suggest("PreToolUs", &EVENTS), Some("PreToolUse"));
+        assert_eq!(suggest("zzzzzz", RULE_KEYS), None);
+    }
+}

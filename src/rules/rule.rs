@@ -1,0 +1,176 @@
+//! Compiled rules: actions, event sets and the rule itself.
+
+use super::cond::Cond;
+use super::tool::ToolPattern;
+use serde::{Deserialize, Serialize};
+use std::fmt;
+
+/// The 33 hook events of Claude Code 2.1.330 (`HOOK_EVENTS` in the SDK), the
+/// names an `event` field may use.
+pub const EVENTS: [&str; 33] = [
+    "PreToolUse",
+    "PermissionRequest",
+    "PermissionDenied",
+    "PostToolUse",
+    "PostToolUseFailure",
+    "PostToolBatch",
+    "UserPromptSubmit",
+    "UserPromptExpansion",
+    "SessionStart",
+    "SessionEnd",
+    "Setup",
+    "Stop",
+    "SubagentStop",
+    "StopFailure",
+    "SubagentStart",
+    "Notification",
+    "PreCompact",
+    "PostCompact",
+    "PreModelSwitch",
+    "PostModelSwitch",
+    "TeammateIdle",
+    "TaskCreated",
+    "TaskCompleted",
+    "Elicitation",
+    "ElicitationResult",
+    "ConfigChange",
+    "InstructionsLoaded",
+    "WorktreeCreate",
+    "WorktreeRemove",
+    "CwdChanged",
+    "FileChanged",
+    "DirectoryAdded",
+    "MessageDisplay",
+];
+
+/// Events whose input carries `tool_name` and `tool_input`, so `tool`
+/// patterns can match them.
+pub const TOOL_EVENTS: [&str; 5] = [
+    "PreToolUse",
+    "PermissionRequest",
+    "PermissionDenied",
+    "PostToolUse",
+    "PostToolUseFailure",
+];
+
+/// What a rule does when it matches.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Action {
+    /// Let the tool run without asking (only if no deny or ask rule matches).
+    Allow,
+    /// Refuse; beats every other action.
+    Deny,
+    /// Put the decision in front of the user; beats allow.
+    Ask,
+    /// Decide nothing, add the rule's `reason` as `additionalContext`.
+    Context,
+}
+
+impl Action {
+    /// The name used in rules files and output.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Action::Allow => "allow",
+            Action::Deny => "deny",
+            Action::Ask => "ask",
+            Action::Context => "context",
+        }
+    }
+
+    pub(crate) fn parse(s: &str) -> Option<Action> {
+        Some(match s {
+            "allow" => Action::Allow,
+            "deny" => Action::Deny,
+            "ask" => Action::Ask,
+            "context" => Action::Context,
+            _ => return None,
+        })
+    }
+}
+
+impl fmt::Display for Action {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// A set of events as a bitmask; bit 63 stands for events not in [`EVENTS`],
+/// which only `event = "*"` includes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct EventSet(u64);
+
+const UNKNOWN: u64 = 1 << 63;
+
+impl EventSet {
+    pub const EMPTY: EventSet = EventSet(0);
+
+    /// `event = "*"`.
+    pub fn all() -> EventSet {
+        EventSet(((1u64 << EVENTS.len()) - 1) | UNKNOWN)
+    }
+
+    /// The default when `event` is absent: PreToolUse and PermissionRequest,
+    /// the two events where a rule's verdict is a permission decision.
+    pub fn default_set() -> EventSet {
+        EventSet(Self::bit("PreToolUse") | Self::bit("PermissionRequest"))
+    }
+
+    /// The bit of an event name (the unknown bit for names not in [`EVENTS`]).
+    pub fn bit(name: &str) -> u64 {
+        EVENTS
+            .iter()
+            .position(|e| *e == name)
+            .map_or(UNKNOWN, |i| 1 << i)
+    }
+
+    /// Whether `name` is a known event.
+    pub fn known(name: &str) -> bool {
+        EVENTS.contains(&name)
+    }
+
+    pub fn insert(&mut self, name: &str) {
+        self.0 |= Self::bit(name);
+    }
+
+    pub fn has(self, bit: u64) -> bool {
+        self.0 & bit != 0
+    }
+
+    /// Whether the set includes an event that carries a tool.
+    pub fn has_tool_event(self) -> bool {
+        TOOL_EVENTS.iter().any(|e| self.has(Self::bit(e)))
+    }
+
+    /// Names in the set, for explanations.
+    pub fn describe(self) -> String {
+        if self == Self::all() {
+            return "*".to_string();
+        }
+        EVENTS
+            .iter()
+            .filter(|e| self.has(Self::bit(e)))
+            .copied()
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+}
+
+/// One compiled rule.
+#[derive(Debug, Clone)]
+pub(crate) struct Rule {
+    pub id: String,
+    pub action: Action,
+    pub reason: Option<String>,
+    pub events: EventSet,
+    /// Any of these must match; empty means the rule has no `tool`.
+    pub tools: Vec<ToolPattern>,
+    /// The `tool` strings as written, parallel to `tools`.
+    pub tool_src: Vec<String>,
+    /// Conditions judged once per event.
+    pub when: Vec<Cond>,
+    /// Conditions judged per Bash command (they use `$command` and friends).
+    pub per_command: Vec<Cond>,
+    /// Line of the `[[rule]]` header.
+    pub line: usize,
+}

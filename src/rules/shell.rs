@@ -1,0 +1,1092 @@
+//! Splitting a Bash tool command into the simple commands that would run.
+//!
+//! Rules on `Bash(...)` are judged per simple command, so a rule on `rm` catches
+//! `ls && rm -rf x`. This is a small shell *reader*, not a shell: it knows enough
+//! of the grammar to find command boundaries (`&&`, `||`, `;`, `&`, `|`, `|&`,
+//! newlines), the commands hidden inside substitutions (`$( )`, backticks,
+//! `<( )`, `>( )`), subshells and groups, quoting (`'…'`, `"…"`, `$'…'`,
+//! backslashes), comments and here-documents. It never expands anything.
+//!
+//! Each simple command becomes a [`Segment`] of unquoted words, with one or more
+//! [`View`]s: the command as written (the *literal* view, used by allow rules) and
+//! the same command with leading `NAME=value` assignments and wrappers such as
+//! `sudo`, `env`, `nice`, `timeout`, `xargs` stripped (used by deny/ask rules only,
+//! so a wrapper cannot hide a command from a deny rule, and never widens an allow).
+//! `sh -c '…'`, `bash -c '…'` (and zsh, dash, ksh) and `eval …` have their
+//! argument split again as commands of their own.
+//!
+//! A command that cannot be read (unbalanced quotes or parentheses, a `case`
+//! statement, nesting deeper than [`MAX_DEPTH`]) is marked *uncertain*: it is
+//! re-read with every quote and parenthesis treated as a blank, every piece from
+//! either reading is kept, and the evaluator lets deny/ask rules match any piece
+//! while allow rules (other than a bare `Bash`) never match.
+
+/// Nesting limit for substitutions, subshells and `sh -c` strings; deeper input
+/// is judged uncertain rather than risking unbounded recursion.
+pub(crate) const MAX_DEPTH: usize = 16;
+
+/// One simple command.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Segment {
+    /// The command's words, unquoted (`"a b"` → `a b`, `\x` → `x`); substitutions
+    /// and redirection operators are kept as their source text.
+    pub words: Vec<String>,
+    /// The literal view first, then stripped views (deny/ask only).
+    pub views: Vec<View>,
+    /// The command came from input that could not be read reliably.
+    pub uncertain: bool,
+    /// Segments joined by `|` share a pipeline number.
+    pub pipeline: usize,
+}
+
+/// One way of reading a segment: which word is the program, and the text that
+/// `Bash(...)` patterns are matched against.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct View {
+    /// Index into [`Segment::words`] of the program word.
+    pub start: usize,
+    /// Words from `start` joined by single spaces (the program replaced by its
+    /// basename for a basename view).
+    pub text: String,
+    /// The command as written; only literal views can satisfy allow rules.
+    pub literal: bool,
+    /// What was stripped to get here, for explanations (empty for literal).
+    pub stripped: String,
+}
+
+impl View {
+    /// The program name as matched (first word of `text`).
+    pub fn program(&self) -> &str {
+        self.text.split(' ').next().unwrap_or("")
+    }
+}
+
+/// The result of reading one command string.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct ParsedCommand {
+    /// Never empty: a command with no words yields one empty segment, so rules
+    /// that match any Bash command still have something to match.
+    pub segments: Vec<Segment>,
+    /// The command could not be read reliably (see the module doc).
+    pub uncertain: bool,
+    /// Per pipeline number, its commands' literal texts joined by ` | `.
+    pipelines: Vec<String>,
+}
+
+impl ParsedCommand {
+    /// The literal texts of the segments in pipeline `p`, joined with ` | `.
+    pub fn pipeline_text(&self, p: usize) -> &str {
+        self.pipelines.get(p).map_or("", String::as_str)
+    }
+}
+
+/// Join each pipeline's literal segment texts once, so `$pipeline` costs the
+/// same however many rules look at it.
+fn pipeline_texts(segments: &[Segment], count: usize) -> Vec<String> {
+    let mut out = vec![String::new(); count];
+    for s in segments {
+        if let Some(text) = out.get_mut(s.pipeline) {
+            if !text.is_empty() {
+                text.push_str(" | ");
+            }
+            text.push_str(s.views.first().map_or("", |v| v.text.as_str()));
+        }
+    }
+    out
+}
+
+/// Split `command` into simple commands.
+pub(crate) fn split(command: &str) -> ParsedCommand {
+    let mut raw = Vec::new();
+    let mut next_pipeline = 0;
+    let ok = read(command, 0, &mut raw, &mut next_pipeline);
+    let mut uncertain = !ok;
+    if !ok {
+        for s in &mut raw {
+            s.uncertain = true;
+        }
+        // Second reading: quotes and parentheses as blanks, so text hidden
+        // behind an unbalanced quote still shows up as commands.
+        let blanked: String = command
+            .chars()
+            .map(|c| match c {
+                '\'' | '"' | '`' | '(' | ')' | '\\' => ' ',
+                c => c,
+            })
+            .collect();
+        let mut more = Vec::new();
+        read(&blanked, MAX_DEPTH, &mut more, &mut next_pipeline);
+        for mut s in more {
+            s.uncertain = true;
+            raw.push(s);
+        }
+    }
+    let mut segments = Vec::with_capacity(raw.len().max(1));
+    for s in raw {
+        segments.push(s);
+    }
+    // `sh -c STRING` and `eval ARGS`: read the string as commands too.
+    let mut i = 0;
+    while i < segments.len() {
+        if let Some(script) = inner_script(&segments[i]) {
+            let mut inner = Vec::new();
+            let inner_ok = read(&script, 1, &mut inner, &mut next_pipeline);
+            let outer_uncertain = segments[i].uncertain;
+            for mut s in inner {
+                s.uncertain |= !inner_ok || outer_uncertain;
+                segments.push(s);
+            }
+            if !inner_ok {
+                uncertain = true;
+            }
+        }
+        i += 1;
+        if segments.len() > 4096 {
+            // A pathological input; stop expanding and judge it conservatively.
+            uncertain = true;
+            for s in &mut segments {
+                s.uncertain = true;
+            }
+            break;
+        }
+    }
+    if segments.is_empty() {
+        segments.push(Segment {
+            words: Vec::new(),
+            views: vec![View {
+                start: 0,
+                text: String::new(),
+                literal: true,
+                stripped: String::new(),
+            }],
+            uncertain,
+            pipeline: next_pipeline,
+        });
+    }
+    let pipelines = pipeline_texts(&segments, next_pipeline + 1);
+    ParsedCommand {
+        segments,
+        uncertain,
+        pipelines,
+    }
+}
+
+/// Read `src` at nesting `depth`, appending finished segments. Returns false if
+/// the input could not be read reliably.
+fn read(src: &str, depth: usize, out: &mut Vec<Segment>, next_pipeline: &mut usize) -> bool {
+    let mut r = Reader {
+        src: src.as_bytes(),
+        pos: 0,
+        ok: true,
+        depth,
+        out,
+        next_pipeline,
+        heredocs: Vec::new(),
+        want_delimiter: None,
+        in_backticks: 0,
+    };
+    r.list(End::Eof);
+    r.ok
+}
+
+/// Redirection operators, longest first so the first prefix match is right.
+pub(crate) const REDIRECTIONS: [&str; 12] = [
+    "&>>", "<<<", "<<-", "&>", ">>", ">|", ">&", "<<", "<>", "<&", ">", "<",
+];
+
+/// What ends the command list being read.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum End {
+    Eof,
+    Paren,
+    Backtick,
+}
+
+/// A here-document whose body starts at the next newline.
+struct Heredoc {
+    delimiter: String,
+    strip_tabs: bool,
+    /// Unquoted delimiter: substitutions in the body run.
+    expands: bool,
+}
+
+struct Reader<'s, 'o> {
+    src: &'s [u8],
+    pos: usize,
+    ok: bool,
+    depth: usize,
+    out: &'o mut Vec<Segment>,
+    next_pipeline: &'o mut usize,
+    heredocs: Vec<Heredoc>,
+    /// Set after `<<` / `<<-`: the next word is a here-document delimiter
+    /// (the flag says whether leading tabs are stripped).
+    want_delimiter: Option<bool>,
+    /// Inside a backtick substitution an unescaped backtick always closes it.
+    in_backticks: usize,
+}
+
+impl Reader<'_, '_> {
+    fn peek(&self) -> Option<u8> {
+        self.src.get(self.pos).copied()
+    }
+
+    fn peek_at(&self, n: usize) -> Option<u8> {
+        self.src.get(self.pos + n).copied()
+    }
+
+    fn new_pipeline(&mut self) -> usize {
+        let p = *self.next_pipeline;
+        *self.next_pipeline += 1;
+        p
+    }
+
+    fn finish(&mut self, words: &mut Vec<String>, pipeline: usize) {
+        if words.is_empty() {
+            return;
+        }
+        let words = std::mem::take(words);
+        if let Some(seg) = make_segment(words, pipeline) {
+            self.out.push(seg);
+        }
+    }
+
+    /// Read a command list up to `end`.
+    fn list(&mut self, end: End) {
+        let mut words: Vec<String> = Vec::new();
+        let mut pipeline = self.new_pipeline();
+        loop {
+            self.skip_blanks();
+            let Some(c) = self.peek() else {
+                if end != End::Eof {
+                    self.ok = false;
+                }
+                self.finish(&mut words, pipeline);
+                return;
+            };
+            match c {
+                b')' if end == End::Paren => {
+                    self.pos += 1;
+                    self.finish(&mut words, pipeline);
+                    return;
+                }
+                b'`' if end == End::Backtick => {
+                    self.pos += 1;
+                    self.finish(&mut words, pipeline);
+                    return;
+                }
+                b')' => {
+                    // Unbalanced, or a `case` pattern: not something we read.
+                    self.ok = false;
+                    self.pos += 1;
+                    self.finish(&mut words, pipeline);
+                    pipeline = self.new_pipeline();
+                }
+                b'\n' => {
+                    self.pos += 1;
+                    self.finish(&mut words, pipeline);
+                    self.read_heredocs();
+                    pipeline = self.new_pipeline();
+                }
+                b';' => {
+                    self.pos += 1;
+                    while matches!(self.peek(), Some(b';' | b'&')) {
+                        self.pos += 1;
+                    }
+                    self.finish(&mut words, pipeline);
+                    pipeline = self.new_pipeline();
+                }
+                b'&' if self.peek_at(1) == Some(b'>') => self.push_word(&mut words),
+                b'&' => {
+                    self.pos += 1;
+                    if self.peek() == Some(b'&') {
+                        self.pos += 1;
+                    }
+                    self.finish(&mut words, pipeline);
+                    pipeline = self.new_pipeline();
+                }
+                b'|' => {
+                    self.pos += 1;
+                    let or = self.peek() == Some(b'|');
+                    if or || self.peek() == Some(b'&') {
+                        self.pos += 1;
+                    }
+                    self.finish(&mut words, pipeline);
+                    if or {
+                        pipeline = self.new_pipeline();
+                    }
+                }
+                b'(' => {
+                    if !words.is_empty() {
+                        // `name() { …; }` is a function definition; anything
+                        // else here is a syntax error we judge conservatively.
+                        let save = self.pos;
+                        self.pos += 1;
+                        self.skip_blanks();
+                        if self.peek() == Some(b')') {
+                            self.pos += 1;
+                            words.clear();
+                            continue;
+                        }
+                        self.pos = save;
+                        self.ok = false;
+                        self.finish(&mut words, pipeline);
+                        pipeline = self.new_pipeline();
+                    }
+                    self.pos += 1;
+                    self.nested(End::Paren);
+                }
+                b'#' => {
+                    while !matches!(self.peek(), None | Some(b'\n')) {
+                        self.pos += 1;
+                    }
+                }
+                _ => self.push_word(&mut words),
+            }
+        }
+    }
+
+    fn push_word(&mut self, words: &mut Vec<String>) {
+        let start = self.pos;
+        let (word, quoted) = self.word();
+        if let Some(strip_tabs) = self.want_delimiter.take() {
+            self.heredocs.push(Heredoc {
+                delimiter: word.clone(),
+                strip_tabs,
+                expands: !quoted,
+            });
+        }
+        if word == "<<" || word == "<<-" {
+            self.want_delimiter = Some(word == "<<-");
+        }
+        if self.pos == start {
+            // Defensive: never loop without progress.
+            self.pos += 1;
+            self.ok = false;
+            return;
+        }
+        words.push(word);
+    }
+
+    fn skip_blanks(&mut self) {
+        loop {
+            match self.peek() {
+                Some(b' ' | b'\t' | b'\r') => self.pos += 1,
+                Some(b'\\') if self.peek_at(1) == Some(b'\n') => self.pos += 2,
+                _ => return,
+            }
+        }
+    }
+
+    /// Read a nested command list (subshell or substitution body).
+    fn nested(&mut self, end: End) {
+        if self.depth >= MAX_DEPTH {
+            self.ok = false;
+            self.skip_to_end(end);
+            return;
+        }
+        self.depth += 1;
+        let bt = usize::from(end == End::Backtick);
+        self.in_backticks += bt;
+        self.list(end);
+        self.in_backticks -= bt;
+        self.depth -= 1;
+    }
+
+    /// Too deep to read: skip to the matching terminator, counting nesting.
+    fn skip_to_end(&mut self, end: End) {
+        let mut depth = 1usize;
+        while let Some(c) = self.peek() {
+            self.pos += 1;
+            match (end, c) {
+                (End::Paren, b'(') => depth += 1,
+                (End::Paren, b')') | (End::Backtick, b'`') => {
+                    depth -= 1;
+                    if depth == 0 {
+                        return;
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+
+    /// Read one word; returns its unquoted text and whether any of it was quoted.
+    fn word(&mut self) -> (String, bool) {
+        let mut buf: Vec<u8> = Vec::new();
+        let mut quoted = false;
+        // Redirection operators are words of their own (`2>&1`, `>>`, `<<-`).
+        if let Some(op) = self.redirection(&buf) {
+            return (op, false);
+        }
+        while let Some(c) = self.peek() {
+            match c {
+                b' ' | b'\t' | b'\r' | b'\n' | b';' | b'&' | b'|' | b')' => break,
+                b'(' => {
+                    // Array assignment `a=(x y)` and extglob `@(a|b)` stay in the word.
+                    if matches!(buf.last(), Some(b'=' | b'@' | b'?' | b'*' | b'+' | b'!')) {
+                        self.copy_balanced(&mut buf);
+                    } else {
+                        break;
+                    }
+                }
+                b'<' | b'>' => {
+                    if buf.iter().all(u8::is_ascii_digit) {
+                        if let Some(op) = self.redirection(&buf) {
+                            return (op, false);
+                        }
+                    }
+                    break;
+                }
+                b'\'' => {
+                    quoted = true;
+                    self.pos += 1;
+                    match self.src[self.pos..].iter().position(|&b| b == b'\'') {
+                        Some(n) => {
+                            buf.extend_from_slice(&self.src[self.pos..self.pos + n]);
+                            self.pos += n + 1;
+                        }
+                        None => {
+                            self.ok = false;
+                            buf.extend_from_slice(&self.src[self.pos..]);
+                            self.pos = self.src.len();
+                        }
+                    }
+                }
+                b'"' => {
+                    quoted = true;
+                    self.pos += 1;
+                    self.double_quoted(&mut buf);
+                }
+                b'\\' => {
+                    quoted = true;
+                    match self.peek_at(1) {
+                        Some(b'\n') => self.pos += 2,
+                        Some(n) => {
+                            buf.push(n);
+                            self.pos += 2;
+                        }
+                        None => self.pos += 1,
+                    }
+                }
+                b'$' => self.dollar(&mut buf, &mut quoted),
+                b'`' if self.in_backticks > 0 => break,
+                b'`' => {
+                    let start = self.pos;
+                    self.pos += 1;
+                    self.nested(End::Backtick);
+                    buf.extend_from_slice(&self.src[start..self.pos]);
+                }
+                _ => {
+                    buf.push(c);
+                    self.pos += 1;
+                }
+            }
+        }
+        (String::from_utf8_lossy(&buf).into_owned(), quoted)
+    }
+
+    /// If a redirection operator starts here (after the fd digits in `fd`),
+    /// consume it and return it as a word.
+    fn redirection(&mut self, fd: &[u8]) -> Option<String> {
+        let rest = &self.src[self.pos..];
+
+        // Process substitution: the body is a command list.
+        if matches!(rest, [b'<' | b'>', b'(', ..]) && fd.is_empty() {
+            let start = self.pos;
+            self.pos += 2;
+            self.nested(End::Paren);
+            return Some(String::from_utf8_lossy(&self.src[start..self.pos]).into_owned());
+        }
+        let op = REDIRECTIONS
+            .iter()
+            .find(|op| rest.starts_with(op.as_bytes()))?;
+        self.pos += op.len();
+        let mut word = fd.to_vec();
+        word.extend_from_slice(op.as_bytes());
+        Some(String::from_utf8_lossy(&word).into_owned())
+    }
+
+    /// Inside `"…"`, positioned after the opening quote.
+    fn double_quoted(&mut self, buf: &mut Vec<u8>) {
+        while let Some(c) = self.peek() {
+            match c {
+                b'"' => {
+                    self.pos += 1;
+                    return;
+                }
+                b'\\' => match self.peek_at(1) {
+                    Some(b'\n') => self.pos += 2,
+                    Some(n @ (b'$' | b'`' | b'"' | b'\\')) => {
+                        buf.push(n);
+                        self.pos += 2;
+                    }
+                    _ => {
+                        buf.push(b'\\');
+                        self.pos += 1;
+                    }
+                },
+                b'$' => {
+                    let mut q = true;
+                    self.dollar(buf, &mut q);
+                }
+                b'`' => {
+                    let start = self.pos;
+                    self.pos += 1;
+                    self.nested(End::Backtick);
+                    buf.extend_from_slice(&self.src[start..self.pos]);
+                }
+                _ => {
+                    buf.push(c);
+                    self.pos += 1;
+                }
+            }
+        }
+        self.ok = false;
+    }
+
+    /// At a `$`: substitution, arithmetic, parameter expansion or `$'…'`.
+    fn dollar(&mut self, buf: &mut Vec<u8>, quoted: &mut bool) {
+        let start = self.pos;
+        match self.peek_at(1) {
+            Some(b'(') if self.peek_at(2) == Some(b'(') => {
+                // Arithmetic `$(( ))`: may itself contain `$( )`, so read it
+                // as a nested list; harmless words at worst.
+                self.pos += 2;
+                self.nested(End::Paren);
+                buf.extend_from_slice(&self.src[start..self.pos]);
+            }
+            Some(b'(') => {
+                self.pos += 2;
+                self.nested(End::Paren);
+                buf.extend_from_slice(&self.src[start..self.pos]);
+            }
+            Some(b'{') => {
+                self.pos += 2;
+                let mut depth = 1usize;
+                while let Some(c) = self.peek() {
+                    self.pos += 1;
+                    match c {
+                        b'{' => depth += 1,
+                        b'}' => {
+                            depth -= 1;
+                            if depth == 0 {
+                                break;
+                            }
+                        }
+                        b'\\' => self.pos += 1,
+                        _ => {}
+                    }
+                }
+                if depth != 0 {
+                    self.ok = false;
+                }
+                self.pos = self.pos.min(self.src.len());
+                buf.extend_from_slice(&self.src[start..self.pos]);
+            }
+            Some(b'\'') => {
+                *quoted = true;
+                self.pos += 2;
+                loop {
+                    match self.peek() {
+                        None => {
+                            self.ok = false;
+                            break;
+                        }
+                        Some(b'\'') => {
+                            self.pos += 1;
+                            break;
+                        }
+                        Some(b'\\') => {
+                            if let Some(n) = self.peek_at(1) {
+                                buf.push(n);
+                            }
+                            self.pos = (self.pos + 2).min(self.src.len());
+                        }
+                        Some(c) => {
+                            buf.push(c);
+                            self.pos += 1;
+                        }
+                    }
+                }
+            }
+            Some(b'"') => {
+                *quoted = true;
+                self.pos += 2;
+                self.double_quoted(buf);
+            }
+            _ => {
+                buf.push(b'$');
+                self.pos += 1;
+            }
+        }
+    }
+
+    /// Copy a parenthesised group verbatim (array values, extglobs).
+    fn copy_balanced(&mut self, buf: &mut Vec<u8>) {
+        let start = self.pos;
+        let mut depth = 0usize;
+        while let Some(c) = self.peek() {
+            self.pos += 1;
+            match c {
+                b'(' => depth += 1,
+                b')' => {
+                    depth -= 1;
+                    if depth == 0 {
+                        break;
+                    }
+                }
+                b'\\' => self.pos = (self.pos + 1).min(self.src.len()),
+                _ => {}
+            }
+        }
+        if depth != 0 {
+            self.ok = false;
+        }
+        buf.extend_from_slice(&self.src[start..self.pos]);
+    }
+
+    /// After a newline: skip the bodies of pending here-documents. Bodies with
+    /// an unquoted delimiter are scanned for substitutions, which do run.
+    fn read_heredocs(&mut self) {
+        let pending = std::mem::take(&mut self.heredocs);
+        for doc in pending {
+            loop {
+                if self.pos >= self.src.len() {
+                    return;
+                }
+                let line_end = self.src[self.pos..]
+                    .iter()
+                    .position(|&b| b == b'\n')
+                    .map_or(self.src.len(), |n| self.pos + n);
+                let mut line = &self.src[self.pos..line_end];
+                if doc.strip_tabs {
+                    while let [b'\t', rest @ ..] = line {
+                        line = rest;
+                    }
+                }
+                if line == doc.delimiter.as_bytes() {
+                    self.pos = (line_end + 1).min(self.src.len());
+                    break;
+                }
+                if doc.expands {
+                    self.scan_expansions(line_end);
+                    // A substitution may have run past the line end.
+                    if self.pos > line_end {
+                        continue;
+                    }
+                }
+                self.pos = (line_end + 1).min(self.src.len());
+            }
+        }
+    }
+
+    /// Look for `$( )` and backticks between `pos` and `until`.
+    fn scan_expansions(&mut self, until: usize) {
+        while self.pos < until {
+            match self.peek() {
+                Some(b'\\') => self.pos += 2,
+                Some(b'$') if self.peek_at(1) == Some(b'(') => {
+                    self.pos += 2;
+                    self.nested(End::Paren);
+                }
+                Some(b'`') => {
+                    self.pos += 1;
+                    self.nested(End::Backtick);
+                }
+                _ => self.pos += 1,
+            }
+        }
+    }
+}
+
+/// Reserved words that may precede a command and are not themselves commands.
+const LEADING_KEYWORDS: &[&str] = &[
+    "if", "then", "else", "elif", "do", "while", "until", "!", "{", "}", "fi", "done", "esac",
+];
+
+/// Headers whose words are data, not a command (`for x in a b`).
+const HEADER_KEYWORDS: &[&str] = &["for", "select", "case", "function", "in"];
+
+/// Shells whose `-c STRING` argument is itself a command.
+const SHELLS: &[&str] = &["sh", "bash", "zsh", "dash", "ksh", "mksh", "ash"];
+
+/// Build a segment and its views from raw words; `None` for a segment that runs
+/// nothing (a lone `fi`, a `for` header).
+fn make_segment(words: Vec<String>, pipeline: usize) -> Option<Segment> {
+    let mut start = 0;
+    while start < words.len() && LEADING_KEYWORDS.contains(&words[start].as_str()) {
+        start += 1;
+    }
+    // Redirections may come first (`> out echo hi`, `done < file`).
+    while start < words.len() && is_redirection(&words[start]) {
+        start += 2;
+    }
+    if start >= words.len() || HEADER_KEYWORDS.contains(&words[start].as_str()) {
+        return None;
+    }
+    let mut views = vec![make_view(&words, start, true, String::new(), false)];
+    let mut k = start;
+    let mut stripped = String::new();
+    loop {
+        // `/bin/rm` is also read as `rm`.
+        if words[k].contains('/') && !is_assignment(&words[k]) {
+            let basename = words[k].rsplit('/').next().unwrap_or("");
+            if !basename.is_empty() {
+                let note = join_note(&stripped, &format!("path of `{}`", words[k]));
+                views.push(make_view(&words, k, false, note, true));
+            }
+        }
+        let Some((next, what)) = strip_once(&words, k) else {
+            break;
+        };
+        if next >= words.len() {
+            break;
+        }
+        stripped = join_note(&stripped, &what);
+        k = next;
+        views.push(make_view(&words, k, false, stripped.clone(), false));
+    }
+    Some(Segment {
+        words,
+        views,
+        uncertain: false,
+        pipeline,
+    })
+}
+
+fn join_note(a: &str, b: &str) -> String {
+    if a.is_empty() {
+        b.to_string()
+    } else {
+        format!("{a}, {b}")
+    }
+}
+
+fn make_view(
+    words: &[String],
+    start: usize,
+    literal: bool,
+    stripped: String,
+    basename: bool,
+) -> View {
+    let mut text = String::new();
+    for (i, w) in words[start..].iter().enumerate() {
+        if i > 0 {
+            text.push(' ');
+        }
+        if i == 0 && basename {
+            text.push_str(w.rsplit('/').next().unwrap_or(w));
+        } else {
+            text.push_str(w);
+        }
+    }
+    View {
+        start,
+        text,
+        literal,
+        stripped,
+    }
+}
+
+/// A redirection operator word such as `>`, `2>&` or `<<-`.
+fn is_redirection(word: &str) -> bool {
+    let op = word.trim_start_matches(|c: char| c.is_ascii_digit());
+    REDIRECTIONS.iter().any(|r| r.as_bytes() == op.as_bytes())
+}
+
+/// `NAME=value` (a leading environment assignment).
+pub(crate) fn is_assignment(word: &str) -> bool {
+    let Some(eq) = word.find('=') else {
+        return false;
+    };
+    let name = &word[..eq];
+    let name = name.strip_suffix('+').unwrap_or(name);
+    !name.is_empty()
+        && !name.starts_with(|c: char| c.is_ascii_digit())
+        && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+}
+
+/// Wrappers that run their argument as a command, with the options that take a
+/// separate value (so `sudo -u root rm` finds `rm`).
+const WRAPPERS: &[(&str, &[&str])] = &[
+    (
+        "sudo",
+        &[
+            "-u", "-g", "-C", "-h", "-p", "-r", "-t", "-U", "-D", "-T", "-R",
+        ],
+    ),
+    ("doas", &["-u", "-C"]),
+    ("env", &["-u", "-C", "-S", "--unset", "--chdir"]),
+    ("nice", &["-n", "--adjustment"]),
+    ("ionice", &["-c", "-n", "-p", "-P", "-u"]),
+    ("timeout", &["-s", "-k", "--signal", "--kill-after"]),
+    ("stdbuf", &["-i", "-o", "-e"]),
+    ("nohup", &[]),
+    ("time", &["-f", "-o", "--format", "--output"]),
+    ("command", &[]),
+    ("builtin", &[]),
+    ("exec", &["-a"]),
+    (
+        "xargs",
+        &[
+            "-I",
+            "-n",
+            "-P",
+            "-L",
+            "-l",
+            "-d",
+            "-E",
+            "-e",
+            "-s",
+            "-a",
+            "--arg-file",
+            "--delimiter",
+        ],
+    ),
+    ("setsid", &[]),
+    ("unbuffer", &[]),
+];
+
+/// Strip one layer (assignments or one wrapper) starting at `k`; returns the
+/// new program index and a note of what was stripped.
+fn strip_once(words: &[String], k: usize) -> Option<(usize, String)> {
+    if is_assignment(&words[k]) {
+        let mut j = k;
+        while j < words.len() && is_assignment(&words[j]) {
+            j += 1;
+        }
+        return Some((j, "environment assignments".to_string()));
+    }
+    let name = words[k].rsplit('/').next().unwrap_or("");
+    let (wrapper, arg_opts) = WRAPPERS.iter().find(|(w, _)| *w == name)?;
+    let mut j = k + 1;
+    while j < words.len() {
+        let w = words[j].as_str();
+        if w == "--" {
+            j += 1;
+            break;
+        }
+        if !w.starts_with('-') || w == "-" {
+            break;
+        }
+        j += if arg_opts.contains(&w) { 2 } else { 1 };
+    }
+    if *wrapper == "timeout" && j < words.len() {
+        j += 1; // the duration
+    }
+    if *wrapper == "env" {
+        while j < words.len() && is_assignment(&words[j]) {
+            j += 1;
+        }
+    }
+    Some((j, format!("`{wrapper}`")))
+}
+
+/// For `sh -c STRING …` or `eval ARGS…` in any view of `seg`, the script to read.
+fn inner_script(seg: &Segment) -> Option<String> {
+    for view in &seg.views {
+        let words = &seg.words[view.start..];
+        let program = view.program();
+        if program == "eval" && words.len() > 1 {
+            return Some(words[1..].join(" "));
+        }
+        if SHELLS.contains(&program) {
+            let mut has_c = false;
+            for w in &words[1..] {
+                if w.starts_with("--") {
+                    continue;
+                }
+                if let Some(flags) = w.strip_prefix('-') {
+                    has_c |= flags.contains('c');
+                    continue;
+                }
+                if has_c {
+                    return Some(w.clone());
+                }
+                break;
+            }
+        }
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Literal texts of all segments.
+    fn texts(cmd: &str) -> Vec<String> {
+        split(cmd)
+            .segments
+            .iter()
+            .map(|s| s.views[0].text.clone())
+            .collect()
+    }
+
+    fn all_views(cmd: &str) -> Vec<String> {
+        split(cmd)
+            .segments
+            .iter()
+            .flat_map(|s| s.views.iter().map(|v| v.text.clone()))
+            .collect()
+    }
+
+    #[test]
+    fn splits_compound_commands() {
+        let table: &[(&str, &[&str])] = &[
+            ("ls", &["ls"]),
+            ("ls && rm -rf x", &["ls", "rm -rf x"]),
+            ("a || b; c | d", &["a", "b", "c", "d"]),
+            ("a & b", &["a", "b"]),
+            ("a |& b", &["a", "b"]),
+            ("a\nb\n\nc", &["a", "b", "c"]),
+            ("echo $(rm -rf x)", &["rm -rf x", "echo $(rm -rf x)"]),
+            ("echo `rm x`", &["rm x", "echo `rm x`"]),
+            ("(cd x && make)", &["cd x", "make"]),
+            ("{ a; b; }", &["a", "b"]),
+            ("echo \"$(whoami)\"", &["whoami", "echo $(whoami)"]),
+            (
+                "diff <(ls a) <(ls b)",
+                &["ls a", "ls b", "diff <(ls a) <(ls b)"],
+            ),
+            ("echo 'a && b'", &["echo a && b"]),
+            ("echo \"a; b\"", &["echo a; b"]),
+            ("echo a\\;b", &["echo a;b"]),
+            ("git  push   origin", &["git push origin"]),
+            ("echo hi>out.txt", &["echo hi > out.txt"]),
+            ("make 2>&1 | tee log", &["make 2>& 1", "tee log"]),
+            ("cmd &> /dev/null", &["cmd &> /dev/null"]),
+            ("ls # && rm -rf /", &["ls"]),
+            ("if true; then rm -rf x; fi", &["true", "rm -rf x"]),
+            ("for f in a b; do rm $f; done", &["rm $f"]),
+            ("while read l; do echo $l; done < f", &["read l", "echo $l"]),
+            ("> out echo hi", &["echo hi"]),
+            ("f() { rm x; }", &["rm x"]),
+            ("a=(1 2) b", &["a=(1 2) b"]),
+            ("echo $'it\\'s'", &["echo it's"]),
+            ("echo ${HOME}/x", &["echo ${HOME}/x"]),
+            ("echo $((1+2))", &["1+2", "echo $((1+2))"]),
+            ("", &[""]),
+            ("   ", &[""]),
+        ];
+        for (cmd, want) in table {
+            let got = texts(cmd);
+            assert_eq!(got, *want, "split({cmd:?})");
+            assert!(!split(cmd).uncertain, "{cmd:?} should be certain");
+        }
+    }
+
+    #[test]
+    fn heredocs_are_data_unless_substituted() {
+        let cmd = "cat <<EOF > f\nrm -rf /\n$(whoami)\nEOF\necho done";
+        assert_eq!(texts(cmd), ["cat << EOF > f", "whoami", "echo done"]);
+        let quoted = "cat <<'EOF'\n$(whoami)\nEOF\nls";
+        assert_eq!(texts(quoted), ["cat << EOF", "ls"]);
+        let tabs = "cat <<-EOF\n\trm x\n\tEOF\nls";
+        assert_eq!(texts(tabs), ["cat <<- EOF", "ls"]);
+    }
+
+    #[test]
+    fn strips_wrappers_for_deny_views() {
+        let table: &[(&str, &[&str])] = &[
+            ("FOO=1 rm -rf x", &["FOO=1 rm -rf x", "rm -rf x"]),
+            ("sudo rm -rf /", &["sudo rm -rf /", "rm -rf /"]),
+            (
+                "sudo -u root env A=b nice -n 5 rm x",
+                &[
+                    "sudo -u root env A=b nice -n 5 rm x",
+                    "env A=b nice -n 5 rm x",
+                    "nice -n 5 rm x",
+                    "rm x",
+                ],
+            ),
+            (
+                "timeout -s KILL 10 make",
+                &["timeout -s KILL 10 make", "make"],
+            ),
+            ("/bin/rm -rf /", &["/bin/rm -rf /", "rm -rf /"]),
+            ("find . | xargs -0 rm", &["find .", "xargs -0 rm", "rm"]),
+            ("\\rm -rf x", &["rm -rf x"]),
+            ("sudo", &["sudo"]),
+        ];
+        for (cmd, want) in table {
+            assert_eq!(all_views(cmd), *want, "views({cmd:?})");
+        }
+        let seg = &split("sudo rm x").segments[0];
+        assert!(seg.views[0].literal);
+        assert!(!seg.views[1].literal);
+        assert_eq!(seg.views[1].stripped, "`sudo`");
+    }
+
+    #[test]
+    fn reads_shell_c_and_eval_strings() {
+        assert_eq!(
+            texts("bash -c 'ls && rm -rf /'"),
+            ["bash -c ls && rm -rf /", "ls", "rm -rf /"]
+        );
+        assert_eq!(texts("sudo sh -ec \"rm x\""), ["sudo sh -ec rm x", "rm x"]);
+        assert_eq!(texts("eval rm -rf x"), ["eval rm -rf x", "rm -rf x"]);
+    }
+
+    #[test]
+    fn unreadable_commands_are_uncertain_and_resplit() {
+        for cmd in [
+            "echo \"unterminated && rm -rf /",
+            "echo 'x; rm -rf /",
+            "(rm -rf / ",
+            "ls ) rm -rf /",
+            "echo $(rm -rf /",
+            "case x in a) rm -rf /;; esac",
+        ] {
+            let p = split(cmd);
+            assert!(p.uncertain, "{cmd:?} should be uncertain");
+            assert!(p.segments.iter().all(|s| s.uncertain));
+            let views: Vec<_> = p.segments.iter().map(|s| s.views[0].text.clone()).collect();
+            assert!(
+                views.iter().any(|v| v.starts_with("rm -rf /")),
+                "{cmd:?}: {views:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn deep_nesting_is_uncertain() {
+        let cmd = format!("{}ls{}", "$(".repeat(40), ")".repeat(40));
+        assert!(split(&cmd).uncertain);
+    }
+
+    /// Random soup of shell metacharacters and UTF-8 must never panic or hang.
+    #[test]
+    fn never_panics_on_garbage() {
+        const ALPHABET: &[&str] = &[
+            "a", " ", "'", "\"", "\\", "`", "$(", "$((", "${", "(", ")", "{", "}", ";", "&", "|",
+            "<", ">", "<<", "<<-", "\n", "#", "=", "*", "é", "日本", "EOF", "sh -c ", "eval ",
+            "$'", "2>&1", "sudo ", "\t",
+        ];
+        let mut seed: u64 = 0x9e37_79b9_7f4a_7c15;
+        for _ in 0..3000 {
+            let mut cmd = String::new();
+            let len = (seed % 40) as usize;
+            for _ in 0..len {
+                seed ^= seed << 13;
+                seed ^= seed >> 7;
+                seed ^= seed << 17;
+                cmd.push_str(ALPHABET[(seed % ALPHABET.len() as u64) as usize]);
+            }
+            let p = split(&cmd);
+            assert!(!p.segments.is_empty(), "{cmd:?}");
+            for seg in &p.segments {
+                assert!(!seg.views.is_empty(), "{cmd:?}");
+                let _ = p.pipeline_text(seg.pipeline);
+            }
+        }
+    }
+
+    #[test]
+    fn pipelines_are_numbered() {
+        let p = split("curl -s x | sh; ls | wc -l");
+        assert_eq!(p.segments[0].pipeline, p.segments[1].pipeline);
+        assert_ne!(p.segments[1].pipeline, p.segments[2].pipeline);
+        assert_eq!(p.pipeline_text(p.segments[0].pipeline), "curl -s x | sh");
+    }
+}
