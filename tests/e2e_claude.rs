@@ -58,7 +58,10 @@ fn hooks_fired(out: &ClaudeOutput) -> Vec<String> {
 fn assert_no_fallbacks(out: &ClaudeOutput) {
     for m in out.messages_of_type("system") {
         let stderr = m["stderr"].as_str().unwrap_or_default();
-        assert!(!stderr.contains("hookd-forwarder: fallback"), "a hook fell back: {m}");
+        assert!(
+            !stderr.contains("hookd-forwarder: fallback"),
+            "a hook fell back: {m}"
+        );
     }
 }
 
@@ -77,7 +80,9 @@ fn deny_rule_blocks_rm_and_the_reason_reaches_the_model() {
     let result = mock.expect_tool_result("toolu_mock_0_");
     assert!(result.is_error, "{}", mock.describe_requests());
     assert!(
-        result.content.contains("hookd e2e: rm is not allowed in this project"),
+        result
+            .content
+            .contains("hookd e2e: rm is not allowed in this project"),
         "deny reason missing from the next model request: {:?}",
         result.content
     );
@@ -127,10 +132,23 @@ fn every_event_claude_code_fired_reached_the_log() {
     for event in &fired_set {
         let want = fired.iter().filter(|e| e == event).count();
         let got = logged.iter().filter(|e| *e == event).count();
-        assert!(got >= want, "{event}: fired {want}×, logged {got}×\nlogged: {logged:?}");
+        assert!(
+            got >= want,
+            "{event}: fired {want}×, logged {got}×\nlogged: {logged:?}"
+        );
     }
-    for event in ["SessionStart", "UserPromptSubmit", "PreToolUse", "PostToolUse", "Stop", "SessionEnd"] {
-        assert!(logged.contains(&event), "{event} never reached the daemon: {logged:?}");
+    for event in [
+        "SessionStart",
+        "UserPromptSubmit",
+        "PreToolUse",
+        "PostToolUse",
+        "Stop",
+        "SessionEnd",
+    ] {
+        assert!(
+            logged.contains(&event),
+            "{event} never reached the daemon: {logged:?}"
+        );
     }
     // Every event line has its decision, and all came from one session.
     let decisions = lines.iter().filter(|l| l["type"] == "decision").count();
