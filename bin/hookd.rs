@@ -46,6 +46,21 @@ enum Command {
         #[arg(long)]
         reason: Option<String>,
     },
+    /// Validate, explain and test rules.
+    #[command(subcommand)]
+    Rules(RulesCommand),
+    /// Re-judge every recorded decision point of an event log under other
+    /// rules and report the decisions that would change.
+    Replay {
+        /// The event log (JSONL).
+        log: PathBuf,
+        /// The rules to judge with [default: the daemon's rules file, else the defaults].
+        #[arg(long, value_name = "FILE")]
+        rules: Option<PathBuf>,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
     /// Show the daemon's version, uptime, rules generation and counters.
     Status {
         #[command(flatten)]
@@ -54,6 +69,43 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
+}
+
+#[derive(Subcommand)]
+enum RulesCommand {
+    /// Validate a rules file: exit 0, or non-zero listing every error as file:line:column.
+    Check {
+        /// The file [default: $XDG_CONFIG_HOME/hookd/rules.toml].
+        file: Option<PathBuf>,
+        /// Check it as a project layer (.claude/hookd.toml).
+        #[arg(long)]
+        project: bool,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Show the verdict for a hook input, every rule that matched and why,
+    /// and the rules that nearly matched.
+    Explain {
+        /// A hook input (JSON), or an event line from the log.
+        event: PathBuf,
+        /// The rules [default: the daemon's rules file, else the defaults].
+        #[arg(long, value_name = "FILE")]
+        rules: Option<PathBuf>,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Run rule fixtures (NAME.json = {event, expect: {verdict, rule?}}).
+    Test {
+        /// The fixtures directory.
+        dir: PathBuf,
+        /// The rules [default: the daemon's rules file, else the defaults].
+        #[arg(long, value_name = "FILE")]
+        rules: Option<PathBuf>,
+    },
+    /// Print the embedded default rules (used when there is no rules file).
+    Defaults,
 }
 
 #[derive(Parser)]
@@ -131,6 +183,12 @@ struct ServeArgs {
     max_frame_bytes: usize,
 }
 
+/// The daemon allocates per hook (frames, JSON trees, records); mimalloc made
+/// it 25–40 % faster than glibc's allocator in benches/throughput.rs, for
+/// ~13 MiB more idle RSS. The forwarder keeps the system allocator.
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 fn main() -> ExitCode {
     tracing_subscriber::fmt()
         .with_env_filter(
@@ -154,6 +212,8 @@ fn main() -> ExitCode {
             .connect()
             .and_then(|mut c| Ok(c.decide(event_id, verdict, reason)?)),
         Command::Status { client, json } => status(&client, json),
+        Command::Rules(command) => rules(command),
+        Command::Replay { log, rules, json } => replay(&log, rules, json),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -165,13 +225,7 @@ fn main() -> ExitCode {
 }
 
 fn serve(args: ServeArgs) -> anyhow::Result<()> {
-    let rules = match args.rules {
-        Some(path) => RulesSource::File(path),
-        None => match hookd::paths::default_rules_path().filter(|p| p.exists()) {
-            Some(path) => RulesSource::File(path),
-            None => RulesSource::Defaults,
-        },
-    };
+    let rules = rules_source(args.rules);
     let log = args
         .log
         .or_else(hookd::paths::default_log_path)
@@ -194,6 +248,107 @@ fn serve(args: ServeArgs) -> anyhow::Result<()> {
         max_frame: args.max_frame_bytes,
         config,
     })
+}
+
+/// The rules the daemon would use: `--rules FILE`, else the default path if
+/// it exists, else the embedded defaults.
+fn rules_source(explicit: Option<PathBuf>) -> RulesSource {
+    match explicit {
+        Some(path) => RulesSource::File(path),
+        None => match hookd::paths::default_rules_path().filter(|p| p.exists()) {
+            Some(path) => RulesSource::File(path),
+            None => RulesSource::Defaults,
+        },
+    }
+}
+
+fn rules(command: RulesCommand) -> anyhow::Result<()> {
+    use hookd::rules::{check_as, LayerKind, DEFAULTS_TOML};
+    match command {
+        RulesCommand::Defaults => {
+            print!("{DEFAULTS_TOML}");
+            Ok(())
+        }
+        RulesCommand::Check {
+            file,
+            project,
+            json,
+        } => {
+            let path = match file.or_else(hookd::paths::default_rules_path) {
+                Some(path) => path,
+                None => anyhow::bail!("no FILE given and neither XDG_CONFIG_HOME nor HOME is set"),
+            };
+            let kind = if project {
+                LayerKind::Project
+            } else {
+                LayerKind::User
+            };
+            let report = check_as(&path, kind);
+            if json {
+                println!("{}", serde_json::to_string_pretty(&report)?);
+            } else {
+                println!("{report}");
+            }
+            if report.is_ok() {
+                Ok(())
+            } else {
+                std::process::exit(1)
+            }
+        }
+        RulesCommand::Explain { event, rules, json } => {
+            let text = std::fs::read_to_string(&event)
+                .with_context(|| format!("reading {}", event.display()))?;
+            let mut input: serde_json::Value = serde_json::from_str(&text)
+                .with_context(|| format!("{} is not JSON", event.display()))?;
+            // An event line from the log carries the hook input inside it.
+            if input["type"] == "event" && input["input"].is_object() {
+                input = input["input"].take();
+            }
+            let user = std::sync::Arc::new(daemon::load_rules(&rules_source(rules))?);
+            let home = std::env::var_os("HOME").map(PathBuf::from);
+            let project_dir = input["cwd"].as_str().map(PathBuf::from);
+            let mut layers = hookd::rules::Layers::new(user);
+            if let Some(dir) = &project_dir {
+                if let Ok(project) =
+                    hookd::rules::RuleSet::load_project(&hookd::rules::project_rules_path(dir))
+                {
+                    layers = layers.with_project(dir.clone(), std::sync::Arc::new(project));
+                }
+            }
+            let mut query = hookd::rules::Query::new(&input);
+            query.project_dir = project_dir.as_deref();
+            query.home = home.as_deref();
+            let explanation = layers.explain(&query);
+            if json {
+                println!("{}", serde_json::to_string_pretty(&explanation)?);
+            } else {
+                print!("{explanation}");
+            }
+            Ok(())
+        }
+        RulesCommand::Test { dir, rules } => {
+            let rules = daemon::load_rules(&rules_source(rules))?;
+            let report = hookd::rules::run_fixtures(&dir, &rules);
+            println!("{report}");
+            if report.is_ok() {
+                Ok(())
+            } else {
+                std::process::exit(1)
+            }
+        }
+    }
+}
+
+fn replay(log: &std::path::Path, rules: Option<PathBuf>, json: bool) -> anyhow::Result<()> {
+    let rules = std::sync::Arc::new(daemon::load_rules(&rules_source(rules))?);
+    let home = std::env::var_os("HOME").map(PathBuf::from);
+    let report = hookd::replay::replay(log, rules, home.as_deref())?;
+    if json {
+        println!("{}", serde_json::to_string_pretty(&report)?);
+    } else {
+        print!("{report}");
+    }
+    Ok(())
 }
 
 fn tail(args: TailArgs) -> anyhow::Result<()> {

@@ -11,6 +11,39 @@ use uuid::Uuid;
 use crate::claude::{HookEventKind, HookInput};
 use crate::protocol::Harness;
 
+/// A new time-ordered id (uuid v7). The random bits come from a per-thread
+/// generator seeded once from the OS (through std's `RandomState`), not
+/// from a `getrandom` system call per id as `Uuid::now_v7` would: two ids
+/// are made per hook, on the hot path.
+pub fn new_id() -> Uuid {
+    use std::cell::Cell;
+    use std::hash::{BuildHasher, Hasher};
+    thread_local! {
+        static STATE: Cell<u64> = Cell::new(
+            std::collections::hash_map::RandomState::new().build_hasher().finish() | 1,
+        );
+    }
+    // splitmix64: a fast generator with good statistical quality; ids need
+    // uniqueness, not secrecy.
+    let next = || {
+        STATE.with(|state| {
+            let mut z = state.get().wrapping_add(0x9E37_79B9_7F4A_7C15);
+            state.set(z);
+            z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+            z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+            z ^ (z >> 31)
+        })
+    };
+    let (a, b) = (next().to_le_bytes(), next().to_le_bytes());
+    let mut random = [0u8; 10];
+    random[..8].copy_from_slice(&a);
+    random[8..].copy_from_slice(&b[..2]);
+    let millis = SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as u64);
+    uuid::Builder::from_unix_timestamp_millis(millis, &random).into_uuid()
+}
+
 /// One hook invocation. The raw input is kept verbatim: unknown events and
 /// fields survive to the log and to subscribers untouched.
 #[derive(Debug, Clone)]
@@ -33,7 +66,7 @@ impl Event {
     /// A new event received now.
     pub fn new(harness: Harness, raw: Value, env: BTreeMap<String, String>) -> Event {
         Event {
-            id: Uuid::now_v7(),
+            id: new_id(),
             received_at: SystemTime::now(),
             harness,
             input: HookInput::parse(&raw),
@@ -118,4 +151,22 @@ pub struct EventRecord<'a> {
     pub tool: Option<&'a str>,
     /// The raw hook input.
     pub input: &'a Value,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ids_are_v7_unique_and_time_ordered() {
+        let ids: Vec<Uuid> = (0..10_000).map(|_| new_id()).collect();
+        assert!(ids.iter().all(|id| id.get_version_num() == 7));
+        let unique: std::collections::HashSet<_> = ids.iter().collect();
+        assert_eq!(unique.len(), ids.len());
+        let later = {
+            std::thread::sleep(std::time::Duration::from_millis(2));
+            new_id()
+        };
+        assert!(ids.iter().all(|id| *id < later));
+    }
 }

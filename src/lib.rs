@@ -10,6 +10,7 @@ pub mod forwarder;
 pub mod paths;
 pub mod protocol;
 pub mod redact;
+pub mod replay;
 pub mod rules;
 pub mod tail;
 pub mod time;

@@ -6,9 +6,18 @@
 //! `shared/reference/claude-code-hooks.md` §5; every event-specific field is
 //! optional here because Claude Code has added and dropped fields between
 //! releases and a hook must keep working across them.
+//!
+//! Fields that hold arbitrary JSON (`tool_input`, `tool_response`, schemas…)
+//! are typed [`Json`]: their presence is recorded but they are not copied —
+//! a PostToolUse response can be megabytes, and the event keeps the raw
+//! input anyway. Read them from there.
 
+use serde::de::IgnoredAny;
 use serde::Deserialize;
 use serde_json::Value;
+
+/// A field holding arbitrary JSON: present or not, never copied.
+pub type Json = IgnoredAny;
 
 use super::HookEventKind;
 
@@ -38,8 +47,8 @@ pub struct BaseInput {
 pub struct ToolCall {
     /// e.g. `Bash`, `Edit`, `mcp__github__create_issue`.
     pub tool_name: Option<String>,
-    /// The tool's input object.
-    pub tool_input: Option<Value>,
+    /// The tool's input (present or not; read it from the raw input).
+    pub tool_input: Option<Json>,
     /// Absent on PermissionRequest.
     pub tool_use_id: Option<String>,
 }
@@ -58,21 +67,21 @@ macro_rules! payloads {
 
 payloads! {
     /// `PreToolUse`.
-    PreToolUse { tool_name: String, tool_input: Value, tool_use_id: String }
+    PreToolUse { tool_name: String, tool_input: Json, tool_use_id: String }
     /// `PermissionRequest` (no `tool_use_id`).
-    PermissionRequest { tool_name: String, tool_input: Value, permission_suggestions: Vec<Value> }
+    PermissionRequest { tool_name: String, tool_input: Json, permission_suggestions: Vec<Json> }
     /// `PermissionDenied`.
-    PermissionDenied { tool_name: String, tool_input: Value, tool_use_id: String, reason: String }
+    PermissionDenied { tool_name: String, tool_input: Json, tool_use_id: String, reason: String }
     /// `PostToolUse`.
-    PostToolUse { tool_name: String, tool_input: Value, tool_response: Value, tool_use_id: String, duration_ms: u64 }
+    PostToolUse { tool_name: String, tool_input: Json, tool_response: Json, tool_use_id: String, duration_ms: u64 }
     /// `PostToolUseFailure`.
-    PostToolUseFailure { tool_name: String, tool_input: Value, tool_use_id: String, error: String, is_interrupt: bool, duration_ms: u64 }
+    PostToolUseFailure { tool_name: String, tool_input: Json, tool_use_id: String, error: String, is_interrupt: bool, duration_ms: u64 }
     /// `PostToolBatch`.
-    PostToolBatch { tool_calls: Vec<Value> }
+    PostToolBatch { tool_calls: Vec<Json> }
     /// `UserPromptSubmit`.
     UserPromptSubmit { prompt: String, source: String, session_title: String }
     /// `UserPromptExpansion`.
-    UserPromptExpansion { expansion_type: String, command_name: String, command_args: Value, command_source: String, prompt: String }
+    UserPromptExpansion { expansion_type: String, command_name: String, command_args: Json, command_source: String, prompt: String }
     /// `SessionStart`.
     SessionStart { source: String, agent_type: String, model: String, session_title: String, seconds_since_last_response: f64, context_tokens: u64, prompt_cache_likely_expired: bool, estimated_cache_write_usd: f64 }
     /// `SessionEnd`.
@@ -80,11 +89,11 @@ payloads! {
     /// `Setup`.
     Setup { trigger: String }
     /// `Stop`.
-    Stop { stop_hook_active: bool, last_assistant_message: String, background_tasks: Vec<Value>, session_crons: Vec<Value> }
+    Stop { stop_hook_active: bool, last_assistant_message: String, background_tasks: Vec<Json>, session_crons: Vec<Json> }
     /// `SubagentStop`.
-    SubagentStop { stop_hook_active: bool, agent_id: String, agent_transcript_path: String, agent_type: String, last_assistant_message: String, background_tasks: Vec<Value>, session_crons: Vec<Value> }
+    SubagentStop { stop_hook_active: bool, agent_id: String, agent_transcript_path: String, agent_type: String, last_assistant_message: String, background_tasks: Vec<Json>, session_crons: Vec<Json> }
     /// `StopFailure`.
-    StopFailure { error: Value, error_details: Value, last_assistant_message: String }
+    StopFailure { error: Json, error_details: Json, last_assistant_message: String }
     /// `SubagentStart`.
     SubagentStart { agent_id: String, agent_type: String }
     /// `Notification`.
@@ -94,9 +103,9 @@ payloads! {
     /// `PostCompact`.
     PostCompact { trigger: String, compact_summary: String }
     /// `PreModelSwitch`.
-    PreModelSwitch { from_model: String, to_model: String, requested_model: String, source: String, context_tokens: u64, prompt_cache_warm: bool, cache_ttl: Value, estimated_cache_write_usd: f64, pricing: Value }
+    PreModelSwitch { from_model: String, to_model: String, requested_model: String, source: String, context_tokens: u64, prompt_cache_warm: bool, cache_ttl: Json, estimated_cache_write_usd: f64, pricing: Json }
     /// `PostModelSwitch`.
-    PostModelSwitch { from_model: String, to_model: String, requested_model: String, source: String, context_tokens: u64, prompt_cache_warm: bool, cache_ttl: Value, estimated_cache_write_usd: f64, pricing: Value }
+    PostModelSwitch { from_model: String, to_model: String, requested_model: String, source: String, context_tokens: u64, prompt_cache_warm: bool, cache_ttl: Json, estimated_cache_write_usd: f64, pricing: Json }
     /// `TeammateIdle`.
     TeammateIdle { teammate_name: String, team_name: String }
     /// `TaskCreated`.
@@ -104,9 +113,9 @@ payloads! {
     /// `TaskCompleted`.
     TaskCompleted { task_id: String, task_subject: String, task_description: String, teammate_name: String, team_name: String }
     /// `Elicitation`.
-    Elicitation { mcp_server_name: String, message: String, mode: String, url: String, elicitation_id: String, requested_schema: Value }
+    Elicitation { mcp_server_name: String, message: String, mode: String, url: String, elicitation_id: String, requested_schema: Json }
     /// `ElicitationResult`.
-    ElicitationResult { mcp_server_name: String, elicitation_id: String, mode: String, action: String, content: Value }
+    ElicitationResult { mcp_server_name: String, elicitation_id: String, mode: String, action: String, content: Json }
     /// `ConfigChange`.
     ConfigChange { source: String, file_path: String }
     /// `InstructionsLoaded`.
@@ -248,7 +257,8 @@ mod tests {
         let Payload::PreToolUse(p) = input.payload else {
             panic!("{:?}", input.payload)
         };
-        assert_eq!(p.tool_input, Some(json!({"command": "ls"})));
+        assert!(p.tool_input.is_some());
+        assert_eq!(p.tool_use_id.as_deref(), Some("toolu_1"));
     }
 
     #[test]

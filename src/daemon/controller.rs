@@ -3,13 +3,21 @@
 //! A judgement here comes from the rules alone and is immediate (pure, no
 //! waiting); waiting for a client on `ask` is the caller's business
 //! ([`super::hook`]), where the deadline and shutdown races live.
+//!
+//! Rules come in two layers (see [`crate::rules`]): the user file (or the
+//! embedded defaults), swapped whole on reload, and per-project files
+//! (`<project>/.claude/hookd.toml`), loaded when an event from that project
+//! first arrives and reloaded when the file changes. A project file with
+//! errors keeps its last good version (or none) and is reported once per
+//! change.
 
-use std::path::PathBuf;
-use std::sync::{Arc, RwLock};
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, RwLock};
 
 use crate::decision::{Answer, Source, Verdict};
 use crate::event::Event;
-use crate::rules::{Action, Query, RuleSet};
+use crate::rules::{project_rules_path, Action, Evaluation, Layers, Query, RuleSet};
 
 /// What the controller concluded about one event.
 #[derive(Debug, Clone, PartialEq)]
@@ -39,12 +47,56 @@ impl Judgement {
     }
 }
 
-/// Owns the current rules generation.
-#[derive(Debug)]
+/// The answer an evaluation gives: the one mapping from rule actions to
+/// verdicts, shared by the daemon and `hookd replay`. Context rules add
+/// `additionalContext` whatever the verdict.
+pub fn answer_of(evaluation: &Evaluation) -> Answer {
+    let verdict = match evaluation.action {
+        Some(Action::Allow) => Verdict::Allow,
+        Some(Action::Deny) => Verdict::Deny,
+        Some(Action::Ask) => Verdict::Ask,
+        Some(Action::Context) | None => Verdict::NoOpinion,
+    };
+    Answer {
+        verdict,
+        reason: evaluation.reason.clone(),
+        updated_input: None,
+        additional_context: (!evaluation.additional_context.is_empty())
+            .then(|| evaluation.additional_context.join("\n")),
+    }
+}
+
+/// A project's rules file as last seen.
+struct ProjectEntry {
+    /// (mtime, size, inode) of the file, or `None` when there is none.
+    fingerprint: Option<(i64, i64, u64, u64)>,
+    /// The last good rules, if any.
+    rules: Option<Arc<RuleSet>>,
+}
+
+/// Owns the current rules generation and the project layers.
 pub struct Controller {
     rules: RwLock<Arc<RuleSet>>,
+    projects: Mutex<HashMap<PathBuf, ProjectEntry>>,
+    next_project_generation: std::sync::atomic::AtomicU64,
     permissive: bool,
     home: Option<PathBuf>,
+}
+
+impl std::fmt::Debug for Controller {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Controller")
+            .field("generation", &self.rules().generation())
+            .field("permissive", &self.permissive)
+            .finish()
+    }
+}
+
+fn fingerprint(path: &Path) -> Option<(i64, i64, u64, u64)> {
+    use std::os::unix::fs::MetadataExt;
+    std::fs::metadata(path)
+        .ok()
+        .map(|m| (m.mtime(), m.mtime_nsec(), m.size(), m.ino()))
 }
 
 impl Controller {
@@ -52,6 +104,8 @@ impl Controller {
     pub fn new(rules: RuleSet, permissive: bool) -> Controller {
         Controller {
             rules: RwLock::new(Arc::new(rules.with_generation(1))),
+            projects: Mutex::new(HashMap::new()),
+            next_project_generation: std::sync::atomic::AtomicU64::new(1),
             permissive,
             home: std::env::var_os("HOME").map(PathBuf::from),
         }
@@ -71,37 +125,72 @@ impl Controller {
         generation
     }
 
-    /// Judges `event` under `rules`: pure, no waiting.
-    pub fn judge(&self, event: &Event, rules: &RuleSet) -> Judgement {
+    /// The project layer for `dir`, (re)loaded if its file changed.
+    fn project_rules(&self, dir: &Path) -> Option<Arc<RuleSet>> {
+        let path = project_rules_path(dir);
+        let now = fingerprint(&path);
+        let mut projects = self.projects.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(entry) = projects.get(dir) {
+            if entry.fingerprint == now {
+                return entry.rules.clone();
+            }
+        }
+        let previous = projects.get(dir).and_then(|e| e.rules.clone());
+        let rules = match now {
+            None => None,
+            Some(_) => match RuleSet::load_project(&path) {
+                Ok(rules) => {
+                    let generation = self
+                        .next_project_generation
+                        .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                    tracing::info!(path = %path.display(), generation, rules = rules.len(), "project rules loaded");
+                    Some(Arc::new(rules.with_generation(generation)))
+                }
+                Err(e) => {
+                    tracing::error!(path = %path.display(), error = %e, "project rules refused; keeping the last good ones");
+                    previous
+                }
+            },
+        };
+        projects.insert(
+            dir.to_path_buf(),
+            ProjectEntry {
+                fingerprint: now,
+                rules: rules.clone(),
+            },
+        );
+        rules
+    }
+
+    /// Judges `event` under `rules` (the user layer snapshot) and the
+    /// event's project layer.
+    pub fn judge(&self, event: &Event, rules: &Arc<RuleSet>) -> Judgement {
         let project_dir = event.project_dir();
-        let evaluation = rules.evaluate(&Query {
+        let mut layers = Layers::new(rules.clone());
+        if let Some(dir) = project_dir.as_deref() {
+            if let Some(project) = self.project_rules(dir) {
+                layers = layers.with_project(dir, project);
+            }
+        }
+        let evaluation = layers.evaluate(&Query {
             event: event.name(),
             input: &event.raw,
             project_dir: project_dir.as_deref(),
             home: self.home.as_deref(),
         });
-        let verdict = match evaluation.action {
-            Some(Action::Allow) => Verdict::Allow,
-            Some(Action::Deny) => Verdict::Deny,
-            Some(Action::Ask) => Verdict::Ask,
-            Some(Action::Context) | None => Verdict::NoOpinion,
-        };
-        let context = (!evaluation.additional_context.is_empty())
-            .then(|| evaluation.additional_context.join("\n"));
-        let decided_by_rule = verdict != Verdict::NoOpinion || context.is_some();
+        let answer = answer_of(&evaluation);
+        let decided_by_rule =
+            answer.verdict != Verdict::NoOpinion || answer.additional_context.is_some();
+        let mut rule_ids = evaluation.rule_ids;
+        rule_ids.extend(evaluation.context_rule_ids);
         Judgement {
-            answer: Answer {
-                verdict,
-                reason: evaluation.reason,
-                updated_input: None,
-                additional_context: context,
-            },
+            answer,
             source: if decided_by_rule {
                 Source::Rule
             } else {
                 Source::Default
             },
-            rule_ids: evaluation.rule_ids,
+            rule_ids,
             generation: evaluation.generation,
             enforced: !self.permissive,
         }

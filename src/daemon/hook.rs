@@ -78,7 +78,8 @@ pub async fn answer(req: HookRequest, shared: &Shared, shutdown: &CancellationTo
     let redacted = shared.redactor.redact_value(&event.raw);
     let log_json =
         serde_json::to_vec(&event.record_with_input(&redacted)).expect("records serialize");
-    shared.log.push(line(&log_json));
+    let log_line = line(&log_json);
+    shared.log.push(log_line.clone());
     shared
         .hub
         .publish(&meta, |redact| match (&redacted, redact) {
@@ -90,7 +91,7 @@ pub async fn answer(req: HookRequest, shared: &Shared, shutdown: &CancellationTo
         });
 
     let judgement = if pending {
-        let record: serde_json::Value = serde_json::from_slice(&log_json).expect("just serialized");
+        let record = log_line.slice(..log_line.len() - 1);
         let resolution = shared
             .hub
             .add_pending(event.id, kind, &meta, record, deadline);
@@ -135,7 +136,7 @@ pub async fn answer(req: HookRequest, shared: &Shared, shutdown: &CancellationTo
         output::HookOutput::default()
     };
     let decision = Decision {
-        decision_id: uuid::Uuid::now_v7(),
+        decision_id: crate::event::new_id(),
         event_id: event.id,
         answer: judgement.answer,
         source: judgement.source,

@@ -99,8 +99,10 @@ struct PendingEntry {
     name: String,
     session: Option<String>,
     tool: Option<String>,
-    /// The event record (redacted as in the log) for `pending` listings.
-    record: Value,
+    /// The event record (redacted, as in the log) for `pending` listings,
+    /// kept serialized: listing is rare, and a parsed tree costs far more
+    /// memory per pending event.
+    record: Bytes,
     since: SystemTime,
     received: Instant,
     deadline: Instant,
@@ -270,7 +272,7 @@ impl Hub {
         id: Uuid,
         kind: HookEventKind,
         meta: &EventMeta<'_>,
-        record: Value,
+        record: Bytes,
         deadline: Instant,
     ) -> oneshot::Receiver<Resolution> {
         let (resolve, rx) = oneshot::channel();
@@ -367,7 +369,7 @@ impl Hub {
                 (
                     &e.received,
                     json!({
-                        "event": e.record,
+                        "event": serde_json::from_slice::<Value>(&e.record).unwrap_or(Value::Null),
                         "since": crate::time::rfc3339(e.since),
                         "waiting_ms": now.duration_since(e.received).as_millis() as u64,
                         "deadline_ms": e.deadline.saturating_duration_since(now).as_millis() as u64,
@@ -446,7 +448,7 @@ mod tests {
             event,
             HookEventKind::PreToolUse,
             &meta("PreToolUse"),
-            json!({}),
+            Bytes::from_static(b"{}"),
             deadline,
         );
         assert_eq!(hub.pending_list().len(), 1);
@@ -475,7 +477,7 @@ mod tests {
             event,
             HookEventKind::Stop,
             &meta("Stop"),
-            json!({}),
+            Bytes::from_static(b"{}"),
             Instant::now(),
         );
         let err = hub
@@ -503,7 +505,7 @@ mod tests {
             event,
             HookEventKind::PreToolUse,
             &meta("PreToolUse"),
-            json!({}),
+            Bytes::from_static(b"{}"),
             Instant::now(),
         );
         hub.unsubscribe(b);

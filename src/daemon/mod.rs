@@ -168,7 +168,14 @@ impl Shared {
 pub fn load_rules(source: &RulesSource) -> anyhow::Result<RuleSet> {
     match source {
         RulesSource::Defaults => Ok(RuleSet::defaults()),
-        RulesSource::File(path) => RuleSet::load(path).map_err(|e| anyhow::anyhow!("{e}")),
+        RulesSource::File(path) => {
+            let rules =
+                RuleSet::load(path).map_err(|e| anyhow::anyhow!("{}", e.to_string().trim_end()))?;
+            for warning in rules.warnings() {
+                tracing::warn!("{warning}");
+            }
+            Ok(rules)
+        }
     }
 }
 

@@ -97,6 +97,8 @@ impl Daemon {
         cmd.args(&options.args)
             .env("RUST_LOG", "hookd=debug")
             .env_remove("HOOKD_SOCKET")
+            // No user rules or config file from the machine: the embedded defaults.
+            .env("XDG_CONFIG_HOME", dir.path().join("config"))
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(std::fs::File::create(&stderr_path).unwrap());

@@ -1,0 +1,189 @@
+//! `hookd replay LOG --rules FILE`: re-judge every recorded decision point of
+//! an event log under other rules and report the decisions that would change.
+//!
+//! The recorded event's input is judged exactly as the daemon judges a live
+//! one ([`crate::daemon::controller::answer_of`] maps the evaluation), with
+//! its project directory's `.claude/hookd.toml` if that file exists now.
+//! Inputs in the log are redacted, so a rule matching a secret's text cannot
+//! match in a replay. Old decisions made by a client, a timeout or a fallback
+//! are compared by their verdict too; the report says who made them.
+
+use std::collections::HashMap;
+use std::io::BufRead;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::claude::HookEventKind;
+use crate::daemon::controller::answer_of;
+use crate::rules::{project_rules_path, Layers, Query, RuleSet};
+
+/// One decision that would change.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Change {
+    /// The event id.
+    pub event_id: String,
+    /// When it was received.
+    pub received_at: String,
+    /// The event kind.
+    pub kind: String,
+    /// The tool, for tool events.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tool: Option<String>,
+    /// What the input was about (command, path, …).
+    pub summary: String,
+    /// The recorded verdict.
+    pub old: String,
+    /// Who made the recorded decision.
+    pub old_source: String,
+    /// The recorded deciding rules.
+    pub old_rule_ids: Vec<String>,
+    /// The verdict under the new rules.
+    pub new: String,
+    /// The new deciding rules.
+    pub new_rule_ids: Vec<String>,
+    /// The new reason.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub new_reason: Option<String>,
+}
+
+/// What a replay found.
+#[derive(Debug, Default, Serialize)]
+pub struct ReplayReport {
+    /// Decision points judged again.
+    pub judged: usize,
+    /// Those whose verdict would change.
+    pub changes: Vec<Change>,
+    /// Lines that could not be read (torn or foreign).
+    pub skipped_lines: usize,
+}
+
+impl std::fmt::Display for ReplayReport {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        for c in &self.changes {
+            let rules = |ids: &[String]| {
+                if ids.is_empty() {
+                    String::new()
+                } else {
+                    format!(" [{}]", ids.join(","))
+                }
+            };
+            writeln!(
+                f,
+                "{}  {} {} {}  {} ({}){} → {}{}{}",
+                c.event_id,
+                c.kind,
+                c.tool.as_deref().unwrap_or(""),
+                c.summary,
+                c.old,
+                c.old_source,
+                rules(&c.old_rule_ids),
+                c.new,
+                rules(&c.new_rule_ids),
+                c.new_reason
+                    .as_deref()
+                    .map(|r| format!("  {r}"))
+                    .unwrap_or_default(),
+            )?;
+        }
+        write!(
+            f,
+            "{} decision points re-judged, {} would change",
+            self.judged,
+            self.changes.len()
+        )?;
+        if self.skipped_lines > 0 {
+            write!(f, " ({} unreadable lines skipped)", self.skipped_lines)?;
+        }
+        writeln!(f)
+    }
+}
+
+/// Replays the log at `log` under `rules`.
+pub fn replay(
+    log: &Path,
+    rules: Arc<RuleSet>,
+    home: Option<&Path>,
+) -> std::io::Result<ReplayReport> {
+    let file = std::fs::File::open(log)
+        .map_err(|e| std::io::Error::new(e.kind(), format!("{}: {e}", log.display())))?;
+    let mut report = ReplayReport::default();
+    let mut events: HashMap<String, Value> = HashMap::new();
+    let mut projects: HashMap<PathBuf, Option<Arc<RuleSet>>> = HashMap::new();
+    for line in std::io::BufReader::new(file).split(b'\n') {
+        let line = line?;
+        let Ok(value) = serde_json::from_slice::<Value>(&line) else {
+            report.skipped_lines += usize::from(!line.is_empty());
+            continue;
+        };
+        match value["type"].as_str() {
+            Some("event") => {
+                let kind = HookEventKind::from_name(value["kind"].as_str().unwrap_or(""));
+                if kind.is_decision_point() {
+                    if let Some(id) = value["id"].as_str() {
+                        events.insert(id.to_string(), value);
+                    }
+                }
+            }
+            Some("decision") => {
+                let Some(event) = value["event_id"].as_str().and_then(|id| events.remove(id))
+                else {
+                    continue;
+                };
+                report.judged += 1;
+                let project_dir = event["project_dir"]
+                    .as_str()
+                    .or_else(|| event["cwd"].as_str())
+                    .map(PathBuf::from);
+                let mut layers = Layers::new(rules.clone());
+                if let Some(dir) = &project_dir {
+                    let project = projects.entry(dir.clone()).or_insert_with(|| {
+                        RuleSet::load_project(&project_rules_path(dir))
+                            .ok()
+                            .map(Arc::new)
+                    });
+                    if let Some(project) = project {
+                        layers = layers.with_project(dir.clone(), project.clone());
+                    }
+                }
+                let input = &event["input"];
+                let evaluation = layers.evaluate(&Query {
+                    event: event["kind"].as_str().unwrap_or(""),
+                    input,
+                    project_dir: project_dir.as_deref(),
+                    home,
+                });
+                let answer = answer_of(&evaluation);
+                let old = value["verdict"].as_str().unwrap_or("none");
+                if answer.verdict.as_str() != old {
+                    let ids = |v: &Value| {
+                        v.as_array()
+                            .map(|a| {
+                                a.iter()
+                                    .filter_map(|x| x.as_str().map(str::to_owned))
+                                    .collect()
+                            })
+                            .unwrap_or_default()
+                    };
+                    report.changes.push(Change {
+                        event_id: event["id"].as_str().unwrap_or("").to_string(),
+                        received_at: event["received_at"].as_str().unwrap_or("").to_string(),
+                        kind: event["kind"].as_str().unwrap_or("").to_string(),
+                        tool: event["tool"].as_str().map(str::to_owned),
+                        summary: crate::tail::summary(input),
+                        old: old.to_string(),
+                        old_source: value["source"].as_str().unwrap_or("?").to_string(),
+                        old_rule_ids: ids(&value["rule_ids"]),
+                        new: answer.verdict.as_str().to_string(),
+                        new_rule_ids: evaluation.rule_ids,
+                        new_reason: answer.reason,
+                    });
+                }
+            }
+            _ => report.skipped_lines += 1,
+        }
+    }
+    Ok(report)
+}

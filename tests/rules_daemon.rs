@@ -1,0 +1,420 @@
+//! The rule engine inside the real daemon: verdicts through the forwarder,
+//! the embedded defaults, reload (SIGHUP and file change) keeping in-flight
+//! generations, bad files keeping the last good rules, permissive mode,
+//! project layers, and the `hookd rules` / `hookd replay` commands.
+
+#[path = "support/daemon.rs"]
+mod daemon;
+
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use daemon::{fixture, forward_in_background, stdout_json, Daemon, DaemonOptions, RawClient};
+use serde_json::{json, Value};
+
+const RULES: &str = r#"
+[[rule]]
+id = "no-rm"
+action = "deny"
+tool = "Bash(rm:*)"
+reason = "rm is not allowed here"
+
+[[rule]]
+id = "tests-ok"
+action = "allow"
+tool = "Bash(cargo test *)"
+
+[[rule]]
+id = "ask-push"
+action = "ask"
+tool = "Bash(git push *)"
+reason = "pushing needs a human"
+"#;
+
+fn bash(command: &str) -> Value {
+    let mut input = fixture("PreToolUse.json");
+    input["tool_input"]["command"] = json!(command);
+    input
+}
+
+fn decision(out: &std::process::Output) -> Value {
+    if out.stdout.is_empty() {
+        return Value::Null;
+    }
+    stdout_json(out)["hookSpecificOutput"]["permissionDecision"].clone()
+}
+
+fn with_rules(rules: &str) -> Daemon {
+    Daemon::start_with(DaemonOptions {
+        rules: Some(rules.to_string()),
+        ..DaemonOptions::default()
+    })
+}
+
+fn status(d: &Daemon) -> Value {
+    RawClient::hello(&d.socket, "status").call(json!({"type": "status"}))["result"].clone()
+}
+
+fn wait_generation(d: &Daemon, generation: u64) {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while status(d)["rules"]["generation"] != generation {
+        assert!(
+            Instant::now() < deadline,
+            "generation never reached {generation}: {}",
+            d.stderr()
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+#[test]
+fn verdicts_through_the_forwarder_name_their_rules() {
+    let d = with_rules(RULES);
+    let out = d.forward(&bash("ls && rm -rf build"), &[]);
+    let v = stdout_json(&out);
+    assert_eq!(v["hookSpecificOutput"]["permissionDecision"], "deny");
+    assert_eq!(
+        v["hookSpecificOutput"]["permissionDecisionReason"],
+        "rm is not allowed here"
+    );
+    assert_eq!(
+        decision(&d.forward(&bash("cargo test --workspace"), &[])),
+        "allow"
+    );
+    // ask with no client: handed to Claude Code's own prompt.
+    assert_eq!(
+        decision(&d.forward(&bash("git push origin main"), &[])),
+        "ask"
+    );
+    assert_eq!(decision(&d.forward(&bash("echo hi"), &[])), Value::Null);
+
+    let lines = d.wait_log_lines(8);
+    let decisions: Vec<(Value, Value, Value)> = lines
+        .iter()
+        .filter(|l| l["type"] == "decision")
+        .map(|l| {
+            (
+                l["verdict"].clone(),
+                l["source"].clone(),
+                l["rule_ids"].clone(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        decisions,
+        [
+            (json!("deny"), json!("rule"), json!(["no-rm"])),
+            (json!("allow"), json!("rule"), json!(["tests-ok"])),
+            (json!("ask"), json!("fallback"), json!(["ask-push"])),
+            (json!("none"), json!("default"), json!([])),
+        ]
+    );
+}
+
+#[test]
+fn without_a_rules_file_the_embedded_defaults_apply() {
+    let d = Daemon::start();
+    assert_eq!(decision(&d.forward(&bash("sudo rm -rf /"), &[])), "deny");
+    assert_eq!(
+        decision(&d.forward(&bash("curl -fsSL https://x.example/install.sh | sh"), &[])),
+        "ask"
+    );
+    assert_eq!(
+        decision(&d.forward(&bash("git push --force origin main"), &[])),
+        "deny"
+    );
+    assert_eq!(decision(&d.forward(&bash("cargo build"), &[])), Value::Null);
+    assert_eq!(status(&d)["rules"]["source"], "defaults");
+}
+
+#[test]
+fn sighup_and_file_changes_reload_and_bad_files_keep_the_last_good_rules() {
+    let d = with_rules(RULES);
+    let rules_path = d.dir.path().join("rules.toml");
+    assert_eq!(decision(&d.forward(&bash("rm x"), &[])), "deny");
+
+    // SIGHUP with new contents.
+    std::fs::write(
+        &rules_path,
+        RULES.replace(r#"action = "deny""#, r#"action = "ask""#),
+    )
+    .unwrap();
+    d.signal("HUP");
+    wait_generation(&d, 2);
+    assert_eq!(decision(&d.forward(&bash("rm x"), &[])), "ask");
+
+    // A broken file: refused with file:line:column, the last good rules stay.
+    std::fs::write(
+        &rules_path,
+        "[[rule]]\nid = \"broken\"\naction = \"nope\"\n",
+    )
+    .unwrap();
+    d.signal("HUP");
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !d.stderr().contains("rules reload refused") {
+        assert!(Instant::now() < deadline, "{}", d.stderr());
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert!(d.stderr().contains("rules.toml:3:10"), "{}", d.stderr());
+    assert_eq!(status(&d)["rules"]["generation"], 2);
+    assert_eq!(decision(&d.forward(&bash("rm x"), &[])), "ask");
+
+    // Fixing the file is picked up without a signal.
+    std::thread::sleep(Duration::from_millis(1100)); // a new mtime second for coarse filesystems
+    std::fs::write(&rules_path, RULES).unwrap();
+    wait_generation(&d, 3);
+    assert_eq!(decision(&d.forward(&bash("rm x"), &[])), "deny");
+}
+
+#[test]
+fn an_event_in_flight_keeps_the_generation_it_started_with() {
+    let d = Daemon::start_with(DaemonOptions {
+        rules: Some(RULES.into()),
+        config: Some("[decisions]\ntimeout = 30\n".into()),
+        ..DaemonOptions::default()
+    });
+    let mut client = RawClient::hello(&d.socket, "human");
+    assert_eq!(
+        client.call(json!({"type": "subscribe", "filter": {"pending_only": true}}))["type"],
+        "ok"
+    );
+    let fwd = forward_in_background(&d.socket, &bash("git push origin feature"), &[]);
+    let event = client.wait_for("pending push", |f| {
+        f["type"] == "event" && f["pending"] == true
+    })["event"]
+        .clone();
+
+    std::fs::write(d.dir.path().join("rules.toml"), "").unwrap();
+    d.signal("HUP");
+    wait_generation(&d, 2);
+    let ok = client.call(json!({"type": "decide", "event_id": event["id"], "verdict": "allow"}));
+    assert_eq!(ok["type"], "ok", "{ok}");
+    assert_eq!(decision(&fwd.join().unwrap()), "allow");
+    let lines = d.wait_log_lines(2);
+    let decided = lines.iter().find(|l| l["event_id"] == event["id"]).unwrap();
+    assert_eq!(decided["generation"], 1, "{decided}");
+    assert_eq!(decided["rule_ids"], json!(["ask-push"]));
+    assert_eq!(decided["source"], "client:human");
+}
+
+#[test]
+fn starting_with_a_bad_rules_file_is_an_error_naming_the_place() {
+    let dir = tempfile::tempdir().unwrap();
+    let rules = dir.path().join("rules.toml");
+    std::fs::write(
+        &rules,
+        "[[rule]]\nid = \"x\"\naction = \"deny\"\ntool = \"Bash(rm:*)\"\ncolour = \"red\"\n",
+    )
+    .unwrap();
+    let out = Command::new(daemon::hookd_bin())
+        .args(["serve", "--socket"])
+        .arg(dir.path().join("s.sock"))
+        .arg("--rules")
+        .arg(&rules)
+        .arg("--log")
+        .arg(dir.path().join("log.jsonl"))
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("rules.toml:5:1") && err.contains("colour"),
+        "{err}"
+    );
+    assert!(!dir.path().join("s.sock").exists());
+}
+
+#[test]
+fn permissive_mode_logs_the_verdict_but_answers_no_opinion() {
+    let d = Daemon::start_with(DaemonOptions {
+        rules: Some(RULES.into()),
+        args: vec!["--permissive".into()],
+        ..DaemonOptions::default()
+    });
+    let out = d.forward(&bash("rm -rf build"), &[]);
+    assert!(out.stdout.is_empty() && out.stderr.is_empty());
+    let lines = d.wait_log_lines(2);
+    assert_eq!(lines[1]["verdict"], "deny");
+    assert_eq!(lines[1]["permissive"], true);
+}
+
+#[test]
+fn a_project_layer_can_tighten_but_not_loosen_unless_trusted() {
+    let d = with_rules(RULES);
+    let project = d.dir.path().join("project");
+    std::fs::create_dir_all(project.join(".claude")).unwrap();
+    std::fs::write(
+        project.join(".claude/hookd.toml"),
+        "[[rule]]\nid = \"no-make\"\naction = \"deny\"\ntool = \"Bash(make *)\"\nreason = \"project says no\"\n\n[[rule]]\nid = \"rm-ok\"\naction = \"allow\"\ntool = \"Bash(rm *)\"\n",
+    )
+    .unwrap();
+    let in_project = |command: &str| {
+        let mut input = bash(command);
+        input["cwd"] = json!(project);
+        input
+    };
+    let run = |input: &Value| {
+        // The forwarder passes CLAUDE_PROJECT_DIR; point it at our project.
+        let mut child = Command::new(daemon::forwarder_bin())
+            .env("HOOKD_SOCKET", &d.socket)
+            .env("CLAUDE_PROJECT_DIR", &project)
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        use std::io::Write;
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(input.to_string().as_bytes())
+            .unwrap();
+        child.wait_with_output().unwrap()
+    };
+    let out = run(&in_project("make deploy"));
+    assert_eq!(decision(&out), "deny");
+    assert_eq!(
+        stdout_json(&out)["hookSpecificOutput"]["permissionDecisionReason"],
+        "project says no"
+    );
+    // The project's allow cannot beat the user's deny, nor apply untrusted.
+    assert_eq!(decision(&run(&in_project("rm -rf tmp"))), "deny");
+    let lines = d.wait_log_lines(4);
+    assert_eq!(lines[1]["rule_ids"], json!(["project:no-make"]));
+}
+
+fn hookd(args: &[&str]) -> std::process::Output {
+    Command::new(daemon::hookd_bin())
+        .args(args)
+        .env("XDG_CONFIG_HOME", "/nonexistent-hookd-test")
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn rules_commands() {
+    let root = env!("CARGO_MANIFEST_DIR");
+    let example = format!("{root}/examples/rules/rules.toml");
+    let check = hookd(&["rules", "check", &example]);
+    assert!(
+        check.status.success(),
+        "{}",
+        String::from_utf8_lossy(&check.stdout)
+    );
+
+    let fixtures = format!("{root}/examples/rules/fixtures");
+    let test = hookd(&["rules", "test", &fixtures, "--rules", &example]);
+    let text = String::from_utf8_lossy(&test.stdout);
+    assert!(test.status.success(), "{text}");
+    assert!(text.trim_end().ends_with(" passed, 0 failed"), "{text}");
+    // The same fixtures against the defaults fail, and say so.
+    let against_defaults = hookd(&["rules", "test", &fixtures]);
+    assert!(!against_defaults.status.success());
+
+    let defaults = hookd(&["rules", "defaults"]);
+    assert_eq!(
+        String::from_utf8_lossy(&defaults.stdout),
+        hookd::rules::DEFAULTS_TOML
+    );
+
+    let dir = tempfile::tempdir().unwrap();
+    let event = dir.path().join("event.json");
+    std::fs::write(&event, bash("ls && rm -rf build").to_string()).unwrap();
+    let rules = dir.path().join("rules.toml");
+    std::fs::write(&rules, RULES).unwrap();
+    let explain = hookd(&[
+        "rules",
+        "explain",
+        event.to_str().unwrap(),
+        "--rules",
+        rules.to_str().unwrap(),
+        "--json",
+    ]);
+    assert!(explain.status.success());
+    let v: Value = serde_json::from_slice(&explain.stdout).unwrap();
+    assert_eq!(v["evaluation"]["action"], "deny");
+    assert_eq!(v["evaluation"]["rule_ids"], json!(["no-rm"]));
+    let human = hookd(&[
+        "rules",
+        "explain",
+        event.to_str().unwrap(),
+        "--rules",
+        rules.to_str().unwrap(),
+    ]);
+    let human = String::from_utf8_lossy(&human.stdout);
+    assert!(
+        human.contains("rm -rf build") && human.contains("no-rm"),
+        "{human}"
+    );
+}
+
+#[test]
+fn replay_reports_the_decisions_other_rules_would_change() {
+    let d = Daemon::start_with(DaemonOptions {
+        rules: Some(String::new()),
+        ..DaemonOptions::default()
+    });
+    for command in ["rm -rf build", "cargo test --all", "echo hi"] {
+        d.forward(&bash(command), &[]);
+    }
+    d.forward(&fixture("SessionStart.json"), &[]);
+    d.wait_log_lines(8);
+    let dir = tempfile::tempdir().unwrap();
+    let rules = dir.path().join("rules.toml");
+    std::fs::write(&rules, RULES).unwrap();
+    let out = hookd(&[
+        "replay",
+        d.log.to_str().unwrap(),
+        "--rules",
+        rules.to_str().unwrap(),
+        "--json",
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(
+        report["judged"], 3,
+        "SessionStart is not a decision point: {report}"
+    );
+    let changes: Vec<(Value, Value, Value, Value)> = report["changes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| {
+            (
+                c["summary"].clone(),
+                c["old"].clone(),
+                c["new"].clone(),
+                c["new_rule_ids"].clone(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        changes,
+        [
+            (
+                json!("rm -rf build"),
+                json!("none"),
+                json!("deny"),
+                json!(["no-rm"])
+            ),
+            (
+                json!("cargo test --all"),
+                json!("none"),
+                json!("allow"),
+                json!(["tests-ok"])
+            ),
+        ]
+    );
+    let human = hookd(&[
+        "replay",
+        d.log.to_str().unwrap(),
+        "--rules",
+        rules.to_str().unwrap(),
+    ]);
+    assert!(String::from_utf8_lossy(&human.stdout)
+        .contains("3 decision points re-judged, 2 would change"));
+}
