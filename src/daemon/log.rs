@@ -32,8 +32,11 @@ use tokio::sync::mpsc;
 
 use crate::config::{Fsync, LogConfig};
 
-/// How long the writer waits after waking to gather more lines.
+/// How long the writer sleeps between polls while busy.
 const LINGER: std::time::Duration = std::time::Duration::from_millis(1);
+
+/// Empty polls (≈ 100 ms) before the writer parks until the next line.
+const IDLE_POLLS_BEFORE_PARKING: u32 = 100;
 
 /// Lines waiting for the writer before new ones are dropped.
 const QUEUE_LINES: usize = 64 * 1024;
@@ -138,11 +141,32 @@ struct Writer {
 impl Writer {
     fn run(&mut self, mut rx: mpsc::Receiver<Bytes>) {
         let mut batch = Vec::with_capacity(256);
-        while let Some(line) = rx.blocking_recv() {
-            batch.push(line);
-            // Linger a moment so a busy daemon wakes this thread about a
-            // thousand times a second, not once per line.
-            std::thread::sleep(LINGER);
+        let mut idle_polls = 0u32;
+        loop {
+            // While busy, poll: a sender then never has to wake this thread
+            // (a futex on every hook's path). After a while with nothing to
+            // do, park until the next line so an idle daemon costs nothing.
+            match rx.try_recv() {
+                Ok(line) => {
+                    batch.push(line);
+                    idle_polls = 0;
+                }
+                Err(mpsc::error::TryRecvError::Disconnected) => break,
+                Err(mpsc::error::TryRecvError::Empty) if idle_polls < IDLE_POLLS_BEFORE_PARKING => {
+                    idle_polls += 1;
+                    std::thread::sleep(LINGER);
+                    continue;
+                }
+                Err(mpsc::error::TryRecvError::Empty) => match rx.blocking_recv() {
+                    Some(line) => {
+                        batch.push(line);
+                        idle_polls = 0;
+                        // Gather what arrives right behind the first line.
+                        std::thread::sleep(LINGER);
+                    }
+                    None => break,
+                },
+            }
             while batch.len() < 4096 {
                 match rx.try_recv() {
                     Ok(line) => batch.push(line),

@@ -249,7 +249,11 @@ pub fn run(options: ServeOptions) -> anyhow::Result<()> {
             shared.socket.display(),
             std::process::id()
         ));
-        accept_loop(listener, shared.clone(), shutdown).await;
+        // On a worker thread, not the block_on thread: a connection then
+        // reaches its task without a hand-off between threads.
+        tokio::spawn(accept_loop(listener, shared.clone(), shutdown))
+            .await
+            .context("the accept loop failed")?;
         notify("STOPPING=1");
         drop(bound);
         shared.log.close();
