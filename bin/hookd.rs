@@ -226,12 +226,7 @@ fn main() -> ExitCode {
 
 fn serve(args: ServeArgs) -> anyhow::Result<()> {
     let rules = rules_source(args.rules);
-    let log = args
-        .log
-        .or_else(hookd::paths::default_log_path)
-        .ok_or_else(|| {
-            anyhow::anyhow!("no --log given and neither XDG_STATE_HOME nor HOME is set")
-        })?;
+    let log = log_path(args.log)?;
     let config = match args.config {
         Some(path) => hookd::config::Config::load(&path)?,
         None => match hookd::paths::default_config_path().filter(|p| p.exists()) {
@@ -248,6 +243,13 @@ fn serve(args: ServeArgs) -> anyhow::Result<()> {
         max_frame: args.max_frame_bytes,
         config,
     })
+}
+
+/// `--log FILE`, else the default event log path.
+fn log_path(explicit: Option<PathBuf>) -> anyhow::Result<PathBuf> {
+    explicit
+        .or_else(hookd::paths::default_log_path)
+        .ok_or_else(|| anyhow::anyhow!("no --log given and neither XDG_STATE_HOME nor HOME is set"))
 }
 
 /// The rules the daemon would use: `--rules FILE`, else the default path if
@@ -352,12 +354,7 @@ fn replay(log: &std::path::Path, rules: Option<PathBuf>, json: bool) -> anyhow::
 }
 
 fn tail(args: TailArgs) -> anyhow::Result<()> {
-    let log = args
-        .log
-        .or_else(hookd::paths::default_log_path)
-        .ok_or_else(|| {
-            anyhow::anyhow!("no --log given and neither XDG_STATE_HOME nor HOME is set")
-        })?;
+    let log = log_path(args.log)?;
     let since = args
         .since
         .map(|s| hookd::tail::parse_since(&s, std::time::SystemTime::now()))

@@ -9,7 +9,7 @@ use std::time::Duration;
 use serde_json::Value;
 use uuid::Uuid;
 
-use crate::decision::Verdict;
+use crate::decision::{Answer, Verdict};
 use crate::protocol::{Decide, ErrorFrame, Hello, Reply, ReqOnly, Request, Role, VERSION};
 
 /// What went wrong talking to the daemon.
@@ -140,10 +140,7 @@ impl Client {
         self.call(Request::Decide(Decide {
             req,
             event_id,
-            verdict,
-            reason,
-            updated_input: None,
-            additional_context: None,
+            answer: Answer::new(verdict, reason),
         }))
         .map(|_| ())
     }

@@ -20,6 +20,10 @@ macro_rules! hook_events {
             /// Every known event, in the order of the reference table.
             pub const ALL: &'static [HookEventKind] = &[$(HookEventKind::$variant),+];
 
+            /// Their names, in the same order: the one list of event names
+            /// (the rule engine and the tests use it too).
+            pub const NAMES: &'static [&'static str] = &[$(stringify!($variant)),+];
+
             /// Parses a `hook_event_name`; unknown names give `Unknown`.
             pub fn from_name(name: &str) -> HookEventKind {
                 match name {

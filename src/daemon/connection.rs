@@ -20,7 +20,6 @@ use tokio_util::sync::CancellationToken;
 
 use super::hub::SUBSCRIBER_QUEUE;
 use super::{hook, Shared};
-use crate::decision::Answer;
 use crate::protocol::codec::{FrameCodec, FrameError, RawFrame};
 use crate::protocol::{ErrorCode, Hello, Lagged, Reply, Request, Welcome, VERSION};
 
@@ -192,13 +191,7 @@ async fn session(hello: Hello, mut conn: Conn, shared: &Arc<Shared>, shutdown: &
                     Request::Pending(r) => Reply::ok(&r.req, Some(serde_json::Value::Array(shared.hub.pending_list()))),
                     Request::Status(r) => Reply::ok(&r.req, Some(shared.status())),
                     Request::Decide(d) => {
-                        let answer = Answer {
-                            verdict: d.verdict,
-                            reason: d.reason,
-                            updated_input: d.updated_input,
-                            additional_context: d.additional_context,
-                        };
-                        match shared.hub.decide(d.event_id, answer, &hello.name) {
+                        match shared.hub.decide(d.event_id, d.answer, &hello.name) {
                             Ok(()) => Reply::ok(&d.req, None),
                             Err(e) => Reply::request_error(&d.req, e.code, e.message),
                         }

@@ -19,7 +19,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use uuid::Uuid;
 
-use crate::decision::Verdict;
+use crate::decision::Answer;
 
 /// The protocol version this build speaks.
 pub const VERSION: u32 = 1;
@@ -127,17 +127,10 @@ pub struct Decide {
     pub req: String,
     /// The pending event.
     pub event_id: Uuid,
-    /// The verdict.
-    pub verdict: Verdict,
-    /// Shown to the model (deny) or the user (ask).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub reason: Option<String>,
-    /// Replacement tool input (PreToolUse, PermissionRequest).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub updated_input: Option<Value>,
-    /// Text added to Claude's context, where the event allows it.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub additional_context: Option<String>,
+    /// The verdict and what goes with it (`verdict`, `reason`,
+    /// `updated_input`, `additional_context` on the wire).
+    #[serde(flatten)]
+    pub answer: Answer,
 }
 
 /// A message the daemon sends to a peer.

@@ -60,41 +60,7 @@ const DEFAULT_RUN_TIMEOUT: Duration = Duration::from_secs(120);
 /// or hanging.
 const REFUSING_PROXY: &str = "http://127.0.0.1:9";
 /// Every hook event the pinned CLI (2.1.330) knows (`HOOK_EVENTS` in the SDK).
-pub const ALL_HOOK_EVENTS: [&str; 33] = [
-    "PreToolUse",
-    "PermissionRequest",
-    "PermissionDenied",
-    "PostToolUse",
-    "PostToolUseFailure",
-    "PostToolBatch",
-    "UserPromptSubmit",
-    "UserPromptExpansion",
-    "SessionStart",
-    "SessionEnd",
-    "Setup",
-    "Stop",
-    "SubagentStop",
-    "StopFailure",
-    "SubagentStart",
-    "Notification",
-    "PreCompact",
-    "PostCompact",
-    "PreModelSwitch",
-    "PostModelSwitch",
-    "TeammateIdle",
-    "TaskCreated",
-    "TaskCompleted",
-    "Elicitation",
-    "ElicitationResult",
-    "ConfigChange",
-    "InstructionsLoaded",
-    "WorktreeCreate",
-    "WorktreeRemove",
-    "CwdChanged",
-    "FileChanged",
-    "DirectoryAdded",
-    "MessageDisplay",
-];
+pub const ALL_HOOK_EVENTS: &[&str] = hookd::claude::HookEventKind::NAMES;
 
 fn manifest_dir() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
