@@ -323,7 +323,7 @@ impl Reader<'_> {
                         } else if EventSet::known(s) {
                             set.insert(s);
                         } else {
-                            let hint = suggest(s, &EVENTS)
+                            let hint = suggest(s, EVENTS)
                                 .map(|x| format!("did you mean `{x}`?"))
                                 .unwrap_or_else(|| {
                                     "see the Claude Code hook event list (PreToolUse, PermissionRequest, PostToolUse, Stop, …)".to_string()
@@ -715,7 +715,7 @@ mod tests {
     fn suggestions() {
         assert_eq!(suggest("rules", TOP_KEYS), Some("rule"));
         assert_eq!(suggest("acton", RULE_KEYS), Some("action"));
-        assert_eq!(suggest("PreToolUs", &EVENTS), Some("PreToolUse"));
+        assert_eq!(suggest("PreToolUs", EVENTS), Some("PreToolUse"));
         assert_eq!(suggest("zzzzzz", RULE_KEYS), None);
     }
 }
