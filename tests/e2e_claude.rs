@@ -39,7 +39,7 @@ fn run_with_hookd(
         .env("HOOKD_SOCKET", &d.socket)
         .arg("--include-hook-events");
     let forwarder = claude::command_hook(daemon::forwarder_bin(), &["--timeout", "20"]);
-    run.write_settings(&claude::hooks_settings(&claude::ALL_HOOK_EVENTS, forwarder));
+    run.write_settings(&claude::hooks_settings(claude::ALL_HOOK_EVENTS, forwarder));
     prepare(&run);
     let out = run.run("please run the command");
     (d, mock, run, out)

@@ -109,7 +109,7 @@ fn hook_events_fire_in_protocol_order() {
     // Each hook's stdin is one JSON object plus "\n"; append it whole.
     let hook = run.write_executable("record.sh", "#!/bin/sh\ncat >> \"$1\"\n");
     run.write_settings(&hooks_settings(
-        &ALL_HOOK_EVENTS,
+        ALL_HOOK_EVENTS,
         command_hook("/bin/sh", &[hook.to_str().unwrap(), log.to_str().unwrap()]),
     ));
 
