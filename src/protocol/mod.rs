@@ -401,18 +401,58 @@ pub struct DecodeError {
 
 impl Request {
     /// Parses one frame (without its `\n`).
+    ///
+    /// Serde's internally tagged enums buffer the whole frame into an
+    /// intermediate tree before deserializing it again; a `hook` frame can
+    /// carry megabytes of tool output. So the `type` is read first (the rest
+    /// is skipped without allocating) and the frame is then deserialized once,
+    /// straight into its own type.
     pub fn decode(line: &[u8]) -> Result<Request, DecodeError> {
-        serde_json::from_slice(line).map_err(|e| {
-            let code = match e.classify() {
-                serde_json::error::Category::Data => ErrorCode::InvalidFrame,
-                _ => ErrorCode::InvalidJson,
-            };
-            DecodeError {
-                code,
+        #[derive(Deserialize)]
+        struct Tag<'a> {
+            #[serde(rename = "type", borrow)]
+            kind: std::borrow::Cow<'a, str>,
+        }
+        fn parse<'a, T: Deserialize<'a>>(line: &'a [u8]) -> Result<T, DecodeError> {
+            serde_json::from_slice(line).map_err(|e| DecodeError {
+                code: match e.classify() {
+                    serde_json::error::Category::Data => ErrorCode::InvalidFrame,
+                    _ => ErrorCode::InvalidJson,
+                },
                 message: e.to_string(),
+            })
+        }
+        let tag: Tag<'_> = parse(line)?;
+        Ok(match tag.kind.as_ref() {
+            "hook" => Request::Hook(parse(line)?),
+            "hello" => Request::Hello(parse(line)?),
+            "subscribe" => Request::Subscribe(parse(line)?),
+            "unsubscribe" => Request::Unsubscribe(parse(line)?),
+            "pending" => Request::Pending(parse(line)?),
+            "decide" => Request::Decide(parse(line)?),
+            "status" => Request::Status(parse(line)?),
+            other => {
+                return Err(DecodeError {
+                    code: ErrorCode::InvalidFrame,
+                    message: format!(
+                        "unknown frame type `{other}`; expected one of: {}",
+                        Request::TYPES.join(", ")
+                    ),
+                })
             }
         })
     }
+
+    /// The `type`s a peer may send.
+    pub const TYPES: &'static [&'static str] = &[
+        "hook",
+        "hello",
+        "subscribe",
+        "unsubscribe",
+        "pending",
+        "decide",
+        "status",
+    ];
 }
 
 #[cfg(test)]
