@@ -69,6 +69,78 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Register hook-forwarder in a Claude Code settings file (merged into
+    /// what is there; idempotent; a backup of the previous file is kept).
+    Install(InstallArgs),
+    /// Remove exactly the entries `hookd install` wrote from a settings file.
+    Uninstall {
+        #[command(flatten)]
+        target: SettingsTarget,
+    },
+}
+
+/// Which settings file, shared by install and uninstall.
+#[derive(Parser)]
+struct SettingsTarget {
+    /// user (~/.claude/settings.json, or $CLAUDE_CONFIG_DIR/settings.json),
+    /// project (<project>/.claude/settings.json) or local
+    /// (<project>/.claude/settings.local.json) [default: user].
+    #[arg(long, value_name = "SCOPE", conflicts_with = "settings")]
+    scope: Option<hookd::install::Scope>,
+    /// This settings file instead of a scope's.
+    #[arg(long, value_name = "FILE")]
+    settings: Option<PathBuf>,
+    /// The project for --scope project|local [default: the current directory].
+    #[arg(long, value_name = "DIR")]
+    project: Option<PathBuf>,
+    /// Print the change as a unified diff; write nothing.
+    #[arg(long)]
+    dry_run: bool,
+    /// Print the outcome as JSON.
+    #[arg(long)]
+    json: bool,
+}
+
+impl SettingsTarget {
+    fn path(&self) -> anyhow::Result<PathBuf> {
+        if let Some(path) = &self.settings {
+            return Ok(std::path::absolute(path)?);
+        }
+        let project = std::path::absolute(self.project.clone().unwrap_or_else(|| ".".into()))?;
+        hookd::install::settings_path(self.scope.unwrap_or(hookd::install::Scope::User), &project)
+    }
+
+    fn report(&self, outcome: &hookd::install::Outcome) -> anyhow::Result<()> {
+        if self.json {
+            println!("{}", serde_json::to_string_pretty(outcome)?);
+            return Ok(());
+        }
+        if self.dry_run {
+            print!("{}", outcome.diff);
+        }
+        println!("{}", outcome.summary());
+        Ok(())
+    }
+}
+
+#[derive(Parser)]
+struct InstallArgs {
+    #[command(flatten)]
+    target: SettingsTarget,
+    /// Events to register, comma-separated [default: every event but
+    /// WorktreeCreate, whose hook must create the worktree itself].
+    #[arg(long, value_name = "LIST")]
+    events: Option<String>,
+    /// When the daemon cannot answer, block guarded events (PreToolUse, …):
+    /// adds --fail-closed to the forwarder and "onFailure":"block".
+    #[arg(long)]
+    fail_closed: bool,
+    /// Print the "hooks" block for a hand-managed settings file; touch no file.
+    #[arg(long)]
+    print: bool,
+    /// The hook-forwarder to register [default: the one next to this hookd].
+    #[arg(long, value_name = "PATH")]
+    forwarder: Option<PathBuf>,
 }
 
 #[derive(Subcommand)]
@@ -214,6 +286,11 @@ fn main() -> ExitCode {
         Command::Status { client, json } => status(&client, json),
         Command::Rules(command) => rules(command),
         Command::Replay { log, rules, json } => replay(&log, rules, json),
+        Command::Install(args) => install(args),
+        Command::Uninstall { target } => target
+            .path()
+            .and_then(|path| hookd::install::uninstall(&path, target.dry_run))
+            .and_then(|outcome| target.report(&outcome)),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -431,4 +508,22 @@ fn status(client: &ClientArgs, json: bool) -> anyhow::Result<()> {
         }
     }
     Ok(())
+}
+
+fn install(args: InstallArgs) -> anyhow::Result<()> {
+    let options = hookd::install::InstallOptions {
+        forwarder: hookd::install::resolve_forwarder(args.forwarder.as_deref())?,
+        events: match &args.events {
+            Some(list) => hookd::install::parse_events(list).map_err(anyhow::Error::msg)?,
+            None => hookd::install::default_events(),
+        },
+        fail_closed: args.fail_closed,
+    };
+    if args.print {
+        print!("{}", hookd::install::hooks_block(&options));
+        return Ok(());
+    }
+    let path = args.target.path()?;
+    let outcome = hookd::install::install(&path, &options, args.target.dry_run)?;
+    args.target.report(&outcome)
 }

@@ -7,6 +7,7 @@ pub mod daemon;
 pub mod decision;
 pub mod event;
 pub mod forwarder;
+pub mod install;
 pub mod paths;
 pub mod protocol;
 pub mod redact;
