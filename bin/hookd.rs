@@ -77,6 +77,20 @@ enum Command {
         #[command(flatten)]
         target: SettingsTarget,
     },
+    /// Check the setup: forwarder, socket, daemon, settings files, rules, log,
+    /// and whether hooks really fire. Exits non-zero if anything is wrong.
+    Doctor {
+        /// Daemon socket [default: $HOOKD_SOCKET, then $XDG_RUNTIME_DIR/hookd/hookd.sock,
+        /// then /tmp/hookd-$UID/hookd.sock].
+        #[arg(long, value_name = "PATH")]
+        socket: Option<PathBuf>,
+        /// The project whose .claude/settings*.json are checked [default: the current directory].
+        #[arg(long, value_name = "DIR")]
+        project: Option<PathBuf>,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 /// Which settings file, shared by install and uninstall.
@@ -291,6 +305,11 @@ fn main() -> ExitCode {
             .path()
             .and_then(|path| hookd::install::uninstall(&path, target.dry_run))
             .and_then(|outcome| target.report(&outcome)),
+        Command::Doctor {
+            socket,
+            project,
+            json,
+        } => doctor(socket, project, json),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -525,5 +544,28 @@ fn install(args: InstallArgs) -> anyhow::Result<()> {
     }
     let path = args.target.path()?;
     let outcome = hookd::install::install(&path, &options, args.target.dry_run)?;
-    args.target.report(&outcome)
+    args.target.report(&outcome)?;
+    if outcome.written && !args.target.json {
+        println!("`hookd doctor` checks the whole setup.");
+    }
+    Ok(())
+}
+
+fn doctor(socket: Option<PathBuf>, project: Option<PathBuf>, json: bool) -> anyhow::Result<()> {
+    let project = std::path::absolute(project.unwrap_or_else(|| ".".into()))?;
+    let options = hookd::doctor::DoctorOptions::from_env(
+        socket.unwrap_or_else(hookd::paths::socket_path),
+        project,
+    )?;
+    let report = hookd::doctor::run(&options);
+    if json {
+        println!("{}", serde_json::to_string_pretty(&report)?);
+    } else {
+        print!("{report}");
+    }
+    if report.ok {
+        Ok(())
+    } else {
+        std::process::exit(1)
+    }
 }

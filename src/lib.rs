@@ -5,6 +5,7 @@ pub mod client;
 pub mod config;
 pub mod daemon;
 pub mod decision;
+pub mod doctor;
 pub mod event;
 pub mod forwarder;
 pub mod install;
