@@ -91,6 +91,23 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Run hookd as a systemd user service.
+    #[command(subcommand)]
+    Service(ServiceCommand),
+}
+
+#[derive(Subcommand)]
+enum ServiceCommand {
+    /// Write hookd.socket and hookd.service into $XDG_CONFIG_HOME/systemd/user/
+    /// (ExecStart = this hookd) and print the systemctl commands to run.
+    Install {
+        /// The directory holding the hookd to run [default: this hookd's].
+        #[arg(long, value_name = "DIR")]
+        bin_dir: Option<PathBuf>,
+        /// Show what would be written; write nothing.
+        #[arg(long)]
+        dry_run: bool,
+    },
 }
 
 /// Which settings file, shared by install and uninstall.
@@ -310,6 +327,9 @@ fn main() -> ExitCode {
             project,
             json,
         } => doctor(socket, project, json),
+        Command::Service(ServiceCommand::Install { bin_dir, dry_run }) => {
+            service_install(bin_dir, dry_run)
+        }
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -568,4 +588,27 @@ fn doctor(socket: Option<PathBuf>, project: Option<PathBuf>, json: bool) -> anyh
     } else {
         std::process::exit(1)
     }
+}
+
+fn service_install(bin_dir: Option<PathBuf>, dry_run: bool) -> anyhow::Result<()> {
+    let hookd = hookd::service::hookd_path(bin_dir.as_deref())?;
+    let dir = hookd::service::unit_dir()?;
+    let outcome = hookd::service::install(&dir, &hookd, dry_run)?;
+    for unit in &outcome.units {
+        if dry_run && unit.status != "unchanged" {
+            println!("# {} ({})", unit.path.display(), unit.status);
+            print!("{}", unit.contents);
+            println!();
+        } else {
+            println!("{}: {}", unit.path.display(), unit.status);
+        }
+    }
+    if dry_run {
+        println!("dry run: nothing written");
+    }
+    println!("ExecStart runs {}. Now run:", outcome.hookd.display());
+    for command in &outcome.commands {
+        println!("  {command}");
+    }
+    Ok(())
 }

@@ -14,5 +14,6 @@ pub mod protocol;
 pub mod redact;
 pub mod replay;
 pub mod rules;
+pub mod service;
 pub mod tail;
 pub mod time;

@@ -459,6 +459,58 @@ fn bad_flags_are_refused_before_anything_is_written() {
 }
 
 #[test]
+fn service_install_writes_the_units_with_the_real_hookd() {
+    let tmp = tempfile::tempdir().unwrap();
+    let bin = daemon::hookd_bin();
+    let bin_dir = bin.parent().unwrap().to_str().unwrap().to_string();
+    let units = tmp.path().join("xdg-config/systemd/user");
+
+    let out = ok(&hookd(tmp.path(), &["service", "install", "--dry-run"]));
+    assert!(out.contains("dry run: nothing written"), "{out}");
+    assert!(
+        out.contains(&format!("ExecStart={} serve", bin.display())),
+        "{out}"
+    );
+    assert!(!units.exists());
+
+    let out = ok(&hookd(
+        tmp.path(),
+        &["service", "install", "--bin-dir", &bin_dir],
+    ));
+    assert!(out.contains("systemctl --user daemon-reload"), "{out}");
+    assert!(
+        out.contains("systemctl --user enable --now hookd.socket"),
+        "{out}"
+    );
+    let service = fs::read_to_string(units.join("hookd.service")).unwrap();
+    assert!(
+        service.contains(&format!("\nExecStart={} serve\n", bin.display())),
+        "{service}"
+    );
+    let shipped =
+        fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("systemd/hookd.socket"))
+            .unwrap();
+    assert_eq!(
+        fs::read_to_string(units.join("hookd.socket")).unwrap(),
+        shipped
+    );
+    let again = ok(&hookd(
+        tmp.path(),
+        &["service", "install", "--bin-dir", &bin_dir],
+    ));
+    assert!(again.contains("hookd.service: unchanged"), "{again}");
+
+    let err = failed(&hookd(
+        tmp.path(),
+        &["service", "install", "--bin-dir", "/nowhere"],
+    ));
+    assert!(
+        err.contains("/nowhere/hookd is not an executable hookd"),
+        "{err}"
+    );
+}
+
+#[test]
 fn a_symlinked_settings_file_stays_a_symlink() {
     let tmp = tempfile::tempdir().unwrap();
     let dotfiles = tmp.path().join("dotfiles");
