@@ -142,6 +142,7 @@ pub fn run(options: &DoctorOptions) -> Report {
     checks.push(daemon_check);
 
     let mut files = Vec::new();
+    let mut seen_paths: Vec<(Scope, PathBuf)> = Vec::new();
     for scope in Scope::ALL {
         let path = match scope {
             Scope::User => options.user_settings.clone(),
@@ -155,6 +156,21 @@ pub fn run(options: &DoctorOptions) -> Report {
             ));
             continue;
         };
+        // In the home directory the project file *is* the user file:
+        // count it once.
+        let same = fs::canonicalize(&path).unwrap_or_else(|_| path.clone());
+        if let Some((earlier, _)) = seen_paths.iter().find(|(_, p)| *p == same) {
+            checks.push(Check::pass(
+                format!("settings:{}", scope.as_str()),
+                format!(
+                    "{}: the same file as settings:{}",
+                    path.display(),
+                    earlier.as_str()
+                ),
+            ));
+            continue;
+        }
+        seen_paths.push((scope, same));
         let (check, inspection) = check_settings(scope, &path);
         checks.push(check);
         if let Some(inspection) = inspection {

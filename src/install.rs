@@ -696,24 +696,6 @@ pub fn inspect(text: &str) -> Result<Inspection, SettingsError> {
     })
 }
 
-impl Out {
-    /// The value as serde_json sees it (key order aside), for comparisons.
-    pub fn to_value(&self) -> Value {
-        match self {
-            Out::Object(members) => Value::Object(
-                members
-                    .iter()
-                    .map(|(k, v)| (k.clone(), v.to_value()))
-                    .collect(),
-            ),
-            Out::Array(items) => Value::Array(items.iter().map(Out::to_value).collect()),
-            Out::Str(s) => Value::String(s.clone()),
-            Out::Int(n) => Value::from(*n),
-            Out::Bool(b) => Value::Bool(*b),
-        }
-    }
-}
-
 // ---------------------------------------------------------------------------
 // The edges: paths, files.
 // ---------------------------------------------------------------------------

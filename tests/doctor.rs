@@ -246,3 +246,37 @@ fn an_unsafe_socket_directory_is_flagged() {
         "{text}"
     );
 }
+
+#[test]
+fn in_the_home_directory_the_project_file_is_the_user_file() {
+    let root = tempfile::tempdir().unwrap();
+    let home = root.path().join("home");
+    fs::create_dir_all(&home).unwrap();
+    let fwd = daemon::forwarder_bin();
+    let out = hookd(
+        root.path(),
+        &["install", "--forwarder", fwd.to_str().unwrap()],
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let out = hookd(
+        root.path(),
+        &[
+            "doctor",
+            "--socket",
+            root.path().join("run/hookd.sock").to_str().unwrap(),
+            "--project",
+            home.to_str().unwrap(),
+        ],
+    );
+    let text = stdout(&out);
+    assert!(
+        line(&text, "settings:project").contains("the same file as settings:user"),
+        "{text}"
+    );
+    let events = line(&text, "events");
+    assert!(events.starts_with("✓ "), "no false duplicates: {text}");
+}

@@ -347,6 +347,24 @@ impl Out {
             }
         }
     }
+
+    /// The value as serde_json sees it (key order aside), for comparisons.
+    pub fn to_value(&self) -> serde_json::Value {
+        match self {
+            Out::Object(members) => serde_json::Value::Object(
+                members
+                    .iter()
+                    .map(|(k, v)| (k.clone(), v.to_value()))
+                    .collect(),
+            ),
+            Out::Array(items) => {
+                serde_json::Value::Array(items.iter().map(Out::to_value).collect())
+            }
+            Out::Str(s) => serde_json::Value::String(s.clone()),
+            Out::Int(n) => serde_json::Value::from(*n),
+            Out::Bool(b) => serde_json::Value::Bool(*b),
+        }
+    }
 }
 
 /// How a document is laid out, so inserted text looks like its neighbours.
