@@ -1173,6 +1173,16 @@ mod tests {
     }
 
     #[test]
+    fn containers_left_empty_go_even_if_they_were_there_before() {
+        // Documented exception to "byte for byte": uninstall cannot tell an
+        // empty array or `hooks` object of the user's from one it emptied.
+        let o = options(&[HookEventKind::Stop], false);
+        let before = "{\n  \"hooks\": {\n    \"Stop\": []\n  }\n}\n";
+        let installed = install_text(Some(before), &o).unwrap();
+        assert_eq!(uninstall_text(&installed).unwrap().0, "{}\n");
+    }
+
+    #[test]
     fn refusals_name_the_position() {
         let o = options(&[HookEventKind::PreToolUse], false);
         let err = install_text(Some("{\n  \"a\": 1, // no\n}"), &o).unwrap_err();
