@@ -444,7 +444,7 @@ fn handlers<'n>(text: &str, root: &'n Node) -> Vec<Located<'n>> {
 fn already_installed(text: &str, root: &Node, options: &InstallOptions) -> bool {
     let ours: Vec<Located> = handlers(text, root)
         .into_iter()
-        .filter(|h| is_installed_handler(&h.handler))
+        .filter(|h| touches(h, Some(&options.events)))
         .collect();
     if ours.len() != options.events.len() {
         return false;
@@ -460,23 +460,25 @@ fn already_installed(text: &str, root: &Node, options: &InstallOptions) -> bool 
     })
 }
 
-/// Removes every handler `hookd install` wrote; returns the new text and how
-/// many handlers went. A matcher group left without handlers goes, then an
-/// event left without groups, then `hooks` left without events.
-fn remove_installed(text: &str, root: &Node) -> (String, usize) {
+/// Whether `h` is a handler `hookd install` wrote for one of `only` (any
+/// event when `None`).
+fn touches(h: &Located, only: Option<&[HookEventKind]>) -> bool {
+    is_installed_handler(&h.handler)
+        && only.is_none_or(|kinds| kinds.iter().any(|k| k.as_str() == h.event.key))
+}
+
+/// Removes the handlers `hookd install` wrote (for the events in `only`, or
+/// all); returns the new text and how many handlers went. A matcher group
+/// left without handlers goes, then an event left without groups, then
+/// `hooks` left without events.
+fn remove_installed(text: &str, root: &Node, only: Option<&[HookEventKind]>) -> (String, usize) {
     let located = handlers(text, root);
     let ours = |e: usize, g: usize, h: usize| {
         located.iter().any(|l| {
-            l.event_index == e
-                && l.group_index == g
-                && l.handler_index == h
-                && is_installed_handler(&l.handler)
+            l.event_index == e && l.group_index == g && l.handler_index == h && touches(l, only)
         })
     };
-    let removed = located
-        .iter()
-        .filter(|l| is_installed_handler(&l.handler))
-        .count();
+    let removed = located.iter().filter(|l| touches(l, only)).count();
     if removed == 0 {
         return (text.to_string(), 0);
     }
@@ -569,8 +571,9 @@ fn append_installed(text: &str, root: &Node, options: &InstallOptions) -> String
 
 /// The settings text with the forwarder registered as `options` says.
 /// `before` is the current text (`None` or blank: no file yet). Running it
-/// on its own output changes nothing; entries from an earlier install with
-/// other options are replaced.
+/// on its own output changes nothing. hookd's entries for the chosen events
+/// are replaced (another forwarder path, `--fail-closed`); its entries for
+/// other events are left alone ([`uninstall_text`] removes them all).
 pub fn install_text(
     before: Option<&str>,
     options: &InstallOptions,
@@ -582,7 +585,7 @@ pub fn install_text(
     if already_installed(text, &root, options) {
         return Ok(text.to_string());
     }
-    let (cleared, _) = remove_installed(text, &root);
+    let (cleared, _) = remove_installed(text, &root, Some(&options.events));
     let root = parse_settings(&cleared)?;
     Ok(append_installed(&cleared, &root, options))
 }
@@ -594,7 +597,7 @@ pub fn uninstall_text(before: &str) -> Result<(String, usize), SettingsError> {
         return Ok((before.to_string(), 0));
     }
     let root = parse_settings(before)?;
-    Ok(remove_installed(before, &root))
+    Ok(remove_installed(before, &root, None))
 }
 
 /// One handler that runs the forwarder, found in a settings file.
@@ -1165,10 +1168,17 @@ mod tests {
         let (back, removed) = uninstall_text(&once).unwrap();
         assert_eq!(removed, 2);
         assert_eq!(back, before);
-        // Other options replace the earlier entries instead of adding more.
+        // Other options replace the entries of the events installed, and
+        // leave hookd's other events alone.
         let closed = options(&[HookEventKind::PreToolUse], true);
         let twice = install_text(Some(&once), &closed).unwrap();
-        assert_eq!(inspect(&twice).unwrap().registrations.len(), 1);
+        let found = inspect(&twice).unwrap().registrations;
+        assert_eq!(found.len(), 2);
+        assert!(found
+            .iter()
+            .any(|r| r.event == "PreToolUse" && r.args.contains(&"--fail-closed".to_string())));
+        assert!(found.iter().any(|r| r.event == "SessionEnd"));
+        assert_eq!(install_text(Some(&twice), &closed).unwrap(), twice);
         assert_eq!(uninstall_text(&twice).unwrap().0, before);
     }
 

@@ -75,7 +75,7 @@ fn fixtures_install_as_the_goldens_say_and_uninstall_byte_for_byte() {
 }
 
 #[test]
-fn an_earlier_install_is_replaced_and_hand_written_entries_are_kept() {
+fn an_earlier_install_is_replaced_per_event_and_hand_written_entries_are_kept() {
     let options = golden_options();
     let before = fs::read_to_string(fixtures().join("previous-install.json")).unwrap();
     let installed = install_text(Some(&before), &options).unwrap();
@@ -84,13 +84,24 @@ fn an_earlier_install_is_replaced_and_hand_written_entries_are_kept() {
         &installed,
     );
     let found = hookd::install::inspect(&installed).unwrap().registrations;
-    // The three old entries are gone, the three new ones are in, and the
-    // hand-written SessionStart forwarder (no marker) is untouched.
-    assert_eq!(found.iter().filter(|r| r.installed).count(), 3);
-    assert!(found
+    // The two old PreToolUse entries are replaced by one, Stop and
+    // SessionEnd are added, the old Notification entry (an event not
+    // installed this time) stays, and so does the hand-written SessionStart
+    // forwarder (no marker).
+    let ours: Vec<(&str, &str)> = found
         .iter()
         .filter(|r| r.installed)
-        .all(|r| r.command == "/opt/hookd/bin/hook-forwarder"));
+        .map(|r| (r.event.as_str(), r.command.as_str()))
+        .collect();
+    assert_eq!(
+        ours,
+        [
+            ("PreToolUse", "/opt/hookd/bin/hook-forwarder"),
+            ("Notification", "/old/prefix/bin/hook-forwarder"),
+            ("Stop", "/opt/hookd/bin/hook-forwarder"),
+            ("SessionEnd", "/opt/hookd/bin/hook-forwarder"),
+        ]
+    );
     assert!(found
         .iter()
         .any(|r| !r.installed && r.event == "SessionStart"));
@@ -534,4 +545,31 @@ fn a_symlinked_settings_file_stays_a_symlink() {
         fs::read_to_string(&real).unwrap(),
         "{\n  \"model\": \"opus\"\n}\n"
     );
+}
+
+#[test]
+fn fail_closed_for_tools_only_as_the_readme_says() {
+    let tmp = tempfile::tempdir().unwrap();
+    let file = tmp.path().join("settings.json");
+    ok(&install(tmp.path(), &file, &[]));
+    ok(&install(
+        tmp.path(),
+        &file,
+        &["--events", "PreToolUse,PermissionRequest", "--fail-closed"],
+    ));
+    let settings: Value = serde_json::from_str(&fs::read_to_string(&file).unwrap()).unwrap();
+    let hooks = settings["hooks"].as_object().unwrap();
+    assert_eq!(hooks.len(), 32, "the other events stay registered");
+    for (event, groups) in hooks {
+        assert_eq!(groups.as_array().unwrap().len(), 1, "{event}");
+        let handler = &groups[0]["hooks"][0];
+        let closed = matches!(event.as_str(), "PreToolUse" | "PermissionRequest");
+        assert_eq!(handler["onFailure"] == "block", closed, "{event}");
+    }
+    let again = ok(&install(
+        tmp.path(),
+        &file,
+        &["--events", "PreToolUse,PermissionRequest", "--fail-closed"],
+    ));
+    assert!(again.contains("nothing to do"), "{again}");
 }
