@@ -69,6 +69,109 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Register hook-forwarder in a Claude Code settings file (merged into
+    /// what is there; idempotent; a backup of the previous file is kept).
+    Install(InstallArgs),
+    /// Remove exactly the entries `hookd install` wrote from a settings file.
+    Uninstall {
+        #[command(flatten)]
+        target: SettingsTarget,
+    },
+    /// Check the setup: forwarder, socket, daemon, settings files, rules, log,
+    /// and whether hooks really fire. Exits non-zero if anything is wrong.
+    Doctor {
+        /// Daemon socket [default: $HOOKD_SOCKET, then $XDG_RUNTIME_DIR/hookd/hookd.sock,
+        /// then /tmp/hookd-$UID/hookd.sock].
+        #[arg(long, value_name = "PATH")]
+        socket: Option<PathBuf>,
+        /// The project whose .claude/settings*.json are checked [default: the current directory].
+        #[arg(long, value_name = "DIR")]
+        project: Option<PathBuf>,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Run hookd as a systemd user service.
+    #[command(subcommand)]
+    Service(ServiceCommand),
+}
+
+#[derive(Subcommand)]
+enum ServiceCommand {
+    /// Write hookd.socket and hookd.service into $XDG_CONFIG_HOME/systemd/user/
+    /// (ExecStart = this hookd) and print the systemctl commands to run.
+    Install {
+        /// The directory holding the hookd to run [default: this hookd's].
+        #[arg(long, value_name = "DIR")]
+        bin_dir: Option<PathBuf>,
+        /// Show what would be written; write nothing.
+        #[arg(long)]
+        dry_run: bool,
+    },
+}
+
+/// Which settings file, shared by install and uninstall.
+#[derive(Parser)]
+struct SettingsTarget {
+    /// user (~/.claude/settings.json, or $CLAUDE_CONFIG_DIR/settings.json),
+    /// project (<project>/.claude/settings.json) or local
+    /// (<project>/.claude/settings.local.json) [default: user].
+    #[arg(long, value_name = "SCOPE", conflicts_with = "settings")]
+    scope: Option<hookd::install::Scope>,
+    /// This settings file instead of a scope's.
+    #[arg(long, value_name = "FILE")]
+    settings: Option<PathBuf>,
+    /// The project for --scope project|local [default: the current directory].
+    #[arg(long, value_name = "DIR")]
+    project: Option<PathBuf>,
+    /// Print the change as a unified diff; write nothing.
+    #[arg(long)]
+    dry_run: bool,
+    /// Print the outcome as JSON.
+    #[arg(long)]
+    json: bool,
+}
+
+impl SettingsTarget {
+    fn path(&self) -> anyhow::Result<PathBuf> {
+        if let Some(path) = &self.settings {
+            return Ok(std::path::absolute(path)?);
+        }
+        let project = std::path::absolute(self.project.clone().unwrap_or_else(|| ".".into()))?;
+        hookd::install::settings_path(self.scope.unwrap_or(hookd::install::Scope::User), &project)
+    }
+
+    fn report(&self, outcome: &hookd::install::Outcome) -> anyhow::Result<()> {
+        if self.json {
+            println!("{}", serde_json::to_string_pretty(outcome)?);
+            return Ok(());
+        }
+        if self.dry_run {
+            print!("{}", outcome.diff);
+        }
+        println!("{}", outcome.summary());
+        Ok(())
+    }
+}
+
+#[derive(Parser)]
+struct InstallArgs {
+    #[command(flatten)]
+    target: SettingsTarget,
+    /// Events to register, comma-separated [default: every event but
+    /// WorktreeCreate, whose hook must create the worktree itself].
+    #[arg(long, value_name = "LIST")]
+    events: Option<String>,
+    /// When the daemon cannot answer, block guarded events (PreToolUse, …):
+    /// adds --fail-closed to the forwarder and "onFailure":"block".
+    #[arg(long)]
+    fail_closed: bool,
+    /// Print the "hooks" block for a hand-managed settings file; touch no file.
+    #[arg(long)]
+    print: bool,
+    /// The hook-forwarder to register [default: the one next to this hookd].
+    #[arg(long, value_name = "PATH")]
+    forwarder: Option<PathBuf>,
 }
 
 #[derive(Subcommand)]
@@ -214,6 +317,19 @@ fn main() -> ExitCode {
         Command::Status { client, json } => status(&client, json),
         Command::Rules(command) => rules(command),
         Command::Replay { log, rules, json } => replay(&log, rules, json),
+        Command::Install(args) => install(args),
+        Command::Uninstall { target } => target
+            .path()
+            .and_then(|path| hookd::install::uninstall(&path, target.dry_run))
+            .and_then(|outcome| target.report(&outcome)),
+        Command::Doctor {
+            socket,
+            project,
+            json,
+        } => doctor(socket, project, json),
+        Command::Service(ServiceCommand::Install { bin_dir, dry_run }) => {
+            service_install(bin_dir, dry_run)
+        }
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -426,6 +542,70 @@ fn status(client: &ClientArgs, json: bool) -> anyhow::Result<()> {
         for (name, value) in counters {
             println!("  {name:<18} {value}");
         }
+    }
+    Ok(())
+}
+
+fn install(args: InstallArgs) -> anyhow::Result<()> {
+    let options = hookd::install::InstallOptions {
+        forwarder: hookd::install::resolve_forwarder(args.forwarder.as_deref())?,
+        events: match &args.events {
+            Some(list) => hookd::install::parse_events(list).map_err(anyhow::Error::msg)?,
+            None => hookd::install::default_events(),
+        },
+        fail_closed: args.fail_closed,
+    };
+    if args.print {
+        print!("{}", hookd::install::hooks_block(&options));
+        return Ok(());
+    }
+    let path = args.target.path()?;
+    let outcome = hookd::install::install(&path, &options, args.target.dry_run)?;
+    args.target.report(&outcome)?;
+    if outcome.written && !args.target.json {
+        println!("`hookd doctor` checks the whole setup.");
+    }
+    Ok(())
+}
+
+fn doctor(socket: Option<PathBuf>, project: Option<PathBuf>, json: bool) -> anyhow::Result<()> {
+    let project = std::path::absolute(project.unwrap_or_else(|| ".".into()))?;
+    let options = hookd::doctor::DoctorOptions::from_env(
+        socket.unwrap_or_else(hookd::paths::socket_path),
+        project,
+    )?;
+    let report = hookd::doctor::run(&options);
+    if json {
+        println!("{}", serde_json::to_string_pretty(&report)?);
+    } else {
+        print!("{report}");
+    }
+    if report.ok {
+        Ok(())
+    } else {
+        std::process::exit(1)
+    }
+}
+
+fn service_install(bin_dir: Option<PathBuf>, dry_run: bool) -> anyhow::Result<()> {
+    let hookd = hookd::service::hookd_path(bin_dir.as_deref())?;
+    let dir = hookd::service::unit_dir()?;
+    let outcome = hookd::service::install(&dir, &hookd, dry_run)?;
+    for unit in &outcome.units {
+        if dry_run && unit.status != "unchanged" {
+            println!("# {} ({})", unit.path.display(), unit.status);
+            print!("{}", unit.contents);
+            println!();
+        } else {
+            println!("{}: {}", unit.path.display(), unit.status);
+        }
+    }
+    if dry_run {
+        println!("dry run: nothing written");
+    }
+    println!("ExecStart runs {}. Now run:", outcome.hookd.display());
+    for command in &outcome.commands {
+        println!("  {command}");
     }
     Ok(())
 }

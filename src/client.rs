@@ -43,14 +43,22 @@ pub struct Client {
 impl Client {
     /// Connects to `socket` and says hello as `name`.
     pub fn connect(socket: &Path, name: &str) -> Result<Client, ClientError> {
+        Client::connect_with_timeout(socket, name, Duration::from_secs(30))
+    }
+
+    /// [`Client::connect`], waiting at most `timeout` for each reply (e.g.
+    /// `hookd doctor`, which must not hang on a stopped daemon).
+    pub fn connect_with_timeout(
+        socket: &Path,
+        name: &str,
+        timeout: Duration,
+    ) -> Result<Client, ClientError> {
         let stream = UnixStream::connect(socket).map_err(|source| ClientError::Connect {
             path: socket.to_path_buf(),
             source,
         })?;
         let io = |e: std::io::Error| ClientError::Protocol(e.to_string());
-        stream
-            .set_read_timeout(Some(Duration::from_secs(30)))
-            .map_err(io)?;
+        stream.set_read_timeout(Some(timeout)).map_err(io)?;
         let mut client = Client {
             writer: stream.try_clone().map_err(io)?,
             reader: BufReader::new(stream),

@@ -38,7 +38,7 @@ use crate::protocol::{Reply, DEFAULT_MAX_FRAME};
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(25);
 
 const USAGE: &str = "\
-usage: hook-forwarder [--timeout SECS] [--fail-closed] [--socket PATH]
+usage: hook-forwarder [--timeout SECS] [--fail-closed] [--socket PATH] [--installed-by=WHO]
 
 Registered as a command hook in Claude Code's settings.json: reads the hook's
 JSON on stdin, asks the hookd daemon, prints its decision.
@@ -49,6 +49,7 @@ JSON on stdin, asks the hookd daemon, prints its decision.
                    (PreToolUse, PermissionRequest, ...) instead of no opinion
   --socket PATH    daemon socket (default: $HOOKD_SOCKET, then
                    $XDG_RUNTIME_DIR/hookd/hookd.sock, then /tmp/hookd-$UID/hookd.sock)
+  --installed-by=WHO  ignored: marks the entries `hookd install` wrote
 ";
 
 /// Command-line options.
@@ -104,6 +105,11 @@ pub fn parse_args(args: impl IntoIterator<Item = OsString>) -> Result<Command, S
             }
             "--fail-closed" => options.fail_closed = true,
             "--socket" => options.socket = Some(PathBuf::from(value("--socket")?)),
+            // Written by `hookd install` so `hookd uninstall` can recognise its
+            // own entries (see `crate::install::MARKER_ARG`); it changes nothing.
+            "--installed-by" => {
+                value("--installed-by")?;
+            }
             "-h" | "--help" => return Ok(Command::Print(USAGE.to_string())),
             "-V" | "--version" => {
                 return Ok(Command::Print(format!(
@@ -367,6 +373,24 @@ mod tests {
             parse_args(args(&["--help"])),
             Ok(Command::Print(_))
         ));
+    }
+
+    #[test]
+    fn the_install_marker_is_accepted_and_ignored() {
+        assert_eq!(
+            parse_args(args(&["--timeout", "25", "--installed-by=hookd"])).unwrap(),
+            Command::Forward(Options {
+                timeout: Some(Duration::from_secs(25)),
+                ..Options::default()
+            })
+        );
+        assert_eq!(
+            parse_args(args(&["--installed-by", "hookd"])).unwrap(),
+            Command::Forward(Options::default())
+        );
+        assert!(parse_args(args(&["--installed-by"]))
+            .unwrap_err()
+            .contains("needs a value"));
     }
 
     #[test]

@@ -121,6 +121,8 @@ fn a_restart_under_load_refuses_no_forwarder() {
         fallbacks.len(),
         outputs.len()
     );
+    // Stopping flushes the log (the writer is asynchronous).
+    stop(&mut reaper.0[1]);
     // The socket was never removed: systemd owns it.
     assert!(socket.exists());
     let events = daemon::read_log(&log)

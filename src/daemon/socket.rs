@@ -109,10 +109,6 @@ pub fn check_path_len(path: &Path) -> Result<(), SocketError> {
 
 /// Creates `dir` 0700 if missing, and checks an existing one is private.
 pub fn ensure_private_dir(dir: &Path) -> Result<(), SocketError> {
-    let unsafe_dir = |why: String| SocketError::UnsafeDirectory {
-        dir: dir.to_path_buf(),
-        why,
-    };
     let meta = match fs::symlink_metadata(dir) {
         Ok(meta) => meta,
         Err(e) if e.kind() == io::ErrorKind::NotFound => {
@@ -128,6 +124,22 @@ pub fn ensure_private_dir(dir: &Path) -> Result<(), SocketError> {
             fs::symlink_metadata(dir).map_err(io_err("inspecting", dir))?
         }
         Err(e) => return Err(io_err("inspecting", dir)(e)),
+    };
+    check_private_meta(dir, &meta)
+}
+
+/// Checks, creating nothing, that an existing `dir` is safe for the socket
+/// (what [`ensure_private_dir`] requires); a missing one is an `Io` error
+/// with kind `NotFound`. Used by `hookd doctor`.
+pub fn check_private_dir(dir: &Path) -> Result<(), SocketError> {
+    let meta = fs::symlink_metadata(dir).map_err(io_err("inspecting", dir))?;
+    check_private_meta(dir, &meta)
+}
+
+fn check_private_meta(dir: &Path, meta: &fs::Metadata) -> Result<(), SocketError> {
+    let unsafe_dir = |why: String| SocketError::UnsafeDirectory {
+        dir: dir.to_path_buf(),
+        why,
     };
     if meta.file_type().is_symlink() {
         return Err(unsafe_dir("it is a symlink; use a real directory".into()));

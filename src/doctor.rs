@@ -1,0 +1,802 @@
+//! `hookd doctor`: is everything in place for Claude Code's hooks to reach
+//! hookd? One check per line, each with ✓ or ✗ and, when something is
+//! wrong, what to do about it.
+//!
+//! The checks, in order: the forwarder `hookd install` would register; the
+//! socket path and its directory; the daemon (`status`); each settings file
+//! (user, project, local) and what it registers; every event covered exactly
+//! once; the rules files; the event log; and whether hooks really fire (the
+//! last Claude Code event in the log). Read-only: doctor creates, starts and
+//! changes nothing.
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::fs::{self, OpenOptions};
+use std::io::{self, Read, Seek, SeekFrom};
+use std::os::unix::fs::{FileTypeExt, MetadataExt};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, SystemTime};
+
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::claude::HookEventKind;
+use crate::install::{self, Inspection, Scope};
+
+/// A Claude Code `timeout` at or above this is almost certainly meant as
+/// milliseconds (Claude Code reads seconds: 1000 is over 16 minutes).
+pub const MILLISECONDS_SUSPECT: f64 = 1000.0;
+
+/// How long doctor waits for the daemon's `status` reply.
+const STATUS_TIMEOUT: Duration = Duration::from_secs(3);
+
+/// The tail of the log searched for the last Claude Code event.
+const LOG_TAIL_BYTES: u64 = 8 * 1024 * 1024;
+
+/// What to check.
+#[derive(Debug, Clone)]
+pub struct DoctorOptions {
+    /// The daemon's socket (`--socket`, else the default resolution).
+    pub socket: PathBuf,
+    /// Where the project and local settings are looked for.
+    pub project: PathBuf,
+    /// The forwarder `hookd install` would register.
+    pub forwarder: PathBuf,
+    /// The user settings file (`None` when neither CLAUDE_CONFIG_DIR nor HOME is set).
+    pub user_settings: Option<PathBuf>,
+    /// The log when the daemon cannot tell (`$XDG_STATE_HOME/hookd/events.jsonl`).
+    pub default_log: Option<PathBuf>,
+    /// The rules file when the daemon cannot tell (`$XDG_CONFIG_HOME/hookd/rules.toml`).
+    pub default_rules: Option<PathBuf>,
+    /// The events a complete registration covers.
+    pub events: Vec<HookEventKind>,
+}
+
+impl DoctorOptions {
+    /// The defaults from the environment, for `socket` and `project`.
+    pub fn from_env(socket: PathBuf, project: PathBuf) -> anyhow::Result<DoctorOptions> {
+        Ok(DoctorOptions {
+            socket,
+            project,
+            forwarder: install::sibling_forwarder()?,
+            user_settings: install::claude_config_dir()
+                .ok()
+                .map(|d| d.join("settings.json")),
+            default_log: crate::paths::default_log_path(),
+            default_rules: crate::paths::default_rules_path(),
+            events: install::default_events(),
+        })
+    }
+}
+
+/// One check's result.
+#[derive(Debug, Clone, Serialize)]
+pub struct Check {
+    /// Short name (`forwarder`, `socket`, `daemon`, `settings:user`, …).
+    pub name: String,
+    /// Whether it passed.
+    pub ok: bool,
+    /// What was found.
+    pub message: String,
+    /// What to do, when it failed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fix: Option<String>,
+}
+
+impl Check {
+    fn pass(name: impl Into<String>, message: impl Into<String>) -> Check {
+        Check {
+            name: name.into(),
+            ok: true,
+            message: message.into(),
+            fix: None,
+        }
+    }
+
+    fn fail(name: impl Into<String>, message: impl Into<String>, fix: impl Into<String>) -> Check {
+        Check {
+            name: name.into(),
+            ok: false,
+            message: message.into(),
+            fix: Some(fix.into()),
+        }
+    }
+}
+
+/// Every check, in order.
+#[derive(Debug, Clone, Serialize)]
+pub struct Report {
+    /// True when every check passed.
+    pub ok: bool,
+    /// The checks.
+    pub checks: Vec<Check>,
+}
+
+impl fmt::Display for Report {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for c in &self.checks {
+            write!(
+                f,
+                "{} {}: {}",
+                if c.ok { "✓" } else { "✗" },
+                c.name,
+                c.message
+            )?;
+            if let Some(fix) = &c.fix {
+                write!(f, " → fix: {fix}")?;
+            }
+            writeln!(f)?;
+        }
+        Ok(())
+    }
+}
+
+/// Runs every check.
+pub fn run(options: &DoctorOptions) -> Report {
+    let mut checks = vec![
+        check_forwarder(&options.forwarder),
+        check_socket(&options.socket),
+    ];
+    let (daemon_check, status) = check_daemon(&options.socket);
+    checks.push(daemon_check);
+
+    let mut files = Vec::new();
+    let mut seen_paths: Vec<(Scope, PathBuf)> = Vec::new();
+    for scope in Scope::ALL {
+        let path = match scope {
+            Scope::User => options.user_settings.clone(),
+            _ => install::settings_path(scope, &options.project).ok(),
+        };
+        let Some(path) = path else {
+            checks.push(Check::fail(
+                format!("settings:{}", scope.as_str()),
+                "cannot locate the user settings: neither CLAUDE_CONFIG_DIR nor HOME is set",
+                "set HOME",
+            ));
+            continue;
+        };
+        // In the home directory the project file *is* the user file:
+        // count it once.
+        let same = fs::canonicalize(&path).unwrap_or_else(|_| path.clone());
+        if let Some((earlier, _)) = seen_paths.iter().find(|(_, p)| *p == same) {
+            checks.push(Check::pass(
+                format!("settings:{}", scope.as_str()),
+                format!(
+                    "{}: the same file as settings:{}",
+                    path.display(),
+                    earlier.as_str()
+                ),
+            ));
+            continue;
+        }
+        seen_paths.push((scope, same));
+        let (check, inspection) = check_settings(scope, &path);
+        checks.push(check);
+        if let Some(inspection) = inspection {
+            files.push((scope, inspection));
+        }
+    }
+    checks.push(check_coverage(&files, &options.events));
+
+    let rules = status
+        .as_ref()
+        .and_then(|s| s["rules"]["source"].as_str())
+        .filter(|s| *s != "defaults")
+        .map(PathBuf::from)
+        .or_else(|| options.default_rules.clone().filter(|p| p.exists()));
+    checks.push(check_rules(rules.as_deref(), &options.project));
+
+    let log = status
+        .as_ref()
+        .and_then(|s| s["log"].as_str())
+        .map(PathBuf::from)
+        .or_else(|| options.default_log.clone());
+    checks.push(check_log(log.as_deref()));
+    checks.push(check_fired(log.as_deref(), SystemTime::now()));
+
+    Report {
+        ok: checks.iter().all(|c| c.ok),
+        checks,
+    }
+}
+
+fn check_forwarder(path: &Path) -> Check {
+    let name = "forwarder";
+    let reinstall = "install hookd and hook-forwarder side by side (`cargo install --path .`)";
+    let meta = match fs::metadata(path) {
+        Ok(m) => m,
+        Err(e) => {
+            return Check::fail(name, format!("{}: {e}", path.display()), reinstall);
+        }
+    };
+    if !meta.is_file() || meta.mode() & 0o111 == 0 {
+        return Check::fail(
+            name,
+            format!("{} is not an executable file", path.display()),
+            format!("`chmod +x {}`, or {reinstall}", path.display()),
+        );
+    }
+    let output = Command::new(path)
+        .arg("--version")
+        .stdin(Stdio::null())
+        .stderr(Stdio::null())
+        .output();
+    let version = match output {
+        Ok(out) if out.status.success() => String::from_utf8_lossy(&out.stdout).trim().to_string(),
+        Ok(out) => {
+            return Check::fail(
+                name,
+                format!("{} --version failed ({})", path.display(), out.status),
+                reinstall,
+            )
+        }
+        Err(e) => {
+            return Check::fail(
+                name,
+                format!("{} cannot run: {e}", path.display()),
+                reinstall,
+            )
+        }
+    };
+    let ours = format!("hook-forwarder {}", env!("CARGO_PKG_VERSION"));
+    if version != ours {
+        return Check::fail(
+            name,
+            format!(
+                "{} is `{version}`, this hookd is {}",
+                path.display(),
+                env!("CARGO_PKG_VERSION")
+            ),
+            reinstall,
+        );
+    }
+    Check::pass(name, format!("{} ({version})", path.display()))
+}
+
+fn check_socket(socket: &Path) -> Check {
+    use crate::daemon::socket::{check_path_len, check_private_dir, SocketError};
+    let name = "socket";
+    if let Err(e) = check_path_len(socket) {
+        return Check::fail(name, e.to_string(), "set a shorter HOOKD_SOCKET");
+    }
+    let dir = match socket.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    match check_private_dir(dir) {
+        Ok(()) => {}
+        Err(SocketError::Io { source, .. }) if source.kind() == io::ErrorKind::NotFound => {
+            return Check::pass(
+                name,
+                format!(
+                    "{} (its directory does not exist yet; hookd serve creates it 0700)",
+                    socket.display()
+                ),
+            );
+        }
+        Err(e) => {
+            return Check::fail(
+                name,
+                e.to_string(),
+                format!(
+                    "the directory must be yours, mode 0700, not a symlink: `chmod 700 {}` or remove it and let hookd create it",
+                    dir.display()
+                ),
+            );
+        }
+    }
+    match fs::symlink_metadata(socket) {
+        Ok(meta) if !meta.file_type().is_socket() => Check::fail(
+            name,
+            format!("{} exists and is not a socket", socket.display()),
+            format!("remove {}", socket.display()),
+        ),
+        _ => Check::pass(
+            name,
+            format!("{} (directory private to this user)", socket.display()),
+        ),
+    }
+}
+
+fn check_daemon(socket: &Path) -> (Check, Option<Value>) {
+    let name = "daemon";
+    let fix = "start it: `systemctl --user start hookd.socket` (after `hookd service install`), \
+               or `hookd serve` in a terminal; check HOOKD_SOCKET is the same for hookd and Claude Code";
+    let status =
+        crate::client::Client::connect_with_timeout(socket, "hookd-doctor", STATUS_TIMEOUT)
+            .and_then(|mut c| c.status());
+    match status {
+        Ok(status) => {
+            let message = format!(
+                "hookd {} (pid {}) answers, up {:.0}s, rules generation {} ({} rules from {})",
+                status["version"].as_str().unwrap_or("?"),
+                status["pid"],
+                status["uptime_s"].as_f64().unwrap_or(0.0),
+                status["rules"]["generation"],
+                status["rules"]["count"],
+                status["rules"]["source"].as_str().unwrap_or("?"),
+            );
+            (Check::pass(name, message), Some(status))
+        }
+        Err(e) => (Check::fail(name, e.to_string(), fix), None),
+    }
+}
+
+/// `"30"` for whole numbers, else as written.
+fn secs(v: f64) -> String {
+    if v.fract() == 0.0 {
+        format!("{v:.0}")
+    } else {
+        format!("{v}")
+    }
+}
+
+fn check_settings(scope: Scope, path: &Path) -> (Check, Option<Inspection>) {
+    let name = format!("settings:{}", scope.as_str());
+    let text = match fs::read_to_string(path) {
+        Ok(t) => t,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => {
+            return (
+                Check::pass(name, format!("{}: no file", path.display())),
+                None,
+            );
+        }
+        Err(e) => {
+            return (
+                Check::fail(
+                    name,
+                    format!("{}: {e}", path.display()),
+                    "make the file readable",
+                ),
+                None,
+            );
+        }
+    };
+    let inspection = match install::inspect(&text) {
+        Ok(i) => i,
+        Err(e) => {
+            return (
+                Check::fail(
+                    name,
+                    format!("{}:{e}", path.display()),
+                    "fix the file: Claude Code cannot use a settings file it cannot parse",
+                ),
+                None,
+            );
+        }
+    };
+    let regs = &inspection.registrations;
+    let mut problems = Vec::new();
+    let mut fixes = Vec::new();
+    if inspection.disable_all_hooks {
+        problems.push("\"disableAllHooks\": true turns every hook off".to_string());
+        fixes.push("remove disableAllHooks".to_string());
+    }
+    let mut missing_paths: Vec<&str> = Vec::new();
+    for r in regs {
+        let at = format!("{} (line {})", r.event, r.line);
+        if let Some(t) = r.timeout.filter(|t| *t >= MILLISECONDS_SUSPECT) {
+            problems.push(format!(
+                "{at}: timeout {} looks like milliseconds; Claude Code reads seconds",
+                secs(t)
+            ));
+            fixes.push(format!(
+                "write the timeout in seconds (e.g. {})",
+                secs(t / 1000.0)
+            ));
+        }
+        let claude = r.timeout.unwrap_or_else(|| {
+            HookEventKind::from_name(&r.event).claude_default_timeout_ms() as f64 / 1000.0
+        });
+        let forwarder = r.forwarder_timeout.unwrap_or_else(|| {
+            crate::forwarder::default_timeout(HookEventKind::from_name(&r.event)).as_secs_f64()
+        });
+        if forwarder >= claude {
+            problems.push(format!(
+                "{at}: the forwarder's --timeout {} is not below Claude Code's timeout {} (Claude Code would kill it first and let the action proceed)",
+                secs(forwarder),
+                secs(claude)
+            ));
+            fixes.push("keep timeout > --timeout (see the README's timeout table)".into());
+        }
+        if r.event == HookEventKind::WorktreeCreate.as_str() {
+            problems.push(format!(
+                "{at}: WorktreeCreate must create the worktree and print its path; the forwarder does not"
+            ));
+            fixes.push("remove the WorktreeCreate entry".into());
+        }
+        if r.async_hook && HookEventKind::from_name(&r.event).is_decision_point() {
+            problems.push(format!(
+                "{at}: registered async, so its decision is ignored"
+            ));
+            fixes.push(format!("remove \"async\" from {}", r.event));
+        }
+        let exists = find_executable(&r.command).is_some();
+        if !exists && !missing_paths.contains(&r.command.as_str()) {
+            missing_paths.push(&r.command);
+        }
+    }
+    for path in &missing_paths {
+        problems.push(format!(
+            "forwarder {path} does not exist or is not executable"
+        ));
+        fixes.push(format!(
+            "re-run `hookd install --scope {}` (it rewrites its entries with the current path)",
+            scope.as_str()
+        ));
+    }
+    let summary = if regs.is_empty() {
+        "registers no hook-forwarder".to_string()
+    } else {
+        let mut events: Vec<&str> = regs.iter().map(|r| r.event.as_str()).collect();
+        events.dedup();
+        let mut ladders: BTreeMap<String, usize> = BTreeMap::new();
+        for r in regs {
+            let key = format!(
+                "{}/{}s",
+                r.forwarder_timeout.map_or("default".into(), secs),
+                r.timeout.map_or("default".into(), secs)
+            );
+            *ladders.entry(key).or_default() += 1;
+        }
+        let ladders: Vec<String> = ladders
+            .into_iter()
+            .map(|(k, n)| format!("{k} ×{n}"))
+            .collect();
+        format!(
+            "{} registration{} for {} event{} (forwarder/Claude Code timeouts: {})",
+            regs.len(),
+            if regs.len() == 1 { "" } else { "s" },
+            events.len(),
+            if events.len() == 1 { "" } else { "s" },
+            ladders.join(", ")
+        )
+    };
+    let message = format!("{}: {summary}", path.display());
+    let check = if problems.is_empty() {
+        Check::pass(name, message)
+    } else {
+        fixes.dedup();
+        Check::fail(
+            name,
+            format!("{message}; {}", problems.join("; ")),
+            fixes.join("; "),
+        )
+    };
+    (check, Some(inspection))
+}
+
+/// `command` if it is an executable file; a bare name is looked up in
+/// `PATH`, as a shell-form hook command would be.
+fn find_executable(command: &str) -> Option<PathBuf> {
+    let executable = |p: &Path| fs::metadata(p).is_ok_and(|m| m.is_file() && m.mode() & 0o111 != 0);
+    if command.contains('/') {
+        let path = PathBuf::from(command);
+        return executable(&path).then_some(path);
+    }
+    std::env::split_paths(&std::env::var_os("PATH")?)
+        .map(|dir| dir.join(command))
+        .find(|p| executable(p))
+}
+
+fn check_coverage(files: &[(Scope, Inspection)], events: &[HookEventKind]) -> Check {
+    let name = "events";
+    let mut seen: BTreeMap<&str, Vec<String>> = BTreeMap::new();
+    for (scope, inspection) in files {
+        for r in &inspection.registrations {
+            seen.entry(r.event.as_str()).or_default().push(format!(
+                "{}:{}",
+                scope.as_str(),
+                r.line
+            ));
+        }
+    }
+    if seen.is_empty() {
+        return Check::fail(
+            name,
+            "no settings file registers hook-forwarder, so no hook reaches hookd",
+            "`hookd install` (every project) or `hookd install --scope project`",
+        );
+    }
+    let missing: Vec<&str> = events
+        .iter()
+        .map(|k| k.as_str())
+        .filter(|e| !seen.contains_key(e))
+        .collect();
+    let duplicates: Vec<String> = seen
+        .iter()
+        .filter(|(_, at)| at.len() > 1)
+        .map(|(event, at)| format!("{event} ({})", at.join(", ")))
+        .collect();
+    let mut problems = Vec::new();
+    let mut fixes = Vec::new();
+    if !missing.is_empty() {
+        problems.push(format!("not registered: {}", missing.join(", ")));
+        fixes.push("`hookd install` registers every event".to_string());
+    }
+    if !duplicates.is_empty() {
+        problems.push(format!(
+            "registered more than once, so hookd sees each of these hooks twice: {}",
+            duplicates.join("; ")
+        ));
+        fixes.push(
+            "keep one registration per event (`hookd uninstall --scope …` removes hookd's entries from a file)"
+                .to_string(),
+        );
+    }
+    if problems.is_empty() {
+        Check::pass(name, format!("{} events registered, each once", seen.len()))
+    } else {
+        Check::fail(name, problems.join("; "), fixes.join("; "))
+    }
+}
+
+fn check_rules(user: Option<&Path>, project: &Path) -> Check {
+    let name = "rules";
+    let mut parts = Vec::new();
+    let mut errors = Vec::new();
+    match user {
+        Some(path) => {
+            let report = crate::rules::check(path);
+            match report.errors.first() {
+                None => parts.push(format!("{}: {} rules", path.display(), report.rules)),
+                Some(first) => errors.push(plural_errors(first, report.errors.len())),
+            }
+        }
+        None => parts.push("no rules file, the built-in defaults apply".to_string()),
+    }
+    let project_file = crate::rules::project_rules_path(project);
+    if project_file.exists() {
+        let report = crate::rules::check_as(&project_file, crate::rules::LayerKind::Project);
+        match report.errors.first() {
+            None => parts.push(format!(
+                "{}: {} rules",
+                project_file.display(),
+                report.rules
+            )),
+            Some(first) => errors.push(plural_errors(first, report.errors.len())),
+        }
+    }
+    if errors.is_empty() {
+        Check::pass(name, parts.join("; "))
+    } else {
+        Check::fail(
+            name,
+            errors.join("; "),
+            "fix the file (`hookd rules check FILE` lists every error); the daemon keeps the last good rules meanwhile",
+        )
+    }
+}
+
+/// The first error of a rules file, and how many there are.
+fn plural_errors(first: &impl fmt::Display, n: usize) -> String {
+    match n {
+        1 => format!("{first}"),
+        n => format!(
+            "{first} (and {} more error{})",
+            n - 1,
+            if n == 2 { "" } else { "s" }
+        ),
+    }
+}
+
+fn check_log(log: Option<&Path>) -> Check {
+    let name = "log";
+    let Some(log) = log else {
+        return Check::fail(
+            name,
+            "no log path: neither XDG_STATE_HOME nor HOME is set",
+            "set HOME, or run the daemon with --log",
+        );
+    };
+    let fix = |what: &Path| {
+        format!(
+            "make {} writable by this user, or point hookd at another log (`hookd serve --log FILE`, XDG_STATE_HOME)",
+            what.display()
+        )
+    };
+    match fs::metadata(log) {
+        Ok(meta) => {
+            // Opening for append writes nothing; mode bits are checked too
+            // because root passes every access check.
+            let writable =
+                meta.mode() & 0o222 != 0 && OpenOptions::new().append(true).open(log).is_ok();
+            if writable {
+                Check::pass(
+                    name,
+                    format!("{} is writable ({} bytes)", log.display(), meta.len()),
+                )
+            } else {
+                Check::fail(name, format!("{} is not writable", log.display()), fix(log))
+            }
+        }
+        Err(_) => {
+            // Not created yet: the nearest existing ancestor must let us
+            // create the rest.
+            let mut dir = log.parent();
+            while let Some(d) = dir {
+                if let Ok(meta) = fs::metadata(d) {
+                    let ok = meta.is_dir()
+                        && meta.mode() & 0o222 != 0
+                        && nix::unistd::access(d, nix::unistd::AccessFlags::W_OK).is_ok();
+                    return if ok {
+                        Check::pass(
+                            name,
+                            format!("{} does not exist yet; hookd can create it", log.display()),
+                        )
+                    } else {
+                        Check::fail(
+                            name,
+                            format!(
+                                "{} cannot be created: {} is not writable",
+                                log.display(),
+                                d.display()
+                            ),
+                            fix(d),
+                        )
+                    };
+                }
+                dir = d.parent();
+            }
+            Check::fail(
+                name,
+                format!("{} cannot be created", log.display()),
+                fix(log),
+            )
+        }
+    }
+}
+
+/// The last event line from Claude Code in `path` (or its first rotation).
+pub fn last_claude_code_event(path: &Path) -> Option<Value> {
+    let mut rotated = path.as_os_str().to_os_string();
+    rotated.push(".1");
+    [path.to_path_buf(), PathBuf::from(rotated)]
+        .iter()
+        .find_map(|p| {
+            let text = read_tail(p, LOG_TAIL_BYTES).ok()?;
+            text.lines().rev().find_map(|line| {
+                let v: Value = serde_json::from_str(line).ok()?;
+                (v["type"] == "event" && v["harness"] == "claude-code").then_some(v)
+            })
+        })
+}
+
+fn read_tail(path: &Path, max: u64) -> io::Result<String> {
+    let mut file = fs::File::open(path)?;
+    let len = file.metadata()?.len();
+    file.seek(SeekFrom::Start(len.saturating_sub(max)))?;
+    let mut bytes = Vec::new();
+    file.read_to_end(&mut bytes)?;
+    Ok(String::from_utf8_lossy(&bytes).into_owned())
+}
+
+fn check_fired(log: Option<&Path>, now: SystemTime) -> Check {
+    let name = "hooks fire";
+    let fix = "start a Claude Code session in a project where the hooks are registered and run doctor again; \
+               `claude --debug=hooks` shows what Claude Code runs";
+    let Some(log) = log else {
+        return Check::fail(name, "no log to look in", fix);
+    };
+    match last_claude_code_event(log) {
+        Some(event) => {
+            let at = event["received_at"]
+                .as_str()
+                .and_then(crate::time::parse_rfc3339);
+            let ago = at
+                .and_then(|t| now.duration_since(t).ok())
+                .map_or("at an unknown time".to_string(), |d| {
+                    format!("{} ago", human(d))
+                });
+            Check::pass(
+                name,
+                format!(
+                    "last Claude Code event: {} {ago} (session {}, cwd {})",
+                    event["kind"].as_str().unwrap_or("?"),
+                    event["session_id"]
+                        .as_str()
+                        .map_or("?", |s| &s[..s.len().min(8)]),
+                    event["cwd"].as_str().unwrap_or("?"),
+                ),
+            )
+        }
+        None => Check::fail(
+            name,
+            format!("no event from Claude Code in {}", log.display()),
+            fix,
+        ),
+    }
+}
+
+/// `42s`, `3m`, `5h`, `2d`.
+fn human(d: Duration) -> String {
+    let s = d.as_secs();
+    match s {
+        0..=119 => format!("{s}s"),
+        120..=7199 => format!("{}m", s / 60),
+        7200..=172_799 => format!("{}h", s / 3600),
+        _ => format!("{}d", s / 86_400),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn inspection(text: &str) -> Inspection {
+        install::inspect(text).unwrap()
+    }
+
+    #[test]
+    fn coverage_flags_missing_and_duplicate_events() {
+        let one = inspection(
+            r#"{"hooks":{"PreToolUse":[{"hooks":[{"type":"command","command":"/x/hook-forwarder","args":[]}]}]}}"#,
+        );
+        let check = check_coverage(
+            &[(Scope::User, one.clone()), (Scope::Project, one)],
+            &[HookEventKind::PreToolUse, HookEventKind::Stop],
+        );
+        assert!(!check.ok);
+        assert!(
+            check.message.contains("not registered: Stop"),
+            "{}",
+            check.message
+        );
+        assert!(
+            check.message.contains("PreToolUse (user:1, project:1)"),
+            "{}",
+            check.message
+        );
+        let none = check_coverage(&[], &[HookEventKind::PreToolUse]);
+        assert!(!none.ok && none.message.contains("no settings file"));
+    }
+
+    #[test]
+    fn settings_flag_milliseconds_missing_forwarders_and_a_broken_ladder() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("settings.json");
+        fs::write(
+            &path,
+            r#"{"hooks":{"PreToolUse":[{"hooks":[{"type":"command","command":"/nowhere/hook-forwarder","args":["--timeout","25"],"timeout":30000}]}],
+               "Stop":[{"hooks":[{"type":"command","command":"/nowhere/hook-forwarder","args":["--timeout","25"],"timeout":20}]}]}}"#,
+        )
+        .unwrap();
+        let (check, _) = check_settings(Scope::Project, &path);
+        assert!(!check.ok);
+        for want in [
+            "PreToolUse (line 1): timeout 30000 looks like milliseconds",
+            "Stop (line 2): the forwarder's --timeout 25 is not below Claude Code's timeout 20",
+            "forwarder /nowhere/hook-forwarder does not exist",
+        ] {
+            assert!(check.message.contains(want), "{want}: {}", check.message);
+        }
+        assert!(check.fix.unwrap().contains("seconds (e.g. 30)"));
+    }
+
+    #[test]
+    fn the_last_claude_code_event_is_found_and_aged() {
+        let dir = tempfile::tempdir().unwrap();
+        let log = dir.path().join("events.jsonl");
+        fs::write(
+            &log,
+            concat!(
+                r#"{"type":"event","harness":"claude-code","kind":"PreToolUse","received_at":"2026-11-22T10:00:00Z","session_id":"abcdef0123","cwd":"/p"}"#,
+                "\n",
+                r#"{"type":"event","harness":"agent-sdk","kind":"Stop","received_at":"2026-11-22T10:01:00Z"}"#,
+                "\n{\"torn",
+            ),
+        )
+        .unwrap();
+        let now = crate::time::parse_rfc3339("2026-11-22T10:05:00Z").unwrap();
+        let check = check_fired(Some(&log), now);
+        assert!(check.ok);
+        assert_eq!(
+            check.message,
+            "last Claude Code event: PreToolUse 5m ago (session abcdef01, cwd /p)"
+        );
+        let empty = dir.path().join("empty.jsonl");
+        fs::write(&empty, "").unwrap();
+        assert!(!check_fired(Some(&empty), now).ok);
+    }
+}
