@@ -80,6 +80,14 @@ pub async fn answer(req: HookRequest, shared: &Shared, shutdown: &CancellationTo
         serde_json::to_vec(&event.record_with_input(&redacted)).expect("records serialize");
     let log_line = line(&log_json);
     shared.log.push(log_line.clone());
+    // In the table before anyone is told it is pending: a client that
+    // decides the instant it sees the event must find it there.
+    let resolution = pending.then(|| {
+        let record = log_line.slice(..log_line.len() - 1);
+        shared
+            .hub
+            .add_pending(event.id, kind, &meta, record, deadline)
+    });
     shared
         .hub
         .publish(&meta, |redact| match (&redacted, redact) {
@@ -90,11 +98,7 @@ pub async fn answer(req: HookRequest, shared: &Shared, shutdown: &CancellationTo
             _ => push_frame(PushKind::Event { pending }, &log_json),
         });
 
-    let judgement = if pending {
-        let record = log_line.slice(..log_line.len() - 1);
-        let resolution = shared
-            .hub
-            .add_pending(event.id, kind, &meta, record, deadline);
+    let judgement = if let Some(resolution) = resolution {
         let wait_until = match shared.config.decisions.timeout_for(event.name()) {
             Timeout::After(limit) => deadline.min(started + limit),
             Timeout::Never => deadline,
