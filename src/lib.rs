@@ -9,6 +9,7 @@ pub mod event;
 pub mod forwarder;
 pub mod paths;
 pub mod protocol;
+pub mod providers;
 pub mod redact;
 pub mod replay;
 pub mod rules;
