@@ -181,6 +181,10 @@ struct ServeArgs {
     /// Largest frame accepted, in bytes.
     #[arg(long, value_name = "BYTES", default_value_t = hookd::protocol::DEFAULT_MAX_FRAME)]
     max_frame_bytes: usize,
+    /// The agent-SDK adapter: the directory holding adapter.mjs and its
+    /// node_modules (install them with `npm ci --prefix DIR`).
+    #[arg(long, value_name = "DIR", env = "HOOKD_ADAPTER_DIR", default_value = concat!(env!("CARGO_MANIFEST_DIR"), "/adapter"))]
+    adapter_dir: PathBuf,
 }
 
 /// The daemon allocates per hook (frames, JSON trees, records); mimalloc made
@@ -247,6 +251,7 @@ fn serve(args: ServeArgs) -> anyhow::Result<()> {
         permissive: args.permissive,
         max_frame: args.max_frame_bytes,
         config,
+        adapter_dir: args.adapter_dir,
     })
 }
 

@@ -18,7 +18,7 @@ use tokio::sync::mpsc;
 use tokio_util::codec::Framed;
 use tokio_util::sync::CancellationToken;
 
-use super::hub::SUBSCRIBER_QUEUE;
+use super::hub::{ClientQueue, SUBSCRIBER_QUEUE};
 use super::{hook, Shared};
 use crate::decision::Answer;
 use crate::protocol::codec::{FrameCodec, FrameError, RawFrame};
@@ -32,7 +32,15 @@ const FIRST_FRAME_TIMEOUT: Duration = Duration::from_secs(60);
 const SHUTDOWN_FIRST_FRAME_GRACE: Duration = Duration::from_millis(500);
 
 /// What a version-1 daemon offers in `welcome`.
-pub const CAPABILITIES: &[&str] = &["hook", "subscribe", "pending", "decide", "status"];
+pub const CAPABILITIES: &[&str] = &[
+    "hook",
+    "subscribe",
+    "pending",
+    "decide",
+    "status",
+    "run",
+    "abort",
+];
 
 type Conn = Framed<UnixStream, FrameCodec>;
 
@@ -134,6 +142,14 @@ async fn session(hello: Hello, mut conn: Conn, shared: &Arc<Shared>, shutdown: &
     let client_id = shared.hub.client_id();
     let (push_tx, mut pushes) = mpsc::channel::<Bytes>(SUBSCRIBER_QUEUE);
     let dropped = Arc::new(AtomicU64::new(0));
+    let queue = ClientQueue {
+        client_id,
+        queue: push_tx.clone(),
+        dropped: dropped.clone(),
+    };
+    // Runs this connection started: aborted when it goes away, like a
+    // terminal's processes when it closes.
+    let mut runs: Vec<String> = Vec::new();
     // Hooks sent on this connection are answered by their own tasks: one may
     // wait for a decision that this very client is about to send.
     let (reply_tx, mut replies) = mpsc::unbounded_channel::<Reply>();
@@ -191,6 +207,23 @@ async fn session(hello: Hello, mut conn: Conn, shared: &Arc<Shared>, shutdown: &
                     }
                     Request::Pending(r) => Reply::ok(&r.req, Some(serde_json::Value::Array(shared.hub.pending_list()))),
                     Request::Status(r) => Reply::ok(&r.req, Some(shared.status())),
+                    Request::Run(r) => {
+                        let req = r.req.clone();
+                        match shared.runs.start(shared, r, queue.clone(), &hello.name, shutdown) {
+                            Ok(started) => {
+                                runs.push(started.run_id.clone());
+                                let result = serde_json::json!({ "run_id": started.run_id });
+                                send(&mut conn, &Reply::ok(&req, Some(result))).await;
+                                started.go();
+                                continue;
+                            }
+                            Err(e) => Reply::request_error(&req, e.code, e.message),
+                        }
+                    }
+                    Request::Abort(a) => match shared.runs.abort(&a.run_id, &format!("client:{}", hello.name)) {
+                        Ok(()) => Reply::ok(&a.req, None),
+                        Err(e) => Reply::request_error(&a.req, e.code, e.message),
+                    },
                     Request::Decide(d) => {
                         let answer = Answer {
                             verdict: d.verdict,
@@ -209,6 +242,10 @@ async fn session(hello: Hello, mut conn: Conn, shared: &Arc<Shared>, shutdown: &
         }
     }
     shared.hub.unsubscribe(client_id);
+    for run_id in runs {
+        // Ended runs are gone from the table already; that is fine.
+        let _ = shared.runs.abort(&run_id, "its client, which disconnected");
+    }
     tracing::info!(name = %hello.name, "peer disconnected");
 }
 
