@@ -69,6 +69,47 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Run a Claude Agent SDK session through the daemon, under its rules,
+    /// and stream it here. Exit 0 on success; Ctrl-C aborts the run.
+    Run(RunArgs),
+}
+
+#[derive(Parser)]
+struct RunArgs {
+    #[command(flatten)]
+    client: ClientArgs,
+    /// The prompt.
+    prompt: String,
+    /// Model name or alias [default: the provider's, else Claude Code's].
+    #[arg(long, value_name = "M")]
+    model: Option<String>,
+    /// Working directory of the session [default: this one].
+    #[arg(long, value_name = "DIR")]
+    cwd: Option<PathBuf>,
+    /// Stop after N model turns.
+    #[arg(long, value_name = "N")]
+    max_turns: Option<u32>,
+    /// Stop once the run has cost this many US dollars.
+    #[arg(long, value_name = "USD")]
+    max_budget_usd: Option<f64>,
+    /// A [providers.NAME] of the daemon's config [default: the daemon's environment].
+    #[arg(long, value_name = "P")]
+    provider: Option<String>,
+    /// Resume this session id.
+    #[arg(long, value_name = "ID")]
+    resume: Option<String>,
+    /// default, acceptEdits, bypassPermissions, plan, dontAsk or auto.
+    #[arg(long, value_name = "MODE")]
+    permission_mode: Option<String>,
+    /// Tools allowed without asking (repeatable; permission-rule syntax).
+    #[arg(long = "allowed-tool", value_name = "RULE")]
+    allowed_tools: Vec<String>,
+    /// Tools taken away from the session (repeatable).
+    #[arg(long = "disallowed-tool", value_name = "RULE")]
+    disallowed_tools: Vec<String>,
+    /// Print every frame of the run as NDJSON.
+    #[arg(long)]
+    json: bool,
 }
 
 #[derive(Subcommand)]
@@ -218,9 +259,48 @@ fn main() -> ExitCode {
         Command::Status { client, json } => status(&client, json),
         Command::Rules(command) => rules(command),
         Command::Replay { log, rules, json } => replay(&log, rules, json),
+        Command::Run(args) => return run(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("hookd: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn run(args: RunArgs) -> ExitCode {
+    let cwd = match args
+        .cwd
+        .map_or_else(std::env::current_dir, std::path::absolute)
+    {
+        Ok(cwd) => cwd,
+        Err(e) => {
+            eprintln!("hookd: --cwd: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let options = hookd::protocol::RunOptions {
+        model: args.model,
+        cwd: Some(cwd.display().to_string()),
+        max_turns: args.max_turns,
+        max_budget_usd: args.max_budget_usd,
+        allowed_tools: args.allowed_tools,
+        disallowed_tools: args.disallowed_tools,
+        permission_mode: args.permission_mode,
+        resume: args.resume,
+        ..Default::default()
+    };
+    let run = hookd::run_client::RunArgs {
+        socket: args.client.socket.unwrap_or_else(hookd::paths::socket_path),
+        prompt: args.prompt,
+        options,
+        provider: args.provider,
+        json: args.json,
+    };
+    match hookd::run_client::run(run, &mut std::io::stdout().lock()) {
+        Ok(code) => ExitCode::from(code),
         Err(e) => {
             eprintln!("hookd: {e:#}");
             ExitCode::FAILURE

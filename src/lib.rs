@@ -13,5 +13,6 @@ pub mod providers;
 pub mod redact;
 pub mod replay;
 pub mod rules;
+pub mod run_client;
 pub mod tail;
 pub mod time;
