@@ -101,7 +101,8 @@ const PERMISSION_MODES: &[&str] = &[
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Refused {
     /// `invalid_request` (the request or the config is wrong), `unavailable`
-    /// (Node.js or the adapter's dependencies are missing), `not_found`.
+    /// (Node.js or the adapter's dependencies are missing), `not_found`,
+    /// `shutting_down`.
     pub code: ErrorCode,
     /// Names the field or says what to install.
     pub message: String,
@@ -204,7 +205,10 @@ impl Runs {
         shutdown: &CancellationToken,
     ) -> Result<Started, Refused> {
         if shutdown.is_cancelled() {
-            return Err(Refused::invalid("hookd is stopping"));
+            return Err(Refused {
+                code: ErrorCode::ShuttingDown,
+                message: "hookd is stopping".into(),
+            });
         }
         let plan = self.plan(shared, &request)?;
         let run_id = crate::event::new_id().to_string();
