@@ -515,5 +515,19 @@ fn status(client: &ClientArgs, json: bool) -> anyhow::Result<()> {
             println!("  {name:<18} {value}");
         }
     }
+    if let Some(runs) = status["runs"].as_array() {
+        println!("agent-sdk runs: {}", runs.len());
+        for r in runs {
+            println!(
+                "  {}  {:<8} pid {}  {:.0}s  {}  {}",
+                r["run_id"].as_str().unwrap_or("?"),
+                r["state"].as_str().unwrap_or("?"),
+                r["pid"],
+                r["elapsed_s"].as_f64().unwrap_or(0.0),
+                r["client"].as_str().unwrap_or("?"),
+                r["cwd"].as_str().unwrap_or("?"),
+            );
+        }
+    }
     Ok(())
 }

@@ -121,7 +121,12 @@ async fn stream(args: RunArgs, out: &mut impl Write) -> anyhow::Result<u8> {
             Reply::Error(e) if e.req.as_deref() == Some("abort") => {
                 eprintln!("hookd run: abort refused: {} ({})", e.message, e.code);
             }
-            Reply::Error(e) => anyhow::bail!("hookd refused the run: {} ({})", e.message, e.code),
+            Reply::Error(e) if e.req.as_deref() == Some("run") => {
+                anyhow::bail!("hookd refused the run: {} ({})", e.message, e.code)
+            }
+            Reply::Error(e) => {
+                anyhow::bail!("hookd ended the connection: {} ({})", e.message, e.code)
+            }
             Reply::RunDone(done) => {
                 if !args.json {
                     view.done(&done, out)?;

@@ -31,6 +31,11 @@ const FIRST_FRAME_TIMEOUT: Duration = Duration::from_secs(60);
 /// its first frame and still be answered.
 const SHUTDOWN_FIRST_FRAME_GRACE: Duration = Duration::from_millis(500);
 
+/// On shutdown, how long a connection waits for the runs it started to end
+/// (they are being aborted) so that their `run_done` reaches it; within the
+/// accept loop's grace.
+const SHUTDOWN_RUN_DRAIN: Duration = Duration::from_millis(2500);
+
 /// What a version-1 daemon offers in `welcome`.
 pub const CAPABILITIES: &[&str] = &[
     "hook",
@@ -156,6 +161,23 @@ async fn session(hello: Hello, mut conn: Conn, shared: &Arc<Shared>, shutdown: &
     loop {
         tokio::select! {
             _ = shutdown.cancelled() => {
+                // The runs started here are being aborted: let their last
+                // frames (run_done above all) through first, for a while.
+                let drain = async {
+                    loop {
+                        let live = runs.iter().any(|id| shared.runs.is_live(id));
+                        let frame = if live { pushes.recv().await } else { pushes.try_recv().ok() };
+                        match frame {
+                            Some(frame) => {
+                                if conn.send(RawFrame(frame)).await.is_err() {
+                                    return;
+                                }
+                            }
+                            None => return,
+                        }
+                    }
+                };
+                let _ = tokio::time::timeout(SHUTDOWN_RUN_DRAIN, drain).await;
                 send(&mut conn, &Reply::error(ErrorCode::ShuttingDown, "hookd is stopping", None)).await;
                 break;
             }

@@ -422,6 +422,15 @@ impl Runs {
         }
     }
 
+    /// Whether run `run_id` is still in the table (its `run_done` has not
+    /// been queued yet).
+    pub fn is_live(&self, run_id: &str) -> bool {
+        self.table
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .contains_key(run_id)
+    }
+
     fn update(&self, run_id: &str, change: impl FnOnce(&mut RunEntry)) {
         if let Some(entry) = self
             .table
@@ -871,7 +880,6 @@ async fn finish(run: &Run, outcome: Outcome, shared: &Arc<Shared>) {
         duration_ms = done.duration_ms,
         "run ended"
     );
-    shared.runs.remove(&run_id);
     let record = Reply::RunDone(done);
     // Everything of this run is in the owner's queue already; this frame
     // must not be dropped for a full queue, so it waits for room.
@@ -880,6 +888,9 @@ async fn finish(run: &Run, outcome: Outcome, shared: &Arc<Shared>) {
     let mut frame = serde_json::to_vec(&record).expect("records serialize");
     frame.push(b'\n');
     owner.push_surely(frame.into()).await;
+    // Out of the table only now: a run that is not live any more has its
+    // run_done queued (a stopping connection relies on that).
+    shared.runs.remove(&run_id);
 }
 
 /// Writes frames to the adapter's stdin until every sender is gone or the
