@@ -702,6 +702,11 @@ async fn supervise(
     }
     // Nobody will read decisions any more: pending events fall back now.
     run.link.ended.cancel();
+    if outcome.done.is_none() {
+        // Crashed, killed or aborted: the Claude Code process it started
+        // goes too. Not reaped yet, the adapter keeps its group id taken.
+        kill_group(run.pid);
+    }
     let status = match tokio::time::timeout(EXIT_GRACE, child.wait()).await {
         Ok(status) => status,
         Err(_) => {
@@ -710,9 +715,9 @@ async fn supervise(
             child.wait().await
         }
     };
-    // Whatever is left of the group (the Claude Code process, if the
-    // adapter died first) goes too. The group id stays reserved while any
-    // member lives, so this cannot hit a stranger.
+    // Whatever is still left of the group goes too. A group id cannot be
+    // handed out again while any member lives; with none left this is
+    // ESRCH (pids are allocated in sequence, not reused at once).
     kill_group(run.pid);
     outcome.exit = Some(match status {
         Ok(status) => status.to_string(),
