@@ -94,6 +94,9 @@ enum Command {
     /// Run hookd as a systemd user service.
     #[command(subcommand)]
     Service(ServiceCommand),
+    /// Run a Claude Agent SDK session through the daemon, under its rules,
+    /// and stream it here. Exit 0 on success; Ctrl-C aborts the run.
+    Run(RunArgs),
 }
 
 #[derive(Subcommand)]
@@ -172,6 +175,44 @@ struct InstallArgs {
     /// The hook-forwarder to register [default: the one next to this hookd].
     #[arg(long, value_name = "PATH")]
     forwarder: Option<PathBuf>,
+}
+
+#[derive(Parser)]
+struct RunArgs {
+    #[command(flatten)]
+    client: ClientArgs,
+    /// The prompt.
+    prompt: String,
+    /// Model name or alias [default: the provider's, else Claude Code's].
+    #[arg(long, value_name = "M")]
+    model: Option<String>,
+    /// Working directory of the session [default: this one].
+    #[arg(long, value_name = "DIR")]
+    cwd: Option<PathBuf>,
+    /// Stop after N model turns.
+    #[arg(long, value_name = "N")]
+    max_turns: Option<u32>,
+    /// Stop once the run has cost this many US dollars.
+    #[arg(long, value_name = "USD")]
+    max_budget_usd: Option<f64>,
+    /// A [providers.NAME] of the daemon's config [default: the daemon's environment].
+    #[arg(long, value_name = "P")]
+    provider: Option<String>,
+    /// Resume this session id.
+    #[arg(long, value_name = "ID")]
+    resume: Option<String>,
+    /// default, acceptEdits, bypassPermissions, plan, dontAsk or auto.
+    #[arg(long, value_name = "MODE")]
+    permission_mode: Option<String>,
+    /// Tools allowed without asking (repeatable; permission-rule syntax).
+    #[arg(long = "allowed-tool", value_name = "RULE")]
+    allowed_tools: Vec<String>,
+    /// Tools taken away from the session (repeatable).
+    #[arg(long = "disallowed-tool", value_name = "RULE")]
+    disallowed_tools: Vec<String>,
+    /// Print every frame of the run as NDJSON.
+    #[arg(long)]
+    json: bool,
 }
 
 #[derive(Subcommand)]
@@ -284,6 +325,10 @@ struct ServeArgs {
     /// Largest frame accepted, in bytes.
     #[arg(long, value_name = "BYTES", default_value_t = hookd::protocol::DEFAULT_MAX_FRAME)]
     max_frame_bytes: usize,
+    /// The agent-SDK adapter: the directory holding adapter.mjs and its
+    /// node_modules (install them with `npm ci --prefix DIR`).
+    #[arg(long, value_name = "DIR", env = "HOOKD_ADAPTER_DIR", default_value = concat!(env!("CARGO_MANIFEST_DIR"), "/adapter"))]
+    adapter_dir: PathBuf,
 }
 
 /// The daemon allocates per hook (frames, JSON trees, records); mimalloc made
@@ -330,9 +375,48 @@ fn main() -> ExitCode {
         Command::Service(ServiceCommand::Install { bin_dir, dry_run }) => {
             service_install(bin_dir, dry_run)
         }
+        Command::Run(args) => return run(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("hookd: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn run(args: RunArgs) -> ExitCode {
+    let cwd = match args
+        .cwd
+        .map_or_else(std::env::current_dir, std::path::absolute)
+    {
+        Ok(cwd) => cwd,
+        Err(e) => {
+            eprintln!("hookd: --cwd: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let options = hookd::protocol::RunOptions {
+        model: args.model,
+        cwd: Some(cwd.display().to_string()),
+        max_turns: args.max_turns,
+        max_budget_usd: args.max_budget_usd,
+        allowed_tools: args.allowed_tools,
+        disallowed_tools: args.disallowed_tools,
+        permission_mode: args.permission_mode,
+        resume: args.resume,
+        ..Default::default()
+    };
+    let run = hookd::run_client::RunArgs {
+        socket: args.client.socket.unwrap_or_else(hookd::paths::socket_path),
+        prompt: args.prompt,
+        options,
+        provider: args.provider,
+        json: args.json,
+    };
+    match hookd::run_client::run(run, &mut std::io::stdout().lock()) {
+        Ok(code) => ExitCode::from(code),
         Err(e) => {
             eprintln!("hookd: {e:#}");
             ExitCode::FAILURE
@@ -358,6 +442,7 @@ fn serve(args: ServeArgs) -> anyhow::Result<()> {
         permissive: args.permissive,
         max_frame: args.max_frame_bytes,
         config,
+        adapter_dir: args.adapter_dir,
     })
 }
 
@@ -541,6 +626,20 @@ fn status(client: &ClientArgs, json: bool) -> anyhow::Result<()> {
     if let Some(counters) = c.as_object() {
         for (name, value) in counters {
             println!("  {name:<18} {value}");
+        }
+    }
+    if let Some(runs) = status["runs"].as_array() {
+        println!("agent-sdk runs: {}", runs.len());
+        for r in runs {
+            println!(
+                "  {}  {:<8} pid {}  {:.0}s  {}  {}",
+                r["run_id"].as_str().unwrap_or("?"),
+                r["state"].as_str().unwrap_or("?"),
+                r["pid"],
+                r["elapsed_s"].as_f64().unwrap_or(0.0),
+                r["client"].as_str().unwrap_or("?"),
+                r["cwd"].as_str().unwrap_or("?"),
+            );
         }
     }
     Ok(())

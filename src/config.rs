@@ -19,6 +19,10 @@
 //! [redact]
 //! defaults = true           # the built-in patterns (API keys, tokens, private keys, password=)
 //! patterns = ["corp-[0-9]{6}"]
+//!
+//! [providers.work]          # for agent-SDK runs: see crate::providers
+//! kind = "anthropic"
+//! api_key_env = "WORK_ANTHROPIC_KEY"
 //! ```
 
 use std::collections::BTreeMap;
@@ -28,6 +32,7 @@ use std::time::Duration;
 use serde::{Deserialize, Deserializer};
 
 use crate::claude::HookEventKind;
+use crate::providers::Provider;
 use crate::redact::Redactor;
 
 /// The whole file.
@@ -43,6 +48,12 @@ pub struct Config {
     /// `[redact]`.
     #[serde(default)]
     pub redact: RedactConfig,
+    /// `[providers.NAME]` as written; validated into [`Config::providers`].
+    #[serde(default, rename = "providers")]
+    raw_providers: BTreeMap<String, toml::Value>,
+    /// The providers agent-SDK runs may name, by name.
+    #[serde(skip)]
+    pub providers: BTreeMap<String, Provider>,
 }
 
 /// How long a pending decision may wait.
@@ -197,6 +208,12 @@ impl Config {
         config
             .redactor()
             .map_err(|e| anyhow::anyhow!("{}: [redact]: {e}", origin.display()))?;
+        let mut config = config;
+        config.providers = crate::providers::parse_all(&config.raw_providers)
+            .map_err(|e| anyhow::anyhow!("{}: {e}", origin.display()))?
+            .into_iter()
+            .map(|p| (p.name.clone(), p))
+            .collect();
         Ok(config)
     }
 
@@ -262,5 +279,25 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(err.contains("[redact]"), "{err}");
+        let err = Config::parse(
+            "[providers.gw]\nkind = \"custom\"\napi_key_env = \"K\"\nbase_url = \"gw.example\"\n",
+            Path::new("c.toml"),
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(
+            err.starts_with("c.toml: [providers.gw].base_url: `gw.example`"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn providers_are_validated_and_kept_by_name() {
+        let c = Config::parse(
+            "[providers.max]\nkind = \"claude-max\"\n[providers.or]\nkind = \"openrouter\"\napi_key_env = \"OR\"\n",
+            Path::new("c.toml"),
+        )
+        .unwrap();
+        assert_eq!(c.providers.keys().collect::<Vec<_>>(), ["max", "or"]);
     }
 }

@@ -175,6 +175,9 @@ pub struct Decision {
     pub decision_id: Uuid,
     /// The event decided.
     pub event_id: Uuid,
+    /// The agent-SDK run the event came from, if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub run_id: Option<String>,
     /// What was answered.
     #[serde(flatten)]
     pub answer: Answer,

@@ -60,6 +60,8 @@ pub struct Event {
     pub raw: Value,
     /// The `CLAUDE*` environment of the hook process.
     pub env: BTreeMap<String, String>,
+    /// The agent-SDK run it came from, if any.
+    pub run_id: Option<String>,
 }
 
 impl Event {
@@ -72,6 +74,7 @@ impl Event {
             input: HookInput::parse(&raw),
             raw,
             env,
+            run_id: None,
         }
     }
 
@@ -114,6 +117,7 @@ impl Event {
             id: self.id,
             received_at: crate::time::rfc3339(self.received_at),
             harness: self.harness,
+            run_id: self.run_id.as_deref(),
             session_id: self.input.base.session_id.as_deref(),
             cwd: self.input.base.cwd.as_deref(),
             project_dir: self.env.get("CLAUDE_PROJECT_DIR").map(Path::new),
@@ -135,6 +139,9 @@ pub struct EventRecord<'a> {
     pub received_at: String,
     /// `claude-code` or `agent-sdk`.
     pub harness: Harness,
+    /// The agent-SDK run, for events of one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub run_id: Option<&'a str>,
     /// The session.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub session_id: Option<&'a str>,

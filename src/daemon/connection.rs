@@ -18,7 +18,7 @@ use tokio::sync::mpsc;
 use tokio_util::codec::Framed;
 use tokio_util::sync::CancellationToken;
 
-use super::hub::SUBSCRIBER_QUEUE;
+use super::hub::{ClientQueue, SUBSCRIBER_QUEUE};
 use super::{hook, Shared};
 use crate::protocol::codec::{FrameCodec, FrameError, RawFrame};
 use crate::protocol::{ErrorCode, Hello, Lagged, Reply, Request, Welcome, VERSION};
@@ -30,8 +30,21 @@ const FIRST_FRAME_TIMEOUT: Duration = Duration::from_secs(60);
 /// its first frame and still be answered.
 const SHUTDOWN_FIRST_FRAME_GRACE: Duration = Duration::from_millis(500);
 
+/// On shutdown, how long a connection waits for the runs it started to end
+/// (they are being aborted) so that their `run_done` reaches it; within the
+/// accept loop's grace.
+const SHUTDOWN_RUN_DRAIN: Duration = Duration::from_millis(2500);
+
 /// What a version-1 daemon offers in `welcome`.
-pub const CAPABILITIES: &[&str] = &["hook", "subscribe", "pending", "decide", "status"];
+pub const CAPABILITIES: &[&str] = &[
+    "hook",
+    "subscribe",
+    "pending",
+    "decide",
+    "status",
+    "run",
+    "abort",
+];
 
 type Conn = Framed<UnixStream, FrameCodec>;
 
@@ -133,12 +146,37 @@ async fn session(hello: Hello, mut conn: Conn, shared: &Arc<Shared>, shutdown: &
     let client_id = shared.hub.client_id();
     let (push_tx, mut pushes) = mpsc::channel::<Bytes>(SUBSCRIBER_QUEUE);
     let dropped = Arc::new(AtomicU64::new(0));
+    let queue = ClientQueue {
+        client_id,
+        queue: push_tx.clone(),
+        dropped: dropped.clone(),
+    };
+    // Runs this connection started: aborted when it goes away, like a
+    // terminal's processes when it closes.
+    let mut runs: Vec<String> = Vec::new();
     // Hooks sent on this connection are answered by their own tasks: one may
     // wait for a decision that this very client is about to send.
     let (reply_tx, mut replies) = mpsc::unbounded_channel::<Reply>();
     loop {
         tokio::select! {
             _ = shutdown.cancelled() => {
+                // The runs started here are being aborted: let their last
+                // frames (run_done above all) through first, for a while.
+                let drain = async {
+                    loop {
+                        let live = runs.iter().any(|id| shared.runs.is_live(id));
+                        let frame = if live { pushes.recv().await } else { pushes.try_recv().ok() };
+                        match frame {
+                            Some(frame) => {
+                                if conn.send(RawFrame(frame)).await.is_err() {
+                                    return;
+                                }
+                            }
+                            None => return,
+                        }
+                    }
+                };
+                let _ = tokio::time::timeout(SHUTDOWN_RUN_DRAIN, drain).await;
                 send(&mut conn, &Reply::error(ErrorCode::ShuttingDown, "hookd is stopping", None)).await;
                 break;
             }
@@ -190,6 +228,23 @@ async fn session(hello: Hello, mut conn: Conn, shared: &Arc<Shared>, shutdown: &
                     }
                     Request::Pending(r) => Reply::ok(&r.req, Some(serde_json::Value::Array(shared.hub.pending_list()))),
                     Request::Status(r) => Reply::ok(&r.req, Some(shared.status())),
+                    Request::Run(r) => {
+                        let req = r.req.clone();
+                        match shared.runs.start(shared, r, queue.clone(), &hello.name, shutdown) {
+                            Ok(started) => {
+                                runs.push(started.run_id.clone());
+                                let result = serde_json::json!({ "run_id": started.run_id });
+                                send(&mut conn, &Reply::ok(&req, Some(result))).await;
+                                started.go();
+                                continue;
+                            }
+                            Err(e) => Reply::request_error(&req, e.code, e.message),
+                        }
+                    }
+                    Request::Abort(a) => match shared.runs.abort(&a.run_id, &format!("client:{}", hello.name)) {
+                        Ok(()) => Reply::ok(&a.req, None),
+                        Err(e) => Reply::request_error(&a.req, e.code, e.message),
+                    },
                     Request::Decide(d) => {
                         match shared.hub.decide(d.event_id, d.answer, &hello.name) {
                             Ok(()) => Reply::ok(&d.req, None),
@@ -202,6 +257,10 @@ async fn session(hello: Hello, mut conn: Conn, shared: &Arc<Shared>, shutdown: &
         }
     }
     shared.hub.unsubscribe(client_id);
+    for run_id in runs {
+        // Ended runs are gone from the table already; that is fine.
+        let _ = shared.runs.abort(&run_id, "its client, which disconnected");
+    }
     tracing::info!(name = %hello.name, "peer disconnected");
 }
 

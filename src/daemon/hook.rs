@@ -15,13 +15,14 @@
 
 use std::borrow::Cow;
 use std::sync::atomic::Ordering;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use tokio_util::sync::CancellationToken;
 
 use super::controller::Judgement;
-use super::hub::{EventMeta, Resolution};
+use super::hub::{ClientQueue, EventMeta, Resolution};
 use super::Shared;
 use crate::claude::output;
 use crate::config::Timeout;
@@ -38,12 +39,39 @@ pub fn daemon_budget(forwarder_budget: Duration) -> Duration {
     forwarder_budget.saturating_sub(margin)
 }
 
+/// The agent-SDK run a hook came from (see [`super::runs`]).
+#[derive(Debug, Clone)]
+pub struct RunLink {
+    /// The run's id, recorded on its events and decisions.
+    pub run_id: Arc<str>,
+    /// The connection that started the run: it gets every frame of its
+    /// run, whatever its subscription.
+    pub owner: ClientQueue,
+    /// Cancelled when the run ends: its events stop waiting for clients.
+    pub ended: CancellationToken,
+}
+
 /// Answers one hook. Never fails: every error path is a fallback.
 pub async fn answer(req: HookRequest, shared: &Shared, shutdown: &CancellationToken) -> HookResult {
+    answer_in(req, None, shared, shutdown).await
+}
+
+/// [`answer`], for a hook of agent-SDK run `run` (or of none): the same
+/// rules, pending table, clients, log and fallbacks; the run's owner also
+/// gets the frames, and a run that ends releases its pending events to
+/// their fallback.
+pub async fn answer_in(
+    req: HookRequest,
+    run: Option<&RunLink>,
+    shared: &Shared,
+    shutdown: &CancellationToken,
+) -> HookResult {
     let started = Instant::now();
     let deadline = started + daemon_budget(Duration::from_millis(req.deadline_ms));
     let fail_closed = req.fail_closed || shared.fail_closed;
-    let event = Event::new(req.harness, req.input, req.env);
+    let mut event = Event::new(req.harness, req.input, req.env);
+    event.run_id = run.map(|r| r.run_id.to_string());
+    let skip = run.map(|r| r.owner.client_id);
     if let Some(problem) = &event.input.problem {
         tracing::debug!(event = %event.name(), %problem, "hook input not fully typed; kept raw");
     }
@@ -80,21 +108,32 @@ pub async fn answer(req: HookRequest, shared: &Shared, shutdown: &CancellationTo
         serde_json::to_vec(&event.record_with_input(&redacted)).expect("records serialize");
     let log_line = line(&log_json);
     shared.log.push(log_line.clone());
-    shared
-        .hub
-        .publish(&meta, |redact| match (&redacted, redact) {
-            (Cow::Owned(_), false) => {
-                let raw = serde_json::to_vec(&event.record()).expect("records serialize");
-                push_frame(PushKind::Event { pending }, &raw)
-            }
-            _ => push_frame(PushKind::Event { pending }, &log_json),
-        });
-
-    let judgement = if pending {
+    // In the table before anyone is told it is pending: a client that
+    // decides the instant it sees the event must find it there.
+    let resolution = pending.then(|| {
         let record = log_line.slice(..log_line.len() - 1);
-        let resolution = shared
+        shared
             .hub
-            .add_pending(event.id, kind, &meta, record, deadline);
+            .add_pending(event.id, kind, &meta, record, deadline)
+    });
+    let mut frames: [Option<Bytes>; 2] = [None, None];
+    let mut frame = |redact: bool| {
+        frames[redact as usize]
+            .get_or_insert_with(|| match (&redacted, redact) {
+                (Cow::Owned(_), false) => {
+                    let raw = serde_json::to_vec(&event.record()).expect("records serialize");
+                    push_frame(PushKind::Event { pending }, &raw)
+                }
+                _ => push_frame(PushKind::Event { pending }, &log_json),
+            })
+            .clone()
+    };
+    shared.hub.publish(&meta, skip, &mut frame);
+    if let Some(run) = run {
+        run.owner.push(frame(false));
+    }
+
+    let judgement = if let Some(resolution) = resolution {
         let wait_until = match shared.config.decisions.timeout_for(event.name()) {
             Timeout::After(limit) => deadline.min(started + limit),
             Timeout::Never => deadline,
@@ -111,6 +150,10 @@ pub async fn answer(req: HookRequest, shared: &Shared, shutdown: &CancellationTo
                 shared.hub.finish(event.id, "timeout");
                 shared.stats.timeouts.fetch_add(1, Ordering::Relaxed);
                 fallback_of(judgement, Source::Timeout)
+            }
+            _ = run_ended(run) => {
+                shared.hub.finish(event.id, "fallback (run ended)");
+                fallback_of(judgement, Source::Fallback)
             }
             _ = shutdown.cancelled() => {
                 shared.hub.finish(event.id, "shutdown");
@@ -138,6 +181,7 @@ pub async fn answer(req: HookRequest, shared: &Shared, shutdown: &CancellationTo
     let decision = Decision {
         decision_id: crate::event::new_id(),
         event_id: event.id,
+        run_id: event.run_id.clone(),
         answer: judgement.answer,
         source: judgement.source,
         rule_ids: judgement.rule_ids,
@@ -149,14 +193,24 @@ pub async fn answer(req: HookRequest, shared: &Shared, shutdown: &CancellationTo
     let decision_json =
         serde_json::to_vec(&decision.record(judgement.enforced)).expect("records serialize");
     shared.log.push(line(&decision_json));
-    shared
-        .hub
-        .publish(&meta, |_| push_frame(PushKind::Decision, &decision_json));
+    let frame = push_frame(PushKind::Decision, &decision_json);
+    shared.hub.publish(&meta, skip, |_| frame.clone());
+    if let Some(run) = run {
+        run.owner.push(frame);
+    }
     HookResult {
         id: req.id,
         exit_code: out.exit_code,
         stdout: out.stdout,
         stderr: out.stderr,
+    }
+}
+
+/// Resolves when `run` ends; never for a hook that is not part of a run.
+async fn run_ended(run: Option<&RunLink>) {
+    match run {
+        Some(run) => run.ended.cancelled().await,
+        None => std::future::pending().await,
     }
 }
 

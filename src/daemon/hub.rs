@@ -87,6 +87,40 @@ fn can_decide(filter: &Filter, meta: &EventMeta<'_>) -> bool {
     )
 }
 
+/// A client connection's queue of pushed frames: the subscription's and
+/// those of the runs it started share it, so they arrive in order.
+#[derive(Debug, Clone)]
+pub struct ClientQueue {
+    /// The connection's id (from [`Hub::client_id`]).
+    pub client_id: u64,
+    /// Frames, `\n` included.
+    pub queue: mpsc::Sender<Bytes>,
+    /// Frames dropped because the queue was full; the connection reports
+    /// them with `lagged`.
+    pub dropped: Arc<AtomicU64>,
+}
+
+impl ClientQueue {
+    /// Queues `frame` without waiting: a full queue drops it and counts it.
+    /// Returns false when the connection is gone.
+    pub fn push(&self, frame: Bytes) -> bool {
+        match self.queue.try_send(frame) {
+            Ok(()) => true,
+            Err(mpsc::error::TrySendError::Full(_)) => {
+                self.dropped.fetch_add(1, Ordering::Relaxed);
+                true
+            }
+            Err(mpsc::error::TrySendError::Closed(_)) => false,
+        }
+    }
+
+    /// Queues `frame`, waiting for room: for the frames a client must not
+    /// miss (`run_done`). Call it from a task of its own.
+    pub async fn push_surely(&self, frame: Bytes) {
+        let _ = self.queue.send(frame).await;
+    }
+}
+
 struct Subscriber {
     filter: Filter,
     redact: bool,
@@ -245,15 +279,49 @@ impl Hub {
         subs.values().any(|s| can_decide(&s.filter, meta))
     }
 
-    /// Pushes an event frame to matching subscribers. `frame(redact)` builds
-    /// the frame bytes; it is called at most once per flavour.
-    pub fn publish(&self, meta: &EventMeta<'_>, mut frame: impl FnMut(bool) -> Bytes) {
+    /// Pushes an event frame to matching subscribers, except client `skip`
+    /// (a run's owner, which gets its run's frames anyway). `frame(redact)`
+    /// builds the frame bytes; it is called at most once per flavour.
+    pub fn publish(
+        &self,
+        meta: &EventMeta<'_>,
+        skip: Option<u64>,
+        frame: impl FnMut(bool) -> Bytes,
+    ) {
+        self.push_where(skip, frame, |f| matches(f, meta));
+    }
+
+    /// Pushes a run frame (`run_start`, `sdk_message`, `run_done`) to the
+    /// subscribers that asked for runs (and, if they listed sessions, for
+    /// this one), except client `skip`.
+    pub fn publish_run(
+        &self,
+        session: Option<&str>,
+        skip: Option<u64>,
+        frame: impl FnMut(bool) -> Bytes,
+    ) {
+        self.push_where(skip, frame, |f| {
+            f.runs
+                && (f.sessions.is_empty()
+                    || session.is_some_and(|s| f.sessions.iter().any(|x| x == s)))
+        });
+    }
+
+    fn push_where(
+        &self,
+        skip: Option<u64>,
+        mut frame: impl FnMut(bool) -> Bytes,
+        wanted: impl Fn(&Filter) -> bool,
+    ) {
         if self.subscriber_count() == 0 {
             return;
         }
         let subs = self.subscribers.lock().unwrap_or_else(|e| e.into_inner());
         let mut built: [Option<Bytes>; 2] = [None, None];
-        for sub in subs.values().filter(|s| matches(&s.filter, meta)) {
+        for (_, sub) in subs
+            .iter()
+            .filter(|(id, s)| Some(**id) != skip && wanted(&s.filter))
+        {
             let bytes = built[sub.redact as usize]
                 .get_or_insert_with(|| frame(sub.redact))
                 .clone();
@@ -520,7 +588,7 @@ mod tests {
         let hub = Hub::default();
         let (_id, mut rx, dropped) = subscriber(&hub, Filter::default(), 2);
         for _ in 0..5 {
-            hub.publish(&meta("PreToolUse"), |_| Bytes::from_static(b"{}\n"));
+            hub.publish(&meta("PreToolUse"), None, |_| Bytes::from_static(b"{}\n"));
         }
         assert_eq!(dropped.load(Ordering::Relaxed), 3);
         assert_eq!(hub.lagged_dropped(), 3);

@@ -5,7 +5,8 @@
 //! - [`hook`]: one hook → answer, under the deadline ladder;
 //! - [`controller`]: the rules generation and judgements;
 //! - [`hub`]: the pending table and the subscribers;
-//! - [`log`]: the JSONL event log, written off the hot path.
+//! - [`log`]: the JSONL event log, written off the hot path;
+//! - [`runs`]: agent-SDK runs, one adapter child process each.
 //!
 //! Shutdown (SIGTERM/SIGINT): stop accepting, answer in-flight hooks with
 //! their fallback, remove the socket, flush the log, exit 0. SIGHUP reloads
@@ -16,6 +17,7 @@ pub mod controller;
 pub mod hook;
 pub mod hub;
 pub mod log;
+pub mod runs;
 pub mod socket;
 pub mod systemd;
 
@@ -76,6 +78,8 @@ pub struct ServeOptions {
     pub max_frame: usize,
     /// The configuration file's contents (defaults when there is none).
     pub config: crate::config::Config,
+    /// Where the agent-SDK adapter (`adapter.mjs`, `node_modules/`) is.
+    pub adapter_dir: PathBuf,
 }
 
 /// Counters for `status`.
@@ -122,6 +126,8 @@ pub struct Shared {
     pub started: Instant,
     /// The socket path.
     pub socket: PathBuf,
+    /// Agent-SDK runs.
+    pub runs: runs::Runs,
 }
 
 impl Shared {
@@ -160,6 +166,8 @@ impl Shared {
                 "log_errors": n(&log.errors),
                 "log_rotations": n(&log.rotations),
             },
+            "adapter_dir": self.runs.adapter_dir(),
+            "runs": self.runs.list(),
         })
     }
 }
@@ -226,6 +234,7 @@ pub fn run(options: ServeOptions) -> anyhow::Result<()> {
             stats: Stats::default(),
             started: Instant::now(),
             socket: socket_path,
+            runs: runs::Runs::new(options.adapter_dir.clone()),
         });
         listener.set_nonblocking(true)?;
         let listener = UnixListener::from_std(listener)?;
@@ -255,6 +264,12 @@ pub fn run(options: ServeOptions) -> anyhow::Result<()> {
             .await
             .context("the accept loop failed")?;
         notify("STOPPING=1");
+        // Every run was told to stop when the shutdown began; give them the
+        // grace they were promised before the process goes.
+        shared
+            .runs
+            .wait(SHUTDOWN_GRACE + Duration::from_secs(2))
+            .await;
         drop(bound);
         shared.log.close();
         tracing::info!("hookd stopped");

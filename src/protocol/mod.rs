@@ -7,8 +7,11 @@
 //! - [`Request`]: what a peer sends the daemon;
 //! - [`Reply`]: what the daemon sends back;
 //! - [`codec`]: async framing with a size cap (daemon side);
-//! - [`forwarder`]: the blocking, std-only encode/decode the forwarder uses.
+//! - [`forwarder`]: the blocking, std-only encode/decode the forwarder uses;
+//! - [`adapter`]: the messages between the daemon and an agent-SDK adapter
+//!   child (over the child's stdin/stdout).
 
+pub mod adapter;
 pub mod codec;
 pub mod forwarder;
 
@@ -64,8 +67,12 @@ pub enum Request {
     Pending(ReqOnly),
     /// Client: decide a pending event.
     Decide(Decide),
-    /// Client: daemon version, uptime, rules generation, counters.
+    /// Client: daemon version, uptime, rules generation, counters, runs.
     Status(ReqOnly),
+    /// Client: start an agent-SDK run; its frames follow on this connection.
+    Run(RunRequest),
+    /// Client: end a run gracefully (then by force after a grace period).
+    Abort(AbortRequest),
 }
 
 impl Request {
@@ -76,6 +83,8 @@ impl Request {
             Request::Subscribe(s) => Some(&s.req),
             Request::Unsubscribe(r) | Request::Pending(r) | Request::Status(r) => Some(&r.req),
             Request::Decide(d) => Some(&d.req),
+            Request::Run(r) => Some(&r.req),
+            Request::Abort(a) => Some(&a.req),
         }
     }
 }
@@ -118,6 +127,11 @@ pub struct Filter {
     /// Only events waiting for a client's decision (implies decision points).
     #[serde(default, skip_serializing_if = "is_false")]
     pub pending_only: bool,
+    /// Also the `run_start`, `sdk_message` and `run_done` frames of every
+    /// agent-SDK run (of the listed `sessions`, if any; the other fields
+    /// apply to events only).
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub runs: bool,
 }
 
 /// `decide`: a client's decision on a pending event.
@@ -131,6 +145,81 @@ pub struct Decide {
     /// `updated_input`, `additional_context` on the wire).
     #[serde(flatten)]
     pub answer: Answer,
+}
+
+/// `run`: start an agent-SDK run. The daemon answers `ok {result:{run_id}}`
+/// (or an error), then pushes the run's frames to this connection until
+/// `run_done`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunRequest {
+    /// Chosen by the client, echoed in the reply.
+    pub req: String,
+    /// The prompt.
+    pub prompt: String,
+    /// How to run it; every field is optional.
+    #[serde(default, skip_serializing_if = "RunOptions::is_empty")]
+    pub options: RunOptions,
+    /// A `[providers.NAME]` of the daemon's config; absent: the daemon's own
+    /// environment decides (`ANTHROPIC_*`, or the Claude Code login).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub provider: Option<String>,
+}
+
+/// The options of a [`RunRequest`], in the protocol's spelling (the daemon
+/// turns them into the SDK's). Unknown names are kept in `unknown` so the
+/// daemon can refuse them by name: a misspelt `disallowed_tools` must not
+/// silently widen what an agent may do.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct RunOptions {
+    /// Model name or alias; default: the provider's, else Claude Code's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
+    /// Working directory of the session (absolute); default: the daemon's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cwd: Option<String>,
+    /// Stop after this many model turns.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_turns: Option<u32>,
+    /// Stop once the run has cost this much.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_budget_usd: Option<f64>,
+    /// Tools allowed without asking (permission-rule syntax).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub allowed_tools: Vec<String>,
+    /// Tools removed from the session (permission-rule syntax).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub disallowed_tools: Vec<String>,
+    /// `default`, `acceptEdits`, `bypassPermissions`, `plan`, `dontAsk`, `auto`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub permission_mode: Option<String>,
+    /// Resume this session id.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub resume: Option<String>,
+    /// Which settings files to load: `user`, `project`, `local`; `[]` loads
+    /// none. Absent: all of them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub setting_sources: Option<Vec<String>>,
+    /// MCP servers by name: `stdio`, `sse` or `http` configurations (JSON).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mcp_servers: Option<serde_json::Map<String, Value>>,
+    /// Options this daemon does not know; a `run` carrying any is refused.
+    #[serde(flatten)]
+    pub unknown: BTreeMap<String, Value>,
+}
+
+impl RunOptions {
+    fn is_empty(&self) -> bool {
+        *self == RunOptions::default()
+    }
+}
+
+/// `abort`: end run `run_id`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AbortRequest {
+    /// Chosen by the client, echoed in the reply.
+    pub req: String,
+    /// The run, from the `run` request's `ok`.
+    pub run_id: String,
 }
 
 /// A message the daemon sends to a peer.
@@ -151,6 +240,78 @@ pub enum Reply {
     Decision(DecisionPush),
     /// Pushed to a subscriber whose queue overflowed: frames were dropped.
     Lagged(Lagged),
+    /// Pushed: an agent-SDK run started (subscribers with `runs`).
+    RunStart(RunStart),
+    /// Pushed: one SDK message of a run (its owner; subscribers with `runs`).
+    SdkMessage(SdkMessage),
+    /// Pushed: a run ended (its owner; subscribers with `runs`).
+    RunDone(RunDone),
+}
+
+/// `run_start`: a run's adapter was spawned. Also its line in the log.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunStart {
+    /// The run.
+    pub run_id: String,
+    /// RFC 3339, UTC.
+    pub received_at: String,
+    /// The client that asked for it (`hello.name`).
+    pub client: String,
+    /// The prompt (redacted in the log).
+    pub prompt: String,
+    /// The session's working directory.
+    pub cwd: String,
+    /// The provider, when one was named.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub provider: Option<String>,
+    /// The model asked for, when one was.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
+    /// The adapter's pid (also its process group).
+    pub pid: u32,
+}
+
+/// `sdk_message`: one message of a run's SDK stream, verbatim (system init,
+/// assistant, user, result, …). Also its line in the log (redacted there).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SdkMessage {
+    /// The run.
+    pub run_id: String,
+    /// RFC 3339, UTC.
+    pub received_at: String,
+    /// The session, once known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub session_id: Option<String>,
+    /// The SDKMessage.
+    pub message: Value,
+}
+
+/// `run_done`: a run ended, successfully or not. Also its line in the log.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunDone {
+    /// The run.
+    pub run_id: String,
+    /// RFC 3339, UTC.
+    pub received_at: String,
+    /// True when the SDK reported success and nothing went wrong.
+    pub ok: bool,
+    /// The session (for `resume`), when known.
+    pub session_id: Option<String>,
+    /// The result message's `usage`, verbatim, when there was one.
+    pub usage: Option<Value>,
+    /// The result message's `total_cost_usd`.
+    pub cost_usd: Option<f64>,
+    /// Model turns.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub num_turns: Option<u64>,
+    /// Wall-clock time from spawn to end.
+    pub duration_ms: u64,
+    /// The final text, when the run produced one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub result: Option<String>,
+    /// What went wrong (`aborted by client:x`, the adapter's error, a crash).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
 }
 
 /// `ok`: a client request succeeded.
@@ -304,6 +465,9 @@ pub enum ErrorCode {
     NotFound,
     /// The event was already decided; the message says by whom.
     AlreadyDecided,
+    /// Something the request needs is missing on this machine (Node.js, the
+    /// adapter's dependencies); the message says how to install it.
+    Unavailable,
 }
 
 impl ErrorCode {
@@ -321,6 +485,7 @@ impl ErrorCode {
             ErrorCode::InvalidRequest => "invalid_request",
             ErrorCode::NotFound => "not_found",
             ErrorCode::AlreadyDecided => "already_decided",
+            ErrorCode::Unavailable => "unavailable",
         }
     }
 }
@@ -431,6 +596,8 @@ impl Request {
             "pending" => Request::Pending(parse(line)?),
             "decide" => Request::Decide(parse(line)?),
             "status" => Request::Status(parse(line)?),
+            "run" => Request::Run(parse(line)?),
+            "abort" => Request::Abort(parse(line)?),
             other => {
                 return Err(DecodeError {
                     code: ErrorCode::InvalidFrame,

@@ -56,6 +56,12 @@ pub struct DaemonOptions {
     pub log_path: Option<String>,
     /// Extra arguments to `hookd serve`.
     pub args: Vec<String>,
+    /// Extra environment variables for the daemon (and so for the adapters
+    /// it spawns), set last.
+    pub env: Vec<(String, String)>,
+    /// Start the daemon with only `PATH` and `env` (plus what this harness
+    /// sets): nothing of the test runner's environment leaks into it.
+    pub clear_env: bool,
 }
 
 impl Daemon {
@@ -79,6 +85,12 @@ impl Daemon {
             std::fs::write(&log, prefill).unwrap();
         }
         let mut cmd = Command::new(hookd_bin());
+        if options.clear_env {
+            cmd.env_clear();
+            if let Some(path) = std::env::var_os("PATH") {
+                cmd.env("PATH", path);
+            }
+        }
         cmd.arg("serve")
             .arg("--socket")
             .arg(&socket)
@@ -99,6 +111,7 @@ impl Daemon {
             .env_remove("HOOKD_SOCKET")
             // No user rules or config file from the machine: the embedded defaults.
             .env("XDG_CONFIG_HOME", dir.path().join("config"))
+            .envs(options.env.iter().map(|(k, v)| (k, v)))
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(std::fs::File::create(&stderr_path).unwrap());

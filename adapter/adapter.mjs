@@ -1,0 +1,250 @@
+// hookd's agent-SDK adapter: one Claude Agent SDK run, driven by the daemon.
+//
+// The daemon spawns `node adapter.mjs` once per run and speaks NDJSON with it
+// (one JSON object per line; protocol/PROTOCOL.md §9):
+//
+//   daemon → adapter (stdin):   start {run_id, prompt, options, hook_timeout_s}
+//                               decision {id, exit_code, stdout, stderr}
+//                               abort {}
+//   adapter → daemon (stdout):  ready {}, hook_event {id, input},
+//                               sdk_message {message}, done {…}, error {message}
+//
+// stderr is for diagnostics only; the daemon copies it into its own log.
+//
+// Every hook callback and canUseTool become a `hook_event` and wait for the
+// daemon's `decision`, which is exactly what a command hook would have
+// printed (the daemon's src/claude/output.rs is the one place that knows that
+// JSON). This file only turns it back into what the SDK expects from a
+// callback. It keeps no rules and makes no decisions of its own.
+
+import { createInterface } from "node:readline";
+import { HOOK_EVENTS, query } from "@anthropic-ai/claude-agent-sdk";
+
+// stdout carries the protocol: nothing else may print there.
+console.log = console.info = console.debug = console.error;
+
+// WorktreeCreate is left out on purpose: a WorktreeCreate hook *replaces*
+// Claude Code's own worktree creation (it must return the new path), and
+// hookd observes, it does not create worktrees.
+const EVENTS = HOOK_EVENTS.filter((name) => name !== "WorktreeCreate");
+
+// canUseTool is only called when Claude Code would otherwise show a
+// permission prompt. With nobody to show it to, no opinion means no.
+const NOBODY_APPROVED =
+  "hookd: no rule or client approved this tool call, and an Agent SDK run has nobody at a prompt to ask";
+
+// How long the SDK gets to wind down after interrupt() before the query is
+// aborted outright (the daemon kills the process group 5 s after `abort`).
+const INTERRUPT_GRACE_MS = 2000;
+
+function send(frame) {
+  process.stdout.write(JSON.stringify(frame) + "\n");
+}
+
+function diag(message) {
+  process.stderr.write(`adapter: ${message}\n`);
+}
+
+// ── Decisions ─────────────────────────────────────────────────────────────
+
+let nextId = 1;
+const waiting = new Map(); // hook_event id → resolve(decision | null)
+
+// Sends one hook input to the daemon and waits for its decision; resolves
+// to null if the SDK gives up on the callback first (abort, timeout).
+function askDaemon(input, signal) {
+  const id = String(nextId++);
+  return new Promise((resolve) => {
+    const giveUp = () => {
+      waiting.delete(id);
+      resolve(null);
+    };
+    if (signal?.aborted) return resolve(null);
+    signal?.addEventListener("abort", giveUp, { once: true });
+    waiting.set(id, (decision) => {
+      signal?.removeEventListener("abort", giveUp);
+      resolve(decision);
+    });
+    send({ type: "hook_event", id, input });
+  });
+}
+
+// A daemon decision → the HookJSONOutput a callback returns: stdout is the
+// JSON a command hook would print ({} when empty); exit code 2 is the block
+// a command hook signals with its exit status (TeammateIdle, TaskCompleted).
+function hookOutput(decision) {
+  if (!decision) return {};
+  if (decision.exit_code === 2) {
+    return { decision: "block", reason: decision.stderr.trim() || "Blocked by hookd" };
+  }
+  const text = decision.stdout.trim();
+  if (!text) return {};
+  try {
+    return JSON.parse(text);
+  } catch (e) {
+    diag(`decision ${decision.id} is not JSON (${e.message}); answering no opinion`);
+    return {};
+  }
+}
+
+// ── The run ───────────────────────────────────────────────────────────────
+
+let run = null; // { query, controller } once started
+let aborted = false;
+let finished = false;
+const known = { session_id: undefined, cwd: undefined };
+
+async function onHook(input, _toolUseID, { signal }) {
+  if (input.session_id) known.session_id = input.session_id;
+  if (input.cwd) known.cwd = input.cwd;
+  return hookOutput(await askDaemon(input, signal));
+}
+
+// canUseTool goes through the same rules as a PermissionRequest hook: it is
+// sent as one, then the answer's `decision.behavior` becomes the SDK's
+// PermissionResult.
+async function canUseTool(toolName, toolInput, options) {
+  const input = {
+    ...(known.session_id && { session_id: known.session_id }),
+    ...(known.cwd && { cwd: known.cwd }),
+    hook_event_name: "PermissionRequest",
+    tool_name: toolName,
+    tool_input: toolInput,
+    permission_suggestions: options.suggestions ?? [],
+    ...(options.toolUseID && { tool_use_id: options.toolUseID }),
+    ...(options.blockedPath && { blocked_path: options.blockedPath }),
+    ...(options.decisionReason && { decision_reason: options.decisionReason }),
+    ...(options.agentID && { agent_id: options.agentID }),
+    hookd_origin: "canUseTool",
+  };
+  const output = hookOutput(await askDaemon(input, options.signal));
+  const decision = output.hookSpecificOutput?.decision;
+  if (decision?.behavior === "allow") {
+    return {
+      behavior: "allow",
+      updatedInput: decision.updatedInput ?? toolInput,
+      ...(decision.updatedPermissions && { updatedPermissions: decision.updatedPermissions }),
+    };
+  }
+  if (decision?.behavior === "deny") {
+    return {
+      behavior: "deny",
+      message: decision.message || "Denied by hookd",
+      ...(decision.interrupt && { interrupt: true }),
+    };
+  }
+  return { behavior: "deny", message: NOBODY_APPROVED };
+}
+
+async function start({ prompt, options = {}, hook_timeout_s }) {
+  const matchers = [{ hooks: [onHook], ...(hook_timeout_s && { timeout: hook_timeout_s }) }];
+  const controller = new AbortController();
+  const q = query({
+    prompt,
+    options: {
+      ...options,
+      hooks: Object.fromEntries(EVENTS.map((name) => [name, matchers])),
+      // bypassPermissions never consults canUseTool (the SDK warns if it is
+      // given); PreToolUse still goes through the daemon.
+      ...(options.permissionMode !== "bypassPermissions" && { canUseTool }),
+      abortController: controller,
+      stderr: (text) => process.stderr.write(text),
+    },
+  });
+  run = { query: q, controller };
+  let result;
+  try {
+    for await (const message of q) {
+      if (message.session_id) known.session_id = message.session_id;
+      if (message.type === "system" && message.subtype === "init") known.cwd = message.cwd;
+      if (message.type === "result") result = message;
+      send({ type: "sdk_message", message });
+    }
+  } catch (e) {
+    diag(`the query ended with: ${e?.message ?? e}`);
+    // After a result (an interrupt, an API error) the SDK may still throw;
+    // the result has what the daemon needs.
+    if (!result) {
+      send({ type: "error", message: aborted ? `aborted (${e?.message ?? e})` : String(e?.message ?? e) });
+      process.exitCode = 1;
+    }
+  } finally {
+    finished = true;
+    stop();
+  }
+  if (result) {
+    send({
+      type: "done",
+      session_id: result.session_id ?? known.session_id ?? null,
+      usage: result.usage ?? null,
+      cost_usd: result.total_cost_usd ?? null,
+      num_turns: result.num_turns ?? 0,
+      is_error: Boolean(result.is_error) || result.subtype !== "success",
+      result: typeof result.result === "string" ? result.result : (result.errors ?? []).join("; ") || result.subtype,
+    });
+  } else if (process.exitCode !== 1) {
+    send({ type: "error", message: aborted ? "aborted" : "the SDK ended without a result message" });
+    process.exitCode = 1;
+  }
+}
+
+// Graceful: the SDK's interrupt(); if the query has not ended shortly after,
+// it is aborted (which kills the Claude Code process it runs).
+async function abort(why) {
+  if (aborted) return;
+  aborted = true;
+  diag(`aborting: ${why}`);
+  if (!run) return stop();
+  setTimeout(() => run.controller.abort(), INTERRUPT_GRACE_MS).unref();
+  try {
+    await run.query.interrupt();
+  } catch (e) {
+    diag(`interrupt failed (${e?.message ?? e}); aborting the query`);
+    run.controller.abort();
+  }
+}
+
+// Lets the process exit once stdout has drained: stop reading stdin and
+// release every callback still waiting.
+function stop() {
+  lines.close();
+  process.stdin.destroy();
+  for (const resolve of waiting.values()) resolve(null);
+  waiting.clear();
+}
+
+// ── stdin ─────────────────────────────────────────────────────────────────
+
+const lines = createInterface({ input: process.stdin });
+lines.on("line", (line) => {
+  if (!line.trim()) return;
+  let frame;
+  try {
+    frame = JSON.parse(line);
+  } catch (e) {
+    return diag(`ignoring a line that is not JSON: ${e.message}`);
+  }
+  switch (frame.type) {
+    case "start":
+      if (run || aborted) return diag("ignoring a second start");
+      start(frame).catch((e) => diag(`run failed: ${e?.stack ?? e}`));
+      break;
+    case "decision": {
+      const resolve = waiting.get(frame.id);
+      waiting.delete(frame.id);
+      resolve?.(frame);
+      break;
+    }
+    case "abort":
+      abort("the daemon asked");
+      break;
+    default:
+      diag(`ignoring a frame of unknown type ${JSON.stringify(frame.type)}`);
+  }
+});
+// The daemon went away: nobody is left to decide, so stop.
+lines.on("close", () => {
+  if (!finished) abort("stdin closed");
+});
+
+send({ type: "ready" });

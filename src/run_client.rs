@@ -1,0 +1,313 @@
+//! `hookd run`: start an agent-SDK run through the daemon and stream it to
+//! the terminal — tool calls, hookd's decisions with their source, the
+//! assistant's text, the result, usage and cost.
+//!
+//! A client of the daemon like any other (`run` request, then the run's
+//! frames on the same connection). Ctrl-C sends `abort` (graceful: the SDK's
+//! interrupt); a second Ctrl-C leaves at once, and the daemon aborts a run
+//! whose client is gone.
+
+use std::collections::HashMap;
+use std::io::Write;
+use std::path::PathBuf;
+
+use anyhow::Context;
+use futures_util::{SinkExt, StreamExt};
+use serde_json::Value;
+use tokio::net::UnixStream;
+use tokio_util::codec::Framed;
+
+use crate::protocol::codec::FrameCodec;
+use crate::protocol::{
+    AbortRequest, Hello, Reply, Request, Role, RunDone, RunOptions, RunRequest, VERSION,
+};
+use crate::tail::summary;
+
+/// Exit status when the run was aborted with Ctrl-C (128 + SIGINT).
+pub const EXIT_ABORTED: u8 = 130;
+
+/// Largest frame accepted from the daemon (SDK messages carry tool results).
+const MAX_FRAME: usize = 64 * 1024 * 1024;
+
+/// What to run.
+#[derive(Debug, Clone)]
+pub struct RunArgs {
+    /// The daemon's socket.
+    pub socket: PathBuf,
+    /// The prompt.
+    pub prompt: String,
+    /// Run options (`run.options`).
+    pub options: RunOptions,
+    /// `[providers.NAME]`.
+    pub provider: Option<String>,
+    /// Print every frame as NDJSON instead of text.
+    pub json: bool,
+}
+
+/// Runs it; returns the process exit status: 0 when the run succeeded,
+/// [`EXIT_ABORTED`] after Ctrl-C, 1 otherwise.
+pub fn run(args: RunArgs, out: &mut impl Write) -> anyhow::Result<u8> {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .context("starting the async runtime")?;
+    runtime.block_on(stream(args, out))
+}
+
+async fn stream(args: RunArgs, out: &mut impl Write) -> anyhow::Result<u8> {
+    let socket = UnixStream::connect(&args.socket).await.with_context(|| {
+        format!(
+            "cannot reach hookd at {} (is `hookd serve` running? is HOOKD_SOCKET right?)",
+            args.socket.display()
+        )
+    })?;
+    let mut conn = Framed::new(socket, FrameCodec::new(MAX_FRAME));
+    let name = format!("hookd-run-{}", std::process::id());
+    conn.send(&Request::Hello(Hello {
+        v: VERSION,
+        role: Role::Client,
+        name,
+    }))
+    .await?;
+    conn.send(&Request::Run(RunRequest {
+        req: "run".into(),
+        prompt: args.prompt.clone(),
+        options: args.options.clone(),
+        provider: args.provider.clone(),
+    }))
+    .await?;
+    let mut view = View::default();
+    let mut run_id: Option<String> = None;
+    let mut aborting = false;
+    let interrupt = tokio::signal::ctrl_c();
+    tokio::pin!(interrupt);
+    loop {
+        let line = tokio::select! {
+            line = conn.next() => line,
+            _ = &mut interrupt => {
+                let Some(id) = run_id.clone().filter(|_| !aborting) else {
+                    eprintln!("hookd run: leaving (hookd aborts a run whose client is gone)");
+                    return Ok(EXIT_ABORTED);
+                };
+                eprintln!("hookd run: aborting run {id} (Ctrl-C again to leave at once)");
+                aborting = true;
+                conn.send(&Request::Abort(AbortRequest { req: "abort".into(), run_id: id })).await?;
+                interrupt.set(tokio::signal::ctrl_c());
+                continue;
+            }
+        };
+        let line = match line {
+            None => anyhow::bail!("hookd closed the connection before the run ended"),
+            Some(line) => line.context("reading from hookd")?,
+        };
+        let frame: Reply = match serde_json::from_slice(&line) {
+            Ok(frame) => frame,
+            // A frame type from a newer daemon: not ours to show.
+            Err(_) => continue,
+        };
+        if args.json && !matches!(frame, Reply::Welcome(_) | Reply::Ok(_)) {
+            out.write_all(&line)?;
+            out.write_all(b"\n")?;
+            out.flush()?;
+        }
+        match frame {
+            Reply::Ok(ok) if ok.req == "run" => {
+                run_id = ok
+                    .result
+                    .as_ref()
+                    .and_then(|r| r["run_id"].as_str())
+                    .map(str::to_owned);
+            }
+            Reply::Error(e) if e.req.as_deref() == Some("abort") => {
+                eprintln!("hookd run: abort refused: {} ({})", e.message, e.code);
+            }
+            Reply::Error(e) if e.req.as_deref() == Some("run") => {
+                anyhow::bail!("hookd refused the run: {} ({})", e.message, e.code)
+            }
+            Reply::Error(e) => {
+                anyhow::bail!("hookd ended the connection: {} ({})", e.message, e.code)
+            }
+            Reply::RunDone(done) => {
+                if !args.json {
+                    view.done(&done, out)?;
+                }
+                return Ok(if done.ok {
+                    0
+                } else if aborting {
+                    EXIT_ABORTED
+                } else {
+                    1
+                });
+            }
+            other if !args.json => view.show(&other, out)?,
+            _ => {}
+        }
+    }
+}
+
+/// The text rendering: remembers events so decisions can say what they
+/// were about.
+#[derive(Default)]
+struct View {
+    /// event id → (kind, tool, what the input was about).
+    events: HashMap<String, (String, String, String)>,
+}
+
+impl View {
+    fn show(&mut self, frame: &Reply, out: &mut impl Write) -> std::io::Result<()> {
+        match frame {
+            Reply::Event(push) => {
+                let e = &push.event;
+                let id = e["id"].as_str().unwrap_or_default().to_string();
+                let kind = e["kind"].as_str().unwrap_or("?").to_string();
+                let tool = e["tool"].as_str().unwrap_or_default().to_string();
+                let mut about = summary(&e["input"]);
+                if e["input"]["hookd_origin"] == "canUseTool" {
+                    about = format!("{about} (canUseTool)");
+                }
+                if push.pending {
+                    writeln!(
+                        out,
+                        "  … {kind} {tool} waits for a client: hookd decide {id} allow|deny"
+                    )?;
+                }
+                self.events.insert(id, (kind, tool, about));
+            }
+            Reply::Decision(push) => {
+                let d = &push.decision;
+                let Some((kind, tool, about)) =
+                    d["event_id"].as_str().and_then(|id| self.events.remove(id))
+                else {
+                    return Ok(());
+                };
+                let verdict = d["verdict"].as_str().unwrap_or("?");
+                // Only what shaped the run: permission decisions always, the
+                // rest when something was decided.
+                if verdict == "none" && !matches!(kind.as_str(), "PreToolUse" | "PermissionRequest")
+                {
+                    return Ok(());
+                }
+                let mut source = d["source"].as_str().unwrap_or("?").to_string();
+                if let Some(ids) = d["rule_ids"].as_array().filter(|ids| !ids.is_empty()) {
+                    let ids: Vec<&str> = ids.iter().filter_map(Value::as_str).collect();
+                    source = format!("{source} {}", ids.join(","));
+                }
+                let mark = match verdict {
+                    "allow" => "✓",
+                    "deny" => "✗",
+                    "ask" => "?",
+                    _ => "·",
+                };
+                write!(out, "  {mark} hookd {kind} {tool}: {verdict} ({source})")?;
+                if let Some(reason) = d["reason"].as_str() {
+                    write!(out, ": {reason}")?;
+                }
+                if verdict != "none" && !about.is_empty() && kind != "PreToolUse" {
+                    write!(out, "  [{about}]")?;
+                }
+                writeln!(out)?;
+            }
+            Reply::SdkMessage(m) => self.message(&m.message, out)?,
+            Reply::Lagged(l) => writeln!(
+                out,
+                "  (hookd dropped {} frames: reading too slowly)",
+                l.dropped
+            )?,
+            _ => {}
+        }
+        out.flush()
+    }
+
+    fn message(&self, m: &Value, out: &mut impl Write) -> std::io::Result<()> {
+        match (m["type"].as_str(), m["subtype"].as_str()) {
+            (Some("system"), Some("init")) => writeln!(
+                out,
+                "● session {} · model {} · cwd {}",
+                m["session_id"].as_str().unwrap_or("?"),
+                m["model"].as_str().unwrap_or("?"),
+                m["cwd"].as_str().unwrap_or("?"),
+            ),
+            (Some("assistant"), _) => {
+                for block in m["message"]["content"].as_array().into_iter().flatten() {
+                    match block["type"].as_str() {
+                        Some("text") => {
+                            for line in block["text"].as_str().unwrap_or_default().lines() {
+                                writeln!(out, "  {line}")?;
+                            }
+                        }
+                        Some("tool_use") => {
+                            let input = serde_json::json!({ "tool_input": block["input"] });
+                            writeln!(
+                                out,
+                                "→ {} {}",
+                                block["name"].as_str().unwrap_or("?"),
+                                summary(&input)
+                            )?;
+                        }
+                        _ => {}
+                    }
+                }
+                Ok(())
+            }
+            (Some("user"), _) => {
+                for block in m["message"]["content"].as_array().into_iter().flatten() {
+                    if block["type"] != "tool_result" {
+                        continue;
+                    }
+                    let text = match &block["content"] {
+                        Value::String(s) => s.clone(),
+                        Value::Array(parts) => parts
+                            .iter()
+                            .filter_map(|p| p["text"].as_str())
+                            .collect::<Vec<_>>()
+                            .join(" "),
+                        _ => String::new(),
+                    };
+                    let first = text.lines().next().unwrap_or_default();
+                    let first: String = first.chars().take(160).collect();
+                    let label = if block["is_error"] == true {
+                        "error"
+                    } else {
+                        "result"
+                    };
+                    writeln!(out, "  ← {label}: {first}")?;
+                }
+                Ok(())
+            }
+            _ => Ok(()),
+        }
+    }
+
+    fn done(&self, done: &RunDone, out: &mut impl Write) -> std::io::Result<()> {
+        match (&done.error, &done.result) {
+            (None, Some(result)) => writeln!(out, "✓ result: {result}")?,
+            (None, None) => writeln!(out, "✓ done")?,
+            (Some(error), _) => writeln!(out, "✗ run failed: {error}")?,
+        }
+        let usage = done.usage.as_ref();
+        let n = |key: &str| usage.and_then(|u| u[key].as_u64()).unwrap_or(0);
+        let mut line = format!(
+            "  usage: {} in / {} out tokens (cache: {} read, {} written)",
+            n("input_tokens"),
+            n("output_tokens"),
+            n("cache_read_input_tokens"),
+            n("cache_creation_input_tokens"),
+        );
+        if let Some(cost) = done.cost_usd {
+            line.push_str(&format!(", cost ${cost:.4}"));
+        }
+        if let Some(turns) = done.num_turns {
+            line.push_str(&format!(", {turns} turns"));
+        }
+        line.push_str(&format!(", {:.1}s", done.duration_ms as f64 / 1000.0));
+        writeln!(out, "{line}")?;
+        if let Some(session) = &done.session_id {
+            writeln!(
+                out,
+                "  session {session} (continue with --resume {session})"
+            )?;
+        }
+        writeln!(out, "  run {}", done.run_id)?;
+        out.flush()
+    }
+}
