@@ -470,12 +470,7 @@ impl Reader<'_, '_> {
                 }
                 b'$' => self.dollar(&mut buf, &mut quoted),
                 b'`' if self.in_backticks > 0 => break,
-                b'`' => {
-                    let start = self.pos;
-                    self.pos += 1;
-                    self.nested(End::Backtick);
-                    buf.extend_from_slice(&self.src[start..self.pos]);
-                }
+                b'`' => self.backticks(&mut buf),
                 _ => {
                     buf.push(c);
                     self.pos += 1;
@@ -529,12 +524,7 @@ impl Reader<'_, '_> {
                     let mut q = true;
                     self.dollar(buf, &mut q);
                 }
-                b'`' => {
-                    let start = self.pos;
-                    self.pos += 1;
-                    self.nested(End::Backtick);
-                    buf.extend_from_slice(&self.src[start..self.pos]);
-                }
+                b'`' => self.backticks(buf),
                 _ => {
                     buf.push(c);
                     self.pos += 1;
@@ -542,6 +532,15 @@ impl Reader<'_, '_> {
             }
         }
         self.ok = false;
+    }
+
+    /// A `` `…` `` substitution starting here: its commands are read as a
+    /// nested list, and its text is kept in the word being built.
+    fn backticks(&mut self, buf: &mut Vec<u8>) {
+        let start = self.pos;
+        self.pos += 1;
+        self.nested(End::Backtick);
+        buf.extend_from_slice(&self.src[start..self.pos]);
     }
 
     /// At a `$`: substitution, arithmetic, parameter expansion or `$'…'`.
