@@ -193,10 +193,16 @@ pub async fn answer_in(
     let decision_json =
         serde_json::to_vec(&decision.record(judgement.enforced)).expect("records serialize");
     shared.log.push(line(&decision_json));
-    let frame = push_frame(PushKind::Decision, &decision_json);
-    shared.hub.publish(&meta, skip, |_| frame.clone());
+    // Built only if someone will receive it (most hooks have no subscriber).
+    let mut decision_frame: Option<Bytes> = None;
+    let mut frame = |_redact: bool| {
+        decision_frame
+            .get_or_insert_with(|| push_frame(PushKind::Decision, &decision_json))
+            .clone()
+    };
+    shared.hub.publish(&meta, skip, &mut frame);
     if let Some(run) = run {
-        run.owner.push(frame);
+        run.owner.push(frame(false));
     }
     HookResult {
         id: req.id,
