@@ -311,13 +311,7 @@ fn a_deny_rule_blocks_rm_in_a_run_and_the_reason_reaches_the_model() {
         "{stdout}"
     );
     // The model got the refusal, reason included, as the tool's result.
-    let result = sdk.mock.expect_tool_result("toolu_mock_0_");
-    assert!(result.is_error, "{}", sdk.mock.describe_requests());
-    assert!(
-        result.content.contains("rm is not allowed in this project"),
-        "{}",
-        result.content
-    );
+    sdk.mock.expect_refusal("rm is not allowed in this project");
     // The log has the run's events, judged like Claude Code's.
     let log = sdk.daemon.wait_log_lines(1);
     let pre = log

@@ -77,15 +77,7 @@ fn deny_rule_blocks_rm_and_the_reason_reaches_the_model() {
         "rm ran despite the deny rule\n{}",
         out.describe()
     );
-    let result = mock.expect_tool_result("toolu_mock_0_");
-    assert!(result.is_error, "{}", mock.describe_requests());
-    assert!(
-        result
-            .content
-            .contains("hookd e2e: rm is not allowed in this project"),
-        "deny reason missing from the next model request: {:?}",
-        result.content
-    );
+    mock.expect_refusal("hookd e2e: rm is not allowed in this project");
 
     let lines = d.wait_log_lines(2);
     let decision = lines

@@ -87,13 +87,7 @@ printf '%s\n' '{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDe
         "out.txt exists: the denied Bash call ran anyway\n{}",
         out.describe()
     );
-    let tr = mock.expect_tool_result("toolu_mock_0_");
-    assert!(
-        tr.is_error && tr.content.contains("blocked by e2e"),
-        "expected an error tool_result containing \"blocked by e2e\", got {:?}\nrequests:\n{}",
-        tr.raw,
-        mock.describe_requests()
-    );
+    mock.expect_refusal("blocked by e2e");
     // A denied tool call is not a failed run.
     out.assert_success();
 }

@@ -87,15 +87,7 @@ fn hooks_written_by_install_let_a_deny_rule_block_rm() {
         "rm ran despite the deny rule\n{}",
         out.describe()
     );
-    let result = mock.expect_tool_result("toolu_mock_0_");
-    assert!(result.is_error, "{}", mock.describe_requests());
-    assert!(
-        result
-            .content
-            .contains("hookd e2e: rm is not allowed in this project"),
-        "deny reason missing from the next model request: {:?}",
-        result.content
-    );
+    mock.expect_refusal("hookd e2e: rm is not allowed in this project");
     let fired = hooks_fired(&out);
     assert!(fired.iter().any(|e| e == "PreToolUse"), "{fired:?}");
 
@@ -144,15 +136,7 @@ fn a_fail_closed_install_blocks_rm_when_the_daemon_is_down() {
         "rm ran although the hook is fail-closed and no daemon answers\n{}",
         out.describe()
     );
-    let result = mock.expect_tool_result("toolu_mock_0_");
-    assert!(result.is_error, "{}", mock.describe_requests());
-    assert!(
-        result
-            .content
-            .contains("hookd could not decide (no_socket)"),
-        "{:?}",
-        result.content
-    );
+    mock.expect_refusal("hookd could not decide (no_socket)");
     assert!(
         fallbacks(&out)
             .iter()

@@ -337,6 +337,20 @@ impl MockApi {
             })
     }
 
+    /// Asserts that the model was told the scripted tool call was refused:
+    /// the next request carries an error tool_result for `toolu_mock_0_*`
+    /// whose text contains `reason`. Returns that tool_result.
+    pub fn expect_refusal(&self, reason: &str) -> ToolResult {
+        let result = self.expect_tool_result("toolu_mock_0_");
+        assert!(
+            result.is_error && result.content.contains(reason),
+            "expected an error tool_result containing {reason:?} in the next model request, got {:?}\nrequests:\n{}",
+            result.raw,
+            self.describe_requests()
+        );
+        result
+    }
+
     /// The mock's stderr so far (request log with `--verbose`, errors).
     pub fn stderr(&self) -> String {
         fs::read_to_string(&self.stderr).unwrap_or_default()
