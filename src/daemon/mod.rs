@@ -9,8 +9,9 @@
 //! - [`runs`]: agent-SDK runs, one adapter child process each.
 //!
 //! Shutdown (SIGTERM/SIGINT): stop accepting, answer in-flight hooks with
-//! their fallback, remove the socket, flush the log, exit 0. SIGHUP reloads
-//! the rules file; a bad file keeps the last good generation.
+//! their fallback, remove the socket, flush the log (for a bounded time),
+//! exit 0. SIGHUP reloads the rules file; a bad file keeps the last good
+//! generation.
 
 pub mod connection;
 pub mod controller;
@@ -165,6 +166,7 @@ impl Shared {
                 "log_dropped": n(&log.dropped),
                 "log_errors": n(&log.errors),
                 "log_rotations": n(&log.rotations),
+                "log_queued_bytes": log.queued_bytes.load(Ordering::Relaxed),
             },
             "adapter_dir": self.runs.adapter_dir(),
             "runs": self.runs.list(),
@@ -271,8 +273,12 @@ pub fn run(options: ServeOptions) -> anyhow::Result<()> {
             .wait(SHUTDOWN_GRACE + Duration::from_secs(2))
             .await;
         drop(bound);
-        shared.log.close();
-        tracing::info!("hookd stopped");
+        let lost = shared.log.close();
+        if lost > 0 {
+            tracing::info!(lost, "hookd stopped; {lost} event log lines were lost");
+        } else {
+            tracing::info!("hookd stopped");
+        }
         Ok(())
     })
 }
