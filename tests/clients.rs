@@ -426,3 +426,43 @@ fn the_python_example_client_denies_by_pattern_and_approves_the_rest() {
         [json!("client:auto-decide"), json!("client:auto-decide")]
     );
 }
+
+/// A hook frame for a persistent connection.
+fn hook_frame(id: &str, input: &Value) -> Value {
+    json!({"type": "hook", "id": id, "deadline_ms": 600_000, "input": input})
+}
+
+#[test]
+fn a_subscriber_that_never_reads_holds_a_bounded_number_of_bytes() {
+    const BUDGET: u64 = 1024 * 1024;
+    let d = routed_daemon(&format!("[clients]\nqueue_bytes = {BUDGET}\n"));
+    let mut stuck = RawClient::hello(&d.socket, "stuck");
+    assert_eq!(stuck.call(json!({"type": "subscribe"}))["type"], "ok");
+    let mut hooks = RawClient::hello(&d.socket, "load");
+    let idle_rss = d.rss_kib();
+    // 160 events of 256 KiB each (40 MiB), far fewer than the 1024 frames
+    // a queue may hold.
+    let mut input = fixture("PostToolUse.json");
+    input["tool_response"]["stdout"] = Value::String("y".repeat(256 * 1024));
+    for i in 0..160 {
+        hooks.send(&hook_frame(&format!("h{i}"), &input));
+        assert_eq!(hooks.recv().expect("hook_result")["type"], "hook_result");
+    }
+    let status = hooks.call(json!({"type": "status"}))["result"].clone();
+    let queued = status["counters"]["subscriber_queued_bytes"]
+        .as_u64()
+        .unwrap();
+    // The budget, one frame that took an empty queue, and what the
+    // socket's buffer took.
+    assert!(
+        queued <= BUDGET + 300 * 1024,
+        "{queued} bytes queued for one client: {status}"
+    );
+    assert!(
+        status["counters"]["lagged_dropped"].as_u64().unwrap() > 100,
+        "{status}"
+    );
+    let grown_mib = d.rss_kib().saturating_sub(idle_rss) / 1024;
+    assert!(grown_mib < 30, "RSS grew by {grown_mib} MiB");
+    drop(stuck);
+}

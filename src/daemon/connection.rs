@@ -5,12 +5,14 @@
 //! and closes this connection only; nothing here can stop the daemon. A
 //! request that is well-formed but cannot be carried out (unknown event,
 //! already decided) gets an `error` frame and the connection stays open.
+//!
+//! Pushed frames waiting for a slow client are bounded by frames and by
+//! bytes (see [`super::hub::ClientQueue`]).
 
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Duration;
 
-use bytes::Bytes;
 use futures_util::{SinkExt, StreamExt};
 use nix::sys::socket::{getsockopt, sockopt::PeerCredentials};
 use tokio::net::UnixStream;
@@ -18,7 +20,7 @@ use tokio::sync::mpsc;
 use tokio_util::codec::Framed;
 use tokio_util::sync::CancellationToken;
 
-use super::hub::{ClientQueue, SUBSCRIBER_QUEUE};
+use super::hub::{ClientQueue, CLIENT_QUEUE_FRAMES};
 use super::{hook, Shared};
 use crate::protocol::codec::{FrameCodec, FrameError, RawFrame};
 use crate::protocol::{ErrorCode, Hello, Lagged, Reply, Request, Welcome, VERSION};
@@ -144,13 +146,12 @@ async fn session(hello: Hello, mut conn: Conn, shared: &Arc<Shared>, shutdown: &
     tracing::info!(name = %hello.name, role = ?hello.role, "peer connected");
 
     let client_id = shared.hub.client_id();
-    let (push_tx, mut pushes) = mpsc::channel::<Bytes>(SUBSCRIBER_QUEUE);
-    let dropped = Arc::new(AtomicU64::new(0));
-    let queue = ClientQueue {
+    let (queue, mut pushes) = ClientQueue::channel(
         client_id,
-        queue: push_tx.clone(),
-        dropped: dropped.clone(),
-    };
+        CLIENT_QUEUE_FRAMES,
+        shared.config.clients.queue_bytes,
+    );
+    let dropped = queue.dropped.clone();
     // Runs this connection started: aborted when it goes away, like a
     // terminal's processes when it closes.
     let mut runs: Vec<String> = Vec::new();
@@ -165,7 +166,7 @@ async fn session(hello: Hello, mut conn: Conn, shared: &Arc<Shared>, shutdown: &
                 let drain = async {
                     loop {
                         let live = runs.iter().any(|id| shared.runs.is_live(id));
-                        let frame = if live { pushes.recv().await } else { pushes.try_recv().ok() };
+                        let frame = if live { pushes.recv().await } else { pushes.try_recv() };
                         match frame {
                             Some(frame) => {
                                 if conn.send(RawFrame(frame)).await.is_err() {
@@ -219,7 +220,7 @@ async fn session(hello: Hello, mut conn: Conn, shared: &Arc<Shared>, shutdown: &
                     }
                     Request::Hello(_) => Reply::error(ErrorCode::UnexpectedFrame, "`hello` was already sent on this connection", None),
                     Request::Subscribe(sub) => {
-                        shared.hub.subscribe(client_id, sub.filter, sub.redact, push_tx.clone(), dropped.clone());
+                        shared.hub.subscribe(sub.filter, sub.redact, queue.clone());
                         Reply::ok(&sub.req, None)
                     }
                     Request::Unsubscribe(r) => {

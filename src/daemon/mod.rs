@@ -167,6 +167,7 @@ impl Shared {
                 "log_errors": n(&log.errors),
                 "log_rotations": n(&log.rotations),
                 "log_queued_bytes": log.queued_bytes.load(Ordering::Relaxed),
+                "subscriber_queued_bytes": self.hub.queued_bytes(),
             },
             "adapter_dir": self.runs.adapter_dir(),
             "runs": self.runs.list(),
