@@ -466,3 +466,49 @@ fn a_subscriber_that_never_reads_holds_a_bounded_number_of_bytes() {
     assert!(grown_mib < 30, "RSS grew by {grown_mib} MiB");
     drop(stuck);
 }
+
+/// Runs one `ask` through a subscribed client and stops the daemon while
+/// it waits; returns the forwarder's permissionDecision.
+fn ask_answer_at_sigterm(stuck_subscriber: bool) -> Value {
+    let mut d = Daemon::start_with(DaemonOptions {
+        rules: Some(
+            "[[rule]]\nid = \"ask-touch\"\naction = \"ask\"\ntool = \"Bash(touch:*)\"\n".into(),
+        ),
+        ..DaemonOptions::default()
+    });
+    let mut c = RawClient::hello(&d.socket, "decider");
+    assert_eq!(c.call(json!({"type": "subscribe"}))["type"], "ok");
+    if stuck_subscriber {
+        // Fill the client's socket so its connection is busy writing when
+        // the daemon stops: the hook then learns of the shutdown first.
+        let mut load = RawClient::hello(&d.socket, "load");
+        let mut input = fixture("PostToolUse.json");
+        input["tool_response"]["stdout"] = Value::String("z".repeat(64 * 1024));
+        for i in 0..40 {
+            load.send(&hook_frame(&format!("l{i}"), &input));
+            load.recv().expect("hook_result");
+        }
+    }
+    let fwd = forward_in_background(&d.socket, &bash("touch x"), &["--timeout", "20"]);
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while d.counter("pending") == 0 {
+        assert!(Instant::now() < deadline, "the ask never became pending");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert_eq!(d.stop().code(), Some(0), "{}", d.stderr());
+    let out = fwd.join().unwrap();
+    assert!(out.stderr.is_empty(), "{}", stderr(&out));
+    drop(c);
+    stdout_json(&out)["hookSpecificOutput"]["permissionDecision"].clone()
+}
+
+#[test]
+fn sigterm_answers_a_pending_ask_with_claude_codes_own_prompt() {
+    // Whichever effect of the shutdown reaches the hook first (the client
+    // leaving, or the signal itself), the answer is the same as a timeout's.
+    for run in 0..3 {
+        assert_eq!(ask_answer_at_sigterm(false), "ask", "run {run}");
+    }
+    // Deterministically the signal first: the client cannot leave in time.
+    assert_eq!(ask_answer_at_sigterm(true), "ask");
+}

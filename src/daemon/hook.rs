@@ -11,7 +11,8 @@
 //! The fallback of an `ask` is Claude Code's own prompt
 //! (`permissionDecision:"ask"` on PreToolUse): a person at the terminal is
 //! never left waiting on a daemon nobody watches. The fallback of an
-//! undecided event is "no opinion".
+//! undecided event is "no opinion". The same applies whatever ends the wait
+//! (nobody left to decide, the timeout, the run's end, the daemon stopping).
 
 use std::borrow::Cow;
 use std::sync::atomic::Ordering;
@@ -68,7 +69,6 @@ pub async fn answer_in(
 ) -> HookResult {
     let started = Instant::now();
     let deadline = started + daemon_budget(Duration::from_millis(req.deadline_ms));
-    let fail_closed = req.fail_closed || shared.fail_closed;
     let mut event = Event::new(req.harness, req.input, req.env);
     event.run_id = run.map(|r| r.run_id.to_string());
     let skip = run.map(|r| r.owner.client_id);
@@ -138,6 +138,11 @@ pub async fn answer_in(
             Timeout::After(limit) => deadline.min(started + limit),
             Timeout::Never => deadline,
         };
+        // However the wait ends without a client's answer (nobody left,
+        // timeout, the run's end, shutdown), the same fallback applies: an
+        // `ask` goes to Claude Code's own prompt. A stopping daemon answers
+        // like a timeout, whichever of its effects (the subscribers leaving,
+        // or the shutdown signal) reaches this hook first.
         tokio::select! {
             resolved = resolution => match resolved {
                 Ok(Resolution::Decided { answer, client }) => {
@@ -157,11 +162,7 @@ pub async fn answer_in(
             }
             _ = shutdown.cancelled() => {
                 shared.hub.finish(event.id, "shutdown");
-                Judgement {
-                    answer: output::fallback_answer(kind, fail_closed, "shutting_down"),
-                    source: Source::Fallback,
-                    ..judgement
-                }
+                fallback_of(judgement, Source::Fallback)
             }
         }
     } else if routed {
