@@ -433,6 +433,43 @@ fn hook_frame(id: &str, input: &Value) -> Value {
 }
 
 #[test]
+fn a_client_pipelining_hooks_it_never_reads_holds_a_bounded_number() {
+    let d = routed_daemon("[decisions]\nroute_undecided = true\ntimeout = \"never\"\n");
+    // Someone could decide: every routed hook waits in the pending table.
+    let _decider = subscriber(&d, "decider");
+    let flood = RawClient::hello(&d.socket, "flood");
+    let mut writer = flood.try_clone_writer();
+    let input = bash("cargo build");
+    let sender = std::thread::spawn(move || {
+        // Blocks once the daemon stops reading; fails once it is gone.
+        for i in 0..5000 {
+            let mut line = hook_frame(&format!("h{i}"), &input).to_string();
+            line.push('\n');
+            if std::io::Write::write_all(&mut writer, line.as_bytes()).is_err() {
+                return i;
+            }
+        }
+        5000
+    });
+    // The daemon holds at most 64 of them at once, however long it waits.
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while d.counter("pending") < 64 {
+        assert!(Instant::now() < deadline, "{}", d.status());
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    std::thread::sleep(Duration::from_millis(1000));
+    let status = d.status();
+    assert_eq!(status["counters"]["pending"], 64, "{status}");
+    assert_eq!(status["counters"]["hooks_in_flight"], 64, "{status}");
+    // Other connections are served meanwhile.
+    let out = d.forward(&fixture("SessionStart.json"), &["--timeout", "5"]);
+    assert!(out.stderr.is_empty(), "{}", stderr(&out));
+    assert_eq!(d.counter("pending"), 64);
+    drop(flood);
+    drop(sender);
+}
+
+#[test]
 fn a_subscriber_that_never_reads_holds_a_bounded_number_of_bytes() {
     const BUDGET: u64 = 1024 * 1024;
     let d = routed_daemon(&format!("[clients]\nqueue_bytes = {BUDGET}\n"));

@@ -6,8 +6,11 @@
 //! request that is well-formed but cannot be carried out (unknown event,
 //! already decided) gets an `error` frame and the connection stays open.
 //!
-//! Pushed frames waiting for a slow client are bounded by frames and by
-//! bytes (see [`super::hub::ClientQueue`]).
+//! What one connection can make the daemon hold is bounded: one frame being
+//! read (the frame cap), at most [`HOOKS_IN_FLIGHT`] hooks being answered
+//! (the connection is not read while that many wait for their answer),
+//! their replies (a queue of as many), and the pushed frames waiting for a
+//! slow client (by frames and by bytes, see [`super::hub::ClientQueue`]).
 
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
@@ -27,6 +30,10 @@ use crate::protocol::{ErrorCode, Hello, Lagged, Reply, Request, Welcome, VERSION
 
 /// A peer that connects and says nothing is dropped after this long.
 const FIRST_FRAME_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// Hooks one long-lived connection may have unanswered at once; while it
+/// has that many, the daemon reads nothing more from it.
+pub const HOOKS_IN_FLIGHT: usize = 64;
 
 /// After shutdown starts, how long an accepted connection may take to send
 /// its first frame and still be answered.
@@ -156,8 +163,11 @@ async fn session(hello: Hello, mut conn: Conn, shared: &Arc<Shared>, shutdown: &
     // terminal's processes when it closes.
     let mut runs: Vec<String> = Vec::new();
     // Hooks sent on this connection are answered by their own tasks: one may
-    // wait for a decision that this very client is about to send.
-    let (reply_tx, mut replies) = mpsc::unbounded_channel::<Reply>();
+    // wait for a decision that this very client is about to send. At most
+    // HOOKS_IN_FLIGHT of them: each sends exactly one reply, so a queue of
+    // that many never makes one wait.
+    let (reply_tx, mut replies) = mpsc::channel::<Reply>(HOOKS_IN_FLIGHT);
+    let mut in_flight = 0usize;
     loop {
         tokio::select! {
             _ = shutdown.cancelled() => {
@@ -181,7 +191,10 @@ async fn session(hello: Hello, mut conn: Conn, shared: &Arc<Shared>, shutdown: &
                 send(&mut conn, &Reply::error(ErrorCode::ShuttingDown, "hookd is stopping", None)).await;
                 break;
             }
-            Some(reply) = replies.recv() => send(&mut conn, &reply).await,
+            Some(reply) = replies.recv() => {
+                in_flight -= 1;
+                send(&mut conn, &reply).await;
+            }
             Some(frame) = pushes.recv() => {
                 let lost = dropped.swap(0, Ordering::Relaxed);
                 if lost > 0 {
@@ -192,7 +205,7 @@ async fn session(hello: Hello, mut conn: Conn, shared: &Arc<Shared>, shutdown: &
                     break;
                 }
             }
-            frame = conn.next() => {
+            frame = conn.next(), if in_flight < HOOKS_IN_FLIGHT => {
                 let line = match frame {
                     None => break,
                     Some(Err(e)) => {
@@ -212,9 +225,10 @@ async fn session(hello: Hello, mut conn: Conn, shared: &Arc<Shared>, shutdown: &
                 let reply = match request {
                     Request::Hook(req) => {
                         let (shared, shutdown, reply_tx) = (shared.clone(), shutdown.clone(), reply_tx.clone());
+                        in_flight += 1;
                         tokio::spawn(async move {
                             let result = hook::answer(req, &shared, &shutdown).await;
-                            let _ = reply_tx.send(Reply::HookResult(result));
+                            let _ = reply_tx.send(Reply::HookResult(result)).await;
                         });
                         continue;
                     }

@@ -15,7 +15,7 @@
 //! (nobody left to decide, the timeout, the run's end, the daemon stopping).
 
 use std::borrow::Cow;
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -67,6 +67,7 @@ pub async fn answer_in(
     shared: &Shared,
     shutdown: &CancellationToken,
 ) -> HookResult {
+    let _in_flight = Gauge::enter(&shared.stats.hooks_in_flight);
     let started = Instant::now();
     let deadline = started + daemon_budget(Duration::from_millis(req.deadline_ms));
     let mut event = Event::new(req.harness, req.input, req.env);
@@ -210,6 +211,22 @@ pub async fn answer_in(
         exit_code: out.exit_code,
         stdout: out.stdout,
         stderr: out.stderr,
+    }
+}
+
+/// Counts one hook in flight while it lives.
+struct Gauge<'a>(&'a AtomicU64);
+
+impl<'a> Gauge<'a> {
+    fn enter(gauge: &'a AtomicU64) -> Gauge<'a> {
+        gauge.fetch_add(1, Ordering::Relaxed);
+        Gauge(gauge)
+    }
+}
+
+impl Drop for Gauge<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::Relaxed);
     }
 }
 

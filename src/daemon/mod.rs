@@ -98,6 +98,8 @@ pub struct Stats {
     pub fallbacks: AtomicU64,
     /// Peers refused for running as another user.
     pub refused_peers: AtomicU64,
+    /// Hooks being answered now.
+    pub hooks_in_flight: AtomicU64,
 }
 
 /// State shared by every connection.
@@ -168,6 +170,7 @@ impl Shared {
                 "log_rotations": n(&log.rotations),
                 "log_queued_bytes": log.queued_bytes.load(Ordering::Relaxed),
                 "subscriber_queued_bytes": self.hub.queued_bytes(),
+                "hooks_in_flight": n(&self.stats.hooks_in_flight),
             },
             "adapter_dir": self.runs.adapter_dir(),
             "runs": self.runs.list(),
