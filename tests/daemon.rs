@@ -356,3 +356,57 @@ fn peers_running_as_another_user_are_refused() {
         "a refused peer's hook must not be logged"
     );
 }
+
+#[test]
+fn project_rules_are_read_off_the_hook_path_and_edits_still_apply() {
+    let d = Daemon::start();
+    let project = d.dir.path().join("project");
+    std::fs::create_dir_all(project.join(".claude")).unwrap();
+    let rules = |tool: &str| {
+        format!("[[rule]]\nid = \"no\"\naction = \"deny\"\ntool = \"Bash({tool}:*)\"\n")
+    };
+    std::fs::write(project.join(".claude/hookd.toml"), rules("make")).unwrap();
+    let mut c = RawClient::hello(&d.socket, "hooks");
+    let mut verdict = |command: &str| {
+        let mut input = fixture("PreToolUse.json");
+        input["cwd"] = json!(project);
+        input["tool_input"]["command"] = json!(command);
+        c.send(&json!({"type": "hook", "id": "x", "deadline_ms": 5000, "env": {"CLAUDE_PROJECT_DIR": project}, "input": input}));
+        let reply = c.recv().expect("hook_result");
+        let stdout = reply["stdout"].as_str().unwrap().to_string();
+        if stdout.is_empty() {
+            "none".to_string()
+        } else {
+            let v: Value = serde_json::from_str(&stdout).unwrap();
+            v["hookSpecificOutput"]["permissionDecision"]
+                .as_str()
+                .unwrap()
+                .to_string()
+        }
+    };
+    // The project's first hook is judged with its rules.
+    assert_eq!(verdict("make all"), "deny");
+    let started = std::time::Instant::now();
+    for _ in 0..200 {
+        assert_eq!(verdict("make all"), "deny");
+    }
+    // The file is checked about once a second, not once per hook.
+    let projects = d.status()["projects"].clone();
+    let seconds = started.elapsed().as_secs();
+    assert!(
+        projects["checks"].as_u64().unwrap() <= seconds + 3,
+        "{projects} after {seconds} s"
+    );
+    assert_eq!(projects["loads"], 1, "{projects}");
+
+    std::fs::write(project.join(".claude/hookd.toml"), rules("cargo")).unwrap();
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while verdict("make all") == "deny" {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the edit never applied"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    assert_eq!(verdict("cargo build"), "deny");
+}

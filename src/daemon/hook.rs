@@ -30,6 +30,7 @@ use crate::config::Timeout;
 use crate::decision::{Answer, Decision, Source, Verdict};
 use crate::event::Event;
 use crate::protocol::{push_frame, HookRequest, HookResult, PushKind};
+use crate::rules::RuleSet;
 
 /// The daemon's share of the forwarder's budget: it answers this much
 /// earlier than the forwarder gives up, so the reply (and the forwarder's
@@ -70,6 +71,7 @@ pub async fn answer_in(
     let _in_flight = Gauge::enter(&shared.stats.hooks_in_flight);
     let started = Instant::now();
     let deadline = started + daemon_budget(Duration::from_millis(req.deadline_ms));
+    let fail_closed = req.fail_closed || shared.fail_closed;
     let mut event = Event::new(req.harness, req.input, req.env);
     event.run_id = run.map(|r| r.run_id.to_string());
     let skip = run.map(|r| r.owner.client_id);
@@ -83,7 +85,7 @@ pub async fn answer_in(
     // while it waits.
     let rules = shared.controller.rules();
     let judgement = if kind.is_decision_point() {
-        shared.controller.judge(&event, &rules)
+        judge(&event, rules, fail_closed, shared, deadline, shutdown).await
     } else {
         // Observe-only: answered at once, never waits on anything.
         Judgement::default_for(rules.generation())
@@ -212,6 +214,41 @@ pub async fn answer_in(
         stdout: out.stdout,
         stderr: out.stderr,
     }
+}
+
+/// The rules' judgement of decision point `event`, bounded by `deadline`
+/// and by shutdown. A project seen for the first time has its rules file
+/// read off the async workers (see [`super::controller`]); when the rules
+/// cannot judge in time, the event's fallback applies (a deny where the
+/// hook is fail-closed) and the log says so.
+async fn judge(
+    event: &Event,
+    rules: Arc<RuleSet>,
+    fail_closed: bool,
+    shared: &Shared,
+    deadline: Instant,
+    shutdown: &CancellationToken,
+) -> Judgement {
+    let generation = rules.generation();
+    let work = async {
+        let layers = shared.controller.layers(event, rules).await;
+        Ok::<_, &str>(shared.controller.judge(event, &layers))
+    };
+    let outcome = tokio::select! {
+        biased;
+        outcome = work => outcome,
+        _ = tokio::time::sleep_until(deadline.into()) => Err("rules_too_slow"),
+        _ = shutdown.cancelled() => Err("shutting_down"),
+    };
+    outcome.unwrap_or_else(|why| {
+        tracing::warn!(event = %event.name(), id = %event.id, why, "the rules could not judge this event; its fallback applies");
+        Judgement {
+            answer: output::fallback_answer(event.kind(), fail_closed, why),
+            source: Source::Fallback,
+            enforced: shared.controller.enforced(),
+            ..Judgement::default_for(generation)
+        }
+    })
 }
 
 /// Counts one hook in flight while it lives.

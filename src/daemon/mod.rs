@@ -172,6 +172,7 @@ impl Shared {
                 "subscriber_queued_bytes": self.hub.queued_bytes(),
                 "hooks_in_flight": n(&self.stats.hooks_in_flight),
             },
+            "projects": self.controller.projects().status(),
             "adapter_dir": self.runs.adapter_dir(),
             "runs": self.runs.list(),
         })
@@ -247,6 +248,7 @@ pub fn run(options: ServeOptions) -> anyhow::Result<()> {
         let shutdown = CancellationToken::new();
         tokio::spawn(handle_signals(shared.clone(), shutdown.clone()));
         tokio::spawn(watch_rules(shared.clone(), shutdown.clone()));
+        tokio::spawn(refresh_projects(shared.clone(), shutdown.clone()));
         if let Some(interval) = systemd::watchdog_interval() {
             tokio::spawn(watchdog(shared.clone(), interval, shutdown.clone()));
         }
@@ -387,25 +389,33 @@ async fn handle_signals(shared: Arc<Shared>, shutdown: CancellationToken) {
         tokio::select! {
             _ = term.recv() => break,
             _ = int.recv() => break,
-            _ = hup.recv() => reload(&shared),
+            _ = hup.recv() => reload_off_worker(&shared).await,
         }
     }
     tracing::info!("stopping: answering in-flight hooks with their fallback");
     shutdown.cancel();
 }
 
-/// Reloads the rules whenever the rules file changes.
+/// Reloads the rules whenever the rules file changes. The file is stat'ed
+/// and read on a blocking thread: a slow filesystem never holds up the
+/// workers that answer hooks.
 async fn watch_rules(shared: Arc<Shared>, shutdown: CancellationToken) {
     let RulesSource::File(path) = &shared.rules else {
         return;
     };
-    let fingerprint = |path: &std::path::Path| {
+    fn fingerprint(path: &std::path::Path) -> Option<(i64, i64, u64, u64)> {
         use std::os::unix::fs::MetadataExt;
         std::fs::metadata(path)
             .ok()
             .map(|m| (m.mtime(), m.mtime_nsec(), m.size(), m.ino()))
+    }
+    let stat = |path: PathBuf| async move {
+        tokio::task::spawn_blocking(move || fingerprint(&path))
+            .await
+            .ok()
+            .flatten()
     };
-    let mut last = fingerprint(path);
+    let mut last = stat(path.clone()).await;
     let mut tick = tokio::time::interval(RULES_POLL);
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {
@@ -413,13 +423,34 @@ async fn watch_rules(shared: Arc<Shared>, shutdown: CancellationToken) {
             _ = shutdown.cancelled() => return,
             _ = tick.tick() => {}
         }
-        let now = fingerprint(path);
+        let now = stat(path.clone()).await;
         if now != last {
             last = now;
             tracing::info!(path = %path.display(), "rules file changed");
-            reload(&shared);
+            reload_off_worker(&shared).await;
         }
     }
+}
+
+/// Checks the known projects' rules files for changes (see
+/// [`controller`]), on a blocking thread.
+async fn refresh_projects(shared: Arc<Shared>, shutdown: CancellationToken) {
+    let mut tick = tokio::time::interval(controller::PROJECT_POLL);
+    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        tokio::select! {
+            _ = shutdown.cancelled() => return,
+            _ = tick.tick() => {}
+        }
+        let projects = shared.controller.projects().clone();
+        let _ = tokio::task::spawn_blocking(move || projects.refresh()).await;
+    }
+}
+
+/// [`reload`] on a blocking thread.
+async fn reload_off_worker(shared: &Arc<Shared>) {
+    let shared = shared.clone();
+    let _ = tokio::task::spawn_blocking(move || reload(&shared)).await;
 }
 
 /// Reloads the rules; a bad file keeps the current generation.
