@@ -151,6 +151,8 @@ async fn session(hello: Hello, mut conn: Conn, shared: &Arc<Shared>, shutdown: &
     };
     send(&mut conn, &Reply::Welcome(welcome)).await;
     tracing::info!(name = %hello.name, role = ?hello.role, "peer connected");
+    #[cfg(feature = "fault-injection")]
+    super::fault::on_hello(&hello.name);
 
     let client_id = shared.hub.client_id();
     let (queue, mut pushes) = ClientQueue::channel(

@@ -13,24 +13,31 @@
 //! never left waiting on a daemon nobody watches. The fallback of an
 //! undecided event is "no opinion". The same applies whatever ends the wait
 //! (nobody left to decide, the timeout, the run's end, the daemon stopping).
+//!
+//! Judging is bounded too: rules that cannot judge before the deadline (or
+//! panic) give the event's fallback.
 
 use std::borrow::Cow;
+use std::panic::AssertUnwindSafe;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
+use futures_util::FutureExt;
+use serde_json::Value;
 use tokio_util::sync::CancellationToken;
+use uuid::Uuid;
 
 use super::controller::Judgement;
-use super::hub::{ClientQueue, EventMeta, Resolution};
+use super::hub::{ClientQueue, EventMeta, Hub, Resolution};
 use super::Shared;
-use crate::claude::output;
+use crate::claude::{output, HookEventKind};
 use crate::config::Timeout;
 use crate::decision::{Answer, Decision, Source, Verdict};
 use crate::event::Event;
 use crate::protocol::{push_frame, HookRequest, HookResult, PushKind};
-use crate::rules::RuleSet;
+use crate::rules::{Layers, RuleSet};
 
 /// The daemon's share of the forwarder's budget: it answers this much
 /// earlier than the forwarder gives up, so the reply (and the forwarder's
@@ -62,6 +69,10 @@ pub async fn answer(req: HookRequest, shared: &Shared, shutdown: &CancellationTo
 /// rules, pending table, clients, log and fallbacks; the run's owner also
 /// gets the frames, and a run that ends releases its pending events to
 /// their fallback.
+///
+/// A panic while answering ends this hook only: it is answered with its
+/// fallback (as if the daemon could not be reached) and the daemon goes on.
+/// The panic hook (see [`super::run`]) has logged and counted it.
 pub async fn answer_in(
     req: HookRequest,
     run: Option<&RunLink>,
@@ -69,6 +80,42 @@ pub async fn answer_in(
     shutdown: &CancellationToken,
 ) -> HookResult {
     let _in_flight = Gauge::enter(&shared.stats.hooks_in_flight);
+    let id = req.id.clone();
+    let kind = HookEventKind::from_name(
+        req.input
+            .get("hook_event_name")
+            .and_then(Value::as_str)
+            .unwrap_or(""),
+    );
+    let fail_closed = req.fail_closed || shared.fail_closed;
+    let answering = answer_unguarded(req, run, shared, shutdown);
+    match AssertUnwindSafe(answering).catch_unwind().await {
+        Ok(result) => result,
+        Err(panic) => {
+            tracing::error!(
+                hook = %id,
+                event = %kind,
+                panic = super::panic_message(&*panic),
+                "answering a hook panicked; it gets its fallback and the daemon goes on"
+            );
+            shared.stats.fallbacks.fetch_add(1, Ordering::Relaxed);
+            let out = output::fallback(kind, fail_closed, "internal_error");
+            HookResult {
+                id,
+                exit_code: out.exit_code,
+                stdout: out.stdout,
+                stderr: out.stderr,
+            }
+        }
+    }
+}
+
+async fn answer_unguarded(
+    req: HookRequest,
+    run: Option<&RunLink>,
+    shared: &Shared,
+    shutdown: &CancellationToken,
+) -> HookResult {
     let started = Instant::now();
     let deadline = started + daemon_budget(Duration::from_millis(req.deadline_ms));
     let fail_closed = req.fail_closed || shared.fail_closed;
@@ -90,6 +137,8 @@ pub async fn answer_in(
         // Observe-only: answered at once, never waits on anything.
         Judgement::default_for(rules.generation())
     };
+    #[cfg(feature = "fault-injection")]
+    super::fault::after_judging(&event.raw);
     let routed = kind.is_decision_point()
         && judgement.enforced
         && (judgement.answer.verdict == Verdict::Ask
@@ -118,6 +167,10 @@ pub async fn answer_in(
         shared
             .hub
             .add_pending(event.id, kind, &meta, record, deadline)
+    });
+    let _entry = resolution.is_some().then(|| PendingEntry {
+        hub: &shared.hub,
+        id: event.id,
     });
     let mut frames: [Option<Bytes>; 2] = [None, None];
     let mut frame = |redact: bool| {
@@ -219,8 +272,8 @@ pub async fn answer_in(
 /// The rules' judgement of decision point `event`, bounded by `deadline`
 /// and by shutdown. A project seen for the first time has its rules file
 /// read off the async workers (see [`super::controller`]); when the rules
-/// cannot judge in time, the event's fallback applies (a deny where the
-/// hook is fail-closed) and the log says so.
+/// cannot judge in time, or evaluating them panicked, the event's fallback
+/// applies (a deny where the hook is fail-closed) and the log says so.
 async fn judge(
     event: &Event,
     rules: Arc<RuleSet>,
@@ -232,7 +285,8 @@ async fn judge(
     let generation = rules.generation();
     let work = async {
         let layers = shared.controller.layers(event, rules).await;
-        Ok::<_, &str>(shared.controller.judge(event, &layers))
+        std::panic::catch_unwind(AssertUnwindSafe(|| evaluate(shared, event, &layers)))
+            .map_err(|_| "internal_error")
     };
     let outcome = tokio::select! {
         biased;
@@ -251,7 +305,13 @@ async fn judge(
     })
 }
 
-/// Counts one hook in flight while it lives.
+fn evaluate(shared: &Shared, event: &Event, layers: &Layers) -> Judgement {
+    #[cfg(feature = "fault-injection")]
+    super::fault::while_judging(&event.raw);
+    shared.controller.judge(event, layers)
+}
+
+/// Counts one hook in flight while it lives (a panic included).
 struct Gauge<'a>(&'a AtomicU64);
 
 impl<'a> Gauge<'a> {
@@ -264,6 +324,20 @@ impl<'a> Gauge<'a> {
 impl Drop for Gauge<'_> {
     fn drop(&mut self) {
         self.0.fetch_sub(1, Ordering::Relaxed);
+    }
+}
+
+/// Takes a pending event out of the table however its hook ends: every
+/// ordinary path has done so already (this is then a no-op); after a panic
+/// it keeps a dead entry from being listed and decided.
+struct PendingEntry<'a> {
+    hub: &'a Hub,
+    id: Uuid,
+}
+
+impl Drop for PendingEntry<'_> {
+    fn drop(&mut self) {
+        self.hub.finish(self.id, "fallback (internal error)");
     }
 }
 

@@ -12,9 +12,17 @@
 //! their fallback, remove the socket, flush the log (for a bounded time),
 //! exit 0. SIGHUP reloads the rules file; a bad file keeps the last good
 //! generation.
+//!
+//! Panics: a panic in a task ends that task only (the release profile
+//! unwinds; only the forwarder is built with `panic=abort`). A hook whose
+//! task panics is answered with its fallback ([`hook::answer_in`]); a
+//! connection whose task panics is closed. Every panic is logged with its
+//! message and location and counted (`status`: `panics`).
 
 pub mod connection;
 pub mod controller;
+#[cfg(feature = "fault-injection")]
+pub mod fault;
 pub mod hook;
 pub mod hub;
 pub mod log;
@@ -22,12 +30,15 @@ pub mod runs;
 pub mod socket;
 pub mod systemd;
 
+use std::any::Any;
+use std::panic::AssertUnwindSafe;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use anyhow::Context;
+use futures_util::FutureExt;
 use tokio::net::UnixListener;
 use tokio::sync::Semaphore;
 use tokio_util::sync::CancellationToken;
@@ -98,6 +109,8 @@ pub struct Stats {
     pub fallbacks: AtomicU64,
     /// Peers refused for running as another user.
     pub refused_peers: AtomicU64,
+    /// Panics in any of the daemon's threads (counted by the panic hook).
+    pub panics: Arc<AtomicU64>,
     /// Hooks being answered now.
     pub hooks_in_flight: AtomicU64,
 }
@@ -170,6 +183,7 @@ impl Shared {
                 "log_rotations": n(&log.rotations),
                 "log_queued_bytes": log.queued_bytes.load(Ordering::Relaxed),
                 "subscriber_queued_bytes": self.hub.queued_bytes(),
+                "panics": n(&self.stats.panics),
                 "hooks_in_flight": n(&self.stats.hooks_in_flight),
             },
             "projects": self.controller.projects().status(),
@@ -194,8 +208,40 @@ pub fn load_rules(source: &RulesSource) -> anyhow::Result<RuleSet> {
     }
 }
 
+/// The message of a panic's payload (`panic!` gives a `&str` or a `String`).
+pub fn panic_message(payload: &(dyn Any + Send)) -> &str {
+    payload
+        .downcast_ref::<&str>()
+        .copied()
+        .or_else(|| payload.downcast_ref::<String>().map(String::as_str))
+        .unwrap_or("(not a string)")
+}
+
+/// Logs every panic of the process (message, location, thread, and the
+/// backtrace when `RUST_BACKTRACE` asks for one) and counts it in `panics`.
+fn install_panic_hook(panics: Arc<AtomicU64>) {
+    std::panic::set_hook(Box::new(move |info| {
+        panics.fetch_add(1, Ordering::Relaxed);
+        let thread = std::thread::current();
+        let location = info.location().map(ToString::to_string).unwrap_or_default();
+        let backtrace = std::backtrace::Backtrace::capture();
+        let backtrace = match backtrace.status() {
+            std::backtrace::BacktraceStatus::Captured => format!("\n{backtrace}"),
+            _ => String::new(),
+        };
+        tracing::error!(
+            thread = thread.name().unwrap_or("unnamed"),
+            %location,
+            "panic: {}{backtrace}",
+            panic_message(info.payload())
+        );
+    }));
+}
+
 /// Runs the daemon until SIGTERM/SIGINT. Errors are start-up failures.
 pub fn run(options: ServeOptions) -> anyhow::Result<()> {
+    let panics = Arc::new(AtomicU64::new(0));
+    install_panic_hook(panics.clone());
     let rules = load_rules(&options.rules)?;
     let redactor = options.config.redactor()?;
     // Before any thread exists: this reads and clears LISTEN_* variables.
@@ -238,7 +284,10 @@ pub fn run(options: ServeOptions) -> anyhow::Result<()> {
             hub: Hub::default(),
             config: options.config.clone(),
             redactor,
-            stats: Stats::default(),
+            stats: Stats {
+                panics,
+                ..Stats::default()
+            },
             started: Instant::now(),
             socket: socket_path,
             runs: runs::Runs::new(options.adapter_dir.clone()),
@@ -361,7 +410,15 @@ pub async fn accept_loop(listener: UnixListener, shared: Arc<Shared>, shutdown: 
         let shared = shared.clone();
         let shutdown = shutdown.clone();
         tracker.spawn(async move {
-            connection::handle(stream, &shared, &shutdown).await;
+            let served = AssertUnwindSafe(connection::handle(stream, &shared, &shutdown))
+                .catch_unwind()
+                .await;
+            if let Err(panic) = served {
+                tracing::error!(
+                    panic = panic_message(&*panic),
+                    "a connection's task panicked; that connection is closed and the daemon goes on"
+                );
+            }
             drop(permit);
         });
     }
