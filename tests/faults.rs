@@ -10,7 +10,7 @@ mod daemon;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::OnceLock;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use daemon::{fixture, stdout_json, Daemon, DaemonOptions, RawClient};
 use serde_json::{json, Value};
@@ -63,6 +63,12 @@ fn bash(command: &str) -> Value {
 
 fn with_fault(mut input: Value, fault: &str) -> Value {
     input["hookd_fault"] = json!(fault);
+    input
+}
+
+/// An input whose frame is far above the inline-evaluation threshold.
+fn large(mut input: Value) -> Value {
+    input["tool_input"]["padding"] = json!("x".repeat(256 * 1024));
     input
 }
 
@@ -153,4 +159,67 @@ fn a_panicking_task_gets_its_fallback_and_the_daemon_serves_on() {
         );
     }
     assert!(d.forward(&fixture("Stop.json"), &[]).stderr.is_empty());
+}
+
+#[test]
+fn a_slow_evaluation_does_not_hold_up_other_hooks() {
+    let d = start(None);
+    // Large inputs whose evaluation blocks its thread for 5 s each, more of
+    // them than the runtime has workers, arriving one after the other (so
+    // that each would take the worker that reads it).
+    let slow: Vec<_> = (0..3)
+        .map(|_| {
+            let handle = daemon::forward_in_background(
+                &d.socket,
+                &with_fault(large(bash("ls")), "slow_judging:5000"),
+                &["--timeout", "30"],
+            );
+            std::thread::sleep(Duration::from_millis(200));
+            handle
+        })
+        .collect();
+    // Meanwhile every other forwarder is answered within its deadline.
+    let started = Instant::now();
+    for i in 0..6 {
+        for input in [fixture("Stop.json"), bash("ls")] {
+            let out = d.forward(&input, &["--timeout", "3"]);
+            assert!(
+                out.stderr.is_empty(),
+                "forwarder {i} fell back after {:?}: {}",
+                started.elapsed(),
+                stderr(&out)
+            );
+        }
+    }
+    for handle in slow {
+        let out = handle.join().unwrap();
+        assert!(out.stderr.is_empty(), "{}", stderr(&out));
+    }
+}
+
+#[test]
+fn an_evaluation_past_the_deadline_gets_the_fallback_in_time() {
+    let d = start(None);
+    let out = d.forward(
+        &with_fault(large(bash("ls")), "slow_judging:3000"),
+        &["--fail-closed", "--timeout", "1"],
+    );
+    assert!(
+        out.stderr.is_empty(),
+        "the daemon must answer before the forwarder gives up: {}",
+        stderr(&out)
+    );
+    assert_eq!(
+        stdout_json(&out)["hookSpecificOutput"]["permissionDecision"],
+        "deny"
+    );
+    let lines = d.wait_log_lines(2);
+    assert_eq!(lines[1]["source"], "fallback");
+    assert!(
+        lines[1]["reason"]
+            .as_str()
+            .is_some_and(|r| r.contains("rules_too_slow")),
+        "{}",
+        lines[1]
+    );
 }

@@ -112,7 +112,7 @@ pub async fn handle(stream: UnixStream, shared: &Arc<Shared>, shutdown: &Cancell
             send(&mut conn, &Reply::error(e.code, e.message, None)).await;
         }
         Ok(Request::Hook(req)) => {
-            let result = hook::answer(req, shared, shutdown).await;
+            let result = hook::answer(req, line.len(), shared, shutdown).await;
             send(&mut conn, &Reply::HookResult(result)).await;
         }
         Ok(Request::Hello(hello)) => session(hello, conn, shared, shutdown).await,
@@ -227,9 +227,10 @@ async fn session(hello: Hello, mut conn: Conn, shared: &Arc<Shared>, shutdown: &
                 let reply = match request {
                     Request::Hook(req) => {
                         let (shared, shutdown, reply_tx) = (shared.clone(), shutdown.clone(), reply_tx.clone());
+                        let frame_bytes = line.len();
                         in_flight += 1;
                         tokio::spawn(async move {
-                            let result = hook::answer(req, &shared, &shutdown).await;
+                            let result = hook::answer(req, frame_bytes, &shared, &shutdown).await;
                             let _ = reply_tx.send(Reply::HookResult(result)).await;
                         });
                         continue;

@@ -14,8 +14,9 @@
 //! undecided event is "no opinion". The same applies whatever ends the wait
 //! (nobody left to decide, the timeout, the run's end, the daemon stopping).
 //!
-//! Judging is bounded too: rules that cannot judge before the deadline (or
-//! panic) give the event's fallback.
+//! Judging is bounded too: large inputs are evaluated off the async
+//! workers, and rules that cannot judge before the deadline (or panic) give
+//! the event's fallback.
 
 use std::borrow::Cow;
 use std::panic::AssertUnwindSafe;
@@ -39,6 +40,14 @@ use crate::event::Event;
 use crate::protocol::{push_frame, HookRequest, HookResult, PushKind};
 use crate::rules::{Layers, RuleSet};
 
+/// Hook inputs up to this size (the frame's bytes) are judged on the
+/// worker that received them; larger ones on a blocking thread, one at a
+/// time per [`Shared::evaluations`] slot, so that a slow evaluation never
+/// holds up the threads answering every other hook. Below it the hand-off
+/// would cost more than the evaluation (benches/throughput.rs; README,
+/// Performance).
+pub const INLINE_EVALUATION_MAX_BYTES: usize = 64 * 1024;
+
 /// The daemon's share of the forwarder's budget: it answers this much
 /// earlier than the forwarder gives up, so the reply (and the forwarder's
 /// printing) still fits. 10 % of the budget, at least 20 ms, at most 500 ms.
@@ -60,9 +69,15 @@ pub struct RunLink {
     pub ended: CancellationToken,
 }
 
-/// Answers one hook. Never fails: every error path is a fallback.
-pub async fn answer(req: HookRequest, shared: &Shared, shutdown: &CancellationToken) -> HookResult {
-    answer_in(req, None, shared, shutdown).await
+/// Answers one hook whose frame was `frame_bytes` long. Never fails: every
+/// error path is a fallback.
+pub async fn answer(
+    req: HookRequest,
+    frame_bytes: usize,
+    shared: &Arc<Shared>,
+    shutdown: &CancellationToken,
+) -> HookResult {
+    answer_in(req, frame_bytes, None, shared, shutdown).await
 }
 
 /// [`answer`], for a hook of agent-SDK run `run` (or of none): the same
@@ -75,8 +90,9 @@ pub async fn answer(req: HookRequest, shared: &Shared, shutdown: &CancellationTo
 /// The panic hook (see [`super::run`]) has logged and counted it.
 pub async fn answer_in(
     req: HookRequest,
+    frame_bytes: usize,
     run: Option<&RunLink>,
-    shared: &Shared,
+    shared: &Arc<Shared>,
     shutdown: &CancellationToken,
 ) -> HookResult {
     let _in_flight = Gauge::enter(&shared.stats.hooks_in_flight);
@@ -88,7 +104,7 @@ pub async fn answer_in(
             .unwrap_or(""),
     );
     let fail_closed = req.fail_closed || shared.fail_closed;
-    let answering = answer_unguarded(req, run, shared, shutdown);
+    let answering = answer_unguarded(req, frame_bytes, run, shared, shutdown);
     match AssertUnwindSafe(answering).catch_unwind().await {
         Ok(result) => result,
         Err(panic) => {
@@ -112,8 +128,9 @@ pub async fn answer_in(
 
 async fn answer_unguarded(
     req: HookRequest,
+    frame_bytes: usize,
     run: Option<&RunLink>,
-    shared: &Shared,
+    shared: &Arc<Shared>,
     shutdown: &CancellationToken,
 ) -> HookResult {
     let started = Instant::now();
@@ -121,6 +138,7 @@ async fn answer_unguarded(
     let fail_closed = req.fail_closed || shared.fail_closed;
     let mut event = Event::new(req.harness, req.input, req.env);
     event.run_id = run.map(|r| r.run_id.to_string());
+    let event = Arc::new(event);
     let skip = run.map(|r| r.owner.client_id);
     if let Some(problem) = &event.input.problem {
         tracing::debug!(event = %event.name(), %problem, "hook input not fully typed; kept raw");
@@ -132,7 +150,16 @@ async fn answer_unguarded(
     // while it waits.
     let rules = shared.controller.rules();
     let judgement = if kind.is_decision_point() {
-        judge(&event, rules, fail_closed, shared, deadline, shutdown).await
+        judge(
+            &event,
+            rules,
+            frame_bytes,
+            fail_closed,
+            shared,
+            deadline,
+            shutdown,
+        )
+        .await
     } else {
         // Observe-only: answered at once, never waits on anything.
         Judgement::default_for(rules.generation())
@@ -270,23 +297,50 @@ async fn answer_unguarded(
 }
 
 /// The rules' judgement of decision point `event`, bounded by `deadline`
-/// and by shutdown. A project seen for the first time has its rules file
-/// read off the async workers (see [`super::controller`]); when the rules
-/// cannot judge in time, or evaluating them panicked, the event's fallback
-/// applies (a deny where the hook is fail-closed) and the log says so.
+/// and by shutdown. Inputs larger than [`INLINE_EVALUATION_MAX_BYTES`] are
+/// evaluated on a blocking thread; a project seen for the first time has
+/// its rules file loaded off the async workers (see
+/// [`super::controller`]). When the rules cannot judge in time, or
+/// evaluating them panicked, the event's fallback applies (a deny where
+/// the hook is fail-closed) and the log says so.
 async fn judge(
-    event: &Event,
+    event: &Arc<Event>,
     rules: Arc<RuleSet>,
+    frame_bytes: usize,
     fail_closed: bool,
-    shared: &Shared,
+    shared: &Arc<Shared>,
     deadline: Instant,
     shutdown: &CancellationToken,
 ) -> Judgement {
     let generation = rules.generation();
     let work = async {
         let layers = shared.controller.layers(event, rules).await;
-        std::panic::catch_unwind(AssertUnwindSafe(|| evaluate(shared, event, &layers)))
-            .map_err(|_| "internal_error")
+        if frame_bytes <= INLINE_EVALUATION_MAX_BYTES {
+            std::panic::catch_unwind(AssertUnwindSafe(|| evaluate(shared, event, &layers)))
+                .map_err(|_| "internal_error")
+        } else {
+            let slot = shared
+                .evaluations
+                .clone()
+                .acquire_owned()
+                .await
+                .expect("the evaluation slots are never closed");
+            let (shared, event) = (shared.clone(), event.clone());
+            tokio::task::spawn_blocking(move || {
+                // Held until the evaluation really ends, even when the hook
+                // stopped waiting for it at its deadline.
+                let _slot = slot;
+                evaluate(&shared, &event, &layers)
+            })
+            .await
+            .map_err(|e| {
+                if e.is_panic() {
+                    "internal_error"
+                } else {
+                    "shutting_down"
+                }
+            })
+        }
     };
     let outcome = tokio::select! {
         biased;

@@ -144,6 +144,10 @@ pub struct Shared {
     pub socket: PathBuf,
     /// Agent-SDK runs.
     pub runs: runs::Runs,
+    /// Slots for evaluating large inputs on blocking threads (see
+    /// [`hook::INLINE_EVALUATION_MAX_BYTES`]): a few slow evaluations
+    /// cannot take every core.
+    pub evaluations: Arc<Semaphore>,
 }
 
 impl Shared {
@@ -291,6 +295,7 @@ pub fn run(options: ServeOptions) -> anyhow::Result<()> {
             started: Instant::now(),
             socket: socket_path,
             runs: runs::Runs::new(options.adapter_dir.clone()),
+            evaluations: Arc::new(Semaphore::new(evaluation_slots())),
         });
         listener.set_nonblocking(true)?;
         let listener = UnixListener::from_std(listener)?;
@@ -377,6 +382,12 @@ async fn self_probe(socket: &std::path::Path) -> std::io::Result<()> {
         }
     }
     Ok(())
+}
+
+/// Blocking threads that may evaluate large inputs at once: half the
+/// cores, at least one, so the async workers keep theirs.
+fn evaluation_slots() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| (n.get() / 2).max(1))
 }
 
 /// Accepts until `shutdown`, then waits (bounded) for in-flight connections.

@@ -656,8 +656,9 @@ async fn supervise(
                         };
                         let (link, shared, shutdown, to_adapter) =
                             (run.link.clone(), shared.clone(), shutdown.clone(), to_adapter.clone());
+                        let frame_bytes = line.len();
                         hooks.spawn(async move {
-                            let result = hook::answer_in(request, Some(&link), &shared, &shutdown).await;
+                            let result = hook::answer_in(request, frame_bytes, Some(&link), &shared, &shutdown).await;
                             let _ = to_adapter.send(ToAdapter::Decision(result));
                         });
                     }
