@@ -14,7 +14,7 @@
 
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use futures_util::{SinkExt, StreamExt};
 use nix::sys::socket::{getsockopt, sockopt::PeerCredentials};
@@ -24,11 +24,14 @@ use tokio_util::codec::Framed;
 use tokio_util::sync::CancellationToken;
 
 use super::hub::{ClientQueue, CLIENT_QUEUE_FRAMES};
+use super::limits::SHED_AFTER;
 use super::{hook, Shared};
 use crate::protocol::codec::{FrameCodec, FrameError, RawFrame};
 use crate::protocol::{ErrorCode, Hello, Lagged, Reply, Request, Welcome, VERSION};
 
-/// A peer that connects and says nothing is dropped after this long.
+/// A peer that connects and says nothing is dropped after this long (much
+/// sooner when the daemon runs short of connections, see
+/// [`super::limits`]).
 const FIRST_FRAME_TIMEOUT: Duration = Duration::from_secs(60);
 
 /// Hooks one long-lived connection may have unanswered at once; while it
@@ -86,6 +89,7 @@ pub async fn handle(stream: UnixStream, shared: &Arc<Shared>, shutdown: &Cancell
             return;
         }
     }
+    let accepted = Instant::now();
     let mut conn = Framed::new(stream, FrameCodec::new(shared.max_frame));
     // A connection accepted just before shutdown is still answered: its
     // first frame gets a short grace instead of being cut off.
@@ -93,18 +97,33 @@ pub async fn handle(stream: UnixStream, shared: &Arc<Shared>, shutdown: &Cancell
         shutdown.cancelled().await;
         tokio::time::sleep(SHUTDOWN_FIRST_FRAME_GRACE).await;
     };
-    let first = tokio::select! {
-        _ = stopping => return,
-        first = tokio::time::timeout(FIRST_FRAME_TIMEOUT, conn.next()) => first,
+    tokio::pin!(stopping);
+    let too_late = tokio::time::sleep(FIRST_FRAME_TIMEOUT);
+    tokio::pin!(too_late);
+    let first = loop {
+        let shedding = shared.admission.shedding();
+        tokio::select! {
+            _ = &mut stopping => return,
+            _ = &mut too_late => {
+                tracing::debug!("peer sent no frame in time; closing");
+                return;
+            }
+            first = conn.next() => break first,
+            _ = shedding => {
+                // The daemon runs short of connections: a peer that has
+                // not sent a byte for a while gives its slot up.
+                if conn.read_buffer().is_empty() && accepted.elapsed() >= SHED_AFTER {
+                    shared.admission.count_shed();
+                    tracing::debug!("closing a peer that sent nothing, to make room");
+                    return;
+                }
+            }
+        }
     };
     let line = match first {
-        Err(_) => {
-            tracing::debug!("peer sent no frame in time; closing");
-            return;
-        }
-        Ok(None) => return,
-        Ok(Some(Err(e))) => return reject(&mut conn, e).await,
-        Ok(Some(Ok(line))) => line,
+        None => return,
+        Some(Err(e)) => return reject(&mut conn, e).await,
+        Some(Ok(line)) => line,
     };
     match Request::decode(&line) {
         Err(e) => {

@@ -6,7 +6,8 @@
 //! - [`controller`]: the rules generation and judgements;
 //! - [`hub`]: the pending table and the subscribers;
 //! - [`log`]: the JSONL event log, written off the hot path;
-//! - [`runs`]: agent-SDK runs, one adapter child process each.
+//! - [`runs`]: agent-SDK runs, one adapter child process each;
+//! - [`limits`]: the connection cap, the fd limit, shedding idle peers.
 //!
 //! Shutdown (SIGTERM/SIGINT): stop accepting, answer in-flight hooks with
 //! their fallback, remove the socket, flush the log (for a bounded time),
@@ -25,6 +26,7 @@ pub mod controller;
 pub mod fault;
 pub mod hook;
 pub mod hub;
+pub mod limits;
 pub mod log;
 pub mod runs;
 pub mod socket;
@@ -49,10 +51,6 @@ use crate::rules::RuleSet;
 use controller::Controller;
 use hub::Hub;
 use log::EventLog;
-
-/// At most this many connections are served at once; more wait in the
-/// kernel's backlog (a forwarder then waits, it is not refused).
-const MAX_CONNECTIONS: usize = 4096;
 
 /// How often the rules file is checked for changes. Polling (mtime, size,
 /// inode) needs no watcher dependency and also catches editors that replace
@@ -144,6 +142,8 @@ pub struct Shared {
     pub socket: PathBuf,
     /// Agent-SDK runs.
     pub runs: runs::Runs,
+    /// Connection slots and idle-peer shedding.
+    pub admission: limits::Admission,
     /// Slots for evaluating large inputs on blocking threads (see
     /// [`hook::INLINE_EVALUATION_MAX_BYTES`]): a few slow evaluations
     /// cannot take every core.
@@ -189,6 +189,9 @@ impl Shared {
                 "subscriber_queued_bytes": self.hub.queued_bytes(),
                 "panics": n(&self.stats.panics),
                 "hooks_in_flight": n(&self.stats.hooks_in_flight),
+                "connections": self.admission.open(),
+                "max_connections": self.admission.cap(),
+                "shed_peers": self.admission.shed_count(),
             },
             "projects": self.controller.projects().status(),
             "adapter_dir": self.runs.adapter_dir(),
@@ -246,6 +249,22 @@ fn install_panic_hook(panics: Arc<AtomicU64>) {
 pub fn run(options: ServeOptions) -> anyhow::Result<()> {
     let panics = Arc::new(AtomicU64::new(0));
     install_panic_hook(panics.clone());
+    let fd_limit = match limits::raise_fd_limit() {
+        Ok(limit) => {
+            if limit.now != limit.before {
+                tracing::info!(
+                    from = limit.before,
+                    to = limit.now,
+                    "raised the open-file limit"
+                );
+            }
+            limit.now
+        }
+        Err(e) => {
+            tracing::warn!(error = %e, "could not read or raise the open-file limit");
+            1024
+        }
+    };
     let rules = load_rules(&options.rules)?;
     let redactor = options.config.redactor()?;
     // Before any thread exists: this reads and clears LISTEN_* variables.
@@ -295,6 +314,7 @@ pub fn run(options: ServeOptions) -> anyhow::Result<()> {
             started: Instant::now(),
             socket: socket_path,
             runs: runs::Runs::new(options.adapter_dir.clone()),
+            admission: limits::Admission::new(limits::connection_cap(fd_limit)),
             evaluations: Arc::new(Semaphore::new(evaluation_slots())),
         });
         listener.set_nonblocking(true)?;
@@ -313,6 +333,7 @@ pub fn run(options: ServeOptions) -> anyhow::Result<()> {
             rule_count = rules.len(),
             log = %options.log.display(),
             permissive = options.permissive,
+            max_connections = shared.admission.cap(),
             "hookd listening"
         );
         notify(&format!(
@@ -393,14 +414,29 @@ fn evaluation_slots() -> usize {
 /// Accepts until `shutdown`, then waits (bounded) for in-flight connections.
 pub async fn accept_loop(listener: UnixListener, shared: Arc<Shared>, shutdown: CancellationToken) {
     let tracker = TaskTracker::new();
-    let limit = Arc::new(Semaphore::new(MAX_CONNECTIONS));
+    let admission = &shared.admission;
     let mut backoff = Duration::from_millis(1);
-    loop {
-        let permit = tokio::select! {
-            biased;
-            _ = shutdown.cancelled() => break,
-            permit = limit.clone().acquire_owned() => permit.expect("the semaphore is never closed"),
+    let mut last_warning: Option<Instant> = None;
+    'accepting: loop {
+        let permit = match admission.slots().clone().try_acquire_owned() {
+            Ok(permit) => permit,
+            // Every slot taken: make room by shedding idle peers, again
+            // and again while waiting (the idle ones age meanwhile).
+            Err(_) => loop {
+                admission.shed_idle();
+                tokio::select! {
+                    biased;
+                    _ = shutdown.cancelled() => break 'accepting,
+                    permit = admission.slots().clone().acquire_owned() => {
+                        break permit.expect("the semaphore is never closed");
+                    }
+                    _ = tokio::time::sleep(limits::SHED_AFTER / 2) => {}
+                }
+            },
         };
+        if admission.pressed() {
+            admission.shed_idle();
+        }
         let stream = tokio::select! {
             biased;
             _ = shutdown.cancelled() => break,
@@ -410,10 +446,18 @@ pub async fn accept_loop(listener: UnixListener, shared: Arc<Shared>, shutdown: 
                     stream
                 }
                 Err(e) => {
-                    // EMFILE and friends: back off instead of spinning.
-                    tracing::warn!(error = %e, "accept failed");
+                    // EMFILE and friends: shed idle peers to free
+                    // descriptors, and retry soon (forwarders wait in the
+                    // backlog meanwhile) without spinning.
+                    if matches!(e.raw_os_error(), Some(libc::EMFILE | libc::ENFILE)) {
+                        admission.shed_idle();
+                    }
+                    if last_warning.is_none_or(|at| at.elapsed() >= Duration::from_secs(1)) {
+                        tracing::warn!(error = %e, open = admission.open(), "accept failed");
+                        last_warning = Some(Instant::now());
+                    }
                     tokio::time::sleep(backoff).await;
-                    backoff = (backoff * 2).min(Duration::from_secs(1));
+                    backoff = (backoff * 2).min(Duration::from_millis(100));
                     continue;
                 }
             },

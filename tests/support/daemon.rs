@@ -406,6 +406,15 @@ fn rand_u32() -> u32 {
     NEXT.fetch_add(1, Ordering::Relaxed)
 }
 
+/// Raises this process's soft open-file limit to the hard limit and
+/// returns it: tests that open thousands of connections need it.
+pub fn raise_own_fd_limit() -> u64 {
+    use nix::sys::resource::{getrlimit, setrlimit, Resource};
+    let (_, hard) = getrlimit(Resource::RLIMIT_NOFILE).unwrap();
+    setrlimit(Resource::RLIMIT_NOFILE, hard, hard).unwrap();
+    hard
+}
+
 /// Runs the forwarder on a thread; join the handle for its output.
 pub fn forward_in_background(
     socket: &Path,
