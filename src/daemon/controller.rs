@@ -27,7 +27,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
 use std::time::{Duration, Instant};
 
-use tokio::sync::OnceCell;
+use tokio::sync::watch;
 
 use crate::decision::{Answer, Source, Verdict};
 use crate::event::Event;
@@ -100,9 +100,9 @@ fn fingerprint(path: &Path) -> Option<Fingerprint> {
 /// One project's layer.
 struct ProjectEntry {
     dir: PathBuf,
-    /// Done once the first load has finished: the project's first hook
-    /// waits on it.
-    loaded: OnceCell<()>,
+    /// True once the first load has finished: the project's first hooks
+    /// wait for it.
+    loaded: watch::Sender<bool>,
     /// The file as last read, and its last good rules. Locked only to read
     /// or swap them, never across IO.
     state: Mutex<ProjectState>,
@@ -145,8 +145,8 @@ impl ProjectLayers {
         self.epoch.elapsed().as_millis() as u64
     }
 
-    /// The layer for project `dir`: at once when known, else after its file
-    /// was read on a blocking thread.
+    /// The layer for project `dir`: at once when known, else once its file
+    /// has been read on a blocking thread.
     async fn get(self: &Arc<Self>, dir: &Path) -> Option<Arc<RuleSet>> {
         let entry = {
             let mut entries = self.entries.lock().unwrap_or_else(|e| e.into_inner());
@@ -155,28 +155,31 @@ impl ProjectLayers {
                 None => {
                     let entry = Arc::new(ProjectEntry {
                         dir: dir.to_path_buf(),
-                        loaded: OnceCell::new(),
+                        loaded: watch::Sender::new(false),
                         state: Mutex::new(ProjectState::default()),
                         last_used_ms: AtomicU64::new(0),
                     });
                     entries.insert(dir.to_path_buf(), entry.clone());
+                    // Exactly one first load per project, whatever happens
+                    // to the hooks waiting for it (their deadline may pass
+                    // on a hung filesystem: they get their fallback, and no
+                    // further blocking thread is spent on the same file).
+                    let (layers, loading) = (self.clone(), entry.clone());
+                    tokio::spawn(async move {
+                        let loaded = loading.clone();
+                        // A load that panicked leaves the state unseen: the
+                        // next refresh tries again.
+                        let _ = tokio::task::spawn_blocking(move || layers.check(&loading)).await;
+                        loaded.loaded.send_replace(true);
+                    });
                     entry
                 }
             }
         };
         entry.last_used_ms.store(self.now_ms(), Ordering::Relaxed);
-        if !entry.loaded.initialized() {
-            entry
-                .loaded
-                .get_or_init(|| {
-                    let (layers, entry) = (self.clone(), entry.clone());
-                    async move {
-                        // A failed load (a panic) leaves the state unseen:
-                        // the next refresh tries again.
-                        let _ = tokio::task::spawn_blocking(move || layers.check(&entry)).await;
-                    }
-                })
-                .await;
+        if !*entry.loaded.borrow() {
+            // Fails only if the sender is gone, and `entry` holds it.
+            let _ = entry.loaded.subscribe().wait_for(|loaded| *loaded).await;
         }
         let state = entry.state.lock().unwrap_or_else(|e| e.into_inner());
         state.rules.clone()
@@ -233,7 +236,7 @@ impl ProjectLayers {
         };
         for entry in known {
             // A project still on its first load is its first hook's.
-            if entry.loaded.initialized() {
+            if *entry.loaded.borrow() {
                 self.check(&entry);
             }
         }
@@ -319,12 +322,11 @@ impl Controller {
     /// Judges `event` under `layers` (from [`Controller::layers`]). Pure
     /// computation: its cost grows with the input.
     pub fn judge(&self, event: &Event, layers: &Layers) -> Judgement {
-        let project_dir = layers.project.as_ref().map(|p| p.dir.as_path());
-        let fallback_dir = event.project_dir();
+        let project_dir = event.project_dir();
         let evaluation = layers.evaluate(&Query {
             event: event.name(),
             input: &event.raw,
-            project_dir: project_dir.or(fallback_dir.as_deref()),
+            project_dir: project_dir.as_deref(),
             home: self.home.as_deref(),
         });
         let answer = answer_of(&evaluation);
@@ -434,5 +436,28 @@ mod tests {
             judge(&controller, &layers, "cargo build"),
             Verdict::NoOpinion
         );
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn concurrent_first_hooks_of_a_project_share_one_load() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join(".claude")).unwrap();
+        std::fs::write(project_rules_path(dir.path()), DENY_MAKE).unwrap();
+        let controller = Arc::new(Controller::new(RuleSet::defaults(), false));
+        let hooks: Vec<_> = (0..16)
+            .map(|_| {
+                let (controller, event) = (controller.clone(), event_in(dir.path(), "make"));
+                tokio::spawn(async move {
+                    let layers = controller.layers(&event, controller.rules()).await;
+                    controller.judge(&event, &layers).answer.verdict
+                })
+            })
+            .collect();
+        for hook in hooks {
+            assert_eq!(hook.await.unwrap(), Verdict::Deny);
+        }
+        let projects = controller.projects();
+        assert_eq!(projects.loads.load(Ordering::Relaxed), 1);
+        assert_eq!(projects.checks.load(Ordering::Relaxed), 1);
     }
 }
