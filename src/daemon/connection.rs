@@ -24,7 +24,7 @@ use tokio_util::codec::Framed;
 use tokio_util::sync::CancellationToken;
 
 use super::hub::{ClientQueue, CLIENT_QUEUE_FRAMES};
-use super::limits::SHED_AFTER;
+use super::limits::{SHED_AFTER, SHED_STALLED_AFTER};
 use super::{hook, Shared};
 use crate::protocol::codec::{FrameCodec, FrameError, RawFrame};
 use crate::protocol::{ErrorCode, Hello, Lagged, Reply, Request, Welcome, VERSION};
@@ -111,8 +111,11 @@ pub async fn handle(stream: UnixStream, shared: &Arc<Shared>, shutdown: &Cancell
             first = conn.next() => break first,
             _ = shedding => {
                 // The daemon runs short of connections: a peer that has
-                // not sent a byte for a while gives its slot up.
-                if conn.read_buffer().is_empty() && accepted.elapsed() >= SHED_AFTER {
+                // not sent a byte for a while, or not a whole frame for
+                // much longer, gives its slot up.
+                let age = accepted.elapsed();
+                let silent = conn.read_buffer().is_empty() && age >= SHED_AFTER;
+                if silent || age >= SHED_STALLED_AFTER {
                     shared.admission.count_shed();
                     tracing::debug!("closing a peer that sent nothing, to make room");
                     return;

@@ -12,8 +12,8 @@
 //!   `accept` runs out of slots before it runs out of descriptors;
 //! - when fewer than an eighth of the slots are free, when they are all
 //!   taken, or when `accept` fails for want of descriptors, peers that have
-//!   sent no byte for [`SHED_AFTER`] are disconnected
-//!   ([`Admission::shed_idle`]); a peer that is sending is never shed.
+//!   sent no byte for [`SHED_AFTER`], or not a whole first frame for
+//!   [`SHED_STALLED_AFTER`], are disconnected ([`Admission::shed_idle`]).
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
@@ -38,6 +38,12 @@ const MIN_CONNECTIONS: usize = 16;
 /// connecting is disconnected. Forwarders send their frame as soon as they
 /// have read their stdin, and clients their `hello` at once.
 pub const SHED_AFTER: Duration = Duration::from_secs(1);
+
+/// Under pressure, a peer whose first frame is still incomplete this long
+/// after connecting is disconnected too: a frame trickling in a byte at a
+/// time would hold a slot for the whole first-frame timeout. Even the
+/// largest frame crosses a local socket in far less.
+pub const SHED_STALLED_AFTER: Duration = Duration::from_secs(10);
 
 /// Shedding is signalled at most this often.
 const SHED_INTERVAL: Duration = Duration::from_millis(100);
@@ -122,7 +128,8 @@ impl Admission {
         self.slots.available_permits() < self.cap / 8
     }
 
-    /// Asks every peer that has sent nothing for [`SHED_AFTER`] to go (at
+    /// Asks every peer still without a first frame to go if it has been
+    /// silent for [`SHED_AFTER`] or stalled for [`SHED_STALLED_AFTER`] (at
     /// most every [`SHED_INTERVAL`]).
     pub fn shed_idle(&self) {
         let now = self.started.elapsed().as_millis() as u64 + 1;
