@@ -5,7 +5,8 @@
 //! 1. **Persistent connections:** decisions per second through `hookd serve`
 //!    (with the embedded default rules) over C long-lived connections, each
 //!    pipelining hook frames (a writer thread sends, a reader thread counts
-//!    replies). Target: ≥ 100 000/s on a 2-core machine.
+//!    replies). Target: ≥ 100 000/s on a 2-core machine. 1b: the same with
+//!    large Bash commands, on both sides of the inline-evaluation threshold.
 //! 2. **32 parallel forwarders vs the spawn-only ceiling:** 32 threads, each
 //!    spawning `hook-forwarder` (stdin piped, output read) back to back for a
 //!    fixed time, next to the same with `/bin/true`. Target: ≥ 90 % of the
@@ -112,8 +113,9 @@ fn hello(socket: &Path, name: &str) -> (UnixStream, BufReader<UnixStream>) {
     (stream, reader)
 }
 
-/// Decisions per second over `conns` pipelined persistent connections.
-fn persistent(socket: &Path, conns: usize, secs: f64) -> f64 {
+/// Decisions per second over `conns` pipelined persistent connections,
+/// each hook's input being `input`.
+fn persistent(socket: &Path, conns: usize, secs: f64, input: &str) -> f64 {
     let stop = Arc::new(AtomicBool::new(false));
     let answered = Arc::new(AtomicU64::new(0));
     let mut threads = Vec::new();
@@ -121,6 +123,7 @@ fn persistent(socket: &Path, conns: usize, secs: f64) -> f64 {
         let (mut writer, mut reader) = hello(socket, &format!("bench-{c}"));
         let in_flight = Arc::new(AtomicU64::new(0));
         let (stop_w, in_flight_w) = (stop.clone(), in_flight.clone());
+        let input = input.to_string();
         threads.push(std::thread::spawn(move || {
             let mut i = 0u64;
             let mut batch = Vec::with_capacity(64 * 1024);
@@ -132,7 +135,11 @@ fn persistent(socket: &Path, conns: usize, secs: f64) -> f64 {
                 }
                 batch.clear();
                 for _ in 0..32 {
-                    write!(batch, r#"{{"type":"hook","id":"{c}-{i}","deadline_ms":60000,"input":{PRE_TOOL_USE}}}"#).unwrap();
+                    write!(
+                        batch,
+                        r#"{{"type":"hook","id":"{c}-{i}","deadline_ms":60000,"input":{input}}}"#
+                    )
+                    .unwrap();
                     batch.push(b'\n');
                     i += 1;
                 }
@@ -323,10 +330,27 @@ fn main() {
             .iter()
             .map(|(_, bin)| {
                 let d = Daemon::start(bin, "");
-                format!("{:.0}", persistent(&d.socket, conns, secs))
+                format!("{:.0}", persistent(&d.socket, conns, secs, PRE_TOOL_USE))
             })
             .collect();
         row(&format!("   {conns:>2} connection(s)"), &rates);
+    }
+
+    println!(
+        "\n1b. large inputs: a Bash command of N KiB (judged inline up to 64 KiB of frame, \
+         on a blocking thread above), 4 connections, decisions/s"
+    );
+    for kib in [1, 16, 48, 96] {
+        let command = "echo hookd && ".repeat(kib * 1024 / 13);
+        let input = PRE_TOOL_USE.replace("cargo test --workspace && git status", &command);
+        let rates: Vec<String> = daemons
+            .iter()
+            .map(|(_, bin)| {
+                let d = Daemon::start(bin, "");
+                format!("{:.0}", persistent(&d.socket, 4, secs, &input))
+            })
+            .collect();
+        row(&format!("   {kib:>2} KiB command"), &rates);
     }
 
     println!("\n2. 32 parallel forwarders vs the spawn-only ceiling, per s");

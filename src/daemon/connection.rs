@@ -117,7 +117,7 @@ pub async fn handle(stream: UnixStream, shared: &Arc<Shared>, shutdown: &Cancell
                 let silent = conn.read_buffer().is_empty() && age >= SHED_AFTER;
                 if silent || age >= SHED_STALLED_AFTER {
                     shared.admission.count_shed();
-                    tracing::debug!("closing a peer that sent nothing, to make room");
+                    tracing::debug!(silent, "closing a peer still without a first frame, to make room");
                     return;
                 }
             }
