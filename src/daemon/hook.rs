@@ -19,6 +19,7 @@
 //! the event's fallback.
 
 use std::borrow::Cow;
+use std::future::Future;
 use std::panic::AssertUnwindSafe;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
@@ -71,13 +72,13 @@ pub struct RunLink {
 
 /// Answers one hook whose frame was `frame_bytes` long. Never fails: every
 /// error path is a fallback.
-pub async fn answer(
+pub fn answer<'a>(
     req: HookRequest,
     frame_bytes: usize,
-    shared: &Arc<Shared>,
-    shutdown: &CancellationToken,
-) -> HookResult {
-    answer_in(req, frame_bytes, None, shared, shutdown).await
+    shared: &'a Arc<Shared>,
+    shutdown: &'a CancellationToken,
+) -> impl Future<Output = HookResult> + Send + 'a {
+    answer_in(req, frame_bytes, None, shared, shutdown)
 }
 
 /// [`answer`], for a hook of agent-SDK run `run` (or of none): the same
@@ -88,14 +89,19 @@ pub async fn answer(
 /// A panic while answering ends this hook only: it is answered with its
 /// fallback (as if the daemon could not be reached) and the daemon goes on.
 /// The panic hook (see [`super::run`]) has logged and counted it.
-pub async fn answer_in(
+///
+/// Not an `async fn`, nor an `async` block: combinators keep the request
+/// and the answering future once, where an async wrapper would keep them
+/// twice (a hook that waits for a client lives for minutes; its size is the
+/// daemon's memory per pending decision).
+pub fn answer_in<'a>(
     req: HookRequest,
     frame_bytes: usize,
-    run: Option<&RunLink>,
-    shared: &Arc<Shared>,
-    shutdown: &CancellationToken,
-) -> HookResult {
-    let _in_flight = Gauge::enter(&shared.stats.hooks_in_flight);
+    run: Option<&'a RunLink>,
+    shared: &'a Arc<Shared>,
+    shutdown: &'a CancellationToken,
+) -> impl Future<Output = HookResult> + Send + 'a {
+    let in_flight = Gauge::enter(&shared.stats.hooks_in_flight);
     let id = req.id.clone();
     let kind = HookEventKind::from_name(
         req.input
@@ -104,26 +110,27 @@ pub async fn answer_in(
             .unwrap_or(""),
     );
     let fail_closed = req.fail_closed || shared.fail_closed;
-    let answering = answer_unguarded(req, frame_bytes, run, shared, shutdown);
-    match AssertUnwindSafe(answering).catch_unwind().await {
-        Ok(result) => result,
-        Err(panic) => {
-            tracing::error!(
-                hook = %id,
-                event = %kind,
-                panic = super::panic_message(&*panic),
-                "answering a hook panicked; it gets its fallback and the daemon goes on"
-            );
-            shared.stats.fallbacks.fetch_add(1, Ordering::Relaxed);
-            let out = output::fallback(kind, fail_closed, "internal_error");
-            HookResult {
-                id,
-                exit_code: out.exit_code,
-                stdout: out.stdout,
-                stderr: out.stderr,
-            }
-        }
-    }
+    AssertUnwindSafe(answer_unguarded(req, frame_bytes, run, shared, shutdown))
+        .catch_unwind()
+        .map(move |answered| {
+            drop(in_flight);
+            answered.unwrap_or_else(|panic| {
+                tracing::error!(
+                    hook = %id,
+                    event = %kind,
+                    panic = super::panic_message(&*panic),
+                    "answering a hook panicked; it gets its fallback and the daemon goes on"
+                );
+                shared.stats.fallbacks.fetch_add(1, Ordering::Relaxed);
+                let out = output::fallback(kind, fail_closed, "internal_error");
+                HookResult {
+                    id,
+                    exit_code: out.exit_code,
+                    stdout: out.stdout,
+                    stderr: out.stderr,
+                }
+            })
+        })
 }
 
 async fn answer_unguarded(
@@ -349,7 +356,11 @@ async fn judge(
         _ = shutdown.cancelled() => Err("shutting_down"),
     };
     outcome.unwrap_or_else(|why| {
-        tracing::warn!(event = %event.name(), id = %event.id, why, "the rules could not judge this event; its fallback applies");
+        if why == "shutting_down" {
+            tracing::debug!(event = %event.name(), id = %event.id, "hookd is stopping; the event gets its fallback");
+        } else {
+            tracing::warn!(event = %event.name(), id = %event.id, why, "the rules could not judge this event; its fallback applies");
+        }
         Judgement {
             answer: output::fallback_answer(event.kind(), fail_closed, why),
             source: Source::Fallback,
