@@ -16,6 +16,7 @@
 //!    (one connection has at most 64 hooks in flight).
 //!
 //! `HOOKD_BENCH_SECS` sets the duration of each timed phase (default 3).
+//! `HOOKD_BENCH_PHASES=1,3` runs only those phases (`1`, `1b`, `2`, `3`).
 //! `HOOKD_BENCH_BASELINE=/path/to/hookd` runs every phase against that
 //! daemon too, alternating with this build's, and prints both side by side
 //! (e.g. a build of main: the comparison then shares one machine state).
@@ -324,6 +325,28 @@ fn main() {
         );
     };
 
+    let phases = std::env::var("HOOKD_BENCH_PHASES").ok();
+    let phase = |name: &str| {
+        phases
+            .as_deref()
+            .is_none_or(|list| list.split(',').any(|p| p.trim() == name))
+    };
+
+    if phase("1") {
+        persistent_phase(&daemons, secs, &row);
+    }
+    if phase("1b") {
+        large_inputs_phase(&daemons, secs, &row);
+    }
+    if phase("2") {
+        forwarders_phase(&daemons, secs, &row);
+    }
+    if phase("3") {
+        memory_phase(&daemons, &row);
+    }
+}
+
+fn persistent_phase(daemons: &[(&str, PathBuf)], secs: f64, row: &dyn Fn(&str, &[String])) {
     println!("1. persistent connections, pipelined (default rules loaded), decisions/s");
     for conns in [1, 4, 16] {
         let rates: Vec<String> = daemons
@@ -335,7 +358,9 @@ fn main() {
             .collect();
         row(&format!("   {conns:>2} connection(s)"), &rates);
     }
+}
 
+fn large_inputs_phase(daemons: &[(&str, PathBuf)], secs: f64, row: &dyn Fn(&str, &[String])) {
     println!(
         "\n1b. large inputs: a Bash command of N KiB (judged inline up to 64 KiB of frame, \
          on a blocking thread above), 4 connections, decisions/s"
@@ -352,13 +377,15 @@ fn main() {
             .collect();
         row(&format!("   {kib:>2} KiB command"), &rates);
     }
+}
 
+fn forwarders_phase(daemons: &[(&str, PathBuf)], secs: f64, row: &dyn Fn(&str, &[String])) {
     println!("\n2. 32 parallel forwarders vs the spawn-only ceiling, per s");
     let forwarder = Path::new(env!("CARGO_BIN_EXE_hook-forwarder"));
     let mut ceilings = Vec::new();
     let mut trips = Vec::new();
     let mut ratios = Vec::new();
-    for (_, bin) in &daemons {
+    for (_, bin) in daemons {
         let d = Daemon::start(bin, "");
         let (ceiling, _) = spawn_rate(Path::new("/bin/true"), &d.socket, 32, secs);
         let (forwarders, fallbacks) = spawn_rate(forwarder, &d.socket, 32, secs);
@@ -369,12 +396,14 @@ fn main() {
     row("   /bin/true", &ceilings);
     row("   hook-forwarder round trips", &trips);
     row("   ratio (target ≥ 90 %)", &ratios);
+}
 
+fn memory_phase(daemons: &[(&str, PathBuf)], row: &dyn Fn(&str, &[String])) {
     println!("\n3. memory");
     let mut idle = Vec::new();
     let mut loaded = Vec::new();
     let mut each = Vec::new();
-    for (_, bin) in &daemons {
+    for (_, bin) in daemons {
         let (i, l) = rss_with_pending(bin, 10_000);
         idle.push(format!("{:.1} MiB", i as f64 / 1024.0));
         loaded.push(format!("{:.1} MiB", l as f64 / 1024.0));

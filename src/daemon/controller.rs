@@ -23,7 +23,7 @@
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
 use std::time::{Duration, Instant};
 
@@ -103,11 +103,16 @@ struct ProjectEntry {
     /// True once the first load has finished: the project's first hooks
     /// wait for it.
     loaded: watch::Sender<bool>,
+    /// `loaded`, for the hooks that come after: one atomic load instead of
+    /// the channel's lock.
+    ready: AtomicBool,
     /// The file as last read, and its last good rules. Locked only to read
     /// or swap them, never across IO.
     state: Mutex<ProjectState>,
-    /// When a hook last used it, in ms since [`ProjectLayers::epoch`].
-    last_used_ms: AtomicU64,
+    /// When a hook last used it, in seconds since [`ProjectLayers::epoch`]
+    /// (written only when the second changes: every hook of the project
+    /// reads it, on every core).
+    last_used_s: AtomicU64,
 }
 
 #[derive(Default)]
@@ -141,8 +146,8 @@ impl ProjectLayers {
         }
     }
 
-    fn now_ms(&self) -> u64 {
-        self.epoch.elapsed().as_millis() as u64
+    fn now_s(&self) -> u64 {
+        self.epoch.elapsed().as_secs()
     }
 
     /// The layer for project `dir`: at once when known, else once its file
@@ -156,8 +161,9 @@ impl ProjectLayers {
                     let entry = Arc::new(ProjectEntry {
                         dir: dir.to_path_buf(),
                         loaded: watch::Sender::new(false),
+                        ready: AtomicBool::new(false),
                         state: Mutex::new(ProjectState::default()),
-                        last_used_ms: AtomicU64::new(0),
+                        last_used_s: AtomicU64::new(self.now_s()),
                     });
                     entries.insert(dir.to_path_buf(), entry.clone());
                     // Exactly one first load per project, whatever happens
@@ -170,14 +176,18 @@ impl ProjectLayers {
                         // A load that panicked leaves the state unseen: the
                         // next refresh tries again.
                         let _ = tokio::task::spawn_blocking(move || layers.check(&loading)).await;
+                        loaded.ready.store(true, Ordering::Release);
                         loaded.loaded.send_replace(true);
                     });
                     entry
                 }
             }
         };
-        entry.last_used_ms.store(self.now_ms(), Ordering::Relaxed);
-        if !*entry.loaded.borrow() {
+        let now = self.now_s();
+        if entry.last_used_s.load(Ordering::Relaxed) != now {
+            entry.last_used_s.store(now, Ordering::Relaxed);
+        }
+        if !entry.ready.load(Ordering::Acquire) {
             // Fails only if the sender is gone, and `entry` holds it.
             let _ = entry.loaded.subscribe().wait_for(|loaded| *loaded).await;
         }
@@ -226,17 +236,16 @@ impl ProjectLayers {
     /// call it on a blocking thread (the daemon does, every
     /// [`PROJECT_POLL`]).
     pub fn refresh(&self) {
-        let now = self.now_ms();
-        let idle = PROJECT_IDLE.as_millis() as u64;
+        let now = self.now_s();
+        let idle = PROJECT_IDLE.as_secs();
         let known: Vec<Arc<ProjectEntry>> = {
             let mut entries = self.entries.lock().unwrap_or_else(|e| e.into_inner());
-            entries
-                .retain(|_, e| now.saturating_sub(e.last_used_ms.load(Ordering::Relaxed)) < idle);
+            entries.retain(|_, e| now.saturating_sub(e.last_used_s.load(Ordering::Relaxed)) < idle);
             entries.values().cloned().collect()
         };
         for entry in known {
             // A project still on its first load is its first hook's.
-            if *entry.loaded.borrow() {
+            if entry.ready.load(Ordering::Acquire) {
                 self.check(&entry);
             }
         }

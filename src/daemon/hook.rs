@@ -349,11 +349,17 @@ async fn judge(
             })
         }
     };
-    let outcome = tokio::select! {
-        biased;
-        outcome = work => outcome,
-        _ = tokio::time::sleep_until(deadline.into()) => Err("rules_too_slow"),
-        _ = shutdown.cancelled() => Err("shutting_down"),
+    // Nearly always done at the first poll (known project, small input):
+    // then no timer is set up.
+    let mut work = std::pin::pin!(work);
+    let outcome = match (&mut work).now_or_never() {
+        Some(outcome) => outcome,
+        None => tokio::select! {
+            biased;
+            outcome = work => outcome,
+            _ = tokio::time::sleep_until(deadline.into()) => Err("rules_too_slow"),
+            _ = shutdown.cancelled() => Err("shutting_down"),
+        },
     };
     outcome.unwrap_or_else(|why| {
         if why == "shutting_down" {
