@@ -143,9 +143,13 @@ async fn answer_unguarded(
     let started = Instant::now();
     let deadline = started + daemon_budget(Duration::from_millis(req.deadline_ms));
     let fail_closed = req.fail_closed || shared.fail_closed;
-    let mut event = Event::new(req.harness, req.input, req.env);
-    event.run_id = run.map(|r| r.run_id.to_string());
-    let event = Arc::new(event);
+    // Built in a block of its own: a named, shadowed `Event` would keep its
+    // storage in this future's state for as long as the hook waits.
+    let event = Arc::new({
+        let mut event = Event::new(req.harness, req.input, req.env);
+        event.run_id = run.map(|r| r.run_id.to_string());
+        event
+    });
     let skip = run.map(|r| r.owner.client_id);
     if let Some(problem) = &event.input.problem {
         tracing::debug!(event = %event.name(), %problem, "hook input not fully typed; kept raw");
