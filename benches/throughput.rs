@@ -19,7 +19,8 @@
 //! `HOOKD_BENCH_PHASES=1,3` runs only those phases (`1`, `1b`, `2`, `3`).
 //! `HOOKD_BENCH_BASELINE=/path/to/hookd` runs every phase against that
 //! daemon too, alternating with this build's, and prints both side by side
-//! (e.g. a build of main: the comparison then shares one machine state).
+//! (e.g. a build of main: the comparison then shares one machine state;
+//! phases 1 and 1b measure each twice, A B B A, and average).
 //! Nothing here asserts a time: machines are shared and noisy. Every daemon
 //! is ended by its pid, every temp dir removed.
 
@@ -346,16 +347,24 @@ fn main() {
     }
 }
 
+/// `measure` for every daemon, twice, in the order A B … B A, averaged: a
+/// machine whose load drifts during the run favours no one.
+fn side_by_side(daemons: &[(&str, PathBuf)], measure: impl Fn(&Path) -> f64) -> Vec<String> {
+    let mut sums = vec![0.0; daemons.len()];
+    let order: Vec<usize> = (0..daemons.len()).chain((0..daemons.len()).rev()).collect();
+    for i in order {
+        sums[i] += measure(&daemons[i].1);
+    }
+    sums.iter().map(|sum| format!("{:.0}", sum / 2.0)).collect()
+}
+
 fn persistent_phase(daemons: &[(&str, PathBuf)], secs: f64, row: &dyn Fn(&str, &[String])) {
     println!("1. persistent connections, pipelined (default rules loaded), decisions/s");
     for conns in [1, 4, 16] {
-        let rates: Vec<String> = daemons
-            .iter()
-            .map(|(_, bin)| {
-                let d = Daemon::start(bin, "");
-                format!("{:.0}", persistent(&d.socket, conns, secs, PRE_TOOL_USE))
-            })
-            .collect();
+        let rates = side_by_side(daemons, |bin| {
+            let d = Daemon::start(bin, "");
+            persistent(&d.socket, conns, secs, PRE_TOOL_USE)
+        });
         row(&format!("   {conns:>2} connection(s)"), &rates);
     }
 }
@@ -368,13 +377,10 @@ fn large_inputs_phase(daemons: &[(&str, PathBuf)], secs: f64, row: &dyn Fn(&str,
     for kib in [1, 16, 48, 96] {
         let command = "echo hookd && ".repeat(kib * 1024 / 13);
         let input = PRE_TOOL_USE.replace("cargo test --workspace && git status", &command);
-        let rates: Vec<String> = daemons
-            .iter()
-            .map(|(_, bin)| {
-                let d = Daemon::start(bin, "");
-                format!("{:.0}", persistent(&d.socket, 4, secs, &input))
-            })
-            .collect();
+        let rates = side_by_side(daemons, |bin| {
+            let d = Daemon::start(bin, "");
+            persistent(&d.socket, 4, secs, &input)
+        });
         row(&format!("   {kib:>2} KiB command"), &rates);
     }
 }
