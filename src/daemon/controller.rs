@@ -251,6 +251,14 @@ impl ProjectLayers {
         }
     }
 
+    /// Whether no project is known (nothing to refresh).
+    pub fn is_empty(&self) -> bool {
+        self.entries
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .is_empty()
+    }
+
     /// `{known, checks, loads}`, for `status`.
     pub fn status(&self) -> serde_json::Value {
         serde_json::json!({

@@ -555,7 +555,10 @@ async fn refresh_projects(shared: Arc<Shared>, shutdown: CancellationToken) {
             _ = tick.tick() => {}
         }
         let projects = shared.controller.projects().clone();
-        let _ = tokio::task::spawn_blocking(move || projects.refresh()).await;
+        // No thread is woken for a daemon that has seen no project.
+        if !projects.is_empty() {
+            let _ = tokio::task::spawn_blocking(move || projects.refresh()).await;
+        }
     }
 }
 
