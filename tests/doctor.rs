@@ -210,7 +210,11 @@ fn a_broken_setup_fails_with_the_right_lines() {
     assert!(line(&text, "settings:local").starts_with("✓ "), "{text}");
     let events = line(&text, "events");
     assert!(
-        events.starts_with("✗ ") && events.contains("PreToolUse (user:"),
+        events.starts_with("✗ ")
+            && events.contains(&format!(
+                "PreToolUse reaches hookd 2 times (user {}:",
+                user.display()
+            )),
         "{text}"
     );
     let rules_line = line(&text, "rules");
@@ -279,4 +283,96 @@ fn in_the_home_directory_the_project_file_is_the_user_file() {
     );
     let events = line(&text, "events");
     assert!(events.starts_with("✓ "), "no false duplicates: {text}");
+}
+
+/// `hookd install --scope SCOPE` in `root`'s home and `project`, plus `extra`.
+fn install(root: &Path, project: &Path, scope: &str, extra: &[&str]) {
+    let fwd = daemon::forwarder_bin();
+    let mut args = vec![
+        "install",
+        "--scope",
+        scope,
+        "--project",
+        project.to_str().unwrap(),
+        "--forwarder",
+        fwd.to_str().unwrap(),
+    ];
+    args.extend_from_slice(extra);
+    let out = hookd(root, &args);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// `hookd doctor` for `project` against a socket nobody serves.
+fn doctor(root: &Path, project: &Path) -> String {
+    stdout(&hookd(
+        root,
+        &[
+            "doctor",
+            "--socket",
+            root.join("run/hookd.sock").to_str().unwrap(),
+            "--project",
+            project.to_str().unwrap(),
+        ],
+    ))
+}
+
+#[test]
+fn the_same_handler_in_user_and_project_settings_is_not_a_duplicate() {
+    // Claude Code runs identical handlers once (tests/e2e_duplicates.rs).
+    let root = tempfile::tempdir().unwrap();
+    let project = root.path().join("project");
+    fs::create_dir_all(&project).unwrap();
+    install(root.path(), &project, "user", &[]);
+    install(root.path(), &project, "project", &[]);
+    let text = doctor(root.path(), &project);
+    let events = line(&text, "events");
+    assert!(events.starts_with("✓ "), "{text}");
+    assert!(
+        events.contains("32 registrations are identical to another, which Claude Code runs once"),
+        "{text}"
+    );
+}
+
+#[test]
+fn handlers_that_differ_are_flagged_with_their_files_and_difference() {
+    let root = tempfile::tempdir().unwrap();
+    let project = root.path().join("project");
+    fs::create_dir_all(&project).unwrap();
+    install(root.path(), &project, "user", &[]);
+    // The project's PreToolUse handler has other args: both run.
+    let local = project.join(".claude/settings.local.json");
+    fs::create_dir_all(local.parent().unwrap()).unwrap();
+    let handler = json!({"type": "command", "command": daemon::forwarder_bin(),
+                         "args": ["--timeout", "20"], "timeout": 30});
+    fs::write(
+        &local,
+        json!({"hooks": {"PreToolUse": [{"hooks": [handler]}]}}).to_string(),
+    )
+    .unwrap();
+    let text = doctor(root.path(), &project);
+    let events = line(&text, "events");
+    let user = root.path().join("home/.claude/settings.json");
+    assert!(events.starts_with("✗ "), "{text}");
+    assert!(
+        events.contains(&format!(
+            "PreToolUse reaches hookd 2 times (user {}:",
+            user.display()
+        )) && events.contains(&format!(
+            "and local {}:1 differ: args `--timeout 25 --installed-by=hookd` vs `--timeout 20`",
+            local.display()
+        )),
+        "{text}"
+    );
+    assert!(
+        !events.contains("Stop") && !events.contains("UserPromptSubmit"),
+        "only PreToolUse doubles: {text}"
+    );
+    assert!(
+        events.contains("fix: keep one registration per event"),
+        "{text}"
+    );
 }
