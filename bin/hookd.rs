@@ -576,13 +576,26 @@ fn tail(args: TailArgs) -> anyhow::Result<()> {
 }
 
 fn pending(client: &ClientArgs, json: bool) -> anyhow::Result<()> {
-    let list = client.connect()?.pending()?;
+    let mut connection = client.connect()?;
+    let list = connection.pending()?;
     if json {
         println!("{}", serde_json::to_string_pretty(&list)?);
         return Ok(());
     }
     if list.is_empty() {
-        println!("nothing pending");
+        // An ask waits only while a subscriber could decide it; without
+        // one it goes straight to Claude Code's prompt, so say why the
+        // list is empty rather than let it look like nothing asked.
+        let subscribers = connection.status()?["counters"]["subscribers"]
+            .as_u64()
+            .unwrap_or(0);
+        if subscribers == 0 {
+            println!(
+                "nothing pending — no client is subscribed, so asks go to Claude Code's own prompt"
+            );
+        } else {
+            println!("nothing pending");
+        }
     }
     for item in &list {
         let event = &item["event"];
