@@ -100,6 +100,9 @@ pub enum Source {
     /// its `canUseTool`), answered "no opinion" at once; the original is
     /// judged. See the event's `copy_of`.
     Copy,
+    /// Not judged: a synthetic event from `hookd doctor --probe`, answered
+    /// with [`crate::claude::probe::answer`].
+    Probe,
 }
 
 impl fmt::Display for Source {
@@ -111,6 +114,7 @@ impl fmt::Display for Source {
             Source::Fallback => f.write_str("fallback"),
             Source::Default => f.write_str("default"),
             Source::Copy => f.write_str("copy"),
+            Source::Probe => f.write_str("probe"),
         }
     }
 }
@@ -130,6 +134,7 @@ impl<'de> Deserialize<'de> for Source {
             "fallback" => Source::Fallback,
             "default" => Source::Default,
             "copy" => Source::Copy,
+            "probe" => Source::Probe,
             other => match other.strip_prefix("client:") {
                 Some(name) => Source::Client(name.to_string()),
                 None => {
@@ -242,6 +247,7 @@ mod tests {
             Source::Client("phone".into()),
             Source::Timeout,
             Source::Copy,
+            Source::Probe,
         ] {
             let json = serde_json::to_string(&s).unwrap();
             assert_eq!(serde_json::from_str::<Source>(&json).unwrap(), s);

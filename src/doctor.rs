@@ -24,6 +24,8 @@ use serde_json::Value;
 use crate::claude::HookEventKind;
 use crate::install::{self, Inspection, Scope};
 
+mod probe;
+
 /// A Claude Code `timeout` at or above this is almost certainly meant as
 /// milliseconds (Claude Code reads seconds: 1000 is over 16 minutes).
 pub const MILLISECONDS_SUSPECT: f64 = 1000.0;
@@ -51,6 +53,9 @@ pub struct DoctorOptions {
     pub default_rules: Option<PathBuf>,
     /// The events a complete registration covers.
     pub events: Vec<HookEventKind>,
+    /// Also run every registered hook command with a synthetic event
+    /// (`--probe`, see [`probe`]).
+    pub probe: bool,
 }
 
 impl DoctorOptions {
@@ -66,6 +71,7 @@ impl DoctorOptions {
             default_log: crate::paths::default_log_path(),
             default_rules: crate::paths::default_rules_path(),
             events: install::default_events(),
+            probe: false,
         })
     }
 }
@@ -198,6 +204,16 @@ pub fn run(options: &DoctorOptions) -> Report {
         .or_else(|| options.default_log.clone());
     checks.push(check_log(log.as_deref()));
     checks.push(check_fired(log.as_deref(), SystemTime::now()));
+    if options.probe {
+        let daemon = probe::Daemon {
+            socket: &options.socket,
+            log: status
+                .as_ref()
+                .and_then(|s| s["log"].as_str())
+                .map(Path::new),
+        };
+        checks.extend(probe::checks(&files, &options.project, &daemon));
+    }
 
     Report {
         ok: checks.iter().all(|c| c.ok),
@@ -706,7 +722,10 @@ pub fn last_claude_code_event(path: &Path) -> Option<Value> {
             let text = read_tail(p, LOG_TAIL_BYTES).ok()?;
             text.lines().rev().find_map(|line| {
                 let v: Value = serde_json::from_str(line).ok()?;
-                (v["type"] == "event" && v["harness"] == "claude-code").then_some(v)
+                (v["type"] == "event"
+                    && v["harness"] == "claude-code"
+                    && !crate::claude::probe::is_probe(&v["input"]))
+                .then_some(v)
             })
         })
 }

@@ -132,9 +132,9 @@ pub fn replay(
                 else {
                     continue;
                 };
-                // Never judged live (copies of a run's hooks): nothing a
-                // rule could change.
-                if value["source"] == "copy" {
+                // Never judged live (copies of a run's hooks, doctor's
+                // probes): nothing a rule could change.
+                if matches!(value["source"].as_str(), Some("copy" | "probe")) {
                     continue;
                 }
                 report.judged += 1;
@@ -198,7 +198,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn copies_are_not_judged_again() {
+    fn copies_and_probes_are_not_judged_again() {
         let dir = tempfile::tempdir().unwrap();
         let log = dir.path().join("events.jsonl");
         let event = |id: &str| {
@@ -215,6 +215,8 @@ mod tests {
             decision("judged", "default"),
             event("copy"),
             decision("copy", "copy"),
+            event("probe"),
+            decision("probe", "probe"),
         ];
         let text: String = lines.iter().map(|l| format!("{l}\n")).collect();
         std::fs::write(&log, text).unwrap();

@@ -1,5 +1,5 @@
 //! Hooks answered at once without being judged: copies of an agent-SDK
-//! run's hooks.
+//! run's hooks, and probes from `hookd doctor --probe`.
 //!
 //! **Copies.** An Agent SDK run's Claude Code process loads the same
 //! settings files as the `claude` CLI, so after `hookd install` each of the
@@ -21,11 +21,14 @@
 //! one that carries the tool-use id and cannot be left undecided) is the
 //! one judged.
 //!
-//! A copy is never pending: its answer is not `ask`, and its source is
-//! neither `default` nor a rule, so [`super::hook`] never routes it to
+//! **Probes** ([`crate::claude::probe`]) get their fixed answer, never a
+//! rule's or a client's.
+//!
+//! Neither is ever pending: their answers are not `ask`, and their source
+//! is neither `default` nor a rule, so [`super::hook`] never routes them to
 //! clients.
 
-use crate::claude::HookEventKind;
+use crate::claude::{probe, HookEventKind};
 use crate::decision::{Answer, Source};
 use crate::event::Event;
 
@@ -41,8 +44,8 @@ pub const RUN_ID_ENV: &str = "HOOKD_RUN_ID";
 /// sends for a `canUseTool` call.
 pub const CAN_USE_TOOL_ORIGIN: &str = "canUseTool";
 
-/// The judgement of `event` if it is a copy (then marked as one:
-/// `copy_of`, and `run_id` for a command hook), else `None`.
+/// The judgement of `event` if it is a probe or a copy (then marked as
+/// one: `copy_of`, and `run_id` for a command hook), else `None`.
 /// `generation` is the rules generation to record.
 pub fn recognise(
     event: &mut Event,
@@ -55,9 +58,13 @@ pub fn recognise(
         source,
         rule_ids: Vec::new(),
         generation,
-        // A copy's answer is "no opinion", permissive or not.
+        // Even in permissive mode: a probe checks the output path, and a
+        // copy's answer is "no opinion" anyway.
         enforced: true,
     };
+    if probe::is_probe(&event.raw) {
+        return Some(unjudged(probe::answer(event.kind()), Source::Probe));
+    }
     let reason = match run {
         Some(run) => {
             let shadowed = run.can_use_tool
