@@ -870,9 +870,19 @@ fn an_ask_in_a_run_is_pending_once_with_an_install(scope: &str) {
         pending["event"]["input"]["tool_input"]
     );
 
-    let reply = approver
-        .call(json!({"type": "decide", "event_id": pending["event"]["id"], "verdict": "allow"}));
-    assert_eq!(reply["type"], "ok", "{reply}");
+    // As a person would: `hookd decide`, while the approver holds the ask.
+    let decided = Command::new(daemon::hookd_bin())
+        .args(["decide", "--socket"])
+        .arg(&sdk.daemon.socket)
+        .arg(pending["event"]["id"].as_str().unwrap())
+        .arg("allow")
+        .output()
+        .unwrap();
+    assert!(
+        decided.status.success(),
+        "{}",
+        String::from_utf8_lossy(&decided.stderr)
+    );
     let done = frames_until_done(&mut owner).pop().unwrap();
     assert_eq!(done["ok"], true, "{done}\n{}", sdk.daemon.stderr());
     assert!(sdk.project().join("made-by-run.txt").exists());
@@ -909,7 +919,7 @@ fn an_ask_in_a_run_is_pending_once_with_an_install(scope: &str) {
     // The run's own hooks are judged as before.
     assert!(log.iter().any(|l| l["type"] == "decision"
         && l["event_id"] == pending["event"]["id"]
-        && l["source"] == "client:approver"));
+        && l["source"] == "client:hookd-cli"));
 }
 
 #[test]
