@@ -558,3 +558,36 @@ fn a_wrapper_that_prints_something_else_is_wrong_output() {
     assert!(l.contains(r#"got exit 0 with stdout "{}\n""#), "{l}");
     assert!(l.contains("permissionDecision"), "the expected output: {l}");
 }
+
+#[test]
+fn a_forwarder_that_cannot_run_is_a_fallback() {
+    // Exec form: Claude Code cannot spawn it. Shell form: the shell exits
+    // 127. Either way the action proceeds unjudged.
+    let root = tempfile::tempdir().unwrap();
+    let project = root.path().join("project");
+    let settings = project.join(".claude/settings.json");
+    fs::create_dir_all(settings.parent().unwrap()).unwrap();
+    let gone = root.path().join("gone/hook-forwarder");
+    let gone = gone.to_str().unwrap();
+    fs::write(
+        &settings,
+        json!({"hooks": {
+            "PreToolUse": [{"hooks": [{"type": "command", "command": gone, "args": ["--timeout", "25"], "timeout": 30}]}],
+            "Stop": [{"hooks": [{"type": "command", "command": format!("{gone} --timeout 25"), "timeout": 30}]}]
+        }})
+        .to_string(),
+    )
+    .unwrap();
+    let (out, text) = probe(root.path(), &project, &root.path().join("run/hookd.sock"));
+    assert_eq!(out.status.code(), Some(1), "{text}");
+    let exec = line(&text, "probe:project:PreToolUse");
+    assert!(
+        exec.starts_with("✗ ") && exec.contains(&format!("fell back (cannot run {gone}")),
+        "{text}"
+    );
+    let shell = line(&text, "probe:project:Stop");
+    assert!(
+        shell.starts_with("✗ ") && shell.contains("fell back (exit 127"),
+        "{text}"
+    );
+}

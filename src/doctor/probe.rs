@@ -9,8 +9,8 @@
 //! `CLAUDECODE`, `CLAUDE_CODE_SESSION_ID`), the probe input
 //! ([`crate::claude::probe::input`]) and a newline on stdin, and its own
 //! process group killed at its `timeout`. Then:
-//! - it could not run, timed out, died, or printed the forwarder's
-//!   `fallback` line → `✗ fell back (reason)`;
+//! - it could not run, timed out, died, exited with neither 0 nor 2, or
+//!   printed the forwarder's `fallback` line → `✗ fell back (reason)`;
 //! - its exit code, stdout and stderr differ from
 //!   [`crate::claude::render`] of [`crate::claude::probe::answer`] →
 //!   `✗ wrong output`;
@@ -186,7 +186,12 @@ fn run_hook(target: &Target<'_>, project: &Path) -> Ran {
     let started = Instant::now();
     let mut child = match command.spawn() {
         Ok(child) => child,
-        Err(e) => return Ran::NotRun(format!("cannot run {}: {e}", r.command)),
+        Err(e) => {
+            return Ran::NotRun(format!(
+                "cannot run {}: {e}",
+                command.get_program().to_string_lossy()
+            ))
+        }
     };
     let mut stdin = child.stdin.take().expect("piped");
     let mut line = input.to_string().into_bytes();
@@ -387,6 +392,20 @@ fn judge(target: &Target<'_>, ran: Ran, logged: Option<&Logged>, daemon: &Daemon
     }
     let kind = HookEventKind::from_name(&r.event);
     let expected = render(kind, &probe::answer(kind));
+    if !matches!(output.exit_code, 0 | 2) {
+        // What a hook that failed looks like to Claude Code (the forwarder
+        // itself never exits so).
+        return Check::fail(
+            name,
+            format!(
+                "fell back (exit {}: {}): Claude Code reports a non-blocking error and lets the \
+                 action proceed",
+                output.exit_code,
+                shorten(output.stderr.lines().next().unwrap_or("no stderr"))
+            ),
+            reinstall,
+        );
+    }
     if output != expected {
         let judged_by_rules = logged
             .and_then(|l| l.source.as_deref())
