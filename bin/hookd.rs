@@ -80,6 +80,11 @@ enum Command {
     /// Check the setup: forwarder, socket, daemon, settings files, rules, log,
     /// and whether hooks really fire. Exits non-zero if anything is wrong.
     Doctor {
+        /// Also run every registered hook command as Claude Code would,
+        /// with a synthetic event, and check the daemon answered and logged
+        /// it and the hook printed exactly what Claude Code honors.
+        #[arg(long)]
+        probe: bool,
         /// Daemon socket [default: $HOOKD_SOCKET, then $XDG_RUNTIME_DIR/hookd/hookd.sock,
         /// then /tmp/hookd-$UID/hookd.sock].
         #[arg(long, value_name = "PATH")]
@@ -368,10 +373,11 @@ fn main() -> ExitCode {
             .and_then(|path| hookd::install::uninstall(&path, target.dry_run))
             .and_then(|outcome| target.report(&outcome)),
         Command::Doctor {
+            probe,
             socket,
             project,
             json,
-        } => doctor(socket, project, json),
+        } => doctor(socket, project, probe, json),
         Command::Service(ServiceCommand::Install { bin_dir, dry_run }) => {
             service_install(bin_dir, dry_run)
         }
@@ -576,13 +582,26 @@ fn tail(args: TailArgs) -> anyhow::Result<()> {
 }
 
 fn pending(client: &ClientArgs, json: bool) -> anyhow::Result<()> {
-    let list = client.connect()?.pending()?;
+    let mut connection = client.connect()?;
+    let list = connection.pending()?;
     if json {
         println!("{}", serde_json::to_string_pretty(&list)?);
         return Ok(());
     }
     if list.is_empty() {
-        println!("nothing pending");
+        // An ask waits only while a subscriber could decide it; without
+        // one it goes straight to Claude Code's prompt, so say why the
+        // list is empty rather than let it look like nothing asked.
+        let subscribers = connection.status()?["counters"]["subscribers"]
+            .as_u64()
+            .unwrap_or(0);
+        if subscribers == 0 {
+            println!(
+                "nothing pending — no client is subscribed, so asks go to Claude Code's own prompt"
+            );
+        } else {
+            println!("nothing pending");
+        }
     }
     for item in &list {
         let event = &item["event"];
@@ -667,12 +686,20 @@ fn install(args: InstallArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
-fn doctor(socket: Option<PathBuf>, project: Option<PathBuf>, json: bool) -> anyhow::Result<()> {
+fn doctor(
+    socket: Option<PathBuf>,
+    project: Option<PathBuf>,
+    probe: bool,
+    json: bool,
+) -> anyhow::Result<()> {
     let project = std::path::absolute(project.unwrap_or_else(|| ".".into()))?;
-    let options = hookd::doctor::DoctorOptions::from_env(
-        socket.unwrap_or_else(hookd::paths::socket_path),
-        project,
-    )?;
+    let options = hookd::doctor::DoctorOptions {
+        probe,
+        ..hookd::doctor::DoctorOptions::from_env(
+            socket.unwrap_or_else(hookd::paths::socket_path),
+            project,
+        )?
+    };
     let report = hookd::doctor::run(&options);
     if json {
         println!("{}", serde_json::to_string_pretty(&report)?);

@@ -62,6 +62,12 @@ pub struct Event {
     pub env: BTreeMap<String, String>,
     /// The agent-SDK run it came from, if any.
     pub run_id: Option<String>,
+    /// Set when this hook is a copy of one judged elsewhere, naming where:
+    /// `agent-sdk` (a command hook of run `run_id`, whose adapter reports
+    /// the same hook) or `canUseTool` (the SDK's PermissionRequest hook,
+    /// decided by the run's `canUseTool`). Copies are answered "no opinion"
+    /// at once and never judged.
+    pub copy_of: Option<&'static str>,
 }
 
 impl Event {
@@ -75,6 +81,7 @@ impl Event {
             raw,
             env,
             run_id: None,
+            copy_of: None,
         }
     }
 
@@ -118,6 +125,7 @@ impl Event {
             received_at: crate::time::rfc3339(self.received_at),
             harness: self.harness,
             run_id: self.run_id.as_deref(),
+            copy_of: self.copy_of,
             session_id: self.input.base.session_id.as_deref(),
             cwd: self.input.base.cwd.as_deref(),
             project_dir: self.env.get("CLAUDE_PROJECT_DIR").map(Path::new),
@@ -142,6 +150,9 @@ pub struct EventRecord<'a> {
     /// The agent-SDK run, for events of one.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub run_id: Option<&'a str>,
+    /// Where the judged original of this copy went (see [`Event::copy_of`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub copy_of: Option<&'a str>,
     /// The session.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub session_id: Option<&'a str>,

@@ -282,7 +282,7 @@ fn exchange(
     };
     let id = request_id();
     let env: BTreeMap<String, String> = std::env::vars()
-        .filter(|(k, _)| k.starts_with("CLAUDE"))
+        .filter(|(k, _)| k.starts_with("CLAUDE") || k == "HOOKD_RUN_ID")
         .collect();
     let budget_ms = remaining()?.as_millis() as u64;
     let frame = encode_hook(&id, budget_ms, fail_closed, &env, input);

@@ -623,6 +623,81 @@ pub struct Registration {
     /// Registered with `"async": true`.
     #[serde(rename = "async")]
     pub async_hook: bool,
+    /// The whole `command` string when the handler has no `args`: Claude
+    /// Code then runs it through a shell (`command` and `args` above are
+    /// its words).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub shell_command: Option<String>,
+    /// The handler's `shell` (`bash`, `powershell`), as written.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub shell: Option<String>,
+    /// The handler's `if` (a permission rule), as written.
+    #[serde(rename = "if", skip_serializing_if = "Option::is_none")]
+    pub condition: Option<String>,
+}
+
+impl Registration {
+    /// Whether Claude Code runs `self` and `other` as one handler when
+    /// both are registered for the same event: it de-duplicates an event's
+    /// handlers by `shell + command + args + if`, across settings files
+    /// and matcher groups (reference §3; checked against the real CLI in
+    /// `tests/e2e_duplicates.rs`). `timeout`, `matcher` and the rest do not
+    /// count.
+    pub fn runs_as_one_with(&self, other: &Registration) -> bool {
+        self.differences(other).is_empty()
+    }
+
+    /// How `self` and `other` differ in what Claude Code de-duplicates by,
+    /// for people (empty when they run as one).
+    pub fn differences(&self, other: &Registration) -> Vec<String> {
+        let mut found = Vec::new();
+        match (&self.shell_command, &other.shell_command) {
+            (Some(a), Some(b)) if a != b => {
+                found.push(format!("command `{a}` vs `{b}`"));
+            }
+            (Some(_), Some(_)) => {}
+            (None, None) => {
+                if self.command != other.command {
+                    found.push(format!("command {} vs {}", self.command, other.command));
+                }
+                if self.args != other.args {
+                    found.push(format!(
+                        "args `{}` vs `{}`",
+                        self.args.join(" "),
+                        other.args.join(" ")
+                    ));
+                }
+            }
+            (a, _) => found.push(format!(
+                "{} vs {}",
+                if a.is_some() {
+                    "shell form"
+                } else {
+                    "exec form"
+                },
+                if a.is_some() {
+                    "exec form"
+                } else {
+                    "shell form"
+                },
+            )),
+        }
+        if self.shell != other.shell {
+            found.push(format!(
+                "shell {} vs {}",
+                self.shell.as_deref().unwrap_or("(none)"),
+                other.shell.as_deref().unwrap_or("(none)")
+            ));
+        }
+        if self.condition != other.condition {
+            found.push(format!(
+                "`if` {} vs {}",
+                self.condition.as_deref().unwrap_or("(none)"),
+                other.condition.as_deref().unwrap_or("(none)")
+            ));
+        }
+        found
+    }
 }
 
 /// What [`inspect`] found in a settings file.
@@ -650,6 +725,7 @@ pub fn inspect(text: &str) -> Result<Inspection, SettingsError> {
             continue;
         }
         let command = h.handler["command"].as_str().unwrap_or_default();
+        let shell_command = (!h.handler["args"].is_array()).then(|| command.to_string());
         let (command, args): (String, Vec<String>) = match h.handler["args"].as_array() {
             Some(args) => (
                 command.to_string(),
@@ -691,6 +767,9 @@ pub fn inspect(text: &str) -> Result<Inspection, SettingsError> {
             forwarder_timeout,
             matcher: group["matcher"].as_str().map(str::to_string),
             async_hook: h.handler["async"] == true,
+            shell_command,
+            shell: h.handler["shell"].as_str().map(str::to_string),
+            condition: h.handler["if"].as_str().map(str::to_string),
         });
     }
     Ok(Inspection {
@@ -1234,6 +1313,34 @@ mod tests {
         assert_eq!(found[0].forwarder_timeout, Some(20.0));
         assert_eq!(found[0].timeout, Some(30000.0));
         assert!(!found[0].installed);
+        assert_eq!(
+            found[0].shell_command.as_deref(),
+            Some("/x/hook-forwarder --timeout 20")
+        );
         assert_eq!(uninstall_text(text).unwrap(), (text.to_string(), 0));
+    }
+
+    #[test]
+    fn registrations_run_as_one_when_claude_code_would_deduplicate_them() {
+        let text = r#"{"hooks":{"PreToolUse":[
+            {"hooks":[{"type":"command","command":"/x/hook-forwarder","args":["--timeout","25"],"timeout":30}]},
+            {"matcher":"Bash","hooks":[{"type":"command","command":"/x/hook-forwarder","args":["--timeout","25"],"timeout":45}]},
+            {"hooks":[{"type":"command","command":"/x/hook-forwarder","args":["--timeout","20"]}]},
+            {"hooks":[{"type":"command","command":"/x/hook-forwarder --timeout 25"}]},
+            {"hooks":[{"type":"command","command":"/x/hook-forwarder","args":["--timeout","25"],"if":"Bash(git *)"}]}
+        ]}}"#;
+        let found = inspect(text).unwrap().registrations;
+        assert_eq!(found.len(), 5);
+        // Another timeout and matcher: still one handler.
+        assert!(found[0].runs_as_one_with(&found[1]));
+        assert_eq!(
+            found[0].differences(&found[2]),
+            ["args `--timeout 25` vs `--timeout 20`"]
+        );
+        assert_eq!(found[0].differences(&found[3]), ["exec form vs shell form"]);
+        assert_eq!(
+            found[0].differences(&found[4]),
+            ["`if` (none) vs Bash(git *)"]
+        );
     }
 }

@@ -23,7 +23,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::controller::Judgement;
 use super::hub::{ClientQueue, EventMeta, Resolution};
-use super::Shared;
+use super::{unjudged, Shared};
 use crate::claude::output;
 use crate::config::Timeout;
 use crate::decision::{Answer, Decision, Source, Verdict};
@@ -49,6 +49,9 @@ pub struct RunLink {
     pub owner: ClientQueue,
     /// Cancelled when the run ends: its events stop waiting for clients.
     pub ended: CancellationToken,
+    /// The adapter registered `canUseTool`: the SDK's PermissionRequest
+    /// hook is then a copy of the `canUseTool` call beside it.
+    pub can_use_tool: bool,
 }
 
 /// Answers one hook. Never fails: every error path is a fallback.
@@ -81,7 +84,13 @@ pub async fn answer_in(
     // The generation this event is judged under, whatever reloads happen
     // while it waits.
     let rules = shared.controller.rules();
-    let judgement = if kind.is_decision_point() {
+    // Probes and copies of a run's hooks: answered at once, unjudged.
+    let unjudged = unjudged::recognise(&mut event, run, shared, rules.generation());
+    // A copy's frames are not its run's: the owner gets the original.
+    let run = run.filter(|_| event.copy_of.is_none());
+    let judgement = if let Some(judgement) = unjudged {
+        judgement
+    } else if kind.is_decision_point() {
         shared.controller.judge(&event, &rules)
     } else {
         // Observe-only: answered at once, never waits on anything.

@@ -20,6 +20,7 @@ pub mod log;
 pub mod runs;
 pub mod socket;
 pub mod systemd;
+pub mod unjudged;
 
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
