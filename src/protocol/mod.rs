@@ -8,12 +8,15 @@
 //! - [`Reply`]: what the daemon sends back;
 //! - [`codec`]: async framing with a size cap (daemon side);
 //! - [`forwarder`]: the blocking, std-only encode/decode the forwarder uses;
+//! - [`json`]: reading hook inputs serde_json refuses by default (lone
+//!   surrogates, deep nesting);
 //! - [`adapter`]: the messages between the daemon and an agent-SDK adapter
 //!   child (over the child's stdin/stdout).
 
 pub mod adapter;
 pub mod codec;
 pub mod forwarder;
+pub mod json;
 
 use std::collections::BTreeMap;
 use std::fmt;
