@@ -62,6 +62,9 @@ pub struct Event {
     pub env: BTreeMap<String, String>,
     /// The agent-SDK run it came from, if any.
     pub run_id: Option<String>,
+    /// Why the hook input could not be read as JSON, if it could not; `raw`
+    /// then holds its text (see [`Event::unreadable`]).
+    pub input_error: Option<String>,
 }
 
 impl Event {
@@ -75,7 +78,28 @@ impl Event {
             raw,
             env,
             run_id: None,
+            input_error: None,
         }
+    }
+
+    /// An event whose input could not be read as JSON: `text` is what there
+    /// was, `error` what was wrong. Its kind comes from a best-effort look
+    /// for `hook_event_name` in the text, so that the fallback blocks where
+    /// the hook fails closed.
+    pub fn unreadable(
+        harness: Harness,
+        text: String,
+        error: String,
+        env: BTreeMap<String, String>,
+    ) -> Event {
+        let name = crate::protocol::json::find_event_name(text.as_bytes());
+        let mut event = Event::new(harness, Value::String(text), env);
+        if let Some(name) = name {
+            event.input.kind = HookEventKind::from_name(&name);
+            event.input.name = name;
+        }
+        event.input_error = Some(error);
+        event
     }
 
     /// The event kind.
@@ -124,6 +148,7 @@ impl Event {
             kind: self.name(),
             tool: self.tool_name(),
             input,
+            input_error: self.input_error.as_deref(),
         }
     }
 }
@@ -158,6 +183,9 @@ pub struct EventRecord<'a> {
     pub tool: Option<&'a str>,
     /// The raw hook input.
     pub input: &'a Value,
+    /// Why the input could not be read as JSON (`input` is then its text).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub input_error: Option<&'a str>,
 }
 
 #[cfg(test)]

@@ -146,9 +146,13 @@ mod tests {
         std::fs::set_permissions(&private, std::fs::Permissions::from_mode(0o755)).unwrap();
         assert_eq!(check(&private, uid), None);
         std::fs::set_permissions(&private, std::fs::Permissions::from_mode(0o777)).unwrap();
-        assert!(check(&private, uid).unwrap().contains("writable by group or others"));
+        assert!(check(&private, uid)
+            .unwrap()
+            .contains("writable by group or others"));
         std::fs::set_permissions(&private, std::fs::Permissions::from_mode(0o700)).unwrap();
-        assert!(check(&private, uid + 1).unwrap().contains(&format!("belongs to uid {uid}")));
+        assert!(check(&private, uid + 1)
+            .unwrap()
+            .contains(&format!("belongs to uid {uid}")));
         let link = tmp.path().join("link");
         std::os::unix::fs::symlink(&private, &link).unwrap();
         assert!(check(&link, uid).unwrap().contains("symlink"));

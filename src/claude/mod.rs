@@ -13,5 +13,5 @@ pub mod kind;
 pub mod output;
 
 pub use input::HookInput;
-pub use kind::HookEventKind;
+pub use kind::{FailClosed, HookEventKind};
 pub use output::{fallback, render, HookOutput};

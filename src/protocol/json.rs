@@ -294,8 +294,8 @@ mod tests {
 
     #[test]
     fn lenient_parse_reads_what_node_writes() {
-        let v = parse_lenient::<Value>(br#"{"command":"rm -rf /\ud800","ok":"\ud83d\ude00"}"#)
-            .unwrap();
+        let v =
+            parse_lenient::<Value>(br#"{"command":"rm -rf /\ud800","ok":"\ud83d\ude00"}"#).unwrap();
         assert_eq!(v, json!({"command": "rm -rf /\\ud800", "ok": "😀"}));
         // Valid input is parsed exactly as serde_json does.
         assert_eq!(
@@ -365,7 +365,11 @@ mod tests {
                 1,
                 r#"["[]", "{\"x\": \"]\"}", "[[1]]"]"#,
             ),
-            (r#"{"s":"[[[[","t":[[[1]]]}"#, 2, r#"{"s":"[[[[","t":["[[1]]"]}"#),
+            (
+                r#"{"s":"[[[[","t":[[[1]]]}"#,
+                2,
+                r#"{"s":"[[[[","t":["[[1]]"]}"#,
+            ),
             // Unbalanced input: still text, never a panic.
             ("[[[1", 1, r#"["[[1""#),
             ("]]]", 0, "]]]"),
@@ -387,9 +391,18 @@ mod tests {
     #[test]
     fn the_event_name_is_found_in_broken_input() {
         let cases: [(&[u8], Option<&str>); 7] = [
-            (br#"{"hook_event_name":"PreToolUse","tool_input":{"#, Some("PreToolUse")),
-            (br#"{"x":{"hook_event_name":"Stop"}, "hook_event_name" : "PreToolUse""#, Some("PreToolUse")),
-            (br#"{"s":"\"hook_event_name\":\"Stop\"","hook_event_name":"Stop"}"#, Some("Stop")),
+            (
+                br#"{"hook_event_name":"PreToolUse","tool_input":{"#,
+                Some("PreToolUse"),
+            ),
+            (
+                br#"{"x":{"hook_event_name":"Stop"}, "hook_event_name" : "PreToolUse""#,
+                Some("PreToolUse"),
+            ),
+            (
+                br#"{"s":"\"hook_event_name\":\"Stop\"","hook_event_name":"Stop"}"#,
+                Some("Stop"),
+            ),
             (b"{\"hook_event_name\":\"Pre\xffToolUse\"}", None),
             (br#"{"hook_event_name":"Pre\ud800"}"#, Some("Pre\\ud800")),
             (br#"{"hook_event_name":7}"#, None),
