@@ -6,6 +6,7 @@ use std::process::ExitCode;
 
 use anyhow::Context;
 use clap::{Parser, Subcommand};
+use hookd::claude::FailClosed;
 use hookd::daemon::{self, RulesSource};
 use hookd::decision::Verdict;
 
@@ -162,6 +163,24 @@ impl SettingsTarget {
     }
 }
 
+/// The scope of `--fail-closed[=SCOPE]` (see [`FailClosed`]).
+#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+enum FailScope {
+    /// PreToolUse and PermissionRequest (the SDK's canUseTool).
+    Tools,
+    /// Every guarded event: tools, prompts (UserPromptSubmit), compaction, …
+    All,
+}
+
+/// The scope asked for, `Off` without the flag.
+fn fail_closed(scope: Option<FailScope>) -> FailClosed {
+    match scope {
+        None => FailClosed::Off,
+        Some(FailScope::Tools) => FailClosed::Tools,
+        Some(FailScope::All) => FailClosed::All,
+    }
+}
+
 #[derive(Parser)]
 struct InstallArgs {
     #[command(flatten)]
@@ -170,10 +189,12 @@ struct InstallArgs {
     /// WorktreeCreate, whose hook must create the worktree itself].
     #[arg(long, value_name = "LIST")]
     events: Option<String>,
-    /// When the daemon cannot answer, block guarded events (PreToolUse, …):
-    /// adds --fail-closed to the forwarder and "onFailure":"block".
-    #[arg(long)]
-    fail_closed: bool,
+    /// When the daemon cannot answer, block instead of no opinion: tool
+    /// calls (PreToolUse, PermissionRequest; bare --fail-closed), or every
+    /// guarded event, prompts included (=all). Those events get
+    /// --fail-closed[=all] and "onFailure":"block".
+    #[arg(long, value_name = "SCOPE", num_args = 0..=1, require_equals = true, default_missing_value = "tools")]
+    fail_closed: Option<FailScope>,
     /// Print the "hooks" block for a hand-managed settings file; touch no file.
     #[arg(long)]
     print: bool,
@@ -316,10 +337,12 @@ struct ServeArgs {
     /// Event log [default: $XDG_STATE_HOME/hookd/events.jsonl].
     #[arg(long, value_name = "FILE")]
     log: Option<PathBuf>,
-    /// When nobody can decide in time, block guarded events (PreToolUse, …)
-    /// instead of answering no opinion.
-    #[arg(long)]
-    fail_closed: bool,
+    /// When nobody can decide in time, block instead of answering no
+    /// opinion: tool calls (PreToolUse, PermissionRequest, the SDK's
+    /// canUseTool; bare --fail-closed), or every guarded event, prompts
+    /// included (=all). A hook's own --fail-closed may widen it.
+    #[arg(long, value_name = "SCOPE", num_args = 0..=1, require_equals = true, default_missing_value = "tools")]
+    fail_closed: Option<FailScope>,
     /// Evaluate rules and log the would-be decisions, but answer no opinion.
     #[arg(long)]
     permissive: bool,
@@ -444,7 +467,7 @@ fn serve(args: ServeArgs) -> anyhow::Result<()> {
         socket: args.socket.unwrap_or_else(hookd::paths::socket_path),
         rules,
         log,
-        fail_closed: args.fail_closed,
+        fail_closed: fail_closed(args.fail_closed),
         permissive: args.permissive,
         max_frame: args.max_frame_bytes,
         config,
@@ -671,7 +694,7 @@ fn install(args: InstallArgs) -> anyhow::Result<()> {
             Some(list) => hookd::install::parse_events(list).map_err(anyhow::Error::msg)?,
             None => hookd::install::default_events(),
         },
-        fail_closed: args.fail_closed,
+        fail_closed: fail_closed(args.fail_closed),
     };
     if args.print {
         print!("{}", hookd::install::hooks_block(&options));

@@ -4,7 +4,8 @@
 //!
 //! The checks, in order: the forwarder `hookd install` would register; the
 //! socket path and its directory; the daemon (`status`); each settings file
-//! (user, project, local) and what it registers; every event covered exactly
+//! (user, project, local), what it registers and which events it fails closed
+//! for; every event covered exactly
 //! once; the rules files; the event log; and whether hooks really fire (the
 //! last Claude Code event in the log). Read-only: doctor creates, starts and
 //! changes nothing.
@@ -21,7 +22,7 @@ use std::time::{Duration, SystemTime};
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::claude::HookEventKind;
+use crate::claude::{FailClosed, HookEventKind};
 use crate::install::{self, Inspection, Scope};
 
 mod probe;
@@ -426,6 +427,19 @@ fn check_settings(scope: Scope, path: &Path) -> (Check, Option<Inspection>) {
             ));
             fixes.push("remove the WorktreeCreate entry".into());
         }
+        if r.on_failure_block
+            && !r.fails_closed()
+            && FailClosed::All.blocks(HookEventKind::from_name(&r.event))
+        {
+            problems.push(format!(
+                "{at}: \"onFailure\": \"block\" but the forwarder fails open there (its scope is {}): Claude Code blocks it when the forwarder cannot start, not when the daemon is down",
+                r.fail_closed
+            ));
+            fixes.push(
+                "re-run `hookd install --fail-closed` (tools) or `--fail-closed=all` so both agree"
+                    .into(),
+            );
+        }
         if r.async_hook && HookEventKind::from_name(&r.event).is_decision_point() {
             problems.push(format!(
                 "{at}: registered async, so its decision is ignored"
@@ -464,13 +478,24 @@ fn check_settings(scope: Scope, path: &Path) -> (Check, Option<Inspection>) {
             .into_iter()
             .map(|(k, n)| format!("{k} ×{n}"))
             .collect();
+        let mut closed: Vec<&str> = regs
+            .iter()
+            .filter(|r| r.fails_closed())
+            .map(|r| r.event.as_str())
+            .collect();
+        closed.dedup();
         format!(
-            "{} registration{} for {} event{} (forwarder/Claude Code timeouts: {})",
+            "{} registration{} for {} event{} (forwarder/Claude Code timeouts: {}); {}",
             regs.len(),
             if regs.len() == 1 { "" } else { "s" },
             events.len(),
             if events.len() == 1 { "" } else { "s" },
-            ladders.join(", ")
+            ladders.join(", "),
+            if closed.is_empty() {
+                "fails open (no event is blocked when the daemon is down)".to_string()
+            } else {
+                format!("fails closed for {}", closed.join(", "))
+            }
         )
     };
     let message = format!("{}: {summary}", path.display());
@@ -877,6 +902,56 @@ mod tests {
             assert!(check.message.contains(want), "{want}: {}", check.message);
         }
         assert!(check.fix.unwrap().contains("seconds (e.g. 30)"));
+    }
+
+    #[test]
+    fn settings_say_which_events_fail_closed() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("settings.json");
+        let handler = |args: &str, on_failure: &str| {
+            format!(
+                r#"[{{"hooks":[{{"type":"command","command":"/bin/true/hook-forwarder","args":{args},"timeout":30{on_failure}}}]}}]"#
+            )
+        };
+        let block = r#","onFailure":"block""#;
+        fs::write(
+            &path,
+            format!(
+                r#"{{"hooks":{{"PreToolUse":{},"PermissionRequest":{},"UserPromptSubmit":{},"Stop":{}}}}}"#,
+                handler(r#"["--timeout","25","--fail-closed"]"#, block),
+                handler(r#"["--timeout","25","--frob","--fail-closed"]"#, block),
+                handler(r#"["--timeout","25","--fail-closed"]"#, block),
+                handler(r#"["--timeout","25","--fail-closed=all"]"#, ""),
+            ),
+        )
+        .unwrap();
+        let (check, _) = check_settings(Scope::Project, &path);
+        // An argument error keeps the scope, so PermissionRequest counts.
+        assert!(
+            check
+                .message
+                .contains("fails closed for PreToolUse, PermissionRequest;"),
+            "{}",
+            check.message
+        );
+        assert!(
+            check.message.contains(
+                "UserPromptSubmit (line 1): \"onFailure\": \"block\" but the forwarder fails open there (its scope is tools)"
+            ),
+            "{}",
+            check.message
+        );
+        fs::write(
+            &path,
+            format!(r#"{{"hooks":{{"Stop":{}}}}}"#, handler("[]", "")),
+        )
+        .unwrap();
+        let (check, _) = check_settings(Scope::Project, &path);
+        assert!(
+            check.message.contains("; fails open (no event"),
+            "{}",
+            check.message
+        );
     }
 
     #[test]

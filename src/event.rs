@@ -68,6 +68,9 @@ pub struct Event {
     /// decided by the run's `canUseTool`). Copies are answered "no opinion"
     /// at once and never judged.
     pub copy_of: Option<&'static str>,
+    /// Why the hook input could not be read as JSON, if it could not; `raw`
+    /// then holds its text (see [`Event::unreadable`]).
+    pub input_error: Option<String>,
 }
 
 impl Event {
@@ -82,7 +85,28 @@ impl Event {
             env,
             run_id: None,
             copy_of: None,
+            input_error: None,
         }
+    }
+
+    /// An event whose input could not be read as JSON: `text` is what there
+    /// was, `error` what was wrong. Its kind comes from a best-effort look
+    /// for `hook_event_name` in the text, so that the fallback blocks where
+    /// the hook fails closed.
+    pub fn unreadable(
+        harness: Harness,
+        text: String,
+        error: String,
+        env: BTreeMap<String, String>,
+    ) -> Event {
+        let name = crate::protocol::json::find_event_name(text.as_bytes());
+        let mut event = Event::new(harness, Value::String(text), env);
+        if let Some(name) = name {
+            event.input.kind = HookEventKind::from_name(&name);
+            event.input.name = name;
+        }
+        event.input_error = Some(error);
+        event
     }
 
     /// The event kind.
@@ -132,6 +156,7 @@ impl Event {
             kind: self.name(),
             tool: self.tool_name(),
             input,
+            input_error: self.input_error.as_deref(),
         }
     }
 }
@@ -169,6 +194,9 @@ pub struct EventRecord<'a> {
     pub tool: Option<&'a str>,
     /// The raw hook input.
     pub input: &'a Value,
+    /// Why the input could not be read as JSON (`input` is then its text).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub input_error: Option<&'a str>,
 }
 
 #[cfg(test)]

@@ -40,7 +40,7 @@ use anyhow::{bail, Context};
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::claude::HookEventKind;
+use crate::claude::{FailClosed, HookEventKind};
 use jsontext::{Element, Node, Out, Style};
 
 /// The forwarder's file name: a handler whose `command` names a file called
@@ -207,22 +207,23 @@ pub struct InstallOptions {
     pub forwarder: PathBuf,
     /// The events, in the order they are added.
     pub events: Vec<HookEventKind>,
-    /// Block guarded events when the daemon cannot answer (`--fail-closed`
-    /// for the forwarder, `"onFailure":"block"` for Claude Code).
-    pub fail_closed: bool,
+    /// What to block when the daemon cannot answer: the events this scope
+    /// covers get the forwarder's `--fail-closed[=all]` and Claude Code's
+    /// `"onFailure":"block"`; the others neither.
+    pub fail_closed: FailClosed,
 }
 
 /// The handler registered for `kind`, keys in the order written:
 /// `type, command, args, timeout[, async][, onFailure]`.
 pub fn handler(kind: HookEventKind, options: &InstallOptions) -> Out {
     let t = timing(kind);
-    let guarded = options.fail_closed && kind.blocks_when_fail_closed();
+    let blocks = options.fail_closed.blocks(kind);
     let mut args = vec![
         Out::Str("--timeout".into()),
         Out::Str(t.forwarder_s.to_string()),
     ];
-    if guarded {
-        args.push(Out::Str("--fail-closed".into()));
+    if blocks {
+        args.push(Out::Str(fail_closed_arg(options.fail_closed)));
     }
     args.push(Out::Str(MARKER_ARG.into()));
     let mut fields = vec![
@@ -237,12 +238,23 @@ pub fn handler(kind: HookEventKind, options: &InstallOptions) -> Out {
     if t.async_hook {
         fields.push(("async".into(), Out::Bool(true)));
     }
-    // Claude Code ignores onFailure for async hooks; only guarded events
-    // block, matching what the forwarder's fail-closed fallback does.
-    if guarded && !t.async_hook {
+    // Claude Code ignores onFailure for async hooks. Only the events the
+    // scope covers get it: a forwarder that cannot even start must not
+    // block what the forwarder itself would let through (prompts, under
+    // `tools`).
+    if blocks && !t.async_hook {
         fields.push(("onFailure".into(), Out::Str("block".into())));
     }
     Out::Object(fields)
+}
+
+/// The forwarder's flag for `scope`: `--fail-closed` (tools, the
+/// forwarder's default scope) or `--fail-closed=all`.
+pub fn fail_closed_arg(scope: FailClosed) -> String {
+    match scope {
+        FailClosed::All => "--fail-closed=all".into(),
+        _ => "--fail-closed".into(),
+    }
 }
 
 /// The matcher group holding one handler (no matcher: every tool).
@@ -634,9 +646,23 @@ pub struct Registration {
     /// The handler's `if` (a permission rule), as written.
     #[serde(rename = "if", skip_serializing_if = "Option::is_none")]
     pub condition: Option<String>,
+    /// What the forwarder blocks when the daemon cannot answer, read from
+    /// its args as the forwarder reads them (an argument error keeps any
+    /// `--fail-closed`, see [`crate::forwarder::fail_closed_in`]).
+    pub fail_closed: FailClosed,
+    /// `"onFailure": "block"`: Claude Code blocks a guarded event when the
+    /// hook itself fails (cannot start, times out, crashes).
+    pub on_failure_block: bool,
 }
 
 impl Registration {
+    /// Whether this registration's event is blocked when the daemon is
+    /// down, by the forwarder's fallback.
+    pub fn fails_closed(&self) -> bool {
+        self.fail_closed
+            .blocks(HookEventKind::from_name(&self.event))
+    }
+
     /// Whether Claude Code runs `self` and `other` as one handler when
     /// both are registered for the same event: it de-duplicates an event's
     /// handlers by `shell + command + args + if`, across settings files
@@ -700,6 +726,16 @@ impl Registration {
     }
 }
 
+/// The fail-closed scope a forwarder run with `args` applies.
+fn forwarder_scope(args: &[String]) -> FailClosed {
+    let args: Vec<std::ffi::OsString> = args.iter().map(Into::into).collect();
+    match crate::forwarder::parse_args(&args) {
+        Ok(crate::forwarder::Command::Forward(options)) => options.fail_closed,
+        Ok(crate::forwarder::Command::Print(_)) => FailClosed::Off,
+        Err(_) => crate::forwarder::fail_closed_in(&args),
+    }
+}
+
 /// What [`inspect`] found in a settings file.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct Inspection {
@@ -757,6 +793,7 @@ pub fn inspect(text: &str) -> Result<Inspection, SettingsError> {
             .items()[h.handler_index]
             .span()
             .start;
+        let fail_closed = forwarder_scope(&args);
         registrations.push(Registration {
             event: h.event.key.clone(),
             line: jsontext::line_col(text, handler_start).0,
@@ -770,6 +807,8 @@ pub fn inspect(text: &str) -> Result<Inspection, SettingsError> {
             shell_command,
             shell: h.handler["shell"].as_str().map(str::to_string),
             condition: h.handler["if"].as_str().map(str::to_string),
+            fail_closed,
+            on_failure_block: h.handler["onFailure"] == "block",
         });
     }
     Ok(Inspection {
@@ -1157,7 +1196,7 @@ pub fn write_atomic(path: &Path, bytes: &[u8], like: Option<&fs::Metadata>) -> a
 mod tests {
     use super::*;
 
-    fn options(events: &[HookEventKind], fail_closed: bool) -> InstallOptions {
+    fn options(events: &[HookEventKind], fail_closed: FailClosed) -> InstallOptions {
         InstallOptions {
             forwarder: "/opt/hookd/bin/hook-forwarder".into(),
             events: events.to_vec(),
@@ -1215,7 +1254,7 @@ mod tests {
 
     #[test]
     fn handlers_in_exec_form_with_the_marker() {
-        let o = options(&[HookEventKind::PreToolUse], true);
+        let o = options(&[HookEventKind::PreToolUse], FailClosed::Tools);
         let mut text = String::new();
         handler(HookEventKind::PreToolUse, &o).compact(&mut text);
         assert_eq!(
@@ -1235,10 +1274,47 @@ mod tests {
     }
 
     #[test]
+    fn only_the_events_of_the_scope_fail_closed() {
+        let compact = |kind, scope| {
+            let mut text = String::new();
+            handler(kind, &options(&[kind], scope)).compact(&mut text);
+            text
+        };
+        // `tools` (bare --fail-closed): a prompt is never blocked, not even
+        // by a forwarder that cannot start.
+        for kind in [HookEventKind::PreToolUse, HookEventKind::PermissionRequest] {
+            let text = compact(kind, FailClosed::Tools);
+            assert!(text.contains(r#""--fail-closed","#), "{text}");
+            assert!(text.contains(r#""onFailure":"block""#), "{text}");
+        }
+        let text = compact(HookEventKind::UserPromptSubmit, FailClosed::Tools);
+        assert!(
+            !text.contains("fail-closed") && !text.contains("onFailure"),
+            "{text}"
+        );
+        // `all`: every guarded event, prompts included.
+        for kind in [HookEventKind::PreToolUse, HookEventKind::UserPromptSubmit] {
+            let text = compact(kind, FailClosed::All);
+            assert!(text.contains(r#""--fail-closed=all","#), "{text}");
+            assert!(text.contains(r#""onFailure":"block""#), "{text}");
+        }
+        // What inspect reads back is what the forwarder will do.
+        let all = options(&default_events(), FailClosed::All);
+        let tools = options(&default_events(), FailClosed::Tools);
+        for (o, scope) in [(all, FailClosed::All), (tools, FailClosed::Tools)] {
+            for r in inspect(&hooks_block(&o)).unwrap().registrations {
+                let kind = HookEventKind::from_name(&r.event);
+                assert_eq!(r.fails_closed(), scope.blocks(kind), "{}", r.event);
+                assert_eq!(r.on_failure_block, scope.blocks(kind), "{}", r.event);
+            }
+        }
+    }
+
+    #[test]
     fn install_is_idempotent_and_uninstall_restores() {
         let o = options(
             &[HookEventKind::PreToolUse, HookEventKind::SessionEnd],
-            false,
+            FailClosed::Off,
         );
         let before = "{\n    \"model\": \"opus\",\n    \"hooks\": {\n        \"PreToolUse\": [\n            {\n                \"matcher\": \"Bash\",\n                \"hooks\": [{\"type\": \"command\", \"command\": \"/bin/true\"}]\n            }\n        ]\n    }\n}\n";
         let once = install_text(Some(before), &o).unwrap();
@@ -1249,7 +1325,7 @@ mod tests {
         assert_eq!(back, before);
         // Other options replace the entries of the events installed, and
         // leave hookd's other events alone.
-        let closed = options(&[HookEventKind::PreToolUse], true);
+        let closed = options(&[HookEventKind::PreToolUse], FailClosed::Tools);
         let twice = install_text(Some(&once), &closed).unwrap();
         let found = inspect(&twice).unwrap().registrations;
         assert_eq!(found.len(), 2);
@@ -1265,7 +1341,7 @@ mod tests {
     fn containers_left_empty_go_even_if_they_were_there_before() {
         // Documented exception to "byte for byte": uninstall cannot tell an
         // empty array or `hooks` object of the user's from one it emptied.
-        let o = options(&[HookEventKind::Stop], false);
+        let o = options(&[HookEventKind::Stop], FailClosed::Off);
         let before = "{\n  \"hooks\": {\n    \"Stop\": []\n  }\n}\n";
         let installed = install_text(Some(before), &o).unwrap();
         assert_eq!(uninstall_text(&installed).unwrap().0, "{}\n");
@@ -1273,7 +1349,7 @@ mod tests {
 
     #[test]
     fn refusals_name_the_position() {
-        let o = options(&[HookEventKind::PreToolUse], false);
+        let o = options(&[HookEventKind::PreToolUse], FailClosed::Off);
         let err = install_text(Some("{\n  \"a\": 1, // no\n}"), &o).unwrap_err();
         assert!(
             matches!(

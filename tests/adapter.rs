@@ -107,6 +107,16 @@ impl Sdk {
         config: Option<&str>,
         tweak: impl FnOnce(&mut DaemonOptions, &Path),
     ) -> Sdk {
+        Sdk::start_text(&script.to_string(), rules, config, tweak)
+    }
+
+    /// [`Sdk::start_with`] with the mock's script as JSON text.
+    fn start_text(
+        script: &str,
+        rules: Option<&str>,
+        config: Option<&str>,
+        tweak: impl FnOnce(&mut DaemonOptions, &Path),
+    ) -> Sdk {
         require_adapter();
         let sandbox = tempfile::Builder::new()
             .prefix("hookd-sdk-")
@@ -115,7 +125,7 @@ impl Sdk {
         for d in ["home/.claude", "tmp", "project", "project2"] {
             std::fs::create_dir_all(sandbox.path().join(d)).unwrap();
         }
-        let mock = MockApi::start(script);
+        let mock = MockApi::start_text(script);
         let mut options = DaemonOptions {
             rules: rules.map(str::to_owned),
             config: config.map(str::to_owned),
@@ -327,6 +337,53 @@ fn a_deny_rule_blocks_rm_in_a_run_and_the_reason_reaches_the_model() {
     assert_eq!(decision["verdict"], "deny");
     assert_eq!(decision["rule_ids"], json!(["no-rm"]));
     assert_eq!(decision["run_id"], pre["run_id"]);
+}
+
+/// The SDK relays a lone surrogate in the model's command as `JSON.stringify`
+/// writes it; the daemon used to drop the adapter's `hook_event` line, so the
+/// hook waited until the SDK's 600 s timeout and then ran the command.
+#[test]
+fn a_lone_surrogate_in_a_run_does_not_get_a_command_past_a_deny_rule() {
+    let script = claude::one_bash_call_script("rm -f victim.txt LONE")
+        .to_string()
+        .replace("LONE", "\\ud800");
+    let sdk = Sdk::start_text(&script, Some(DENY_RM), None, |_, _| {});
+    std::fs::write(sdk.project().join("victim.txt"), "still here").unwrap();
+    let started = Instant::now();
+    let out = sdk.cli(&[
+        "--cwd",
+        sdk.project().to_str().unwrap(),
+        "please remove victim.txt",
+    ]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{stdout}\n{}\n{}",
+        String::from_utf8_lossy(&out.stderr),
+        sdk.daemon.stderr()
+    );
+    assert!(
+        sdk.project().join("victim.txt").exists(),
+        "rm ran despite the deny rule\n{stdout}"
+    );
+    assert!(
+        stdout.contains("deny (rule no-rm): hookd adapter test: rm is not allowed"),
+        "{stdout}"
+    );
+    assert!(
+        started.elapsed() < Duration::from_secs(120),
+        "the run waited for a hook"
+    );
+    let log = sdk.daemon.wait_log_lines(1);
+    let pre = log
+        .iter()
+        .find(|l| l["type"] == "event" && l["kind"] == "PreToolUse")
+        .expect("a PreToolUse event in the log");
+    assert_eq!(
+        pre["input"]["tool_input"]["command"],
+        "rm -f victim.txt \\ud800"
+    );
 }
 
 #[test]

@@ -30,11 +30,21 @@ fn run_with_hookd(
     command: &str,
     prepare: impl FnOnce(&ClaudeRun),
 ) -> (Daemon, MockApi, ClaudeRun, ClaudeOutput) {
+    let script = serde_json::to_string(&claude::one_bash_call_script(command)).unwrap();
+    run_script_with_hookd(rules, &script, prepare)
+}
+
+/// [`run_with_hookd`] with the mock's script as JSON text.
+fn run_script_with_hookd(
+    rules: Option<&str>,
+    script: &str,
+    prepare: impl FnOnce(&ClaudeRun),
+) -> (Daemon, MockApi, ClaudeRun, ClaudeOutput) {
     let d = Daemon::start_with(DaemonOptions {
         rules: rules.map(str::to_owned),
         ..DaemonOptions::default()
     });
-    let mock = MockApi::start(&claude::one_bash_call_script(command));
+    let mock = MockApi::start_text(script);
     let run = ClaudeRun::new(&mock)
         .env("HOOKD_SOCKET", &d.socket)
         .arg("--include-hook-events");
@@ -88,6 +98,50 @@ fn deny_rule_blocks_rm_and_the_reason_reaches_the_model() {
     assert_eq!(decision["rule_ids"], serde_json::json!(["no-rm"]));
     // PostToolUse does not fire for a denied tool.
     assert!(!hooks_fired(&out).iter().any(|e| e == "PostToolUse"));
+}
+
+/// The model's command ends in a lone surrogate, which Claude Code passes to
+/// its hooks as `JSON.stringify` writes it (`\ud800`). serde_json refuses
+/// that escape; hookd used to answer `invalid_json`, the forwarder fell back
+/// to no opinion and the denied command ran.
+#[test]
+fn a_lone_surrogate_in_a_command_does_not_get_it_past_a_deny_rule() {
+    let script = serde_json::to_string(&claude::one_bash_call_script("rm -f victim.txt LONE"))
+        .unwrap()
+        .replace("LONE", "\\ud800");
+    assert!(script.contains(r"victim.txt \ud800"), "{script}");
+    let (d, mock, run, out) = run_script_with_hookd(Some(DENY_RM), &script, |run| {
+        std::fs::write(run.project_dir().join("victim.txt"), "still here").unwrap();
+    });
+    // The CLI's own stream-json echoes the escape too (in the result's
+    // permission denials), so its lines are read the way hookd reads them.
+    assert!(out.status.success(), "{}", out.describe());
+    let result = out
+        .stdout
+        .lines()
+        .filter_map(|l| {
+            hookd::protocol::json::parse_lenient::<serde_json::Value>(l.as_bytes()).ok()
+        })
+        .find(|m| m["type"] == "result")
+        .unwrap_or_else(|| panic!("no result message\n{}", out.describe()));
+    assert_eq!(result["subtype"], "success", "{result}");
+    assert_no_fallbacks(&out);
+    assert!(
+        run.project_dir().join("victim.txt").exists(),
+        "rm ran despite the deny rule\n{}",
+        out.describe()
+    );
+    mock.expect_refusal("hookd e2e: rm is not allowed in this project");
+    let lines = d.wait_log_lines(2);
+    let event = lines
+        .iter()
+        .find(|l| l["type"] == "event" && l["kind"] == "PreToolUse")
+        .unwrap_or_else(|| panic!("no PreToolUse logged: {lines:#?}"));
+    // Claude Code relayed the escape itself, not a replacement character.
+    assert_eq!(
+        event["input"]["tool_input"]["command"],
+        "rm -f victim.txt \\ud800"
+    );
 }
 
 #[test]

@@ -15,5 +15,5 @@ pub mod output;
 pub mod probe;
 
 pub use input::HookInput;
-pub use kind::HookEventKind;
+pub use kind::{FailClosed, HookEventKind};
 pub use output::{fallback, render, HookOutput};

@@ -71,8 +71,17 @@ pub async fn answer_in(
 ) -> HookResult {
     let started = Instant::now();
     let deadline = started + daemon_budget(Duration::from_millis(req.deadline_ms));
-    let fail_closed = req.fail_closed || shared.fail_closed;
-    let mut event = Event::new(req.harness, req.input, req.env);
+    let fail_closed = req.fail_closed.max(shared.fail_closed);
+    let mut event = match req.input_error {
+        None => Event::new(req.harness, req.input, req.env),
+        Some(error) => {
+            let text = match req.input {
+                serde_json::Value::String(text) => text,
+                other => other.to_string(),
+            };
+            Event::unreadable(req.harness, text, error, req.env)
+        }
+    };
     event.run_id = run.map(|r| r.run_id.to_string());
     let skip = run.map(|r| r.owner.client_id);
     if let Some(problem) = &event.input.problem {
@@ -90,6 +99,15 @@ pub async fn answer_in(
     let run = run.filter(|_| event.copy_of.is_none());
     let judgement = if let Some(judgement) = unjudged {
         judgement
+    } else if let Some(error) = &event.input_error {
+        // Nothing to judge: the fallback applies, a block where the hook
+        // fails closed, never a silent pass through the rules.
+        tracing::warn!(event = %event.name(), %error, "hook input is not JSON; answering with the fallback");
+        Judgement {
+            answer: output::fallback_answer(kind, fail_closed, "unreadable_input"),
+            source: Source::Fallback,
+            ..Judgement::default_for(rules.generation())
+        }
     } else if kind.is_decision_point() {
         shared.controller.judge(&event, &rules)
     } else {

@@ -690,7 +690,7 @@ async fn supervise(
                     }
                     Some(Ok(line)) => line,
                 };
-                let message = match serde_json::from_slice::<FromAdapter>(&line) {
+                let message = match FromAdapter::decode(&line) {
                     Ok(message) => message,
                     Err(e) => {
                         tracing::warn!(run = %run_id, error = %e, "ignoring a bad line from the adapter");
@@ -711,9 +711,10 @@ async fn supervise(
                             id: event.id,
                             harness: Harness::AgentSdk,
                             deadline_ms: HOOK_TIMEOUT.as_millis() as u64,
-                            fail_closed: false,
+                            fail_closed: crate::claude::FailClosed::Off,
                             env: BTreeMap::new(),
                             input: event.input,
+                            input_error: event.input_error,
                         };
                         let (link, shared, shutdown, to_adapter) =
                             (run.link.clone(), shared.clone(), shutdown.clone(), to_adapter.clone());
