@@ -294,8 +294,8 @@ struct TailArgs {
     #[arg(long)]
     decisions: bool,
     /// Only from this event/decision id, RFC 3339 time, or age (90s, 10m, 2h, 1d).
-    #[arg(long, value_name = "ID|TIME")]
-    since: Option<String>,
+    #[arg(long, value_name = "ID|TIME|AGE", value_parser = parse_since)]
+    since: Option<uuid::Uuid>,
 }
 
 #[derive(Parser)]
@@ -556,11 +556,6 @@ fn replay(log: &std::path::Path, rules: Option<PathBuf>, json: bool) -> anyhow::
 
 fn tail(args: TailArgs) -> anyhow::Result<()> {
     let log = log_path(args.log)?;
-    let since = args
-        .since
-        .map(|s| hookd::tail::parse_since(&s, std::time::SystemTime::now()))
-        .transpose()
-        .map_err(anyhow::Error::msg)?;
     let options = hookd::tail::TailOptions {
         follow: args.follow,
         json: args.json,
@@ -568,11 +563,17 @@ fn tail(args: TailArgs) -> anyhow::Result<()> {
         session: args.session,
         tool: args.tool,
         decisions: args.decisions,
-        since,
+        since: args.since,
     };
     let stdout = std::io::stdout();
     hookd::tail::run(&log, &options, &mut stdout.lock())
         .with_context(|| format!("reading {}", log.display()))
+}
+
+/// `--since`, read when the command line is: a bad value is a usage error
+/// (exit 2) naming the flag and the value.
+fn parse_since(text: &str) -> Result<uuid::Uuid, String> {
+    hookd::tail::parse_since(text, std::time::SystemTime::now())
 }
 
 fn pending(client: &ClientArgs, json: bool) -> anyhow::Result<()> {

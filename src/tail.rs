@@ -17,7 +17,7 @@ use std::fs::File;
 use std::io::{self, Read, Seek, SeekFrom, Write};
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, SystemTime};
 
 use serde_json::Value;
 use uuid::Uuid;
@@ -41,39 +41,27 @@ pub struct TailOptions {
     pub since: Option<Uuid>,
 }
 
-/// Parses `--since`: a uuid, an RFC 3339 time, or an age like `10m`.
+/// Parses `--since`: an event or decision id, an RFC 3339 time, or an age
+/// such as `10m` (see [`crate::time::before`]). The error says which forms
+/// are accepted and, for something that looks like a time or an age, what
+/// is wrong with it.
 pub fn parse_since(text: &str, now: SystemTime) -> Result<Uuid, String> {
     if let Ok(id) = Uuid::parse_str(text) {
         return Ok(id);
     }
-    let at = if let Some(age) = parse_age(text) {
-        now.checked_sub(age).unwrap_or(UNIX_EPOCH)
+    let looks_like_time = text.len() > 4 && text.as_bytes()[4] == b'-';
+    let at = if looks_like_time {
+        crate::time::parse_timestamp(text)
     } else {
-        crate::time::parse_rfc3339(text).ok_or_else(|| {
-            format!("--since: `{text}` is not an event id, an RFC 3339 time (2026-11-22T10:00:00Z) or an age (90s, 10m, 2h, 1d)")
-        })?
+        crate::time::before(now, text)
     };
+    let at = at.map_err(|e| {
+        format!("not an event id, an RFC 3339 time (2026-11-22T10:00:00Z) or an age (90s, 10m, 2h, 1d): {e}")
+    })?;
     // A uuid v7 starts with its 48-bit Unix time in milliseconds, so the
-    // smallest id of that millisecond is the timestamp and zeros.
-    let ms = at
-        .duration_since(UNIX_EPOCH)
-        .unwrap_or_default()
-        .as_millis();
-    Ok(Uuid::from_u128(ms << 80))
-}
-
-fn parse_age(text: &str) -> Option<Duration> {
-    let split = text.find(|c: char| !c.is_ascii_digit())?;
-    let (n, unit) = text.split_at(split);
-    let n: u64 = n.parse().ok()?;
-    let secs = match unit {
-        "s" => n,
-        "m" => n * 60,
-        "h" => n * 3600,
-        "d" => n * 86_400,
-        _ => return None,
-    };
-    Some(Duration::from_secs(secs))
+    // smallest id of that millisecond is the timestamp and zeros. jiff's
+    // range ends in year 9999, well inside 48 bits of milliseconds.
+    Ok(Uuid::from_u128(crate::time::unix_millis(at) << 80))
 }
 
 /// Prints the log at `path` to `out` according to `options`.
@@ -433,6 +421,7 @@ impl LogReader {
 mod tests {
     use super::*;
     use serde_json::json;
+    use std::time::UNIX_EPOCH;
 
     #[test]
     fn since_parses_ids_times_and_ages() {
@@ -440,13 +429,9 @@ mod tests {
         let id = Uuid::now_v7();
         assert_eq!(parse_since(&id.to_string(), now).unwrap(), id);
         let t = parse_since("2026-11-22T02:49:54Z", now).unwrap();
-        let ago = parse_since("0s", now).unwrap();
-        assert_eq!(t, ago);
         let earlier = parse_since("10m", now).unwrap();
         assert!(earlier < t);
-        assert!(parse_since("yesterday", now)
-            .unwrap_err()
-            .contains("--since"));
+        assert_eq!(parse_since("2026-11-22T02:39:54Z", now).unwrap(), earlier);
         // A v7 id made at that instant sorts after the bound.
         let at = Uuid::new_v7(uuid::Timestamp::from_unix(
             uuid::NoContext,
@@ -454,6 +439,27 @@ mod tests {
             1,
         ));
         assert!(at >= t);
+    }
+
+    /// Bad `--since` values are refused with a message, never a panic or a
+    /// silently wrong bound.
+    #[test]
+    fn since_refuses_bad_values_with_a_reason() {
+        let now = UNIX_EPOCH + Duration::from_secs(1_795_315_794);
+        let table: &[(&str, &str)] = &[
+            ("yesterday", "an age"),
+            ("2026-02-31T00:00:00Z", "day"),
+            ("2026-11-22T02:49:5é", "RFC 3339"),
+            ("2026-11-22T02:49:54éééééééé", "RFC 3339"),
+            ("999999999d", "day"),
+            ("99999999999999999999d", "an age"),
+            ("-5m", "positive"),
+            ("", "an age"),
+        ];
+        for (text, says) in table {
+            let err = parse_since(text, now).unwrap_err();
+            assert!(err.contains(says), "{text:?}: {err}");
+        }
     }
 
     #[test]
