@@ -64,8 +64,15 @@ pub fn parse_since(text: &str, now: SystemTime) -> Result<Uuid, String> {
     Ok(Uuid::from_u128(crate::time::unix_millis(at) << 80))
 }
 
-/// Prints the log at `path` to `out` according to `options`.
-pub fn run(path: &Path, options: &TailOptions, out: &mut impl Write) -> io::Result<()> {
+/// Prints the log at `path` to `out` according to `options`. A reader of
+/// `out` that goes away ends it quietly: at the next write (a broken pipe),
+/// or, while following a quiet log, when `reader_gone` says so.
+pub fn run(
+    path: &Path,
+    options: &TailOptions,
+    out: &mut impl Write,
+    reader_gone: impl Fn() -> bool,
+) -> io::Result<()> {
     let mut tail = Tail {
         options,
         events: HashMap::new(),
@@ -85,6 +92,9 @@ pub fn run(path: &Path, options: &TailOptions, out: &mut impl Write) -> io::Resu
         }
         reader.check_rotation()?;
         if reader.queue.is_empty() {
+            if reader_gone() {
+                return Ok(());
+            }
             std::thread::sleep(Duration::from_millis(200));
         }
     }
