@@ -232,3 +232,105 @@ fn an_unwritable_log_never_fails_a_decision() {
         d.stderr()
     );
 }
+
+/// `hookd tail --follow` under rotations far faster than it polls: the
+/// daemon's own log writer (`EventLog`, tiny `max_bytes`) rotates hundreds of
+/// times a second while tail reads. Every line arrives once, in order.
+#[test]
+fn fast_rotation_while_tailing_loses_and_repeats_nothing() {
+    use hookd::config::LogConfig;
+    use hookd::daemon::log::EventLog;
+
+    const LINES: usize = 3000;
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("events.jsonl");
+    // ~5 lines per file: about 600 rotations; `keep` is large enough that
+    // no file is deleted before tail could read it.
+    let config = LogConfig {
+        max_bytes: 400,
+        keep: 700,
+        ..LogConfig::default()
+    };
+    let line = |n: usize| {
+        format!(
+            "{{\"type\":\"event\",\"id\":\"line-{n:05}\",\"pad\":\"{:>20}\"}}\n",
+            n
+        )
+    };
+    let log = EventLog::open(&path, &config);
+    log.push(line(0).into());
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !path.exists() {
+        assert!(
+            Instant::now() < deadline,
+            "the log writer never created the file"
+        );
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    let mut tail = Command::new(daemon::hookd_bin())
+        .args(["tail", "--follow", "--json", "--log"])
+        .arg(&path)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdout = tail.stdout.take().unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    let reader = std::thread::spawn(move || {
+        let mut buf = [0u8; 64 * 1024];
+        let mut text = String::new();
+        while let Ok(n) = stdout.read(&mut buf) {
+            if n == 0 {
+                break;
+            }
+            text.push_str(std::str::from_utf8(&buf[..n]).unwrap());
+            let _ = tx.send(text.lines().count());
+        }
+        text
+    });
+    std::thread::sleep(Duration::from_millis(300));
+    for n in 1..LINES {
+        log.push(line(n).into());
+        if n % 4 == 0 {
+            std::thread::sleep(Duration::from_millis(1));
+        }
+    }
+    log.close();
+    let rotations = log
+        .counters()
+        .rotations
+        .load(std::sync::atomic::Ordering::Relaxed);
+    assert!(
+        rotations > 400,
+        "the test must rotate fast: {rotations} rotations"
+    );
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while let Ok(count) = rx.recv_timeout(deadline.saturating_duration_since(Instant::now())) {
+        if count >= LINES {
+            break;
+        }
+    }
+    // Give a duplicate the time to show up before stopping tail.
+    std::thread::sleep(Duration::from_millis(300));
+    let _ = Command::new("kill").arg(tail.id().to_string()).status();
+    let _ = tail.wait();
+    let text = reader.join().unwrap();
+    let seen: Vec<usize> = text
+        .lines()
+        .map(|l| {
+            let v: Value = serde_json::from_str(l).unwrap();
+            v["id"].as_str().unwrap()[5..].parse().unwrap()
+        })
+        .collect();
+    let missing: Vec<usize> = (0..LINES).filter(|n| !seen.contains(n)).collect();
+    let repeated = seen.len() + missing.len() - LINES;
+    let in_order: Vec<usize> = (0..LINES).collect();
+    assert!(
+        seen == in_order,
+        "{rotations} rotations: tail printed {} lines for {LINES} written; \
+         {} missing (first: {:?}), {repeated} repeated",
+        seen.len(),
+        missing.len(),
+        &missing[..missing.len().min(20)]
+    );
+}
