@@ -146,3 +146,33 @@ fn commands_exit_quietly_when_the_reader_goes_away() {
         );
     }
 }
+
+/// `hookd serve` with a mistyped config refuses to start, naming the file,
+/// line and key on stderr (the journal, under systemd), never the value.
+#[test]
+fn a_bad_config_is_refused_without_echoing_its_values() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("config.toml");
+    std::fs::write(
+        &config,
+        "[log]\nkeep = 5\n\n[decisions]\napi_key = \"sk-ant-api03-hunter2hunter2hunter2\"\n",
+    )
+    .unwrap();
+    let out = Command::new(daemon::hookd_bin())
+        .args(["serve", "--config"])
+        .arg(&config)
+        .arg("--socket")
+        .arg(dir.path().join("s.sock"))
+        .arg("--log")
+        .arg(dir.path().join("events.jsonl"))
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{stderr}");
+    assert!(
+        stderr.contains(&format!("{}:5:1: `decisions.api_key`", config.display())),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("hunter2"), "{stderr}");
+}

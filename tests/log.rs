@@ -88,6 +88,62 @@ fn secrets_are_redacted_in_the_log_and_for_subscribers_that_ask() {
     );
 }
 
+/// What a client decides (its reason, its context, the input it rewrote) is
+/// redacted in the log and for subscribers that asked, like an input; the
+/// forwarder still gets it verbatim, and so do subscribers that did not ask.
+#[test]
+fn client_decisions_are_redacted_in_the_log() {
+    let d = Daemon::start_with(DaemonOptions {
+        config: Some("[decisions]\nroute_undecided = true\ntimeout = 20\n".into()),
+        ..DaemonOptions::default()
+    });
+    let mut approver = RawClient::hello(&d.socket, "approver");
+    let ok = approver.call(json!({"type": "subscribe", "filter": {"pending_only": true}}));
+    assert_eq!(ok["type"], "ok", "{ok}");
+    let mut careful = RawClient::hello(&d.socket, "careful");
+    assert_eq!(
+        careful.call(json!({"type": "subscribe", "redact": true}))["type"],
+        "ok"
+    );
+    let mut input = fixture("PreToolUse.json");
+    input["tool_input"]["command"] = json!("psql -h db");
+    let fwd = daemon::forward_in_background(&d.socket, &input, &[]);
+    let event = approver.wait_for("a pending event", |f| {
+        f["type"] == "event" && f["pending"] == true
+    })["event"]
+        .clone();
+    let reply = approver.call(json!({
+        "type": "decide", "event_id": event["id"], "verdict": "allow",
+        "reason": "fine with PGPASSWORD=hunter2-reason",
+        "additional_context": "the db is at postgres://app:hunter2-context@db/x",
+        "updated_input": {"command": "psql -h db", "password": "hunter2-input"},
+    }));
+    assert_eq!(reply["type"], "ok", "{reply}");
+    let out = fwd.join().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.contains("hunter2-input"),
+        "Claude Code gets the input as decided: {stdout}"
+    );
+
+    let lines = d.wait_log_lines(2);
+    let text = std::fs::read_to_string(&d.log).unwrap();
+    assert!(
+        !text.contains("hunter2"),
+        "a client's secret reached the log: {text}"
+    );
+    let decision = lines.iter().find(|l| l["type"] == "decision").unwrap();
+    assert_eq!(decision["reason"], "fine with PGPASSWORD=[REDACTED]");
+    assert_eq!(decision["updated_input"]["password"], "[REDACTED]");
+    let seen = careful.wait_for("decision", |f| f["type"] == "decision");
+    assert!(!seen.to_string().contains("hunter2"), "{seen}");
+    let raw = approver.wait_for("decision", |f| f["type"] == "decision");
+    assert_eq!(
+        raw["decision"]["updated_input"]["password"], "hunter2-input",
+        "{raw}"
+    );
+}
+
 #[test]
 fn custom_redaction_patterns_from_the_config() {
     let d = Daemon::start_with(DaemonOptions {
