@@ -172,6 +172,12 @@ pub async fn answer_in(
     if matches!(judgement.source, Source::Fallback | Source::Timeout) {
         shared.stats.fallbacks.fetch_add(1, Ordering::Relaxed);
     }
+    // What was sent decides whether a stop chain goes on (rules' `max_blocks`).
+    let blocked = judgement.enforced && judgement.answer.verdict == Verdict::Deny;
+    shared
+        .controller
+        .stop_chains()
+        .record(kind, &event.raw, blocked);
 
     let out = if judgement.enforced {
         output::render(kind, &judgement.answer)

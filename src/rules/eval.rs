@@ -9,7 +9,7 @@
 
 use super::cond::{CommandScope, CondSets, Env, SetCache};
 use super::path::{normalize, normalize_dir, resolve, Base, PathPattern, PathSet, ResolvedPath};
-use super::rule::{Action, EventSet, Rule};
+use super::rule::{Action, EventSet, Rule, StopLimit, STOP_EVENTS};
 use super::shell::{split, ParsedCommand};
 use super::tool::{path_field, url_host, CommandPattern, ToolPattern, Tri};
 use super::{Evaluation, Query, RuleSet};
@@ -109,6 +109,9 @@ pub(crate) struct Subject<'q> {
     pub command: Option<ParsedCommand>,
     /// WebFetch: the URL's host (`Some(None)`: no readable URL).
     web_host: Option<Option<String>>,
+    /// A Stop or SubagentStop with `stop_hook_active: true`: how many times
+    /// its chain was blocked already (at least 1).
+    pub stop_chain: Option<u32>,
 }
 
 /// The grouped condition sets of the rule set being evaluated, with this
@@ -127,6 +130,8 @@ impl<'q> Subject<'q> {
             .map(normalize);
         let home = normalize_dir(q.home);
         let project = normalize_dir(q.project_dir).or_else(|| cwd.clone());
+        let continues_chain = STOP_EVENTS.contains(&q.event)
+            && input.get("stop_hook_active") == Some(&Value::Bool(true));
         let mut s = Subject {
             event: q.event,
             event_bit: EventSet::bit(q.event),
@@ -139,6 +144,7 @@ impl<'q> Subject<'q> {
             target: None,
             command: None,
             web_host: None,
+            stop_chain: continues_chain.then_some(q.stop_blocks.max(1)),
         };
         if let Some(t) = tool {
             if let Some(field) = path_field(t) {
@@ -213,6 +219,44 @@ impl<'q> Subject<'q> {
     fn tool_is(&self, name: &str) -> bool {
         self.tool == Some(name)
     }
+}
+
+/// For a rule that blocks, on a Stop or SubagentStop that continues a stop
+/// chain: whether it may block again, and why, for explanations. `None`
+/// when the stop chain has nothing to do with it.
+pub(crate) fn stop_chain_check(rule: &Rule, s: &Subject<'_>) -> Option<(bool, String)> {
+    let blocks = s.stop_chain.filter(|_| rule.blocks())?;
+    let times = |n: u32| {
+        if n == 1 {
+            "once".to_string()
+        } else {
+            format!("{n} times")
+        }
+    };
+    Some(match (rule.stop_limit, rule.stop_limit()) {
+        (_, StopLimit::Always) => (
+            true,
+            "blocks again in this stop chain: `repeat = true`".to_string(),
+        ),
+        (_, StopLimit::Times(n)) if blocks < n => (
+            true,
+            format!(
+                "blocks again in this stop chain: blocked {} so far, `max_blocks = {n}`",
+                times(blocks)
+            ),
+        ),
+        (None, _) => (
+            false,
+            "not blocking again: stop_hook_active and the rule has no repeat (a rule blocks once per stop chain unless it says `repeat = true` or `max_blocks = N`)".to_string(),
+        ),
+        (Some(_), StopLimit::Times(n)) => (
+            false,
+            format!(
+                "not blocking again: this stop chain was blocked {} already (`max_blocks = {n}`)",
+                times(blocks)
+            ),
+        ),
+    })
 }
 
 /// How one rule matched the subject.
@@ -499,6 +543,9 @@ pub(crate) fn collect(layers: &[LayerRef<'_>], s: &Subject<'_>) -> Matches {
         for ri in candidates(layer.set, s, &mut path_ids) {
             let rule = &layer.set.rules[ri as usize];
             if !rule.events.has(s.event_bit) {
+                continue;
+            }
+            if stop_chain_check(rule, s).is_some_and(|(may_block, _)| !may_block) {
                 continue;
             }
             let outcome = match_rule(rule, s, &path_ids, fast);

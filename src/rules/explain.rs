@@ -2,7 +2,8 @@
 //! nearly matched (all but one check passed).
 
 use super::eval::{
-    applies, collect, match_rule_with, pattern_tri, qualified_id, verdict, LayerRef, Subject,
+    applies, collect, match_rule_with, pattern_tri, qualified_id, stop_chain_check, verdict,
+    LayerRef, Subject,
 };
 use super::rule::{Action, Rule};
 use super::tool::{CommandPattern, ToolPattern, Tri};
@@ -122,7 +123,8 @@ pub(crate) fn explain(layers: &[LayerRef<'_>], q: &Query<'_>) -> Explanation {
         for rule in &layer.set.rules {
             let event_ok = rule.events.has(s.event_bit);
             let outcome = match_rule_with(rule, &s, &path_ids, true, None);
-            let matched = event_ok && outcome.matched();
+            let held_back = stop_chain_check(rule, &s).is_some_and(|(may_block, _)| !may_block);
+            let matched = event_ok && outcome.matched() && !held_back;
             let (checks, near) = checks(rule, &s, &path_ids, event_ok);
             let report = RuleReport {
                 id: qualified_id(layer.tag, &rule.id),
@@ -275,6 +277,13 @@ fn checks(rule: &Rule, s: &Subject<'_>, path_ids: &[usize], event_ok: bool) -> (
     if command_scope_ok && (content.whole || content.first.is_some()) {
         for c in &rule.per_command {
             check(true, format!("when {}", c.describe()), 0, true, &mut t);
+        }
+    }
+    if let Some((may_block, text)) = stop_chain_check(rule, s).filter(|_| event_ok) {
+        check(may_block, text, 1, false, &mut t);
+        if !may_block {
+            // The rule matched but for this: the most telling near miss.
+            t.specific += 1;
         }
     }
     (out, t.failures == 1 && t.specific > 0)
