@@ -25,6 +25,9 @@ pub struct Explanation {
     pub commands: Vec<ExplainedCommand>,
     /// For Bash: the command could not be read reliably (see the module doc).
     pub command_unreadable: bool,
+    /// For Bash: the command is too large to analyse (its length in bytes):
+    /// it was not split, and rules that might match it matched.
+    pub command_too_large: Option<usize>,
     /// For file tools: the absolute path the tool touches.
     pub path: Option<String>,
     /// Rules that matched, in file order (user layer first).
@@ -87,6 +90,7 @@ pub(crate) fn explain(layers: &[LayerRef<'_>], q: &Query<'_>) -> Explanation {
         evaluation,
         commands: Vec::new(),
         command_unreadable: false,
+        command_too_large: s.words.as_ref().map(|w| w.bytes),
         path: s.target.clone(),
         matched: Vec::new(),
         uncovered: Vec::new(),
@@ -358,6 +362,18 @@ fn command_detail(
     } else {
         format!("`{}`", rule.tool_src[pi])
     };
+    if cmd.too_large {
+        let what = match (pi, rule.tools.get(pi)) {
+            (_, Some(ToolPattern::Command(c))) => match c.program() {
+                Some(program) => format!("the command names `{program}`"),
+                None => "the pattern names no program".to_string(),
+            },
+            _ => "the rule has no `tool`".to_string(),
+        };
+        return format!(
+            "tool {src} might match: the command is too large to analyse and {what}, so per-command conditions are taken to hold"
+        );
+    }
     let mut text = format!("tool {src} matched command [{}] `{}`", si + 1, view.text);
     if !view.literal {
         text.push_str(&format!(" (after stripping {})", view.stripped));
@@ -495,7 +511,12 @@ impl fmt::Display for Explanation {
         if let Some(p) = &self.path {
             writeln!(f, "path: {p}")?;
         }
-        if !self.commands.is_empty() {
+        if let Some(bytes) = self.command_too_large {
+            writeln!(
+                f,
+                "command: too large to analyse ({bytes} bytes), not split: deny/ask rules that might match it match, allow rules only if they allow all Bash"
+            )?;
+        } else if !self.commands.is_empty() {
             let note = if self.command_unreadable {
                 " (could not be read reliably: deny/ask rules match any piece, allow rules only if they allow all Bash)"
             } else {

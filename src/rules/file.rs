@@ -484,8 +484,16 @@ impl Reader<'_> {
         {
             return None;
         }
+        let programs = tools
+            .iter()
+            .map(|p| match p {
+                tool::ToolPattern::Command(c) => c.program().map(str::to_string),
+                _ => None,
+            })
+            .collect();
         Some(Rule {
             id: id?,
+            programs,
             action,
             reason,
             events,

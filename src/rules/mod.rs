@@ -107,6 +107,17 @@
 //! of either reading match, and allow rules never match unless they allow every
 //! Bash command (`Bash`, `Bash(*)`, or no `tool`).
 //!
+//! Evaluation is linear in the input: the splitter reads each byte a bounded
+//! number of times, conditions are matched once per field (per command, per
+//! pipeline) for all rules together, and a rule skips commands of other
+//! programs without reading them. A command **too large to analyse** (over
+//! 1 MiB, over 4,096 simple commands, behind over 16 wrappers, or with
+//! `sh -c`/`eval` strings adding up to over 4 times its length) is not split
+//! but judged the same conservative way: a deny or ask rule matches if the
+//! command names its program as a word (or the rule names none), its
+//! per-command conditions taken to hold, and its reason says the command was
+//! too large; allow rules match only if they allow every Bash command.
+//!
 //! # Verdicts
 //!
 //! Every matching rule is considered. **deny > ask > allow**; `context` rules

@@ -157,6 +157,10 @@ pub(crate) struct Rule {
     pub tools: Vec<ToolPattern>,
     /// The `tool` strings as written, parallel to `tools`.
     pub tool_src: Vec<String>,
+    /// The program each `Bash(...)` pattern fixes, parallel to `tools`
+    /// ([`CommandPattern::program`](super::tool::CommandPattern::program),
+    /// worked out once here: evaluation asks for every command).
+    pub programs: Vec<Option<String>>,
     /// Conditions judged once per event.
     pub when: Vec<Cond>,
     /// Conditions judged per Bash command (they use `$command` and friends).

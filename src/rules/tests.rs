@@ -540,6 +540,113 @@ fn stop_chains() {
     );
 }
 
+/// A command too large to analyse is judged conservatively and cheaply:
+/// deny/ask rules whose program it names (or that name none) match, their
+/// per-command conditions taken to hold; allow rules only if they allow all
+/// Bash. The reason says why.
+#[test]
+fn commands_too_large_to_analyse_are_judged_conservatively() {
+    let pad = "x".repeat(shell_cap() + 1);
+    let set = rules(
+        r#"
+[[rule]]
+id = "no-rm-rf"
+action = "deny"
+tool = "Bash(rm *)"
+reason = "no rm -rf"
+when = [{ field = "$command.args", regex = '^-rf$' }]
+
+[[rule]]
+id = "ask-push"
+action = "ask"
+tool = "Bash(git push *)"
+
+[[rule]]
+id = "ls-ok"
+action = "allow"
+tool = "Bash(ls *)"
+"#,
+    );
+    let allow_all = rules("[[rule]]\nid = \"all\"\naction = \"allow\"\ntool = \"Bash\"\n");
+    // (rules, command, verdict, deciding rules)
+    let table: Vec<(&RuleSet, String, &str, Vec<&str>)> = vec![
+        (&set, format!("ls {pad}"), "none", vec![]),
+        (
+            &set,
+            format!("rm -f x; echo {pad}"),
+            "deny",
+            vec!["no-rm-rf"],
+        ),
+        (
+            &set,
+            format!("echo {pad} && sudo /bin/rm x"),
+            "deny",
+            vec!["no-rm-rf"],
+        ),
+        (
+            &set,
+            format!("r''m -rf / # {pad}"),
+            "deny",
+            vec!["no-rm-rf"],
+        ),
+        (
+            &set,
+            format!("echo \"$(r\\m x)\" {pad}"),
+            "deny",
+            vec!["no-rm-rf"],
+        ),
+        (&set, format!("echo format {pad}"), "none", vec![]),
+        (&set, format!("git push {pad}"), "ask", vec!["ask-push"]),
+        (&allow_all, format!("ls {pad}"), "allow", vec!["all"]),
+        // Over the segment cap, not the byte cap.
+        (
+            &set,
+            format!("{}rm -rf /", "true;".repeat(5000)),
+            "deny",
+            vec!["no-rm-rf"],
+        ),
+        (&set, format!("{}ls", "true;".repeat(5000)), "none", vec![]),
+    ];
+    for (set, cmd, want, ids) in &table {
+        let e = judge(set, &bash(cmd));
+        let shown = &cmd[..cmd.len().min(40)];
+        assert_eq!(verdict(&e), *want, "{shown}…");
+        assert_eq!(e.rule_ids, *ids, "{shown}…");
+        if matches!(*want, "deny" | "ask") {
+            let reason = e.reason.as_deref().unwrap_or("");
+            assert!(reason.contains("too large"), "{shown}…: {reason}");
+        }
+    }
+    let x = set.explain(&query(&bash(&format!("rm -rf / {pad}"))));
+    assert!(x.command_too_large.is_some());
+    let text = x.to_string();
+    assert!(
+        text.contains("command: too large to analyse"),
+        "{}",
+        &text[..text.len().min(2000)]
+    );
+    assert!(
+        text.contains("the command names `rm`"),
+        "{}",
+        &text[..text.len().min(2000)]
+    );
+    // The defaults ask about any command too large to analyse (they may be
+    // piping a download into a shell), and deny one that names rm.
+    let defaults = RuleSet::defaults();
+    assert_eq!(
+        verdict(&judge(&defaults, &bash(&format!("echo {pad}")))),
+        "ask"
+    );
+    assert_eq!(
+        verdict(&judge(&defaults, &bash(&format!("rm {pad}")))),
+        "deny"
+    );
+}
+
+fn shell_cap() -> usize {
+    super::shell::MAX_COMMAND_BYTES
+}
+
 #[test]
 fn when_conditions() {
     let with = |when: &str| {
