@@ -1,6 +1,7 @@
 //! `hookd`: the daemon and its command line. Flags are parsed here; the work
 //! is done by the library.
 
+use std::io::{self, Write as _};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -9,6 +10,83 @@ use clap::{Parser, Subcommand};
 use hookd::claude::FailClosed;
 use hookd::daemon::{self, RulesSource};
 use hookd::decision::Verdict;
+
+// Command output and a reader that goes away (`hookd replay … | head -1`).
+//
+// Rust ignores SIGPIPE, so a write to a closed pipe fails with EPIPE, and
+// std's `print!`/`println!` panic on any write error. The daemon must keep
+// ignoring SIGPIPE (it writes to sockets; so do the client commands), so
+// instead every command prints through `Stdout`, which tags EPIPE as
+// `ReaderGone`, and `main` ends the command quietly (exit 0) on it. These two
+// macros shadow std's in this file, so no `print!` here can panic, including
+// ones added later; they return the error with `?` from the enclosing
+// function, which must return `anyhow::Result`.
+macro_rules! println {
+    ($($arg:tt)*) => {
+        writeln!(Stdout, $($arg)*)?
+    };
+}
+macro_rules! print {
+    ($($arg:tt)*) => {
+        write!(Stdout, $($arg)*)?
+    };
+}
+
+/// The process's stdout, for command output: a write the reader is no longer
+/// there to take fails with a [`ReaderGone`] error.
+struct Stdout;
+
+impl io::Write for Stdout {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        io::stdout().write(buf).map_err(tag_reader_gone)
+    }
+
+    fn write_all(&mut self, buf: &[u8]) -> io::Result<()> {
+        io::stdout().lock().write_all(buf).map_err(tag_reader_gone)
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        io::stdout().flush().map_err(tag_reader_gone)
+    }
+}
+
+/// stdout's reader went away (EPIPE): not a failure of the command.
+#[derive(Debug, thiserror::Error)]
+#[error("the reader of stdout went away")]
+struct ReaderGone;
+
+fn tag_reader_gone(e: io::Error) -> io::Error {
+    if e.kind() == io::ErrorKind::BrokenPipe {
+        io::Error::new(io::ErrorKind::BrokenPipe, ReaderGone)
+    } else {
+        e
+    }
+}
+
+/// Whether `e` is, or was caused by, a write to stdout nobody reads any more.
+fn is_reader_gone(e: &anyhow::Error) -> bool {
+    e.chain().any(|cause| {
+        cause
+            .downcast_ref::<io::Error>()
+            .and_then(io::Error::get_ref)
+            .is_some_and(|inner| inner.is::<ReaderGone>())
+    })
+}
+
+/// Whether stdout is a pipe or socket whose reader has gone, without
+/// writing to it: what `tail --follow` checks while the log is quiet, so
+/// `hookd tail -f | head -1` ends even when nothing more is logged.
+fn stdout_reader_gone() -> bool {
+    let mut fd = libc::pollfd {
+        fd: libc::STDOUT_FILENO,
+        events: 0,
+        revents: 0,
+    };
+    // SAFETY: one valid, initialised pollfd and a zero timeout; poll only
+    // writes `revents`. POLLERR and POLLHUP are reported whatever `events`.
+    let ready = unsafe { libc::poll(&mut fd, 1, 0) };
+    ready == 1 && fd.revents & (libc::POLLERR | libc::POLLHUP) != 0
+}
 
 #[derive(Parser)]
 #[command(
@@ -320,8 +398,8 @@ struct TailArgs {
     #[arg(long)]
     decisions: bool,
     /// Only from this event/decision id, RFC 3339 time, or age (90s, 10m, 2h, 1d).
-    #[arg(long, value_name = "ID|TIME")]
-    since: Option<String>,
+    #[arg(long, value_name = "ID|TIME|AGE", value_parser = parse_since)]
+    since: Option<uuid::Uuid>,
 }
 
 #[derive(Parser)]
@@ -408,6 +486,7 @@ fn main() -> ExitCode {
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
+        Err(e) if is_reader_gone(&e) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("hookd: {e:#}");
             ExitCode::FAILURE
@@ -444,8 +523,9 @@ fn run(args: RunArgs) -> ExitCode {
         provider: args.provider,
         json: args.json,
     };
-    match hookd::run_client::run(run, &mut std::io::stdout().lock()) {
+    match hookd::run_client::run(run, &mut Stdout) {
         Ok(code) => ExitCode::from(code),
+        Err(e) if is_reader_gone(&e) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("hookd: {e:#}");
             ExitCode::FAILURE
@@ -585,11 +665,6 @@ fn replay(log: &std::path::Path, rules: Option<PathBuf>, json: bool) -> anyhow::
 
 fn tail(args: TailArgs) -> anyhow::Result<()> {
     let log = log_path(args.log)?;
-    let since = args
-        .since
-        .map(|s| hookd::tail::parse_since(&s, std::time::SystemTime::now()))
-        .transpose()
-        .map_err(anyhow::Error::msg)?;
     let options = hookd::tail::TailOptions {
         follow: args.follow,
         json: args.json,
@@ -597,11 +672,16 @@ fn tail(args: TailArgs) -> anyhow::Result<()> {
         session: args.session,
         tool: args.tool,
         decisions: args.decisions,
-        since,
+        since: args.since,
     };
-    let stdout = std::io::stdout();
-    hookd::tail::run(&log, &options, &mut stdout.lock())
+    hookd::tail::run(&log, &options, &mut Stdout, stdout_reader_gone)
         .with_context(|| format!("reading {}", log.display()))
+}
+
+/// `--since`, read when the command line is: a bad value is a usage error
+/// (exit 2) naming the flag and the value.
+fn parse_since(text: &str) -> Result<uuid::Uuid, String> {
+    hookd::tail::parse_since(text, std::time::SystemTime::now())
 }
 
 fn pending(client: &ClientArgs, json: bool) -> anyhow::Result<()> {

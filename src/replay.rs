@@ -159,6 +159,10 @@ pub fn replay(
                     input,
                     project_dir: project_dir.as_deref(),
                     home,
+                    // A Stop chain is not recounted: under other rules it
+                    // would not be the same chain. `stop_hook_active` alone
+                    // means "blocked once".
+                    stop_blocks: 0,
                 });
                 let answer = answer_of(&evaluation);
                 let old = value["verdict"].as_str().unwrap_or("none");

@@ -206,3 +206,101 @@ fn every_event_claude_code_fired_reached_the_log() {
         .collect();
     assert_eq!(sessions.len(), 1, "{sessions:?}");
 }
+
+/// The obvious Stop rule costs one extra model turn, not a loop: hookd
+/// blocks the first Stop, Claude Code goes on once (its next Stop says
+/// `stop_hook_active`), the rule lets that one through and the session
+/// ends. Before stop chains, the same rule blocked 9 Stops in a row and the
+/// model was asked 10 times.
+#[test]
+fn a_stop_deny_rule_blocks_once_then_the_session_ends() {
+    let d = Daemon::start_with(DaemonOptions {
+        rules: Some(
+            r#"
+[[rule]]
+id = "keep-going"
+action = "deny"
+event = "Stop"
+reason = "hookd e2e: check your work once more"
+"#
+            .into(),
+        ),
+        ..DaemonOptions::default()
+    });
+    let mock = MockApi::start(&serde_json::json!({
+        "turns": [{"content": [{"type": "text", "text": "all done"}]}],
+        "default_text": "checked again, done"
+    }));
+    let run = ClaudeRun::new(&mock).env("HOOKD_SOCKET", &d.socket);
+    let forwarder = claude::command_hook(daemon::forwarder_bin(), &["--timeout", "20"]);
+    run.write_settings(&claude::hooks_settings(claude::ALL_HOOK_EVENTS, forwarder));
+    let out = run.run("say done");
+    out.assert_success();
+    assert_no_fallbacks(&out);
+
+    // The model was asked twice in the main loop: the first turn, and the
+    // one the block bought. (Side requests carry no tools; a request that
+    // copies the conversation has the same turn number.)
+    let turns: BTreeSet<u64> = mock
+        .requests()
+        .iter()
+        .filter(|r| matches!(r["reply"]["kind"].as_str(), Some("turn" | "default")))
+        .filter_map(|r| r["reply"]["turn"].as_u64())
+        .collect();
+    assert_eq!(
+        turns,
+        BTreeSet::from([0, 1]),
+        "model turns\n{}",
+        mock.describe_requests()
+    );
+    let asked_again = mock.message_requests().iter().any(|body| {
+        body.to_string()
+            .contains("hookd e2e: check your work once more")
+    });
+    assert!(
+        asked_again,
+        "the block's reason never reached the model\n{}",
+        mock.describe_requests()
+    );
+
+    // Two Stops reached hookd: the first blocked by the rule, the second
+    // (stop_hook_active) let through.
+    // The log writer is asynchronous: wait for both Stops' decisions.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    let lines = loop {
+        let lines = d.log_lines();
+        let stop_decisions = lines
+            .iter()
+            .filter(|l| l["type"] == "event" && l["kind"] == "Stop")
+            .filter(|e| {
+                lines
+                    .iter()
+                    .any(|l| l["type"] == "decision" && l["event_id"] == e["id"])
+            })
+            .count();
+        if stop_decisions >= 2 || std::time::Instant::now() > deadline {
+            break lines;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    };
+    let stops: Vec<&serde_json::Value> = lines
+        .iter()
+        .filter(|l| l["type"] == "event" && l["kind"] == "Stop")
+        .collect();
+    assert_eq!(stops.len(), 2, "{lines:#?}");
+    assert_eq!(stops[1]["input"]["stop_hook_active"], true);
+    let verdict_of = |event: &serde_json::Value| {
+        lines
+            .iter()
+            .find(|l| l["type"] == "decision" && l["event_id"] == event["id"])
+            .map(|l| (l["verdict"].clone(), l["rule_ids"].clone()))
+    };
+    assert_eq!(
+        verdict_of(stops[0]),
+        Some((serde_json::json!("deny"), serde_json::json!(["keep-going"])))
+    );
+    assert_eq!(
+        verdict_of(stops[1]),
+        Some((serde_json::json!("none"), serde_json::json!([])))
+    );
+}

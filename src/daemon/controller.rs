@@ -81,6 +81,8 @@ pub struct Controller {
     next_project_generation: std::sync::atomic::AtomicU64,
     permissive: bool,
     home: Option<PathBuf>,
+    /// Consecutive blocks per stop chain, for rules' `max_blocks`.
+    stops: super::stops::StopChains,
 }
 
 impl std::fmt::Debug for Controller {
@@ -108,6 +110,7 @@ impl Controller {
             next_project_generation: std::sync::atomic::AtomicU64::new(1),
             permissive,
             home: std::env::var_os("HOME").map(PathBuf::from),
+            stops: Default::default(),
         }
     }
 
@@ -162,6 +165,11 @@ impl Controller {
         rules
     }
 
+    /// The stop chains' counts: the hook path records what it answered.
+    pub fn stop_chains(&self) -> &super::stops::StopChains {
+        &self.stops
+    }
+
     /// Judges `event` under `rules` (the user layer snapshot) and the
     /// event's project layer.
     pub fn judge(&self, event: &Event, rules: &Arc<RuleSet>) -> Judgement {
@@ -177,6 +185,7 @@ impl Controller {
             input: &event.raw,
             project_dir: project_dir.as_deref(),
             home: self.home.as_deref(),
+            stop_blocks: self.stops.blocks(event.kind(), &event.raw),
         });
         let answer = answer_of(&evaluation);
         let decided_by_rule =

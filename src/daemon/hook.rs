@@ -199,6 +199,16 @@ pub async fn answer_in(
     if matches!(judgement.source, Source::Fallback | Source::Timeout) {
         shared.stats.fallbacks.fetch_add(1, Ordering::Relaxed);
     }
+    // What was sent decides whether a stop chain goes on (rules' `max_blocks`).
+    // Copies and probes are not the chain's: a copy's "no opinion" racing
+    // its run's judged original must not reset the count.
+    if !matches!(judgement.source, Source::Copy | Source::Probe) {
+        let blocked = judgement.enforced && judgement.answer.verdict == Verdict::Deny;
+        shared
+            .controller
+            .stop_chains()
+            .record(kind, &event.raw, blocked);
+    }
 
     let out = if judgement.enforced {
         output::render(kind, &judgement.answer)
@@ -217,14 +227,35 @@ pub async fn answer_in(
     };
     tracing::debug!(event = %event.name(), verdict = %decision.answer.verdict, source = %decision.source, "decided");
     shared.stats.decisions.fetch_add(1, Ordering::Relaxed);
-    let decision_json =
-        serde_json::to_vec(&decision.record(judgement.enforced)).expect("records serialize");
+    // A client's answer (reason, context, rewritten input) is redacted for
+    // the log and for subscribers that asked, like the event's input.
+    let redacted_decision = match shared.redactor.redact_answer(&decision.answer) {
+        Cow::Borrowed(_) => None,
+        Cow::Owned(answer) => Some(Decision {
+            answer,
+            ..decision.clone()
+        }),
+    };
+    let decision_json = serde_json::to_vec(
+        &redacted_decision
+            .as_ref()
+            .unwrap_or(&decision)
+            .record(judgement.enforced),
+    )
+    .expect("records serialize");
     shared.log.push(line(&decision_json));
     // Built only if someone will receive it (most hooks have no subscriber).
-    let mut decision_frame: Option<Bytes> = None;
-    let mut frame = |_redact: bool| {
-        decision_frame
-            .get_or_insert_with(|| push_frame(PushKind::Decision, &decision_json))
+    let mut decision_frames: [Option<Bytes>; 2] = [None, None];
+    let mut frame = |redact: bool| {
+        decision_frames[redact as usize]
+            .get_or_insert_with(|| match (&redacted_decision, redact) {
+                (Some(_), false) => {
+                    let raw = serde_json::to_vec(&decision.record(judgement.enforced))
+                        .expect("records serialize");
+                    push_frame(PushKind::Decision, &raw)
+                }
+                _ => push_frame(PushKind::Decision, &decision_json),
+            })
             .clone()
     };
     shared.hub.publish(&meta, skip, &mut frame);

@@ -19,6 +19,7 @@ pub mod hub;
 pub mod log;
 pub mod runs;
 pub mod socket;
+pub mod stops;
 pub mod systemd;
 pub mod unjudged;
 

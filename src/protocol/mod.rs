@@ -704,7 +704,9 @@ impl Request {
         })
     }
 
-    /// The `type`s a peer may send.
+    /// The `type`s a peer may send: one per variant, in declaration order.
+    /// `types_name_every_variant` checks this against the list serde derives
+    /// from the enum itself, so a new variant cannot be left out.
     pub const TYPES: &'static [&'static str] = &[
         "hook",
         "hello",
@@ -713,6 +715,8 @@ impl Request {
         "pending",
         "decide",
         "status",
+        "run",
+        "abort",
     ];
 }
 
@@ -801,5 +805,33 @@ mod tests {
         assert!(serde_json::to_string(&h)
             .unwrap()
             .contains(r#""fail_closed":"all""#));
+    }
+
+    /// `TYPES` is exactly the tags serde derives for `Request` (its "unknown
+    /// variant" error lists them), in the same order, and `decode` knows
+    /// every one of them.
+    #[test]
+    fn types_name_every_variant() {
+        let err = serde_json::from_str::<Request>(r#"{"type":"-"}"#)
+            .unwrap_err()
+            .to_string();
+        let listed = err
+            .split_once("expected one of ")
+            .unwrap_or_else(|| panic!("serde's message changed: {err}"))
+            .1;
+        let derived: Vec<&str> = listed
+            .split(", ")
+            .map(|tag| tag.split('`').nth(1).unwrap_or(tag))
+            .collect();
+        assert_eq!(Request::TYPES, derived.as_slice(), "{err}");
+        for tag in Request::TYPES {
+            let frame = format!(r#"{{"type":"{tag}"}}"#);
+            let e = Request::decode(frame.as_bytes()).unwrap_err();
+            assert!(
+                !e.message.contains("unknown frame type"),
+                "{tag}: {}",
+                e.message
+            );
+        }
     }
 }
