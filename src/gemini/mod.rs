@@ -13,8 +13,11 @@
 //! # Events
 //!
 //! Hooks are registered in `~/.gemini/settings.json` (or the project's
-//! `.gemini/settings.json`), matchers are regexes over Gemini's own tool
-//! names, timeouts are in **milliseconds** (default 60 000).
+//! `.gemini/settings.json`), timeouts in **milliseconds** (default 60 000).
+//! A matcher is a regex over Gemini's own tool names on tool events, but
+//! compared as a plain string with the `source` / `trigger` / `reason` of
+//! SessionStart, SessionEnd and PreCompress: only `"*"`, `""` or no matcher
+//! matches every event (`".*"` silently drops those three).
 //!
 //! | Gemini event | hookd kind | what Gemini honors | registered by default |
 //! | --- | --- | --- | --- |
