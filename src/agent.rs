@@ -445,6 +445,23 @@ mod tests {
     }
 
     #[test]
+    fn claude_code_keeps_its_own_decision_points_and_fallback_words() {
+        for kind in HookEventKind::ALL.iter().copied() {
+            assert_eq!(
+                Agent::ClaudeCode.is_decision_point(kind),
+                kind.is_decision_point(),
+                "{kind}"
+            );
+        }
+        let claude = crate::claude::output::fallback_answer(
+            HookEventKind::PreToolUse,
+            FailClosed::Tools,
+            "no_socket",
+        );
+        assert_eq!(claude.reason, Some(fallback_reason("no_socket")));
+    }
+
+    #[test]
     fn paths_are_made_absolute_against_cwd() {
         let cwd = Some("/p/proj");
         assert_eq!(absolute_path(cwd, "a.txt"), "/p/proj/a.txt");
