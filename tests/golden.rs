@@ -140,9 +140,12 @@ fn every_event_and_verdict_renders_exactly_as_golden() {
         .collect();
     assert!(missing.is_empty(), "no input fixture for {missing:?}");
 
+    // Subdirectories hold the other agents' golden files (golden_agents.rs).
     let stray: Vec<_> = fs::read_dir(&golden_dir)
         .unwrap()
-        .map(|e| e.unwrap().file_name())
+        .map(|e| e.unwrap())
+        .filter(|e| e.file_type().is_ok_and(|t| t.is_file()))
+        .map(|e| e.file_name())
         .filter(|name| !expected_files.contains(name))
         .collect();
     assert!(stray.is_empty(), "golden files with no case: {stray:?}");
