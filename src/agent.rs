@@ -25,7 +25,6 @@
 
 use std::borrow::Cow;
 use std::fmt;
-use std::path::Path;
 
 use serde_json::{Map, Value};
 
@@ -249,27 +248,15 @@ pub(crate) fn deny_reason(answer: &Answer) -> &str {
 }
 
 /// Judges every rule input of one hook (see [`Agent::rule_inputs`]) under
-/// `layers` and combines the verdicts with [`combine`]. `event` is the
-/// hookd kind's name (`PreToolUse` for Gemini's `BeforeTool`), or the
-/// agent's own name for an event no kind maps: rules name events by hookd's
-/// kinds, and only `event = "*"` matches the others.
-pub fn evaluate(
-    layers: &Layers,
-    inputs: &[Cow<'_, Value>],
-    event: &str,
-    project_dir: Option<&Path>,
-    home: Option<&Path>,
-) -> Evaluation {
+/// `layers` and combines the verdicts with [`combine`]. `query` gives
+/// everything but the input (each of `inputs` takes its place in turn): its
+/// `event` is the hookd kind's name (`PreToolUse` for Gemini's
+/// `BeforeTool`), or the agent's own name for an event no kind maps: rules
+/// name events by hookd's kinds, and only `event = "*"` matches the others.
+pub fn evaluate(layers: &Layers, inputs: &[Cow<'_, Value>], query: &Query<'_>) -> Evaluation {
     let evaluations = inputs
         .iter()
-        .map(|input| {
-            layers.evaluate(&Query {
-                event,
-                input,
-                project_dir,
-                home,
-            })
-        })
+        .map(|input| layers.evaluate(&Query { input, ..*query }))
         .collect();
     combine(evaluations)
 }
@@ -402,6 +389,7 @@ mod tests {
     use super::*;
     use crate::rules::RuleSet;
     use serde_json::json;
+    use std::path::Path;
     use std::sync::Arc;
 
     #[test]
@@ -486,7 +474,14 @@ mod tests {
 
     fn judge(layers: &Layers, paths: &[&str]) -> Evaluation {
         let inputs: Vec<Cow<'_, Value>> = paths.iter().map(|p| Cow::Owned(edit(p))).collect();
-        evaluate(layers, &inputs, "PreToolUse", None, None)
+        evaluate(
+            layers,
+            &inputs,
+            &Query {
+                event: "PreToolUse",
+                ..Query::new(&Value::Null)
+            },
+        )
     }
 
     const RULES: &str = r#"

@@ -9,7 +9,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 use hookd::agent::{evaluate, Agent};
-use hookd::rules::{Action, Evaluation, Layers, RuleSet};
+use hookd::rules::{Action, Evaluation, Layers, Query, RuleSet};
 use serde_json::{json, Value};
 
 const RULES: &str = r#"
@@ -80,7 +80,12 @@ fn judge(agent: Agent, raw: &Value) -> Evaluation {
     let kind = agent.event_kind(name);
     let inputs: Vec<Cow<'_, Value>> = agent.rule_inputs(raw);
     let cwd = raw["cwd"].as_str().map(Path::new);
-    evaluate(&layers(), &inputs, kind.as_str(), cwd, None)
+    let query = Query {
+        event: kind.as_str(),
+        project_dir: cwd,
+        ..Query::new(raw)
+    };
+    evaluate(&layers(), &inputs, &query)
 }
 
 fn verdict(agent: Agent, raw: &Value) -> (Option<Action>, Vec<String>) {
