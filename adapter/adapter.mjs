@@ -102,7 +102,10 @@ async function onHook(input, _toolUseID, { signal }) {
 
 // canUseTool goes through the same rules as a PermissionRequest hook: it is
 // sent as one, then the answer's `decision.behavior` becomes the SDK's
-// PermissionResult.
+// PermissionResult. The SDK also fires its PermissionRequest hook for the
+// same tool call; the daemon answers that one as a copy ("no opinion" at
+// once: protocol/PROTOCOL.md §8.4), so Claude Code waits for this answer
+// and the call is judged once.
 async function canUseTool(toolName, toolInput, options) {
   const input = {
     ...(known.session_id && { session_id: known.session_id }),
@@ -145,7 +148,9 @@ async function start({ prompt, options = {}, hook_timeout_s }) {
       ...options,
       hooks: Object.fromEntries(EVENTS.map((name) => [name, matchers])),
       // bypassPermissions never consults canUseTool (the SDK warns if it is
-      // given); PreToolUse still goes through the daemon.
+      // given); PreToolUse still goes through the daemon. The daemon makes
+      // the same choice (runs.rs, registers_can_use_tool) to know when the
+      // PermissionRequest hook is a copy.
       ...(options.permissionMode !== "bypassPermissions" && { canUseTool }),
       abortController: controller,
       stderr: (text) => process.stderr.write(text),

@@ -29,7 +29,9 @@
 //! ```
 //!
 //! `HOOKD_BENCH_ITERS` sets the measured iterations per command (default
-//! 300), each after 20 warm-up runs. Keep the machine otherwise idle.
+//! 300), each after 20 warm-up runs. `HOOKD_FORWARDER_COMPARE=label=PATH,…`
+//! adds other forwarder builds to the same run (say, a baseline built from
+//! another commit). Keep the machine otherwise idle.
 
 use std::ffi::OsString;
 use std::fmt::Write as _;
@@ -101,6 +103,22 @@ fn run() -> Result<()> {
             Command::new(path),
             true,
         ));
+    }
+    // Other forwarder builds to measure in the same run (a baseline from
+    // another commit, a variant): `HOOKD_FORWARDER_COMPARE=label=PATH,...`.
+    if let Some(list) = std::env::var_os("HOOKD_FORWARDER_COMPARE") {
+        for item in list.to_string_lossy().split(',').filter(|i| !i.is_empty()) {
+            let (label, path) = item
+                .split_once('=')
+                .ok_or_else(|| format!("HOOKD_FORWARDER_COMPARE: `{item}` is not LABEL=PATH"))?;
+            if !Path::new(path).is_file() {
+                return Err(format!("HOOKD_FORWARDER_COMPARE: {path}: no such file"));
+            }
+            notes.push(format!("{label}: {path}"));
+            // Labels live for the whole run; leaking them keeps `Subject` simple.
+            let label: &'static str = Box::leak(label.to_string().into_boxed_str());
+            commands.push(Subject::new(label, Command::new(path), true));
+        }
     }
     for (label, program, print_path, script) in [
         (

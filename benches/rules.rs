@@ -2,9 +2,15 @@
 //! over varied hook inputs; prints p50/p99 per evaluation in µs.
 //!
 //! Run with `cargo bench --bench rules` (add `-- --per-input` for the mean per
-//! input). Plain `main`, no harness: the figure that matters is the latency
-//! distribution of one `RuleSet::evaluate`, which is what the daemon pays per
-//! hook.
+//! input, `-- --no-pathological` to skip the second part, `-- --max-size N`
+//! to leave out its inputs over N bytes). Plain `main`, no
+//! harness: the figure that matters is the latency distribution of one
+//! `RuleSet::evaluate`, which is what the daemon pays per hook.
+//!
+//! The second part times single evaluations of pathological Bash commands
+//! (10,000-deep `$( )`, 64 KiB to 8 MiB of commands, pipelines, `eval`
+//! chains, unreadable quoting), with the defaults and the 1,000 rules:
+//! evaluation must stay linear in the input, whatever its shape.
 
 use hookd::rules::{Query, RuleSet};
 use serde_json::{json, Value};
@@ -240,5 +246,82 @@ fn main() {
     let p99 = percentile(&samples, 0.99);
     if p99 > 20.0 {
         println!("p99 is above the 20 µs target");
+    }
+    if !std::env::args().any(|a| a == "--no-pathological") {
+        pathological(&set);
+    }
+}
+
+/// Bash commands built to make a naive splitter or matcher slow: deep
+/// nesting, many commands in one pipeline or list, `eval` chains, and
+/// unreadable quoting, at growing sizes. Evaluation must grow linearly
+/// (or, past the caps, not at all).
+fn pathological(generated: &RuleSet) {
+    type Shape = (&'static str, fn(usize) -> String);
+    let shapes: &[Shape] = &[
+        ("`a;` × n", |size| "a;".repeat(size / 2)),
+        ("`curl x | ` × n (one pipeline)", |size| {
+            "curl x | ".repeat(size / 9)
+        }),
+        ("`echo $(echo $(echo $(a)));` × n", |size| {
+            "echo $(echo $(echo $(a)));".repeat(size / 26)
+        }),
+        ("`eval ` × n", |size| "eval ".repeat(size / 5)),
+        ("unterminated `\"` then `a && b ` × n", |size| {
+            format!("echo \"{}", "a && b ".repeat(size / 7))
+        }),
+        ("`sudo ` × n then rm", |size| {
+            format!("{}rm -rf /", "sudo ".repeat(size / 5))
+        }),
+    ];
+    let defaults = RuleSet::defaults();
+    let sets: [(&str, &RuleSet); 2] = [("defaults", &defaults), ("1,000 rules", generated)];
+    println!("\npathological inputs: one evaluation each (best of 3 when under 1 s)");
+    let run = |what: &str, command: &str| {
+        let input = tool("Bash", json!({ "command": command }));
+        for (name, set) in &sets {
+            let q = Query::new(&input)
+                .home(Path::new("/home/dev"))
+                .project_dir(Path::new("/home/dev/project"));
+            let mut best = Duration::MAX;
+            let mut verdict = String::new();
+            for _ in 0..3 {
+                let t = Instant::now();
+                let e = set.evaluate(black_box(&q));
+                let took = t.elapsed();
+                best = best.min(took);
+                verdict = e.action.map_or("none".into(), |a| a.to_string());
+                if took > Duration::from_secs(1) {
+                    break;
+                }
+            }
+            println!(
+                "  {what:<44} {:>9} B  {name:<11} {:>12.3} ms  → {verdict}",
+                command.len(),
+                best.as_secs_f64() * 1e3
+            );
+            use std::io::Write as _;
+            let _ = std::io::stdout().flush();
+        }
+    };
+    let deep = 10_000;
+    run(
+        "nested `$( … )` 10,000 deep",
+        &format!("{}ls{}", "$(".repeat(deep), ")".repeat(deep)),
+    );
+    // `--max-size BYTES` leaves out the larger sizes (to time a slow build).
+    let args: Vec<String> = std::env::args().collect();
+    let max_size = args
+        .iter()
+        .position(|a| a == "--max-size")
+        .and_then(|i| args.get(i + 1))
+        .and_then(|n| n.parse::<usize>().ok())
+        .unwrap_or(usize::MAX);
+    for (what, make) in shapes {
+        for size in [64 << 10, 256 << 10, 1 << 20, 8 << 20] {
+            if size <= max_size {
+                run(what, &make(size));
+            }
+        }
     }
 }

@@ -1,13 +1,92 @@
 //! `hookd`: the daemon and its command line. Flags are parsed here; the work
 //! is done by the library.
 
+use std::io::{self, Write as _};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::Context;
 use clap::{Parser, Subcommand};
+use hookd::claude::FailClosed;
 use hookd::daemon::{self, RulesSource};
 use hookd::decision::Verdict;
+
+// Command output and a reader that goes away (`hookd replay … | head -1`).
+//
+// Rust ignores SIGPIPE, so a write to a closed pipe fails with EPIPE, and
+// std's `print!`/`println!` panic on any write error. The daemon must keep
+// ignoring SIGPIPE (it writes to sockets; so do the client commands), so
+// instead every command prints through `Stdout`, which tags EPIPE as
+// `ReaderGone`, and `main` ends the command quietly (exit 0) on it. These two
+// macros shadow std's in this file, so no `print!` here can panic, including
+// ones added later; they return the error with `?` from the enclosing
+// function, which must return `anyhow::Result`.
+macro_rules! println {
+    ($($arg:tt)*) => {
+        writeln!(Stdout, $($arg)*)?
+    };
+}
+macro_rules! print {
+    ($($arg:tt)*) => {
+        write!(Stdout, $($arg)*)?
+    };
+}
+
+/// The process's stdout, for command output: a write the reader is no longer
+/// there to take fails with a [`ReaderGone`] error.
+struct Stdout;
+
+impl io::Write for Stdout {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        io::stdout().write(buf).map_err(tag_reader_gone)
+    }
+
+    fn write_all(&mut self, buf: &[u8]) -> io::Result<()> {
+        io::stdout().lock().write_all(buf).map_err(tag_reader_gone)
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        io::stdout().flush().map_err(tag_reader_gone)
+    }
+}
+
+/// stdout's reader went away (EPIPE): not a failure of the command.
+#[derive(Debug, thiserror::Error)]
+#[error("the reader of stdout went away")]
+struct ReaderGone;
+
+fn tag_reader_gone(e: io::Error) -> io::Error {
+    if e.kind() == io::ErrorKind::BrokenPipe {
+        io::Error::new(io::ErrorKind::BrokenPipe, ReaderGone)
+    } else {
+        e
+    }
+}
+
+/// Whether `e` is, or was caused by, a write to stdout nobody reads any more.
+fn is_reader_gone(e: &anyhow::Error) -> bool {
+    e.chain().any(|cause| {
+        cause
+            .downcast_ref::<io::Error>()
+            .and_then(io::Error::get_ref)
+            .is_some_and(|inner| inner.is::<ReaderGone>())
+    })
+}
+
+/// Whether stdout is a pipe or socket whose reader has gone, without
+/// writing to it: what `tail --follow` checks while the log is quiet, so
+/// `hookd tail -f | head -1` ends even when nothing more is logged.
+fn stdout_reader_gone() -> bool {
+    let mut fd = libc::pollfd {
+        fd: libc::STDOUT_FILENO,
+        events: 0,
+        revents: 0,
+    };
+    // SAFETY: one valid, initialised pollfd and a zero timeout; poll only
+    // writes `revents`. POLLERR and POLLHUP are reported whatever `events`.
+    let ready = unsafe { libc::poll(&mut fd, 1, 0) };
+    ready == 1 && fd.revents & (libc::POLLERR | libc::POLLHUP) != 0
+}
 
 #[derive(Parser)]
 #[command(
@@ -80,6 +159,11 @@ enum Command {
     /// Check the setup: forwarder, socket, daemon, settings files, rules, log,
     /// and whether hooks really fire. Exits non-zero if anything is wrong.
     Doctor {
+        /// Also run every registered hook command as Claude Code would,
+        /// with a synthetic event, and check the daemon answered and logged
+        /// it and the hook printed exactly what Claude Code honors.
+        #[arg(long)]
+        probe: bool,
         /// Daemon socket [default: $HOOKD_SOCKET, then $XDG_RUNTIME_DIR/hookd/hookd.sock,
         /// then /tmp/hookd-$UID/hookd.sock].
         #[arg(long, value_name = "PATH")]
@@ -157,6 +241,24 @@ impl SettingsTarget {
     }
 }
 
+/// The scope of `--fail-closed[=SCOPE]` (see [`FailClosed`]).
+#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+enum FailScope {
+    /// PreToolUse and PermissionRequest (the SDK's canUseTool).
+    Tools,
+    /// Every guarded event: tools, prompts (UserPromptSubmit), compaction, …
+    All,
+}
+
+/// The scope asked for, `Off` without the flag.
+fn fail_closed(scope: Option<FailScope>) -> FailClosed {
+    match scope {
+        None => FailClosed::Off,
+        Some(FailScope::Tools) => FailClosed::Tools,
+        Some(FailScope::All) => FailClosed::All,
+    }
+}
+
 #[derive(Parser)]
 struct InstallArgs {
     #[command(flatten)]
@@ -165,10 +267,12 @@ struct InstallArgs {
     /// WorktreeCreate, whose hook must create the worktree itself].
     #[arg(long, value_name = "LIST")]
     events: Option<String>,
-    /// When the daemon cannot answer, block guarded events (PreToolUse, …):
-    /// adds --fail-closed to the forwarder and "onFailure":"block".
-    #[arg(long)]
-    fail_closed: bool,
+    /// When the daemon cannot answer, block instead of no opinion: tool
+    /// calls (PreToolUse, PermissionRequest; bare --fail-closed), or every
+    /// guarded event, prompts included (=all). Those events get
+    /// --fail-closed[=all] and "onFailure":"block".
+    #[arg(long, value_name = "SCOPE", num_args = 0..=1, require_equals = true, default_missing_value = "tools")]
+    fail_closed: Option<FailScope>,
     /// Print the "hooks" block for a hand-managed settings file; touch no file.
     #[arg(long)]
     print: bool,
@@ -294,8 +398,8 @@ struct TailArgs {
     #[arg(long)]
     decisions: bool,
     /// Only from this event/decision id, RFC 3339 time, or age (90s, 10m, 2h, 1d).
-    #[arg(long, value_name = "ID|TIME")]
-    since: Option<String>,
+    #[arg(long, value_name = "ID|TIME|AGE", value_parser = parse_since)]
+    since: Option<uuid::Uuid>,
 }
 
 #[derive(Parser)]
@@ -311,10 +415,12 @@ struct ServeArgs {
     /// Event log [default: $XDG_STATE_HOME/hookd/events.jsonl].
     #[arg(long, value_name = "FILE")]
     log: Option<PathBuf>,
-    /// When nobody can decide in time, block guarded events (PreToolUse, …)
-    /// instead of answering no opinion.
-    #[arg(long)]
-    fail_closed: bool,
+    /// When nobody can decide in time, block instead of answering no
+    /// opinion: tool calls (PreToolUse, PermissionRequest, the SDK's
+    /// canUseTool; bare --fail-closed), or every guarded event, prompts
+    /// included (=all). A hook's own --fail-closed may widen it.
+    #[arg(long, value_name = "SCOPE", num_args = 0..=1, require_equals = true, default_missing_value = "tools")]
+    fail_closed: Option<FailScope>,
     /// Evaluate rules and log the would-be decisions, but answer no opinion.
     #[arg(long)]
     permissive: bool,
@@ -368,10 +474,11 @@ fn main() -> ExitCode {
             .and_then(|path| hookd::install::uninstall(&path, target.dry_run))
             .and_then(|outcome| target.report(&outcome)),
         Command::Doctor {
+            probe,
             socket,
             project,
             json,
-        } => doctor(socket, project, json),
+        } => doctor(socket, project, probe, json),
         Command::Service(ServiceCommand::Install { bin_dir, dry_run }) => {
             service_install(bin_dir, dry_run)
         }
@@ -379,6 +486,7 @@ fn main() -> ExitCode {
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
+        Err(e) if is_reader_gone(&e) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("hookd: {e:#}");
             ExitCode::FAILURE
@@ -415,8 +523,9 @@ fn run(args: RunArgs) -> ExitCode {
         provider: args.provider,
         json: args.json,
     };
-    match hookd::run_client::run(run, &mut std::io::stdout().lock()) {
+    match hookd::run_client::run(run, &mut Stdout) {
         Ok(code) => ExitCode::from(code),
+        Err(e) if is_reader_gone(&e) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("hookd: {e:#}");
             ExitCode::FAILURE
@@ -438,7 +547,7 @@ fn serve(args: ServeArgs) -> anyhow::Result<()> {
         socket: args.socket.unwrap_or_else(hookd::paths::socket_path),
         rules,
         log,
-        fail_closed: args.fail_closed,
+        fail_closed: fail_closed(args.fail_closed),
         permissive: args.permissive,
         max_frame: args.max_frame_bytes,
         config,
@@ -556,11 +665,6 @@ fn replay(log: &std::path::Path, rules: Option<PathBuf>, json: bool) -> anyhow::
 
 fn tail(args: TailArgs) -> anyhow::Result<()> {
     let log = log_path(args.log)?;
-    let since = args
-        .since
-        .map(|s| hookd::tail::parse_since(&s, std::time::SystemTime::now()))
-        .transpose()
-        .map_err(anyhow::Error::msg)?;
     let options = hookd::tail::TailOptions {
         follow: args.follow,
         json: args.json,
@@ -568,21 +672,39 @@ fn tail(args: TailArgs) -> anyhow::Result<()> {
         session: args.session,
         tool: args.tool,
         decisions: args.decisions,
-        since,
+        since: args.since,
     };
-    let stdout = std::io::stdout();
-    hookd::tail::run(&log, &options, &mut stdout.lock())
+    hookd::tail::run(&log, &options, &mut Stdout, stdout_reader_gone)
         .with_context(|| format!("reading {}", log.display()))
 }
 
+/// `--since`, read when the command line is: a bad value is a usage error
+/// (exit 2) naming the flag and the value.
+fn parse_since(text: &str) -> Result<uuid::Uuid, String> {
+    hookd::tail::parse_since(text, std::time::SystemTime::now())
+}
+
 fn pending(client: &ClientArgs, json: bool) -> anyhow::Result<()> {
-    let list = client.connect()?.pending()?;
+    let mut connection = client.connect()?;
+    let list = connection.pending()?;
     if json {
         println!("{}", serde_json::to_string_pretty(&list)?);
         return Ok(());
     }
     if list.is_empty() {
-        println!("nothing pending");
+        // An ask waits only while a subscriber could decide it; without
+        // one it goes straight to Claude Code's prompt, so say why the
+        // list is empty rather than let it look like nothing asked.
+        let subscribers = connection.status()?["counters"]["subscribers"]
+            .as_u64()
+            .unwrap_or(0);
+        if subscribers == 0 {
+            println!(
+                "nothing pending — no client is subscribed, so asks go to Claude Code's own prompt"
+            );
+        } else {
+            println!("nothing pending");
+        }
     }
     for item in &list {
         let event = &item["event"];
@@ -652,7 +774,7 @@ fn install(args: InstallArgs) -> anyhow::Result<()> {
             Some(list) => hookd::install::parse_events(list).map_err(anyhow::Error::msg)?,
             None => hookd::install::default_events(),
         },
-        fail_closed: args.fail_closed,
+        fail_closed: fail_closed(args.fail_closed),
     };
     if args.print {
         print!("{}", hookd::install::hooks_block(&options));
@@ -667,12 +789,20 @@ fn install(args: InstallArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
-fn doctor(socket: Option<PathBuf>, project: Option<PathBuf>, json: bool) -> anyhow::Result<()> {
+fn doctor(
+    socket: Option<PathBuf>,
+    project: Option<PathBuf>,
+    probe: bool,
+    json: bool,
+) -> anyhow::Result<()> {
     let project = std::path::absolute(project.unwrap_or_else(|| ".".into()))?;
-    let options = hookd::doctor::DoctorOptions::from_env(
-        socket.unwrap_or_else(hookd::paths::socket_path),
-        project,
-    )?;
+    let options = hookd::doctor::DoctorOptions {
+        probe,
+        ..hookd::doctor::DoctorOptions::from_env(
+            socket.unwrap_or_else(hookd::paths::socket_path),
+            project,
+        )?
+    };
     let report = hookd::doctor::run(&options);
     if json {
         println!("{}", serde_json::to_string_pretty(&report)?);

@@ -233,26 +233,89 @@ impl Default for RedactConfig {
 
 impl Config {
     /// Parses `text`; `origin` names the file in errors.
+    ///
+    /// An error names the file, line, column and key, and says what was
+    /// expected, but never prints the value found there (nor the line it is
+    /// on): a mistyped `api_key = "sk-…"` must not end up in the journal.
     pub fn parse(text: &str, origin: &Path) -> anyhow::Result<Config> {
-        let config: Config = toml::from_str(text)
-            .map_err(|e| anyhow::anyhow!("{}: {}", origin.display(), e.to_string().trim_end()))?;
+        let fail = |key: &[&str], message: &str| {
+            let (line, column) = location(text, key);
+            let key = if key.is_empty() {
+                String::new()
+            } else {
+                format!("`{}`: ", key.join("."))
+            };
+            anyhow::anyhow!("{}:{line}:{column}: {key}{message}", origin.display())
+        };
+        let mut config: Config = match toml::de::DeTable::parse(text) {
+            Err(e) => {
+                let (line, column) = line_column(text, e.span().map_or(0, |s| s.start));
+                anyhow::bail!(
+                    "{}:{line}:{column}: TOML syntax error: {}",
+                    origin.display(),
+                    without_value(e.message())
+                );
+            }
+            Ok(table) => serde_path_to_error::deserialize(toml::Deserializer::from(table))
+                .map_err(|e| {
+                    use serde_path_to_error::Segment;
+                    let key: Vec<String> = e
+                        .path()
+                        .iter()
+                        .filter_map(|segment| match segment {
+                            Segment::Seq { index } => Some(index.to_string()),
+                            Segment::Map { key } => Some(key.clone()),
+                            Segment::Enum { variant } => Some(variant.clone()),
+                            _ => None,
+                        })
+                        .collect();
+                    let key: Vec<&str> = key.iter().map(String::as_str).collect();
+                    fail(&key, &without_value(e.inner().message()))
+                })?,
+        };
         for kind in config.decisions.timeouts.keys() {
             if HookEventKind::from_name(kind) == HookEventKind::Unknown {
-                anyhow::bail!(
-                    "{}: [decisions.timeouts]: `{kind}` is not a Claude Code hook event",
-                    origin.display()
-                );
+                return Err(fail(
+                    &["decisions", "timeouts", kind],
+                    &format!("`{kind}` is not a Claude Code hook event"),
+                ));
+            }
+        }
+        for (i, pattern) in config.redact.patterns.iter().enumerate() {
+            // The regex's own message quotes the pattern, which may well be
+            // a literal secret the user wants hidden: say only what is wrong.
+            if let Err(e) = regex::Regex::new(pattern) {
+                let index = i.to_string();
+                return Err(fail(
+                    &["redact", "patterns", &index],
+                    &format!("not a valid regex: {}", regex_problem(&e)),
+                ));
             }
         }
         config
             .redactor()
-            .map_err(|e| anyhow::anyhow!("{}: [redact]: {e}", origin.display()))?;
-        let mut config = config;
-        config.providers = crate::providers::parse_all(&config.raw_providers)
-            .map_err(|e| anyhow::anyhow!("{}: {e}", origin.display()))?
-            .into_iter()
-            .map(|p| (p.name.clone(), p))
-            .collect();
+            .map_err(|e| fail(&["redact"], &e.to_string()))?;
+        let mut providers = BTreeMap::new();
+        for (name, table) in &config.raw_providers {
+            let provider = crate::providers::Provider::parse(name, table).map_err(|e| {
+                // `[providers.NAME].field: why` or `[providers.NAME]: why`.
+                let rest = e.strip_prefix(&format!("[providers.{name}]")).unwrap_or(&e);
+                let field = rest
+                    .strip_prefix('.')
+                    .and_then(|rest| rest.split_once(": "))
+                    .map_or("", |(field, _)| field);
+                let mut key = vec!["providers", name.as_str()];
+                key.extend((!field.is_empty()).then_some(field));
+                let (line, column) = location(text, &key);
+                anyhow::anyhow!(
+                    "{}:{line}:{column}: {}",
+                    origin.display(),
+                    redact_quoted(&e)
+                )
+            })?;
+            providers.insert(provider.name.clone(), provider);
+        }
+        config.providers = providers;
         Ok(config)
     }
 
@@ -267,6 +330,102 @@ impl Config {
     pub fn redactor(&self) -> Result<Redactor, crate::redact::PatternError> {
         Redactor::new(self.redact.defaults, &self.redact.patterns)
     }
+}
+
+/// serde's messages quote the offending value (`invalid type: string
+/// "sk-…", expected u32`, ``unknown variant `sk-…` ``); keep what was
+/// expected and the kind of what was found, drop the value itself.
+fn without_value(message: &str) -> String {
+    for prefix in ["invalid type: ", "invalid value: "] {
+        if let Some((found, expected)) = message
+            .strip_prefix(prefix)
+            .and_then(|rest| rest.rsplit_once(", expected "))
+        {
+            let kind = found.split(['`', '"']).next().unwrap_or("").trim();
+            return format!("{prefix}expected {expected}, found {kind}");
+        }
+    }
+    if let Some((_, expected)) = message
+        .strip_prefix("unknown variant `")
+        .and_then(|rest| rest.rsplit_once("`, expected "))
+    {
+        return format!("unknown value, expected {expected}");
+    }
+    message.to_string()
+}
+
+/// A provider's message names its field and may quote a value in
+/// backticks (a URL, a name): hide whatever in those quotes looks like a
+/// secret (a key, a URL's password), keep the rest as written.
+fn redact_quoted(message: &str) -> String {
+    let redactor = Redactor::default();
+    message
+        .split('`')
+        .enumerate()
+        .map(|(i, part)| {
+            if i % 2 == 1 {
+                redactor.redact_str(part)
+            } else {
+                part.into()
+            }
+        })
+        .collect::<Vec<_>>()
+        .join("`")
+}
+
+/// The line of a regex syntax error that says what is wrong (its Display
+/// also draws the pattern).
+fn regex_problem(e: &regex::Error) -> String {
+    let text = e.to_string();
+    text.lines()
+        .find_map(|l| l.strip_prefix("error: "))
+        .unwrap_or("invalid syntax")
+        .to_string()
+}
+
+/// 1-based line and column (in characters) of byte `offset` in `text`.
+fn line_column(text: &str, offset: usize) -> (usize, usize) {
+    let offset = offset.min(text.len());
+    let before = text.get(..offset).unwrap_or(text);
+    let line = before.matches('\n').count() + 1;
+    let line_start = before.rfind('\n').map_or(0, |i| i + 1);
+    (line, before[line_start..].chars().count() + 1)
+}
+
+/// Where the key at `path` (`["log", "keep"]`, `["redact", "patterns",
+/// "2"]`) is written in `text`: the deepest part of the path that exists.
+fn location(text: &str, path: &[&str]) -> (usize, usize) {
+    let Ok(root) = toml::de::DeTable::parse(text) else {
+        return (1, 1);
+    };
+    let mut offset = 0;
+    let mut table = Some(root.get_ref());
+    let mut value: Option<&toml::Spanned<toml::de::DeValue<'_>>> = None;
+    for part in path {
+        let next = match (table, value.map(|v| v.get_ref())) {
+            (Some(t), _) => t.iter().find(|(k, _)| k.get_ref() == part),
+            (None, Some(toml::de::DeValue::Array(items))) => {
+                match part.parse::<usize>().ok().and_then(|i| items.get(i)) {
+                    Some(item) => {
+                        offset = item.span().start;
+                        value = Some(item);
+                        table = None;
+                        continue;
+                    }
+                    None => break,
+                }
+            }
+            _ => None,
+        };
+        let Some((key, v)) = next else { break };
+        offset = key.span().start;
+        value = Some(v);
+        table = match v.get_ref() {
+            toml::de::DeValue::Table(t) => Some(t),
+            _ => None,
+        };
+    }
+    line_column(text, offset)
 }
 
 #[cfg(test)]
@@ -299,9 +458,9 @@ mod tests {
         let err = Config::parse("[log]\nkeep = \"five\"\n", Path::new("c.toml"))
             .unwrap_err()
             .to_string();
-        assert!(
-            err.starts_with("c.toml: ") && err.contains("line 2"),
-            "{err}"
+        assert_eq!(
+            err,
+            "c.toml:2:1: `log.keep`: invalid type: expected u32, found string"
         );
         let err = Config::parse("[decisions]\ntimeout = \"soon\"\n", Path::new("c.toml"))
             .unwrap_err()
@@ -313,7 +472,10 @@ mod tests {
         )
         .unwrap_err()
         .to_string();
-        assert!(err.contains("PreToolUze"), "{err}");
+        assert!(
+            err.starts_with("c.toml:2:1: ") && err.contains("PreToolUze"),
+            "{err}"
+        );
         let err = Config::parse("[logs]\n", Path::new("c.toml"))
             .unwrap_err()
             .to_string();
@@ -321,7 +483,7 @@ mod tests {
         let err = Config::parse("[redact]\npatterns = [\"(\"]\n", Path::new("c.toml"))
             .unwrap_err()
             .to_string();
-        assert!(err.contains("[redact]"), "{err}");
+        assert!(err.contains("`redact.patterns.0`"), "{err}");
         let err = Config::parse(
             "[providers.gw]\nkind = \"custom\"\napi_key_env = \"K\"\nbase_url = \"gw.example\"\n",
             Path::new("c.toml"),
@@ -329,9 +491,59 @@ mod tests {
         .unwrap_err()
         .to_string();
         assert!(
-            err.starts_with("c.toml: [providers.gw].base_url: `gw.example`"),
+            err.starts_with("c.toml:4:1: [providers.gw].base_url: `gw.example` is not an http"),
             "{err}"
         );
+    }
+
+    /// A config error names the file, line and key, never the value: the
+    /// daemon's stderr goes to the journal.
+    #[test]
+    fn errors_never_print_the_value() {
+        const SECRET: &str = "sk-ant-api03-hunter2hunter2hunter2";
+        let table: &[(&str, &str, &str)] = &[
+            ("api_key = \"SECRET\"\n", "c.toml:1:1: `api_key`", "unknown field"),
+            (
+                "[decisions]\napi_key = \"SECRET\"\n",
+                "c.toml:2:1: `decisions.api_key`",
+                "unknown field",
+            ),
+            ("[log]\nkeep = \"SECRET\"\n", "c.toml:2:1: `log.keep`", "expected u32"),
+            ("[log]\nfsync = \"SECRET\"\n", "c.toml:2:1: `log.fsync`", "unknown value"),
+            (
+                "[decisions]\ntimeout = \"SECRET\"\n",
+                "c.toml:2:1: `decisions.timeout`",
+                "never",
+            ),
+            (
+                "[redact]\ndefaults = true\npatterns = [\"x\", \"SECRET(\"]\n",
+                "c.toml:3:18: `redact.patterns.1`",
+                "not a valid regex",
+            ),
+            ("[log]\nkeep = \"SECRET\n", "c.toml:2:", "TOML syntax error"),
+            ("[log]\nkeep = SECRET\n", "c.toml:2:", "TOML syntax error"),
+            (
+                "[providers.x]\nkind = \"anthropic\"\napi_key = \"SECRET\"\n",
+                "c.toml:3:1: [providers.x].api_key",
+                "unknown field `api_key`",
+            ),
+            (
+                "[providers.x]\nkind = \"custom\"\napi_key_env = \"K\"\nbase_url = \"ftp://me:SECRET@gw\"\n",
+                "c.toml:4:1: [providers.x].base_url",
+                "is not an http",
+            ),
+        ];
+        for (text, place, says) in table {
+            let text = text.replace("SECRET", SECRET);
+            let err = Config::parse(&text, Path::new("c.toml"))
+                .unwrap_err()
+                .to_string();
+            assert!(
+                err.starts_with(place) && err.contains(says),
+                "{text}\n→ {err}"
+            );
+            assert!(!err.contains("hunter2"), "{text}\n→ {err}");
+        }
     }
 
     #[test]

@@ -95,6 +95,14 @@ pub enum Source {
     Fallback,
     /// No rule matched: the default for the event (no opinion).
     Default,
+    /// Not judged: a command hook's copy of a hook an agent-SDK run's
+    /// adapter reports itself (or the SDK's PermissionRequest hook beside
+    /// its `canUseTool`), answered "no opinion" at once; the original is
+    /// judged. See the event's `copy_of`.
+    Copy,
+    /// Not judged: a synthetic event from `hookd doctor --probe`, answered
+    /// with [`crate::claude::probe::answer`].
+    Probe,
 }
 
 impl fmt::Display for Source {
@@ -105,6 +113,8 @@ impl fmt::Display for Source {
             Source::Timeout => f.write_str("timeout"),
             Source::Fallback => f.write_str("fallback"),
             Source::Default => f.write_str("default"),
+            Source::Copy => f.write_str("copy"),
+            Source::Probe => f.write_str("probe"),
         }
     }
 }
@@ -123,6 +133,8 @@ impl<'de> Deserialize<'de> for Source {
             "timeout" => Source::Timeout,
             "fallback" => Source::Fallback,
             "default" => Source::Default,
+            "copy" => Source::Copy,
+            "probe" => Source::Probe,
             other => match other.strip_prefix("client:") {
                 Some(name) => Source::Client(name.to_string()),
                 None => {
@@ -234,6 +246,8 @@ mod tests {
             Source::Rule,
             Source::Client("phone".into()),
             Source::Timeout,
+            Source::Copy,
+            Source::Probe,
         ] {
             let json = serde_json::to_string(&s).unwrap();
             assert_eq!(serde_json::from_str::<Source>(&json).unwrap(), s);

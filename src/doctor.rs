@@ -4,7 +4,8 @@
 //!
 //! The checks, in order: the forwarder `hookd install` would register; the
 //! socket path and its directory; the daemon (`status`); each settings file
-//! (user, project, local) and what it registers; every event covered exactly
+//! (user, project, local), what it registers and which events it fails closed
+//! for; every event covered exactly
 //! once; the rules files; the event log; and whether hooks really fire (the
 //! last Claude Code event in the log). Read-only: doctor creates, starts and
 //! changes nothing.
@@ -21,8 +22,10 @@ use std::time::{Duration, SystemTime};
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::claude::HookEventKind;
+use crate::claude::{FailClosed, HookEventKind};
 use crate::install::{self, Inspection, Scope};
+
+mod probe;
 
 /// A Claude Code `timeout` at or above this is almost certainly meant as
 /// milliseconds (Claude Code reads seconds: 1000 is over 16 minutes).
@@ -51,6 +54,9 @@ pub struct DoctorOptions {
     pub default_rules: Option<PathBuf>,
     /// The events a complete registration covers.
     pub events: Vec<HookEventKind>,
+    /// Also run every registered hook command with a synthetic event
+    /// (`--probe`, see [`probe`]).
+    pub probe: bool,
 }
 
 impl DoctorOptions {
@@ -66,6 +72,7 @@ impl DoctorOptions {
             default_log: crate::paths::default_log_path(),
             default_rules: crate::paths::default_rules_path(),
             events: install::default_events(),
+            probe: false,
         })
     }
 }
@@ -174,7 +181,11 @@ pub fn run(options: &DoctorOptions) -> Report {
         let (check, inspection) = check_settings(scope, &path);
         checks.push(check);
         if let Some(inspection) = inspection {
-            files.push((scope, inspection));
+            files.push(SettingsFile {
+                scope,
+                path,
+                inspection,
+            });
         }
     }
     checks.push(check_coverage(&files, &options.events));
@@ -194,6 +205,16 @@ pub fn run(options: &DoctorOptions) -> Report {
         .or_else(|| options.default_log.clone());
     checks.push(check_log(log.as_deref()));
     checks.push(check_fired(log.as_deref(), SystemTime::now()));
+    if options.probe {
+        let daemon = probe::Daemon {
+            socket: &options.socket,
+            log: status
+                .as_ref()
+                .and_then(|s| s["log"].as_str())
+                .map(Path::new),
+        };
+        checks.extend(probe::checks(&files, &options.project, &daemon));
+    }
 
     Report {
         ok: checks.iter().all(|c| c.ok),
@@ -406,6 +427,19 @@ fn check_settings(scope: Scope, path: &Path) -> (Check, Option<Inspection>) {
             ));
             fixes.push("remove the WorktreeCreate entry".into());
         }
+        if r.on_failure_block
+            && !r.fails_closed()
+            && FailClosed::All.blocks(HookEventKind::from_name(&r.event))
+        {
+            problems.push(format!(
+                "{at}: \"onFailure\": \"block\" but the forwarder fails open there (its scope is {}): Claude Code blocks it when the forwarder cannot start, not when the daemon is down",
+                r.fail_closed
+            ));
+            fixes.push(
+                "re-run `hookd install --fail-closed` (tools) or `--fail-closed=all` so both agree"
+                    .into(),
+            );
+        }
         if r.async_hook && HookEventKind::from_name(&r.event).is_decision_point() {
             problems.push(format!(
                 "{at}: registered async, so its decision is ignored"
@@ -444,13 +478,24 @@ fn check_settings(scope: Scope, path: &Path) -> (Check, Option<Inspection>) {
             .into_iter()
             .map(|(k, n)| format!("{k} ×{n}"))
             .collect();
+        let mut closed: Vec<&str> = regs
+            .iter()
+            .filter(|r| r.fails_closed())
+            .map(|r| r.event.as_str())
+            .collect();
+        closed.dedup();
         format!(
-            "{} registration{} for {} event{} (forwarder/Claude Code timeouts: {})",
+            "{} registration{} for {} event{} (forwarder/Claude Code timeouts: {}); {}",
             regs.len(),
             if regs.len() == 1 { "" } else { "s" },
             events.len(),
             if events.len() == 1 { "" } else { "s" },
-            ladders.join(", ")
+            ladders.join(", "),
+            if closed.is_empty() {
+                "fails open (no event is blocked when the daemon is down)".to_string()
+            } else {
+                format!("fails closed for {}", closed.join(", "))
+            }
         )
     };
     let message = format!("{}: {summary}", path.display());
@@ -480,16 +525,34 @@ fn find_executable(command: &str) -> Option<PathBuf> {
         .find(|p| executable(p))
 }
 
-fn check_coverage(files: &[(Scope, Inspection)], events: &[HookEventKind]) -> Check {
+/// A settings file doctor read, and what it registers.
+struct SettingsFile {
+    scope: Scope,
+    path: PathBuf,
+    inspection: Inspection,
+}
+
+/// Every event registered at least once, and none that reaches hookd more
+/// than once. Claude Code runs an event's identical handlers once (same
+/// command, args, `if` and shell; see [`install::Registration::runs_as_one_with`]),
+/// wherever they are registered; only handlers that differ, say in their
+/// args, each run, so hookd sees those hooks twice.
+fn check_coverage(files: &[SettingsFile], events: &[HookEventKind]) -> Check {
     let name = "events";
-    let mut seen: BTreeMap<&str, Vec<String>> = BTreeMap::new();
-    for (scope, inspection) in files {
-        for r in &inspection.registrations {
-            seen.entry(r.event.as_str()).or_default().push(format!(
-                "{}:{}",
-                scope.as_str(),
-                r.line
-            ));
+    // Per event: the distinct handlers, each with where it is registered.
+    let mut seen: BTreeMap<&str, Vec<(&install::Registration, Vec<String>)>> = BTreeMap::new();
+    let mut identical = 0;
+    for file in files {
+        for r in &file.inspection.registrations {
+            let at = format!("{} {}:{}", file.scope.as_str(), file.path.display(), r.line);
+            let handlers = seen.entry(r.event.as_str()).or_default();
+            match handlers.iter_mut().find(|(h, _)| h.runs_as_one_with(r)) {
+                Some((_, places)) => {
+                    identical += 1;
+                    places.push(at);
+                }
+                None => handlers.push((r, vec![at])),
+            }
         }
     }
     if seen.is_empty() {
@@ -504,10 +567,28 @@ fn check_coverage(files: &[(Scope, Inspection)], events: &[HookEventKind]) -> Ch
         .map(|k| k.as_str())
         .filter(|e| !seen.contains_key(e))
         .collect();
-    let duplicates: Vec<String> = seen
+    let doubled: Vec<String> = seen
         .iter()
-        .filter(|(_, at)| at.len() > 1)
-        .map(|(event, at)| format!("{event} ({})", at.join(", ")))
+        .filter(|(_, handlers)| handlers.len() > 1)
+        .map(|(event, handlers)| {
+            let (first, first_at) = &handlers[0];
+            let others: Vec<String> = handlers[1..]
+                .iter()
+                .map(|(other, at)| {
+                    format!(
+                        "{} and {} differ: {}",
+                        first_at[0],
+                        at[0],
+                        first.differences(other).join(", ")
+                    )
+                })
+                .collect();
+            format!(
+                "{event} reaches hookd {} times ({})",
+                handlers.len(),
+                others.join("; ")
+            )
+        })
         .collect();
     let mut problems = Vec::new();
     let mut fixes = Vec::new();
@@ -515,18 +596,26 @@ fn check_coverage(files: &[(Scope, Inspection)], events: &[HookEventKind]) -> Ch
         problems.push(format!("not registered: {}", missing.join(", ")));
         fixes.push("`hookd install` registers every event".to_string());
     }
-    if !duplicates.is_empty() {
+    if !doubled.is_empty() {
         problems.push(format!(
-            "registered more than once, so hookd sees each of these hooks twice: {}",
-            duplicates.join("; ")
+            "Claude Code runs each of these differing handlers, so hookd sees their hooks more than once: {}",
+            doubled.join("; ")
         ));
         fixes.push(
-            "keep one registration per event (`hookd uninstall --scope …` removes hookd's entries from a file)"
+            "keep one registration per event, or make them identical (Claude Code runs identical handlers once); \
+             `hookd uninstall --scope …` removes hookd's entries from a file"
                 .to_string(),
         );
     }
     if problems.is_empty() {
-        Check::pass(name, format!("{} events registered, each once", seen.len()))
+        let mut message = format!("{} events registered, each reaching hookd once", seen.len());
+        if identical > 0 {
+            message.push_str(&format!(
+                " ({identical} registration{} identical to another, which Claude Code runs once)",
+                if identical == 1 { " is" } else { "s are" }
+            ));
+        }
+        Check::pass(name, message)
     } else {
         Check::fail(name, problems.join("; "), fixes.join("; "))
     }
@@ -658,7 +747,10 @@ pub fn last_claude_code_event(path: &Path) -> Option<Value> {
             let text = read_tail(p, LOG_TAIL_BYTES).ok()?;
             text.lines().rev().find_map(|line| {
                 let v: Value = serde_json::from_str(line).ok()?;
-                (v["type"] == "event" && v["harness"] == "claude-code").then_some(v)
+                (v["type"] == "event"
+                    && v["harness"] == "claude-code"
+                    && !crate::claude::probe::is_probe(&v["input"]))
+                .then_some(v)
             })
         })
 }
@@ -728,23 +820,61 @@ mod tests {
         install::inspect(text).unwrap()
     }
 
+    fn file(scope: Scope, path: &str, text: &str) -> SettingsFile {
+        SettingsFile {
+            scope,
+            path: PathBuf::from(path),
+            inspection: inspection(text),
+        }
+    }
+
     #[test]
-    fn coverage_flags_missing_and_duplicate_events() {
-        let one = inspection(
-            r#"{"hooks":{"PreToolUse":[{"hooks":[{"type":"command","command":"/x/hook-forwarder","args":[]}]}]}}"#,
-        );
+    fn coverage_flags_missing_events_and_handlers_that_really_double() {
+        let plain = r#"{"hooks":{"PreToolUse":[{"hooks":[{"type":"command","command":"/x/hook-forwarder","args":["--timeout","25"]}]}]}}"#;
+        // The same handler in two files (another timeout does not count):
+        // Claude Code runs it once.
+        let same = plain.replace(r#""args""#, r#""timeout":45,"args""#);
         let check = check_coverage(
-            &[(Scope::User, one.clone()), (Scope::Project, one)],
+            &[
+                file(Scope::User, "/u.json", plain),
+                file(Scope::Project, "/p.json", &same),
+            ],
             &[HookEventKind::PreToolUse, HookEventKind::Stop],
         );
         assert!(!check.ok);
+        assert_eq!(
+            check.message, "not registered: Stop",
+            "identical handlers are not flagged"
+        );
+        let check = check_coverage(
+            &[
+                file(Scope::User, "/u.json", plain),
+                file(Scope::Project, "/p.json", &same),
+            ],
+            &[HookEventKind::PreToolUse],
+        );
+        assert!(check.ok, "{}", check.message);
         assert!(
-            check.message.contains("not registered: Stop"),
+            check
+                .message
+                .contains("1 registration is identical to another"),
             "{}",
             check.message
         );
+        // Other args: both run.
+        let other = plain.replace(r#""25""#, r#""20""#);
+        let check = check_coverage(
+            &[
+                file(Scope::User, "/u.json", plain),
+                file(Scope::Project, "/p.json", &other),
+            ],
+            &[HookEventKind::PreToolUse],
+        );
+        assert!(!check.ok);
         assert!(
-            check.message.contains("PreToolUse (user:1, project:1)"),
+            check.message.contains(
+                "PreToolUse reaches hookd 2 times (user /u.json:1 and project /p.json:1 differ: args `--timeout 25` vs `--timeout 20`)"
+            ),
             "{}",
             check.message
         );
@@ -772,6 +902,56 @@ mod tests {
             assert!(check.message.contains(want), "{want}: {}", check.message);
         }
         assert!(check.fix.unwrap().contains("seconds (e.g. 30)"));
+    }
+
+    #[test]
+    fn settings_say_which_events_fail_closed() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("settings.json");
+        let handler = |args: &str, on_failure: &str| {
+            format!(
+                r#"[{{"hooks":[{{"type":"command","command":"/bin/true/hook-forwarder","args":{args},"timeout":30{on_failure}}}]}}]"#
+            )
+        };
+        let block = r#","onFailure":"block""#;
+        fs::write(
+            &path,
+            format!(
+                r#"{{"hooks":{{"PreToolUse":{},"PermissionRequest":{},"UserPromptSubmit":{},"Stop":{}}}}}"#,
+                handler(r#"["--timeout","25","--fail-closed"]"#, block),
+                handler(r#"["--timeout","25","--frob","--fail-closed"]"#, block),
+                handler(r#"["--timeout","25","--fail-closed"]"#, block),
+                handler(r#"["--timeout","25","--fail-closed=all"]"#, ""),
+            ),
+        )
+        .unwrap();
+        let (check, _) = check_settings(Scope::Project, &path);
+        // An argument error keeps the scope, so PermissionRequest counts.
+        assert!(
+            check
+                .message
+                .contains("fails closed for PreToolUse, PermissionRequest;"),
+            "{}",
+            check.message
+        );
+        assert!(
+            check.message.contains(
+                "UserPromptSubmit (line 1): \"onFailure\": \"block\" but the forwarder fails open there (its scope is tools)"
+            ),
+            "{}",
+            check.message
+        );
+        fs::write(
+            &path,
+            format!(r#"{{"hooks":{{"Stop":{}}}}}"#, handler("[]", "")),
+        )
+        .unwrap();
+        let (check, _) = check_settings(Scope::Project, &path);
+        assert!(
+            check.message.contains("; fails open (no event"),
+            "{}",
+            check.message
+        );
     }
 
     #[test]

@@ -62,6 +62,15 @@ pub struct Event {
     pub env: BTreeMap<String, String>,
     /// The agent-SDK run it came from, if any.
     pub run_id: Option<String>,
+    /// Set when this hook is a copy of one judged elsewhere, naming where:
+    /// `agent-sdk` (a command hook of run `run_id`, whose adapter reports
+    /// the same hook) or `canUseTool` (the SDK's PermissionRequest hook,
+    /// decided by the run's `canUseTool`). Copies are answered "no opinion"
+    /// at once and never judged.
+    pub copy_of: Option<&'static str>,
+    /// Why the hook input could not be read as JSON, if it could not; `raw`
+    /// then holds its text (see [`Event::unreadable`]).
+    pub input_error: Option<String>,
 }
 
 impl Event {
@@ -75,7 +84,29 @@ impl Event {
             raw,
             env,
             run_id: None,
+            copy_of: None,
+            input_error: None,
         }
+    }
+
+    /// An event whose input could not be read as JSON: `text` is what there
+    /// was, `error` what was wrong. Its kind comes from a best-effort look
+    /// for `hook_event_name` in the text, so that the fallback blocks where
+    /// the hook fails closed.
+    pub fn unreadable(
+        harness: Harness,
+        text: String,
+        error: String,
+        env: BTreeMap<String, String>,
+    ) -> Event {
+        let name = crate::protocol::json::find_event_name(text.as_bytes());
+        let mut event = Event::new(harness, Value::String(text), env);
+        if let Some(name) = name {
+            event.input.kind = HookEventKind::from_name(&name);
+            event.input.name = name;
+        }
+        event.input_error = Some(error);
+        event
     }
 
     /// The event kind.
@@ -118,12 +149,14 @@ impl Event {
             received_at: crate::time::rfc3339(self.received_at),
             harness: self.harness,
             run_id: self.run_id.as_deref(),
+            copy_of: self.copy_of,
             session_id: self.input.base.session_id.as_deref(),
             cwd: self.input.base.cwd.as_deref(),
             project_dir: self.env.get("CLAUDE_PROJECT_DIR").map(Path::new),
             kind: self.name(),
             tool: self.tool_name(),
             input,
+            input_error: self.input_error.as_deref(),
         }
     }
 }
@@ -142,6 +175,9 @@ pub struct EventRecord<'a> {
     /// The agent-SDK run, for events of one.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub run_id: Option<&'a str>,
+    /// Where the judged original of this copy went (see [`Event::copy_of`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub copy_of: Option<&'a str>,
     /// The session.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub session_id: Option<&'a str>,
@@ -158,6 +194,9 @@ pub struct EventRecord<'a> {
     pub tool: Option<&'a str>,
     /// The raw hook input.
     pub input: &'a Value,
+    /// Why the input could not be read as JSON (`input` is then its text).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub input_error: Option<&'a str>,
 }
 
 #[cfg(test)]

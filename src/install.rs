@@ -40,7 +40,7 @@ use anyhow::{bail, Context};
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::claude::HookEventKind;
+use crate::claude::{FailClosed, HookEventKind};
 use jsontext::{Element, Node, Out, Style};
 
 /// The forwarder's file name: a handler whose `command` names a file called
@@ -207,22 +207,23 @@ pub struct InstallOptions {
     pub forwarder: PathBuf,
     /// The events, in the order they are added.
     pub events: Vec<HookEventKind>,
-    /// Block guarded events when the daemon cannot answer (`--fail-closed`
-    /// for the forwarder, `"onFailure":"block"` for Claude Code).
-    pub fail_closed: bool,
+    /// What to block when the daemon cannot answer: the events this scope
+    /// covers get the forwarder's `--fail-closed[=all]` and Claude Code's
+    /// `"onFailure":"block"`; the others neither.
+    pub fail_closed: FailClosed,
 }
 
 /// The handler registered for `kind`, keys in the order written:
 /// `type, command, args, timeout[, async][, onFailure]`.
 pub fn handler(kind: HookEventKind, options: &InstallOptions) -> Out {
     let t = timing(kind);
-    let guarded = options.fail_closed && kind.blocks_when_fail_closed();
+    let blocks = options.fail_closed.blocks(kind);
     let mut args = vec![
         Out::Str("--timeout".into()),
         Out::Str(t.forwarder_s.to_string()),
     ];
-    if guarded {
-        args.push(Out::Str("--fail-closed".into()));
+    if blocks {
+        args.push(Out::Str(fail_closed_arg(options.fail_closed)));
     }
     args.push(Out::Str(MARKER_ARG.into()));
     let mut fields = vec![
@@ -237,12 +238,23 @@ pub fn handler(kind: HookEventKind, options: &InstallOptions) -> Out {
     if t.async_hook {
         fields.push(("async".into(), Out::Bool(true)));
     }
-    // Claude Code ignores onFailure for async hooks; only guarded events
-    // block, matching what the forwarder's fail-closed fallback does.
-    if guarded && !t.async_hook {
+    // Claude Code ignores onFailure for async hooks. Only the events the
+    // scope covers get it: a forwarder that cannot even start must not
+    // block what the forwarder itself would let through (prompts, under
+    // `tools`).
+    if blocks && !t.async_hook {
         fields.push(("onFailure".into(), Out::Str("block".into())));
     }
     Out::Object(fields)
+}
+
+/// The forwarder's flag for `scope`: `--fail-closed` (tools, the
+/// forwarder's default scope) or `--fail-closed=all`.
+pub fn fail_closed_arg(scope: FailClosed) -> String {
+    match scope {
+        FailClosed::All => "--fail-closed=all".into(),
+        _ => "--fail-closed".into(),
+    }
 }
 
 /// The matcher group holding one handler (no matcher: every tool).
@@ -623,6 +635,105 @@ pub struct Registration {
     /// Registered with `"async": true`.
     #[serde(rename = "async")]
     pub async_hook: bool,
+    /// The whole `command` string when the handler has no `args`: Claude
+    /// Code then runs it through a shell (`command` and `args` above are
+    /// its words).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub shell_command: Option<String>,
+    /// The handler's `shell` (`bash`, `powershell`), as written.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub shell: Option<String>,
+    /// The handler's `if` (a permission rule), as written.
+    #[serde(rename = "if", skip_serializing_if = "Option::is_none")]
+    pub condition: Option<String>,
+    /// What the forwarder blocks when the daemon cannot answer, read from
+    /// its args as the forwarder reads them (an argument error keeps any
+    /// `--fail-closed`, see [`crate::forwarder::fail_closed_in`]).
+    pub fail_closed: FailClosed,
+    /// `"onFailure": "block"`: Claude Code blocks a guarded event when the
+    /// hook itself fails (cannot start, times out, crashes).
+    pub on_failure_block: bool,
+}
+
+impl Registration {
+    /// Whether this registration's event is blocked when the daemon is
+    /// down, by the forwarder's fallback.
+    pub fn fails_closed(&self) -> bool {
+        self.fail_closed
+            .blocks(HookEventKind::from_name(&self.event))
+    }
+
+    /// Whether Claude Code runs `self` and `other` as one handler when
+    /// both are registered for the same event: it de-duplicates an event's
+    /// handlers by `shell + command + args + if`, across settings files
+    /// and matcher groups (reference §3; checked against the real CLI in
+    /// `tests/e2e_duplicates.rs`). `timeout`, `matcher` and the rest do not
+    /// count.
+    pub fn runs_as_one_with(&self, other: &Registration) -> bool {
+        self.differences(other).is_empty()
+    }
+
+    /// How `self` and `other` differ in what Claude Code de-duplicates by,
+    /// for people (empty when they run as one).
+    pub fn differences(&self, other: &Registration) -> Vec<String> {
+        let mut found = Vec::new();
+        match (&self.shell_command, &other.shell_command) {
+            (Some(a), Some(b)) if a != b => {
+                found.push(format!("command `{a}` vs `{b}`"));
+            }
+            (Some(_), Some(_)) => {}
+            (None, None) => {
+                if self.command != other.command {
+                    found.push(format!("command {} vs {}", self.command, other.command));
+                }
+                if self.args != other.args {
+                    found.push(format!(
+                        "args `{}` vs `{}`",
+                        self.args.join(" "),
+                        other.args.join(" ")
+                    ));
+                }
+            }
+            (a, _) => found.push(format!(
+                "{} vs {}",
+                if a.is_some() {
+                    "shell form"
+                } else {
+                    "exec form"
+                },
+                if a.is_some() {
+                    "exec form"
+                } else {
+                    "shell form"
+                },
+            )),
+        }
+        if self.shell != other.shell {
+            found.push(format!(
+                "shell {} vs {}",
+                self.shell.as_deref().unwrap_or("(none)"),
+                other.shell.as_deref().unwrap_or("(none)")
+            ));
+        }
+        if self.condition != other.condition {
+            found.push(format!(
+                "`if` {} vs {}",
+                self.condition.as_deref().unwrap_or("(none)"),
+                other.condition.as_deref().unwrap_or("(none)")
+            ));
+        }
+        found
+    }
+}
+
+/// The fail-closed scope a forwarder run with `args` applies.
+fn forwarder_scope(args: &[String]) -> FailClosed {
+    let args: Vec<std::ffi::OsString> = args.iter().map(Into::into).collect();
+    match crate::forwarder::parse_args(&args) {
+        Ok(crate::forwarder::Command::Forward(options)) => options.fail_closed,
+        Ok(crate::forwarder::Command::Print(_)) => FailClosed::Off,
+        Err(_) => crate::forwarder::fail_closed_in(&args),
+    }
 }
 
 /// What [`inspect`] found in a settings file.
@@ -650,6 +761,7 @@ pub fn inspect(text: &str) -> Result<Inspection, SettingsError> {
             continue;
         }
         let command = h.handler["command"].as_str().unwrap_or_default();
+        let shell_command = (!h.handler["args"].is_array()).then(|| command.to_string());
         let (command, args): (String, Vec<String>) = match h.handler["args"].as_array() {
             Some(args) => (
                 command.to_string(),
@@ -681,6 +793,7 @@ pub fn inspect(text: &str) -> Result<Inspection, SettingsError> {
             .items()[h.handler_index]
             .span()
             .start;
+        let fail_closed = forwarder_scope(&args);
         registrations.push(Registration {
             event: h.event.key.clone(),
             line: jsontext::line_col(text, handler_start).0,
@@ -691,6 +804,11 @@ pub fn inspect(text: &str) -> Result<Inspection, SettingsError> {
             forwarder_timeout,
             matcher: group["matcher"].as_str().map(str::to_string),
             async_hook: h.handler["async"] == true,
+            shell_command,
+            shell: h.handler["shell"].as_str().map(str::to_string),
+            condition: h.handler["if"].as_str().map(str::to_string),
+            fail_closed,
+            on_failure_block: h.handler["onFailure"] == "block",
         });
     }
     Ok(Inspection {
@@ -1078,7 +1196,7 @@ pub fn write_atomic(path: &Path, bytes: &[u8], like: Option<&fs::Metadata>) -> a
 mod tests {
     use super::*;
 
-    fn options(events: &[HookEventKind], fail_closed: bool) -> InstallOptions {
+    fn options(events: &[HookEventKind], fail_closed: FailClosed) -> InstallOptions {
         InstallOptions {
             forwarder: "/opt/hookd/bin/hook-forwarder".into(),
             events: events.to_vec(),
@@ -1136,7 +1254,7 @@ mod tests {
 
     #[test]
     fn handlers_in_exec_form_with_the_marker() {
-        let o = options(&[HookEventKind::PreToolUse], true);
+        let o = options(&[HookEventKind::PreToolUse], FailClosed::Tools);
         let mut text = String::new();
         handler(HookEventKind::PreToolUse, &o).compact(&mut text);
         assert_eq!(
@@ -1156,10 +1274,47 @@ mod tests {
     }
 
     #[test]
+    fn only_the_events_of_the_scope_fail_closed() {
+        let compact = |kind, scope| {
+            let mut text = String::new();
+            handler(kind, &options(&[kind], scope)).compact(&mut text);
+            text
+        };
+        // `tools` (bare --fail-closed): a prompt is never blocked, not even
+        // by a forwarder that cannot start.
+        for kind in [HookEventKind::PreToolUse, HookEventKind::PermissionRequest] {
+            let text = compact(kind, FailClosed::Tools);
+            assert!(text.contains(r#""--fail-closed","#), "{text}");
+            assert!(text.contains(r#""onFailure":"block""#), "{text}");
+        }
+        let text = compact(HookEventKind::UserPromptSubmit, FailClosed::Tools);
+        assert!(
+            !text.contains("fail-closed") && !text.contains("onFailure"),
+            "{text}"
+        );
+        // `all`: every guarded event, prompts included.
+        for kind in [HookEventKind::PreToolUse, HookEventKind::UserPromptSubmit] {
+            let text = compact(kind, FailClosed::All);
+            assert!(text.contains(r#""--fail-closed=all","#), "{text}");
+            assert!(text.contains(r#""onFailure":"block""#), "{text}");
+        }
+        // What inspect reads back is what the forwarder will do.
+        let all = options(&default_events(), FailClosed::All);
+        let tools = options(&default_events(), FailClosed::Tools);
+        for (o, scope) in [(all, FailClosed::All), (tools, FailClosed::Tools)] {
+            for r in inspect(&hooks_block(&o)).unwrap().registrations {
+                let kind = HookEventKind::from_name(&r.event);
+                assert_eq!(r.fails_closed(), scope.blocks(kind), "{}", r.event);
+                assert_eq!(r.on_failure_block, scope.blocks(kind), "{}", r.event);
+            }
+        }
+    }
+
+    #[test]
     fn install_is_idempotent_and_uninstall_restores() {
         let o = options(
             &[HookEventKind::PreToolUse, HookEventKind::SessionEnd],
-            false,
+            FailClosed::Off,
         );
         let before = "{\n    \"model\": \"opus\",\n    \"hooks\": {\n        \"PreToolUse\": [\n            {\n                \"matcher\": \"Bash\",\n                \"hooks\": [{\"type\": \"command\", \"command\": \"/bin/true\"}]\n            }\n        ]\n    }\n}\n";
         let once = install_text(Some(before), &o).unwrap();
@@ -1170,7 +1325,7 @@ mod tests {
         assert_eq!(back, before);
         // Other options replace the entries of the events installed, and
         // leave hookd's other events alone.
-        let closed = options(&[HookEventKind::PreToolUse], true);
+        let closed = options(&[HookEventKind::PreToolUse], FailClosed::Tools);
         let twice = install_text(Some(&once), &closed).unwrap();
         let found = inspect(&twice).unwrap().registrations;
         assert_eq!(found.len(), 2);
@@ -1186,7 +1341,7 @@ mod tests {
     fn containers_left_empty_go_even_if_they_were_there_before() {
         // Documented exception to "byte for byte": uninstall cannot tell an
         // empty array or `hooks` object of the user's from one it emptied.
-        let o = options(&[HookEventKind::Stop], false);
+        let o = options(&[HookEventKind::Stop], FailClosed::Off);
         let before = "{\n  \"hooks\": {\n    \"Stop\": []\n  }\n}\n";
         let installed = install_text(Some(before), &o).unwrap();
         assert_eq!(uninstall_text(&installed).unwrap().0, "{}\n");
@@ -1194,7 +1349,7 @@ mod tests {
 
     #[test]
     fn refusals_name_the_position() {
-        let o = options(&[HookEventKind::PreToolUse], false);
+        let o = options(&[HookEventKind::PreToolUse], FailClosed::Off);
         let err = install_text(Some("{\n  \"a\": 1, // no\n}"), &o).unwrap_err();
         assert!(
             matches!(
@@ -1234,6 +1389,34 @@ mod tests {
         assert_eq!(found[0].forwarder_timeout, Some(20.0));
         assert_eq!(found[0].timeout, Some(30000.0));
         assert!(!found[0].installed);
+        assert_eq!(
+            found[0].shell_command.as_deref(),
+            Some("/x/hook-forwarder --timeout 20")
+        );
         assert_eq!(uninstall_text(text).unwrap(), (text.to_string(), 0));
+    }
+
+    #[test]
+    fn registrations_run_as_one_when_claude_code_would_deduplicate_them() {
+        let text = r#"{"hooks":{"PreToolUse":[
+            {"hooks":[{"type":"command","command":"/x/hook-forwarder","args":["--timeout","25"],"timeout":30}]},
+            {"matcher":"Bash","hooks":[{"type":"command","command":"/x/hook-forwarder","args":["--timeout","25"],"timeout":45}]},
+            {"hooks":[{"type":"command","command":"/x/hook-forwarder","args":["--timeout","20"]}]},
+            {"hooks":[{"type":"command","command":"/x/hook-forwarder --timeout 25"}]},
+            {"hooks":[{"type":"command","command":"/x/hook-forwarder","args":["--timeout","25"],"if":"Bash(git *)"}]}
+        ]}}"#;
+        let found = inspect(text).unwrap().registrations;
+        assert_eq!(found.len(), 5);
+        // Another timeout and matcher: still one handler.
+        assert!(found[0].runs_as_one_with(&found[1]));
+        assert_eq!(
+            found[0].differences(&found[2]),
+            ["args `--timeout 25` vs `--timeout 20`"]
+        );
+        assert_eq!(found[0].differences(&found[3]), ["exec form vs shell form"]);
+        assert_eq!(
+            found[0].differences(&found[4]),
+            ["`if` (none) vs Bash(git *)"]
+        );
     }
 }

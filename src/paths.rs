@@ -1,4 +1,5 @@
-//! Where hookd's files live. Std only: the forwarder uses this too.
+//! Where hookd's files live, and the rule for the socket's directory. Std
+//! (and libc's `geteuid`) only: the forwarder uses this too.
 //!
 //! One explicit socket address for every session on the machine (never
 //! derived from a hook's cwd: that broke under git worktrees, DESIGN §8):
@@ -6,8 +7,9 @@
 //! `/tmp/hookd-$UID/hookd.sock`.
 
 use std::ffi::OsString;
+use std::fs::Metadata;
 use std::os::unix::fs::MetadataExt;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 /// `sun_path` holds 108 bytes on Linux, including the terminating NUL.
 pub const MAX_SOCKET_PATH_BYTES: usize = 107;
@@ -31,11 +33,47 @@ pub fn socket_path_from(
     PathBuf::from(format!("/tmp/hookd-{}", uid())).join("hookd.sock")
 }
 
-/// The effective uid, without libc: `/proc/self` is owned by it.
+/// The effective uid.
 pub fn current_uid() -> u32 {
-    std::fs::metadata("/proc/self")
-        .map(|m| m.uid())
-        .unwrap_or(u32::MAX)
+    // SAFETY: geteuid has no preconditions and cannot fail.
+    unsafe { libc::geteuid() }
+}
+
+/// Why `dir` (whose `symlink_metadata` is `meta`) must not hold the socket
+/// of a daemon serving `uid`, or `None` when it may. The one rule for both
+/// sides: the daemon refuses to bind in such a directory, the forwarder to
+/// connect through one. Another user who controls the directory could put
+/// their own socket there, receive every hook input and answer "allow".
+/// The text names the problem and the fix.
+pub fn unsafe_dir_reason(dir: &Path, meta: &Metadata, uid: u32) -> Option<String> {
+    if meta.file_type().is_symlink() {
+        return Some("it is a symlink; use a real directory".into());
+    }
+    if !meta.is_dir() {
+        return Some("it is not a directory".into());
+    }
+    if meta.uid() != uid {
+        return Some(format!(
+            "it belongs to uid {}, not to this user (uid {uid}); remove it or choose another --socket",
+            meta.uid()
+        ));
+    }
+    if meta.mode() & 0o022 != 0 {
+        return Some(format!(
+            "it is writable by group or others (mode {:o}); run `chmod 700 {}`",
+            meta.mode() & 0o7777,
+            dir.display()
+        ));
+    }
+    None
+}
+
+/// The directory holding `socket` (`.` for a bare file name).
+pub fn socket_dir(socket: &Path) -> &Path {
+    match socket.parent() {
+        Some(dir) if !dir.as_os_str().is_empty() => dir,
+        _ => Path::new("."),
+    }
 }
 
 /// `$XDG_STATE_HOME/hookd/events.jsonl`, else `~/.local/state/hookd/events.jsonl`.
@@ -90,5 +128,35 @@ mod tests {
             socket_path_from(env(&[]), || 7),
             PathBuf::from("/tmp/hookd-7/hookd.sock")
         );
+    }
+
+    #[test]
+    fn only_a_private_directory_of_ours_may_hold_the_socket() {
+        use std::os::unix::fs::PermissionsExt;
+        let tmp = tempfile::tempdir().unwrap();
+        let uid = current_uid();
+        let check = |dir: &Path, uid: u32| {
+            unsafe_dir_reason(dir, &std::fs::symlink_metadata(dir).unwrap(), uid)
+        };
+        let private = tmp.path().join("private");
+        std::fs::create_dir(&private).unwrap();
+        std::fs::set_permissions(&private, std::fs::Permissions::from_mode(0o700)).unwrap();
+        assert_eq!(check(&private, uid), None);
+        // Readable by others is fine; writable is not.
+        std::fs::set_permissions(&private, std::fs::Permissions::from_mode(0o755)).unwrap();
+        assert_eq!(check(&private, uid), None);
+        std::fs::set_permissions(&private, std::fs::Permissions::from_mode(0o777)).unwrap();
+        assert!(check(&private, uid)
+            .unwrap()
+            .contains("writable by group or others"));
+        std::fs::set_permissions(&private, std::fs::Permissions::from_mode(0o700)).unwrap();
+        assert!(check(&private, uid + 1)
+            .unwrap()
+            .contains(&format!("belongs to uid {uid}")));
+        let link = tmp.path().join("link");
+        std::os::unix::fs::symlink(&private, &link).unwrap();
+        assert!(check(&link, uid).unwrap().contains("symlink"));
+        assert_eq!(socket_dir(Path::new("x.sock")), Path::new("."));
+        assert_eq!(socket_dir(Path::new("/a/x.sock")), Path::new("/a"));
     }
 }

@@ -132,6 +132,11 @@ pub fn replay(
                 else {
                     continue;
                 };
+                // Never judged live (copies of a run's hooks, doctor's
+                // probes): nothing a rule could change.
+                if matches!(value["source"].as_str(), Some("copy" | "probe")) {
+                    continue;
+                }
                 report.judged += 1;
                 let project_dir = event["project_dir"]
                     .as_str()
@@ -154,6 +159,10 @@ pub fn replay(
                     input,
                     project_dir: project_dir.as_deref(),
                     home,
+                    // A Stop chain is not recounted: under other rules it
+                    // would not be the same chain. `stop_hook_active` alone
+                    // means "blocked once".
+                    stop_blocks: 0,
                 });
                 let answer = answer_of(&evaluation);
                 let old = value["verdict"].as_str().unwrap_or("none");
@@ -186,4 +195,38 @@ pub fn replay(
         }
     }
     Ok(report)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn copies_and_probes_are_not_judged_again() {
+        let dir = tempfile::tempdir().unwrap();
+        let log = dir.path().join("events.jsonl");
+        let event = |id: &str| {
+            serde_json::json!({"type": "event", "id": id, "kind": "PreToolUse", "tool": "Bash",
+                "input": {"hook_event_name": "PreToolUse", "tool_name": "Bash",
+                          "tool_input": {"command": "rm -rf /"}}})
+        };
+        let decision = |id: &str, source: &str| {
+            serde_json::json!({"type": "decision", "event_id": id, "verdict": "none",
+                               "source": source})
+        };
+        let lines = [
+            event("judged"),
+            decision("judged", "default"),
+            event("copy"),
+            decision("copy", "copy"),
+            event("probe"),
+            decision("probe", "probe"),
+        ];
+        let text: String = lines.iter().map(|l| format!("{l}\n")).collect();
+        std::fs::write(&log, text).unwrap();
+        let report = replay(&log, Arc::new(RuleSet::defaults()), None).unwrap();
+        assert_eq!(report.judged, 1);
+        let changed: Vec<&str> = report.changes.iter().map(|c| c.event_id.as_str()).collect();
+        assert_eq!(changed, ["judged"]);
+    }
 }

@@ -6,21 +6,32 @@
 //! - A torn last line (no `\n` yet, or left by a crash) is never printed;
 //!   when following, it is printed once it is complete.
 //! - `--follow` keeps reading and follows rotation: when the path names a
-//!   new file (another inode) or the file shrank, the old one is read to its
-//!   end and the new one from its start.
+//!   new file (another inode) the old one is read to its end through the
+//!   descriptor already open, then every file rotated since, oldest first,
+//!   then the new one; files are told apart by inode and queued as open
+//!   descriptors, so names shifting under the reader (several rotations in
+//!   one poll) lose and repeat nothing. A file truncated in place is read
+//!   again from its start. A busy log is polled every 10 ms, a quiet one
+//!   every 200 ms.
 //! - `--since ID|TIME`: ids are uuid v7, ordered by time, so an event id, a
 //!   decision id, an RFC 3339 time or an age (`90s`, `10m`, `2h`, `1d`) all
 //!   become a lower bound on the line's id.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet, VecDeque};
 use std::fs::File;
 use std::io::{self, Read, Seek, SeekFrom, Write};
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, SystemTime};
 
 use serde_json::Value;
 use uuid::Uuid;
+
+/// How long `--follow` waits before looking again after reading lines.
+const BUSY_POLL: Duration = Duration::from_millis(10);
+
+/// How long `--follow` waits before looking again when nothing was new.
+const IDLE_POLL: Duration = Duration::from_millis(200);
 
 /// What to show.
 #[derive(Debug, Clone, Default)]
@@ -41,50 +52,47 @@ pub struct TailOptions {
     pub since: Option<Uuid>,
 }
 
-/// Parses `--since`: a uuid, an RFC 3339 time, or an age like `10m`.
+/// Parses `--since`: an event or decision id, an RFC 3339 time, or an age
+/// such as `10m` (see [`crate::time::before`]). The error says which forms
+/// are accepted and, for something that looks like a time or an age, what
+/// is wrong with it.
 pub fn parse_since(text: &str, now: SystemTime) -> Result<Uuid, String> {
     if let Ok(id) = Uuid::parse_str(text) {
         return Ok(id);
     }
-    let at = if let Some(age) = parse_age(text) {
-        now.checked_sub(age).unwrap_or(UNIX_EPOCH)
+    let looks_like_time = text.len() > 4 && text.as_bytes()[4] == b'-';
+    let at = if looks_like_time {
+        crate::time::parse_timestamp(text)
     } else {
-        crate::time::parse_rfc3339(text).ok_or_else(|| {
-            format!("--since: `{text}` is not an event id, an RFC 3339 time (2026-11-22T10:00:00Z) or an age (90s, 10m, 2h, 1d)")
-        })?
+        crate::time::before(now, text)
     };
+    let at = at.map_err(|e| {
+        format!("not an event id, an RFC 3339 time (2026-11-22T10:00:00Z) or an age (90s, 10m, 2h, 1d): {e}")
+    })?;
     // A uuid v7 starts with its 48-bit Unix time in milliseconds, so the
-    // smallest id of that millisecond is the timestamp and zeros.
-    let ms = at
-        .duration_since(UNIX_EPOCH)
-        .unwrap_or_default()
-        .as_millis();
-    Ok(Uuid::from_u128(ms << 80))
+    // smallest id of that millisecond is the timestamp and zeros. jiff's
+    // range ends in year 9999, well inside 48 bits of milliseconds.
+    Ok(Uuid::from_u128(crate::time::unix_millis(at) << 80))
 }
 
-fn parse_age(text: &str) -> Option<Duration> {
-    let split = text.find(|c: char| !c.is_ascii_digit())?;
-    let (n, unit) = text.split_at(split);
-    let n: u64 = n.parse().ok()?;
-    let secs = match unit {
-        "s" => n,
-        "m" => n * 60,
-        "h" => n * 3600,
-        "d" => n * 86_400,
-        _ => return None,
-    };
-    Some(Duration::from_secs(secs))
-}
-
-/// Prints the log at `path` to `out` according to `options`.
-pub fn run(path: &Path, options: &TailOptions, out: &mut impl Write) -> io::Result<()> {
+/// Prints the log at `path` to `out` according to `options`. A reader of
+/// `out` that goes away ends it quietly: at the next write (a broken pipe),
+/// or, while following a quiet log, when `reader_gone` says so.
+pub fn run(
+    path: &Path,
+    options: &TailOptions,
+    out: &mut impl Write,
+    reader_gone: impl Fn() -> bool,
+) -> io::Result<()> {
     let mut tail = Tail {
         options,
         events: HashMap::new(),
     };
     let mut reader = LogReader::open(path)?;
     loop {
+        let mut busy = false;
         while let Some(line) = reader.next_line()? {
+            busy = true;
             if let Err(e) = tail.line(&line, out) {
                 return quiet_broken_pipe(e);
             }
@@ -97,7 +105,13 @@ pub fn run(path: &Path, options: &TailOptions, out: &mut impl Write) -> io::Resu
         }
         reader.check_rotation()?;
         if reader.queue.is_empty() {
-            std::thread::sleep(Duration::from_millis(200));
+            if reader_gone() {
+                return Ok(());
+            }
+            // A busy log is polled often, so the reader stays close behind
+            // a writer that rotates fast (it must reach each rotated file
+            // before `keep` more rotations delete it); a quiet one rarely.
+            std::thread::sleep(if busy { BUSY_POLL } else { IDLE_POLL });
         }
     }
     if !options.json {
@@ -284,25 +298,41 @@ fn clip(s: &str, max: usize) -> String {
 
 /// Reads complete lines from a log file, following rotation.
 ///
-/// On rotation the writer renames `<log>` to `<log>.1` (shifting older files
-/// up). Several rotations can happen between two polls, so the reader finds
-/// where its old file went (by inode), reads every newer rotated file oldest
-/// first, and only then the current file.
+/// On rotation the writer renames `<log>` to `<log>.1`, shifting older files
+/// up (`.1` → `.2`, …), and starts a new `<log>`. Several rotations can
+/// happen between two polls, and more while the reader catches up, so a
+/// file's name says little about which file it is: the reader only trusts
+/// open descriptors and inodes.
+///
+/// - The file being read is held open until it is drained: a rotation
+///   renames it, the descriptor still reads it, and the writer has finished
+///   with it before renaming it.
+/// - When `<log>` names another inode, the reader opens `<log>` first, then
+///   walks `<log>.1`, `.2`, … opening each, until it meets the inode it is
+///   reading. Files only ever move to higher numbers, so a rotation during
+///   the walk can show a file twice (skipped by its inode) but never hide
+///   one. The files found are queued **as open descriptors**, oldest first,
+///   and read in that order whatever is renamed meanwhile.
+/// - Held descriptors keep their inodes allocated, so an inode compared
+///   with one of them cannot have been reused by a newer file.
+///
+/// Lines are lost only if the writer deleted a file before the reader got
+/// to it (more than `keep` rotations behind).
 struct LogReader {
     path: PathBuf,
     file: Option<File>,
-    /// Inode of the file at `path` that this reader is on (or queued for).
+    /// Inode of `file`.
     inode: u64,
     pos: u64,
     buf: Vec<u8>,
     /// Where the next unread byte of `buf` is.
     start: usize,
-    /// Files to read to their end before the current one; `None` stands for
-    /// the current file at `path`.
-    queue: std::collections::VecDeque<Option<PathBuf>>,
+    /// Files to read, oldest first, after `file` is drained; the last may
+    /// still be growing (it was `<log>` when it was opened).
+    queue: VecDeque<(File, u64)>,
     /// When the log did not exist yet at start: the inodes of rotated files
     /// that did (history, not to be replayed when the log appears).
-    history: Option<std::collections::HashSet<u64>>,
+    history: Option<HashSet<u64>>,
 }
 
 impl LogReader {
@@ -314,7 +344,7 @@ impl LogReader {
             pos: 0,
             buf: Vec::new(),
             start: 0,
-            queue: Default::default(),
+            queue: VecDeque::new(),
             history: None,
         };
         match File::open(path) {
@@ -323,11 +353,12 @@ impl LogReader {
                 reader.file = Some(file);
             }
             Err(e) if e.kind() == io::ErrorKind::NotFound => {
-                let rotated = reader.rotated_files().into_iter();
                 reader.history = Some(
-                    rotated
-                        .filter_map(|p| std::fs::metadata(p).ok())
-                        .map(|m| m.ino())
+                    reader
+                        .open_rotated(|_| false)
+                        .0
+                        .into_iter()
+                        .map(|(_, ino)| ino)
                         .collect(),
                 );
             }
@@ -356,36 +387,56 @@ impl LogReader {
                 self.buf.extend_from_slice(&chunk[..n]);
                 continue;
             }
-            // End of this file. A partial last line in a file that is done
-            // (rotated away) will never be completed: drop it.
-            let Some(next) = self.queue.pop_front() else {
+            // End of this file. A queued file follows it only once this one
+            // was rotated away, complete; a partial last line in it is a
+            // crash's torn line that will never be completed: drop it.
+            let Some((file, inode)) = self.queue.pop_front() else {
                 return Ok(None);
             };
             self.buf.clear();
             self.pos = 0;
-            self.file = match next {
-                Some(rotated) => File::open(rotated).ok(),
-                None => match File::open(&self.path) {
-                    Ok(file) => {
-                        self.inode = file.metadata()?.ino();
-                        Some(file)
-                    }
-                    Err(_) => None,
-                },
-            };
+            self.file = Some(file);
+            self.inode = inode;
         }
     }
 
-    /// `<log>.1`, `<log>.2`, … as long as they exist, newest first.
-    fn rotated_files(&self) -> Vec<PathBuf> {
-        (1..=1000u32)
-            .map(|n| {
-                let mut p = self.path.clone().into_os_string();
-                p.push(format!(".{n}"));
-                PathBuf::from(p)
-            })
-            .take_while(|p| p.exists())
-            .collect()
+    /// `<log>.n`.
+    fn numbered(&self, n: u32) -> PathBuf {
+        let mut p = self.path.clone().into_os_string();
+        p.push(format!(".{n}"));
+        PathBuf::from(p)
+    }
+
+    /// Opens `<log>.1`, `<log>.2`, … (newest first) until `stop` says an
+    /// inode is where to stop (that one is not returned; the bool says it
+    /// was met) or the files run out. An inode already opened in this walk
+    /// (it moved up a number while we walked) is skipped.
+    ///
+    /// The writer shifts files from the top down (`.4` → `.5`, then `.3` →
+    /// `.4`, …), so for a moment one number is missing in the middle: a
+    /// missing number is only the end if the next one is missing too.
+    fn open_rotated(&self, stop: impl Fn(u64) -> bool) -> (Vec<(File, u64)>, bool) {
+        let mut found: Vec<(File, u64)> = Vec::new();
+        let mut missing_in_a_row = 0;
+        for n in 1..=MAX_ROTATED {
+            let opened =
+                File::open(self.numbered(n)).and_then(|file| Ok((file.metadata()?.ino(), file)));
+            let Ok((ino, file)) = opened else {
+                missing_in_a_row += 1;
+                if missing_in_a_row == 2 {
+                    break;
+                }
+                continue;
+            };
+            missing_in_a_row = 0;
+            if stop(ino) {
+                return (found, true);
+            }
+            if found.iter().all(|(_, seen)| *seen != ino) {
+                found.push((file, ino));
+            }
+        }
+        (found, false)
     }
 
     /// Notices rotation or truncation; queues what must be read next.
@@ -393,46 +444,71 @@ impl LogReader {
         if !self.queue.is_empty() {
             return Ok(()); // still catching up
         }
-        let meta = match std::fs::metadata(&self.path) {
-            Ok(meta) => meta,
+        // The new `<log>` is opened before the walk: whatever rotates after
+        // this moment pushes it to `<log>.1` and beyond, where the walk
+        // finds it again (and skips it by its inode).
+        let current = match File::open(&self.path) {
+            Ok(file) => file,
             Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(()),
             Err(e) => return Err(e),
         };
-        if self.file.is_none() || meta.ino() != self.inode {
-            // Rotated files newer than ours sit between ours (at <log>.k, or
-            // history if we started before the log existed) and <log>.
-            let ours = |ino: u64| match (&self.file, &self.history) {
-                (Some(_), _) => ino == self.inode,
-                (None, Some(history)) => history.contains(&ino),
-                (None, None) => true,
-            };
-            let mut newer = Vec::new();
-            for p in self.rotated_files() {
-                match std::fs::metadata(&p) {
-                    Ok(m) if ours(m.ino()) => break,
-                    Ok(_) => newer.push(p),
-                    Err(_) => break,
+        let meta = current.metadata()?;
+        let current_ino = meta.ino();
+        if self.file.is_some() && current_ino == self.inode {
+            if meta.len() < self.pos {
+                // Truncated in place: start over.
+                if let Some(file) = self.file.as_mut() {
+                    file.seek(SeekFrom::Start(0))?;
                 }
+                self.pos = 0;
+                self.buf.clear();
+                self.start = 0;
             }
-            self.history = None;
-            self.queue.extend(newer.into_iter().rev().map(Some));
-            self.queue.push_back(None);
-        } else if meta.len() < self.pos {
-            if let Some(file) = self.file.as_mut() {
-                file.seek(SeekFrom::Start(0))?;
-            }
-            self.pos = 0;
-            self.buf.clear();
-            self.start = 0;
+            return Ok(());
         }
+        // Rotated files newer than ours sit between ours (at <log>.k, or
+        // history if we started before the log existed) and <log>.
+        let reading = self.file.is_some().then_some(self.inode);
+        let history = self.history.take().unwrap_or_default();
+        let stop = |ino: u64| match reading {
+            Some(ours) => ino == ours,
+            None => history.contains(&ino),
+        };
+        // Not meeting our file means it was deleted (more than `keep`
+        // rotations behind) or a rotation raced the walk: walk again, a
+        // few times, before settling for what was found.
+        let mut newer = Vec::new();
+        for _ in 0..WALKS {
+            let met;
+            (newer, met) = self.open_rotated(stop);
+            if met || (reading.is_none() && history.is_empty()) {
+                break;
+            }
+        }
+        // Files met before `current` in the walk (newest first) were made
+        // after it: they come after it, and the next check finds them.
+        if let Some(at) = newer.iter().position(|(_, ino)| *ino == current_ino) {
+            newer.drain(..=at);
+        }
+        self.queue.extend(newer.into_iter().rev());
+        self.queue.push_back((current, current_ino));
         Ok(())
     }
 }
+
+/// How many rotated files (`<log>.1` …) a reader looks at; more than any
+/// sensible `[log] keep`.
+const MAX_ROTATED: u32 = 1000;
+
+/// How many times the rotated files are walked looking for the one being
+/// read before it is taken to be deleted.
+const WALKS: usize = 3;
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use serde_json::json;
+    use std::time::UNIX_EPOCH;
 
     #[test]
     fn since_parses_ids_times_and_ages() {
@@ -440,13 +516,9 @@ mod tests {
         let id = Uuid::now_v7();
         assert_eq!(parse_since(&id.to_string(), now).unwrap(), id);
         let t = parse_since("2026-11-22T02:49:54Z", now).unwrap();
-        let ago = parse_since("0s", now).unwrap();
-        assert_eq!(t, ago);
         let earlier = parse_since("10m", now).unwrap();
         assert!(earlier < t);
-        assert!(parse_since("yesterday", now)
-            .unwrap_err()
-            .contains("--since"));
+        assert_eq!(parse_since("2026-11-22T02:39:54Z", now).unwrap(), earlier);
         // A v7 id made at that instant sorts after the bound.
         let at = Uuid::new_v7(uuid::Timestamp::from_unix(
             uuid::NoContext,
@@ -454,6 +526,27 @@ mod tests {
             1,
         ));
         assert!(at >= t);
+    }
+
+    /// Bad `--since` values are refused with a message, never a panic or a
+    /// silently wrong bound.
+    #[test]
+    fn since_refuses_bad_values_with_a_reason() {
+        let now = UNIX_EPOCH + Duration::from_secs(1_795_315_794);
+        let table: &[(&str, &str)] = &[
+            ("yesterday", "an age"),
+            ("2026-02-31T00:00:00Z", "day"),
+            ("2026-11-22T02:49:5é", "RFC 3339"),
+            ("2026-11-22T02:49:54éééééééé", "RFC 3339"),
+            ("999999999d", "day"),
+            ("99999999999999999999d", "an age"),
+            ("-5m", "positive"),
+            ("", "an age"),
+        ];
+        for (text, says) in table {
+            let err = parse_since(text, now).unwrap_err();
+            assert!(err.contains(says), "{text:?}: {err}");
+        }
     }
 
     #[test]

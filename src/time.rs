@@ -1,95 +1,63 @@
-//! RFC 3339 timestamps in UTC, without a date-time dependency.
+//! Timestamps (RFC 3339, UTC) and ages, read and written with `jiff`.
+//!
+//! The log's timestamps are always `YYYY-MM-DDTHH:MM:SS.ffffffZ`: UTC,
+//! microseconds, six digits even when they are zeros, so lines sort as text.
+//! Reading is `jiff`'s: RFC 3339 (and the ISO 8601 forms jiff accepts, such as
+//! `2026-11-22 10:00Z`) with a real calendar, so `2026-02-31` is refused;
+//! ages are jiff's spans (`90s`, `10m`, `2h`, `1d`, `1w`, `1h30m`, `P1D`).
 
 use std::time::{SystemTime, UNIX_EPOCH};
 
-/// Formats `t` as `YYYY-MM-DDTHH:MM:SS.ffffffZ` (UTC, microseconds).
+use jiff::tz::TimeZone;
+use jiff::{Span, Timestamp};
+
+/// A time or an age that could not be read or is out of range.
+#[derive(Debug, thiserror::Error)]
+pub enum TimeError {
+    /// Not a time (or age) in a form jiff reads, or out of jiff's range
+    /// (years -9999 to 9999); jiff's message says which part.
+    #[error("{0}")]
+    Invalid(#[from] jiff::Error),
+    /// An age of zero or less (`-5m`, `5m ago`).
+    #[error("an age must be positive")]
+    NotPositive,
+}
+
+/// Formats `t` as `YYYY-MM-DDTHH:MM:SS.ffffffZ` (UTC, microseconds,
+/// truncated). A time jiff cannot represent (beyond year 9999) is written
+/// as the Unix epoch.
 pub fn rfc3339(t: SystemTime) -> String {
-    let since = t.duration_since(UNIX_EPOCH).unwrap_or_default();
-    let secs = since.as_secs();
-    let (days, rem) = (secs / 86_400, secs % 86_400);
-    let (year, month, day) = civil_from_days(days as i64);
-    format!(
-        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}.{:06}Z",
-        rem / 3600,
-        rem % 3600 / 60,
-        rem % 60,
-        since.subsec_micros()
-    )
+    let at = Timestamp::try_from(t).unwrap_or(Timestamp::UNIX_EPOCH);
+    format!("{at:.6}")
 }
 
-/// Parses `YYYY-MM-DDTHH:MM:SS[.fraction](Z|±HH:MM)` (a space may stand for
-/// the `T`).
+/// Reads an RFC 3339 time with an offset (`Z` or `±HH:MM`).
+pub fn parse_timestamp(text: &str) -> Result<SystemTime, TimeError> {
+    let at: Timestamp = text.parse()?;
+    Ok(SystemTime::try_from(at)?)
+}
+
+/// [`parse_timestamp`], for callers that only need to know whether it read.
 pub fn parse_rfc3339(text: &str) -> Option<SystemTime> {
-    let b = text.as_bytes();
-    if b.len() < 20
-        || b[4] != b'-'
-        || b[7] != b'-'
-        || !matches!(b[10], b'T' | b't' | b' ')
-        || b[13] != b':'
-        || b[16] != b':'
-    {
-        return None;
-    }
-    let num = |r: std::ops::Range<usize>| text.get(r)?.parse::<i64>().ok();
-    let (year, month, day) = (num(0..4)?, num(5..7)?, num(8..10)?);
-    let (hour, min, sec) = (num(11..13)?, num(14..16)?, num(17..19)?);
-    if !(1..=12).contains(&month) || !(1..=31).contains(&day) || hour > 23 || min > 59 || sec > 60 {
-        return None;
-    }
-    let mut rest = &text[19..];
-    let mut nanos = 0u32;
-    if let Some(frac) = rest.strip_prefix('.') {
-        let digits = frac.bytes().take_while(u8::is_ascii_digit).count();
-        if digits == 0 {
-            return None;
-        }
-        let padded = format!("{:0<9}", &frac[..digits.min(9)]);
-        nanos = padded.parse().ok()?;
-        rest = &frac[digits..];
-    }
-    let offset = match rest {
-        "Z" | "z" => 0,
-        _ if rest.len() == 6
-            && (rest.starts_with('+') || rest.starts_with('-'))
-            && &rest[3..4] == ":" =>
-        {
-            let sign = if rest.starts_with('-') { -1 } else { 1 };
-            sign * (rest[1..3].parse::<i64>().ok()? * 3600 + rest[4..6].parse::<i64>().ok()? * 60)
-        }
-        _ => return None,
-    };
-    let secs =
-        days_from_civil(year, month as u32, day as u32) * 86_400 + hour * 3600 + min * 60 + sec
-            - offset;
-    let secs = u64::try_from(secs).ok()?;
-    Some(UNIX_EPOCH + std::time::Duration::new(secs, nanos))
+    parse_timestamp(text).ok()
 }
 
-/// (year, month, day) → days since 1970-01-01 (Howard Hinnant's
-/// `days_from_civil`).
-fn days_from_civil(year: i64, month: u32, day: u32) -> i64 {
-    let y = if month <= 2 { year - 1 } else { year };
-    let era = y.div_euclid(400);
-    let yoe = y.rem_euclid(400);
-    let m = i64::from(month);
-    let doy = (153 * (if m > 2 { m - 3 } else { m + 9 }) + 2) / 5 + i64::from(day) - 1;
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    era * 146_097 + doe - 719_468
+/// The instant `age` (`90s`, `10m`, `2h`, `1d`, `1w`, `1h30m`, `P1D`, …)
+/// before `now`, counting calendar units in UTC. An age reaching back
+/// before 1970 gives the Unix epoch.
+pub fn before(now: SystemTime, age: &str) -> Result<SystemTime, TimeError> {
+    let span: Span = age.parse()?;
+    if !span.is_positive() {
+        return Err(TimeError::NotPositive);
+    }
+    let now = Timestamp::try_from(now)?.to_zoned_datetime(TimeZone::UTC);
+    let then = now.checked_sub(span)?.timestamp();
+    Ok(SystemTime::try_from(then.max(Timestamp::UNIX_EPOCH))?)
 }
 
-/// Days since 1970-01-01 → (year, month, day) in the proleptic Gregorian
-/// calendar (Howard Hinnant's `civil_from_days`).
-fn civil_from_days(z: i64) -> (i64, u32, u32) {
-    let z = z + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = (doy - (153 * mp + 2) / 5 + 1) as u32;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
-    let year = yoe + era * 400 + i64::from(month <= 2);
-    (year, month, day)
+/// Milliseconds since the Unix epoch; 0 for earlier times.
+pub fn unix_millis(t: SystemTime) -> u128 {
+    t.duration_since(UNIX_EPOCH).unwrap_or_default().as_millis()
 }
 
 #[cfg(test)]
@@ -98,12 +66,17 @@ mod tests {
     use std::time::Duration;
 
     #[test]
-    fn known_instants() {
+    fn formats_microseconds_always_six_digits() {
         assert_eq!(rfc3339(UNIX_EPOCH), "1970-01-01T00:00:00.000000Z");
         let t = UNIX_EPOCH + Duration::from_micros(1_795_315_794_123_456);
         assert_eq!(rfc3339(t), "2026-11-22T02:49:54.123456Z");
         let leap = UNIX_EPOCH + Duration::from_secs(951_782_400); // 2000-02-29
         assert_eq!(rfc3339(leap), "2000-02-29T00:00:00.000000Z");
+        // Nanoseconds are truncated, never rounded up into the next second.
+        let t = UNIX_EPOCH + Duration::new(1_795_315_794, 999_999_999);
+        assert_eq!(rfc3339(t), "2026-11-22T02:49:54.999999Z");
+        let t = UNIX_EPOCH + Duration::from_millis(1_795_315_794_100);
+        assert_eq!(rfc3339(t), "2026-11-22T02:49:54.100000Z");
     }
 
     #[test]
@@ -116,13 +89,54 @@ mod tests {
             parse_rfc3339("2026-11-22T04:49:54+02:00"),
             parse_rfc3339("2026-11-22T02:49:54Z")
         );
+        assert!(parse_rfc3339("2026-11-22 02:49:54Z").is_some());
+    }
+
+    #[test]
+    fn refuses_what_is_not_a_time_without_panicking() {
         for bad in [
+            "",
             "2026-11-22",
             "2026-13-01T00:00:00Z",
+            "2026-02-31T00:00:00Z",
+            "2025-02-29T00:00:00Z",
+            "2026-11-22T24:00:01Z",
             "2026-11-22T02:49:54",
             "2026-11-22T02:49:54.Z",
+            "2026-11-22T02:49:5é",
+            "2026-11-22T02:49:54éééééééé",
+            "ééééééééééééééééééééé",
+            "+99999-01-01T00:00:00Z",
         ] {
-            assert_eq!(parse_rfc3339(bad), None, "{bad}");
+            assert!(parse_timestamp(bad).is_err(), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn ages_count_back_from_now() {
+        let now = UNIX_EPOCH + Duration::from_secs(1_795_315_794);
+        let ago = |age: &str| now.duration_since(before(now, age).unwrap()).unwrap();
+        assert_eq!(ago("90s"), Duration::from_secs(90));
+        assert_eq!(ago("10m"), Duration::from_secs(600));
+        assert_eq!(ago("2h"), Duration::from_secs(7200));
+        assert_eq!(ago("1d"), Duration::from_secs(86_400));
+        assert_eq!(ago("1w"), Duration::from_secs(7 * 86_400));
+        assert_eq!(ago("1h30m"), Duration::from_secs(5400));
+        // Reaching back before 1970 is the epoch: everything qualifies.
+        assert_eq!(before(now, "100000d").unwrap(), UNIX_EPOCH);
+        for bad in [
+            "",
+            "10",
+            "10x",
+            "-5m",
+            "5m ago",
+            "0s",
+            "999999999d",
+            "99999999999999999999d",
+            "1e300s",
+            "d",
+        ] {
+            assert!(before(now, bad).is_err(), "{bad:?}");
         }
     }
 }

@@ -107,6 +107,16 @@ impl Sdk {
         config: Option<&str>,
         tweak: impl FnOnce(&mut DaemonOptions, &Path),
     ) -> Sdk {
+        Sdk::start_text(&script.to_string(), rules, config, tweak)
+    }
+
+    /// [`Sdk::start_with`] with the mock's script as JSON text.
+    fn start_text(
+        script: &str,
+        rules: Option<&str>,
+        config: Option<&str>,
+        tweak: impl FnOnce(&mut DaemonOptions, &Path),
+    ) -> Sdk {
         require_adapter();
         let sandbox = tempfile::Builder::new()
             .prefix("hookd-sdk-")
@@ -115,7 +125,7 @@ impl Sdk {
         for d in ["home/.claude", "tmp", "project", "project2"] {
             std::fs::create_dir_all(sandbox.path().join(d)).unwrap();
         }
-        let mock = MockApi::start(script);
+        let mock = MockApi::start_text(script);
         let mut options = DaemonOptions {
             rules: rules.map(str::to_owned),
             config: config.map(str::to_owned),
@@ -327,6 +337,53 @@ fn a_deny_rule_blocks_rm_in_a_run_and_the_reason_reaches_the_model() {
     assert_eq!(decision["verdict"], "deny");
     assert_eq!(decision["rule_ids"], json!(["no-rm"]));
     assert_eq!(decision["run_id"], pre["run_id"]);
+}
+
+/// The SDK relays a lone surrogate in the model's command as `JSON.stringify`
+/// writes it; the daemon used to drop the adapter's `hook_event` line, so the
+/// hook waited until the SDK's 600 s timeout and then ran the command.
+#[test]
+fn a_lone_surrogate_in_a_run_does_not_get_a_command_past_a_deny_rule() {
+    let script = claude::one_bash_call_script("rm -f victim.txt LONE")
+        .to_string()
+        .replace("LONE", "\\ud800");
+    let sdk = Sdk::start_text(&script, Some(DENY_RM), None, |_, _| {});
+    std::fs::write(sdk.project().join("victim.txt"), "still here").unwrap();
+    let started = Instant::now();
+    let out = sdk.cli(&[
+        "--cwd",
+        sdk.project().to_str().unwrap(),
+        "please remove victim.txt",
+    ]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{stdout}\n{}\n{}",
+        String::from_utf8_lossy(&out.stderr),
+        sdk.daemon.stderr()
+    );
+    assert!(
+        sdk.project().join("victim.txt").exists(),
+        "rm ran despite the deny rule\n{stdout}"
+    );
+    assert!(
+        stdout.contains("deny (rule no-rm): hookd adapter test: rm is not allowed"),
+        "{stdout}"
+    );
+    assert!(
+        started.elapsed() < Duration::from_secs(120),
+        "the run waited for a hook"
+    );
+    let log = sdk.daemon.wait_log_lines(1);
+    let pre = log
+        .iter()
+        .find(|l| l["type"] == "event" && l["kind"] == "PreToolUse")
+        .expect("a PreToolUse event in the log");
+    assert_eq!(
+        pre["input"]["tool_input"]["command"],
+        "rm -f victim.txt \\ud800"
+    );
 }
 
 #[test]
@@ -810,4 +867,340 @@ fn the_adapters_stderr_and_run_errors_are_redacted_in_the_daemons_logs() {
             .is_some_and(|e| e.contains("[REDACTED]")),
         "{run_done}"
     );
+}
+
+// ── A run's hooks are judged once, whatever is installed ────────────────────
+
+const ASK_PERMISSION_FOR_TOUCH: &str = r#"
+[[rule]]
+id = "ask-touch-permission"
+action = "ask"
+event = "PermissionRequest"
+tool = "Bash(touch:*)"
+reason = "a person should confirm file creation"
+"#;
+
+/// `hookd install --scope SCOPE` into the sandbox (its HOME and config dir,
+/// which the adapter's SDK reads too; the project for project scope),
+/// registering the built forwarder.
+fn install(sdk: &Sdk, scope: &str) {
+    let home = sdk.sandbox.path().join("home");
+    let out = Command::new(daemon::hookd_bin())
+        .args(["install", "--scope", scope, "--project"])
+        .arg(sdk.project())
+        .arg("--forwarder")
+        .arg(daemon::forwarder_bin())
+        .env("HOME", &home)
+        .env("CLAUDE_CONFIG_DIR", home.join(".claude"))
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "hookd install --scope {scope}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// Sends `request` and returns the frames pushed before its reply. The
+/// daemon queues a connection's pushes and replies in order, so these are
+/// every frame pushed before the request was read.
+fn pushed_before(client: &mut RawClient, mut request: Value) -> Vec<Value> {
+    request["req"] = "drain".into();
+    client.send(&request);
+    let mut pushed = Vec::new();
+    loop {
+        let frame = client.recv().expect("a reply");
+        if frame["req"] == "drain" {
+            return pushed;
+        }
+        pushed.push(frame);
+    }
+}
+
+/// `hookd pending --json` against the sandbox's daemon.
+fn pending_cli(sdk: &Sdk) -> Vec<Value> {
+    let out = Command::new(daemon::hookd_bin())
+        .args(["pending", "--json", "--socket"])
+        .arg(&sdk.daemon.socket)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice::<Vec<Value>>(&out.stdout).unwrap()
+}
+
+/// Waits until the log holds an event satisfying `pred`, and returns it.
+fn wait_logged(sdk: &Sdk, what: &str, pred: impl Fn(&Value) -> bool) -> Value {
+    let mut found = None;
+    wait_until(what, Duration::from_secs(10), || {
+        found = sdk
+            .daemon
+            .log_lines()
+            .into_iter()
+            .find(|l| l["type"] == "event" && pred(l));
+        found.is_some()
+    });
+    found.unwrap()
+}
+
+/// With hookd installed in `scope`, an `ask` in a run is one pending event:
+/// a client's `allow` lets the tool run, and the forwarder's copies of the
+/// run's hooks are logged as copies, answered "no opinion", never pending.
+fn an_ask_in_a_run_is_pending_once_with_an_install(scope: &str) {
+    let sdk = Sdk::start(
+        &claude::one_bash_call_script("touch made-by-run.txt"),
+        Some(ASK_TOUCH),
+        Some("[decisions]\ntimeout = 30\n"),
+    );
+    install(&sdk, scope);
+    let mut approver = sdk.client("approver");
+    approver.call(json!({"type": "subscribe", "filter": {"pending_only": true}}));
+    let mut owner = sdk.client("owner");
+    let run_id = sdk.run(&mut owner, json!({"cwd": sdk.project()}));
+    let pending = approver.wait_for("the run's pending PreToolUse", |f| {
+        f["type"] == "event" && f["pending"] == true
+    });
+    assert_eq!(pending["event"]["harness"], "agent-sdk", "{pending}");
+    assert_eq!(pending["event"]["kind"], "PreToolUse");
+    // The forwarder's copy of the same PreToolUse has reached the daemon.
+    let copy = wait_logged(&sdk, "the forwarder's PreToolUse", |l| {
+        l["kind"] == "PreToolUse" && l["harness"] == "claude-code"
+    });
+    let listed = pending_cli(&sdk);
+    assert_eq!(listed.len(), 1, "hookd pending: {listed:#?}");
+    assert_eq!(listed[0]["event"]["id"], pending["event"]["id"]);
+    assert_eq!(copy["copy_of"], "agent-sdk", "{copy}");
+    assert_eq!(copy["run_id"], run_id.as_str(), "{copy}");
+    assert_eq!(
+        copy["input"]["tool_input"],
+        pending["event"]["input"]["tool_input"]
+    );
+
+    // As a person would: `hookd decide`, while the approver holds the ask.
+    let decided = Command::new(daemon::hookd_bin())
+        .args(["decide", "--socket"])
+        .arg(&sdk.daemon.socket)
+        .arg(pending["event"]["id"].as_str().unwrap())
+        .arg("allow")
+        .output()
+        .unwrap();
+    assert!(
+        decided.status.success(),
+        "{}",
+        String::from_utf8_lossy(&decided.stderr)
+    );
+    let done = frames_until_done(&mut owner).pop().unwrap();
+    assert_eq!(done["ok"], true, "{done}\n{}", sdk.daemon.stderr());
+    assert!(sdk.project().join("made-by-run.txt").exists());
+    let result = sdk.mock.expect_tool_result("toolu_mock_0_");
+    assert!(!result.is_error, "{:?}", result.raw);
+    // Nothing else was ever pending.
+    let later: Vec<Value> = pushed_before(&mut approver, json!({"type": "status"}))
+        .into_iter()
+        .filter(|f| f["type"] == "event" && f["pending"] == true)
+        .collect();
+    assert_eq!(later, Vec::<Value>::new());
+
+    // Every hook the forwarder relayed is logged as a copy of this run's,
+    // decided "no opinion" by source `copy`.
+    let log = sdk.daemon.log_lines();
+    let copies: Vec<&Value> = log
+        .iter()
+        .filter(|l| l["type"] == "event" && l["harness"] == "claude-code")
+        .collect();
+    let kinds: Vec<&str> = copies.iter().map(|c| c["kind"].as_str().unwrap()).collect();
+    for kind in ["UserPromptSubmit", "PreToolUse", "PostToolUse", "Stop"] {
+        assert!(kinds.contains(&kind), "no copy of {kind}: {kinds:?}");
+    }
+    for copy in &copies {
+        assert_eq!(copy["copy_of"], "agent-sdk", "{copy}");
+        assert_eq!(copy["run_id"], run_id.as_str(), "{copy}");
+        let decision = log
+            .iter()
+            .find(|l| l["type"] == "decision" && l["event_id"] == copy["id"])
+            .unwrap_or_else(|| panic!("no decision for {copy}"));
+        assert_eq!(decision["source"], "copy", "{decision}");
+        assert_eq!(decision["verdict"], "none", "{decision}");
+    }
+    // The run's own hooks are judged as before.
+    assert!(log.iter().any(|l| l["type"] == "decision"
+        && l["event_id"] == pending["event"]["id"]
+        && l["source"] == "client:hookd-cli"));
+}
+
+#[test]
+fn a_user_scope_install_does_not_judge_a_runs_hooks_twice() {
+    an_ask_in_a_run_is_pending_once_with_an_install("user");
+}
+
+#[test]
+fn a_project_scope_install_does_not_judge_a_runs_hooks_twice() {
+    an_ask_in_a_run_is_pending_once_with_an_install("project");
+}
+
+#[test]
+fn with_an_install_a_deny_rule_still_blocks_a_run() {
+    // The copy answers "no opinion" while the adapter's hook denies: Claude
+    // Code keeps the deny.
+    let sdk = Sdk::start(
+        &claude::one_bash_call_script("rm -f victim.txt"),
+        Some(DENY_RM),
+        None,
+    );
+    install(&sdk, "user");
+    std::fs::write(sdk.project().join("victim.txt"), "still here").unwrap();
+    let mut owner = sdk.client("owner");
+    sdk.run(&mut owner, json!({"cwd": sdk.project()}));
+    let frames = frames_until_done(&mut owner);
+    assert_eq!(
+        frames.last().unwrap()["ok"],
+        true,
+        "{}",
+        sdk.daemon.stderr()
+    );
+    assert!(sdk.project().join("victim.txt").exists(), "rm ran");
+    sdk.mock.expect_refusal("rm is not allowed in this project");
+    assert!(
+        decisions(&frames).contains(&("PreToolUse".into(), "deny".into(), "rule".into())),
+        "{:?}",
+        decisions(&frames)
+    );
+    // The owner saw its run's hooks, not their copies.
+    assert!(frames
+        .iter()
+        .all(|f| f["type"] != "event" || f["event"]["copy_of"].is_null()));
+    wait_logged(&sdk, "the forwarder's copy", |l| {
+        l["kind"] == "PreToolUse" && l["copy_of"] == "agent-sdk"
+    });
+}
+
+#[test]
+fn in_default_mode_a_permission_request_is_judged_once() {
+    // The SDK asks its PermissionRequest hook and canUseTool about one tool
+    // call (and, installed, the forwarder relays the hook too): canUseTool's
+    // is judged, the others are copies.
+    let sdk = Sdk::start(
+        &claude::one_bash_call_script("touch permitted.txt"),
+        Some(ASK_PERMISSION_FOR_TOUCH),
+        Some("[decisions]\ntimeout = 30\n"),
+    );
+    install(&sdk, "project");
+    let mut approver = sdk.client("approver");
+    approver.call(json!({"type": "subscribe", "filter": {"pending_only": true}}));
+    let mut owner = sdk.client("owner");
+    let run_id = sdk.run(
+        &mut owner,
+        json!({"cwd": sdk.project(), "permission_mode": "default"}),
+    );
+    let pending = approver.wait_for("the pending PermissionRequest", |f| {
+        f["type"] == "event" && f["pending"] == true
+    });
+    let event = &pending["event"];
+    assert_eq!(event["kind"], "PermissionRequest", "{pending}");
+    assert_eq!(event["input"]["hookd_origin"], "canUseTool", "{pending}");
+    let hook_copy = wait_logged(&sdk, "the SDK's PermissionRequest hook", |l| {
+        l["kind"] == "PermissionRequest" && l["copy_of"] == "canUseTool"
+    });
+    assert_eq!(hook_copy["harness"], "agent-sdk");
+    assert_eq!(hook_copy["run_id"], run_id.as_str());
+    wait_logged(&sdk, "the forwarder's PermissionRequest", |l| {
+        l["kind"] == "PermissionRequest" && l["copy_of"] == "agent-sdk"
+    });
+    assert_eq!(pending_cli(&sdk).len(), 1);
+
+    let reply =
+        approver.call(json!({"type": "decide", "event_id": event["id"], "verdict": "allow"}));
+    assert_eq!(reply["type"], "ok", "{reply}");
+    let done = frames_until_done(&mut owner).pop().unwrap();
+    assert_eq!(done["ok"], true, "{done}");
+    assert!(sdk.project().join("permitted.txt").exists());
+    let later: Vec<Value> = pushed_before(&mut approver, json!({"type": "status"}))
+        .into_iter()
+        .filter(|f| f["type"] == "event" && f["pending"] == true)
+        .collect();
+    assert_eq!(later, Vec::<Value>::new());
+}
+
+#[test]
+fn a_hook_naming_a_run_is_a_copy_only_from_that_runs_claude_code() {
+    let sdk = Sdk::start(
+        &claude::one_bash_call_script("touch held.txt"),
+        Some(&format!("{ASK_TOUCH}{DENY_RM}")),
+        Some("[decisions]\ntimeout = 30\n"),
+    );
+    let mut approver = sdk.client("approver");
+    approver.call(json!({"type": "subscribe", "filter": {"pending_only": true}}));
+    let mut owner = sdk.client("owner");
+    let run_id = sdk.run(&mut owner, json!({"cwd": sdk.project()}));
+    // The run waits on its ask, so it is live, with a known session and
+    // process group.
+    let pending = approver.wait_for("the run's pending PreToolUse", |f| {
+        f["type"] == "event" && f["pending"] == true
+    });
+    let session = pending["event"]["session_id"].as_str().unwrap().to_string();
+    let runs = sdk.status()["runs"].clone();
+    assert_eq!(runs[0]["session_id"], session.as_str(), "{runs}");
+    let adapter = runs[0]["pid"].as_u64().unwrap() as u32;
+    let claude_code = processes()
+        .into_iter()
+        .find(|p| p.pgrp == adapter && p.pid != adapter)
+        .expect("the SDK's Claude Code process, in the adapter's group")
+        .pid;
+
+    let forward = |run: &str, session: &str, claude_pid: u32| {
+        let mut input = daemon::fixture("PreToolUse.json");
+        input["session_id"] = session.into();
+        input["tool_input"]["command"] = "rm -f precious".into();
+        let mut child = Command::new(daemon::forwarder_bin())
+            .env("HOOKD_SOCKET", &sdk.daemon.socket)
+            .env("HOOKD_RUN_ID", run)
+            .env("CLAUDE_PID", claude_pid.to_string())
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        use std::io::Write;
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(input.to_string().as_bytes())
+            .unwrap();
+        let out = child.wait_with_output().unwrap();
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let judged = |stdout: &str| stdout.contains(r#""permissionDecision":"deny""#);
+    // Judged by the rules: no such run, another session, another process.
+    assert!(judged(&forward("no-such-run", &session, claude_code)));
+    assert!(judged(&forward(&run_id, "another-session", claude_code)));
+    assert!(judged(&forward(&run_id, &session, std::process::id())));
+    // From the run's own Claude Code, in its session: a copy.
+    assert_eq!(forward(&run_id, &session, claude_code), "");
+    let relayed = || -> Vec<Value> {
+        sdk.daemon
+            .log_lines()
+            .into_iter()
+            .filter(|l| l["type"] == "event" && l["harness"] == "claude-code")
+            .collect()
+    };
+    wait_until(
+        "the four relayed hooks in the log",
+        Duration::from_secs(10),
+        || relayed().len() == 4,
+    );
+    let copies: Vec<Value> = relayed()
+        .into_iter()
+        .filter(|l| l["copy_of"] == "agent-sdk")
+        .collect();
+    assert_eq!(copies.len(), 1, "{copies:#?}");
+    assert_eq!(copies[0]["run_id"], run_id.as_str());
+
+    let reply = approver
+        .call(json!({"type": "decide", "event_id": pending["event"]["id"], "verdict": "deny"}));
+    assert_eq!(reply["type"], "ok", "{reply}");
+    assert_eq!(frames_until_done(&mut owner).pop().unwrap()["ok"], true);
 }

@@ -141,24 +141,121 @@ fn stale_socket_gives_connect_refused_and_a_new_daemon_replaces_it() {
 }
 
 #[test]
-fn bad_stdin_and_bad_args_fall_back() {
+fn stdin_that_is_not_json_is_logged_and_answered_with_the_fallback() {
     let d = Daemon::start();
     let out = run_forwarder(&d.socket, b"this is not json", &["--fail-closed"]);
     assert_eq!(out.status.code(), Some(0));
     assert!(out.stdout.is_empty(), "an unknown event is never blocked");
     assert!(
-        stderr(&out).contains("event=unknown reason=bad_input"),
-        "{}",
+        out.stderr.is_empty(),
+        "the daemon answered: {}",
         stderr(&out)
     );
 
+    // Cut short, but the event can still be seen: a fail-closed PreToolUse
+    // is blocked, by the daemon, which logs what was wrong.
+    let broken =
+        br#"{"hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{"command":"rm -rf /"#;
+    let out = run_forwarder(&d.socket, broken, &["--fail-closed"]);
+    assert_eq!(
+        stdout_json(&out)["hookSpecificOutput"]["permissionDecision"],
+        "deny"
+    );
+    assert!(out.stderr.is_empty(), "{}", stderr(&out));
+    let out = run_forwarder(&d.socket, broken, &[]);
+    assert!(out.stdout.is_empty(), "fail-open: no opinion");
+
+    let lines = d.wait_log_lines(6);
+    let events: Vec<&Value> = lines.iter().filter(|l| l["type"] == "event").collect();
+    assert_eq!(events.len(), 3, "{lines:#?}");
+    assert_eq!(events[0]["kind"], "unknown");
+    assert_eq!(events[0]["input"], "this is not json");
+    assert!(
+        events[0]["input_error"]
+            .as_str()
+            .unwrap()
+            .starts_with("stdin is not JSON"),
+        "{}",
+        events[0]
+    );
+    assert_eq!(events[1]["kind"], "PreToolUse");
+    assert_eq!(events[1]["input"], String::from_utf8_lossy(broken).as_ref());
+    let decisions: Vec<&Value> = lines.iter().filter(|l| l["type"] == "decision").collect();
+    assert_eq!(decisions[1]["verdict"], "deny");
+    assert_eq!(decisions[1]["source"], "fallback");
+    assert_eq!(decisions[2]["verdict"], "none");
+}
+
+/// JSON the forwarder passes on but serde_json cannot hold (a number out of
+/// range): the daemon cannot read the input either, and says so in the log
+/// instead of refusing the frame.
+#[test]
+fn input_the_daemon_cannot_read_is_logged_and_answered_with_the_fallback() {
+    let d = Daemon::start();
+    let input = br#"{"hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{"command":"rm -rf /","n":1e400}}"#;
+    let out = run_forwarder(&d.socket, input, &["--fail-closed"]);
+    assert!(
+        out.stderr.is_empty(),
+        "the daemon answered: {}",
+        stderr(&out)
+    );
+    assert_eq!(
+        stdout_json(&out)["hookSpecificOutput"]["permissionDecision"],
+        "deny"
+    );
+    let lines = d.wait_log_lines(2);
+    assert_eq!(lines[0]["kind"], "PreToolUse");
+    assert!(
+        lines[0]["input_error"]
+            .as_str()
+            .unwrap()
+            .contains("number out of range"),
+        "{}",
+        lines[0]
+    );
+    assert_eq!(lines[1]["source"], "fallback");
+}
+
+#[test]
+fn bad_args_fall_back_and_keep_fail_closed() {
+    let d = Daemon::start();
     let out = d.forward(&fixture("PreToolUse.json"), &["--frobnicate"]);
     assert_eq!(out.status.code(), Some(0));
+    assert!(out.stdout.is_empty());
     assert!(
-        stderr(&out).contains("event=PreToolUse reason=bad_args"),
+        stderr(&out).contains("event=PreToolUse reason=bad_args")
+            && stderr(&out).contains(r#"detail="unknown argument `--frobnicate`"#),
         "{}",
         stderr(&out)
     );
+    // An error anywhere on the line keeps a --fail-closed anywhere on it,
+    // and nothing panics.
+    for args in [
+        &["--frobnicate", "--fail-closed"][..],
+        &["--fail-closed", "--frobnicate"],
+        &["--fail-closed", "--timeout", "1e300"],
+        &["--timeout", "inf", "--fail-closed=all"],
+    ] {
+        let out = d.forward(&fixture("PreToolUse.json"), args);
+        assert_eq!(out.status.code(), Some(0), "{args:?}: {}", stderr(&out));
+        assert_eq!(
+            stdout_json(&out)["hookSpecificOutput"]["permissionDecision"],
+            "deny",
+            "{args:?}"
+        );
+        assert!(stderr(&out).contains("reason=bad_args"), "{}", stderr(&out));
+    }
+    let out = d.forward(
+        &fixture("UserPromptSubmit.json"),
+        &["--frob", "--fail-closed=all"],
+    );
+    assert_eq!(stdout_json(&out)["decision"], "block");
+    let out = d.forward(
+        &fixture("UserPromptSubmit.json"),
+        &["--frob", "--fail-closed"],
+    );
+    assert!(out.stdout.is_empty(), "tools only: the prompt goes through");
+    assert!(d.log_lines().is_empty(), "nothing was sent");
 }
 
 #[test]
@@ -318,33 +415,34 @@ fn peers_running_as_another_user_are_refused() {
     std::fs::set_permissions(d.dir.path(), std::fs::Permissions::from_mode(0o711)).unwrap();
     std::fs::set_permissions(run, std::fs::Permissions::from_mode(0o711)).unwrap();
     std::fs::set_permissions(&d.socket, std::fs::Permissions::from_mode(0o666)).unwrap();
-    let forwarder_copy = d.dir.path().join("hook-forwarder");
-    std::fs::copy(daemon::forwarder_bin(), &forwarder_copy).unwrap();
-    std::fs::set_permissions(&forwarder_copy, std::fs::Permissions::from_mode(0o755)).unwrap();
 
-    use std::io::Write;
     use std::os::unix::process::CommandExt;
-    let mut child = std::process::Command::new(&forwarder_copy)
+    // A raw client: the forwarder itself would not even connect to another
+    // user's daemon (tests/forwarder.rs).
+    let frame = format!(
+        r#"{{"type":"hook","id":"x","deadline_ms":5000,"input":{}}}"#,
+        fixture("PreToolUse.json")
+    );
+    // The daemon answers and closes as soon as it has checked the peer,
+    // so the send may meet a closed socket; the answer is read anyway.
+    let client = "import socket, sys\n\
+                  s = socket.socket(socket.AF_UNIX)\n\
+                  s.connect(sys.argv[1])\n\
+                  try:\n    s.sendall(sys.argv[2].encode() + b'\\n')\n\
+                  except OSError:\n    pass\n\
+                  print(s.makefile().readline(), end='')\n";
+    let out = std::process::Command::new("python3")
+        .args(["-c", client])
+        .arg(&d.socket)
+        .arg(&frame)
         .uid(65534)
         .gid(65534)
-        .env("HOOKD_SOCKET", &d.socket)
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
+        .output()
         .unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(fixture("PreToolUse.json").to_string().as_bytes())
-        .unwrap();
-    let out = child.wait_with_output().unwrap();
-    assert!(
-        stderr(&out).contains("reason=daemon_error"),
-        "{}",
-        stderr(&out)
-    );
+    let reply: Value = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stderr)));
+    assert_eq!(reply["type"], "error", "{reply}");
+    assert_eq!(reply["code"], "permission_denied", "{reply}");
     assert!(
         d.stderr()
             .contains("refused a peer running as another user"),

@@ -210,7 +210,11 @@ fn a_broken_setup_fails_with_the_right_lines() {
     assert!(line(&text, "settings:local").starts_with("✓ "), "{text}");
     let events = line(&text, "events");
     assert!(
-        events.starts_with("✗ ") && events.contains("PreToolUse (user:"),
+        events.starts_with("✗ ")
+            && events.contains(&format!(
+                "PreToolUse reaches hookd 2 times (user {}:",
+                user.display()
+            )),
         "{text}"
     );
     let rules_line = line(&text, "rules");
@@ -279,4 +283,311 @@ fn in_the_home_directory_the_project_file_is_the_user_file() {
     );
     let events = line(&text, "events");
     assert!(events.starts_with("✓ "), "no false duplicates: {text}");
+}
+
+/// `hookd install --scope SCOPE` in `root`'s home and `project`, plus
+/// `extra` (the built forwarder unless `extra` names another).
+fn install(root: &Path, project: &Path, scope: &str, extra: &[&str]) {
+    let fwd = daemon::forwarder_bin();
+    let mut args = vec!["install", "--scope", scope, "--project"];
+    args.push(project.to_str().unwrap());
+    if !extra.contains(&"--forwarder") {
+        args.extend(["--forwarder", fwd.to_str().unwrap()]);
+    }
+    args.extend_from_slice(extra);
+    let out = hookd(root, &args);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// `hookd doctor` for `project` against a socket nobody serves.
+fn doctor(root: &Path, project: &Path) -> String {
+    stdout(&hookd(
+        root,
+        &[
+            "doctor",
+            "--socket",
+            root.join("run/hookd.sock").to_str().unwrap(),
+            "--project",
+            project.to_str().unwrap(),
+        ],
+    ))
+}
+
+#[test]
+fn the_same_handler_in_user_and_project_settings_is_not_a_duplicate() {
+    // Claude Code runs identical handlers once (tests/e2e_duplicates.rs).
+    let root = tempfile::tempdir().unwrap();
+    let project = root.path().join("project");
+    fs::create_dir_all(&project).unwrap();
+    install(root.path(), &project, "user", &[]);
+    install(root.path(), &project, "project", &[]);
+    let text = doctor(root.path(), &project);
+    let events = line(&text, "events");
+    assert!(events.starts_with("✓ "), "{text}");
+    assert!(
+        events.contains("32 registrations are identical to another, which Claude Code runs once"),
+        "{text}"
+    );
+}
+
+#[test]
+fn handlers_that_differ_are_flagged_with_their_files_and_difference() {
+    let root = tempfile::tempdir().unwrap();
+    let project = root.path().join("project");
+    fs::create_dir_all(&project).unwrap();
+    install(root.path(), &project, "user", &[]);
+    // The project's PreToolUse handler has other args: both run.
+    let local = project.join(".claude/settings.local.json");
+    fs::create_dir_all(local.parent().unwrap()).unwrap();
+    let handler = json!({"type": "command", "command": daemon::forwarder_bin(),
+                         "args": ["--timeout", "20"], "timeout": 30});
+    fs::write(
+        &local,
+        json!({"hooks": {"PreToolUse": [{"hooks": [handler]}]}}).to_string(),
+    )
+    .unwrap();
+    let text = doctor(root.path(), &project);
+    let events = line(&text, "events");
+    let user = root.path().join("home/.claude/settings.json");
+    assert!(events.starts_with("✗ "), "{text}");
+    assert!(
+        events.contains(&format!(
+            "PreToolUse reaches hookd 2 times (user {}:",
+            user.display()
+        )) && events.contains(&format!(
+            "and local {}:1 differ: args `--timeout 25 --installed-by=hookd` vs `--timeout 20`",
+            local.display()
+        )),
+        "{text}"
+    );
+    assert!(
+        !events.contains("Stop") && !events.contains("UserPromptSubmit"),
+        "only PreToolUse doubles: {text}"
+    );
+    assert!(
+        events.contains("fix: keep one registration per event"),
+        "{text}"
+    );
+}
+
+// ── hookd doctor --probe ─────────────────────────────────────────────────────
+
+/// `hookd doctor --probe` for `project`, with `socket` as both doctor's
+/// `--socket` and the hooks' HOOKD_SOCKET (as Claude Code would pass it on).
+fn probe(root: &Path, project: &Path, socket: &Path) -> (Output, String) {
+    let out = Command::new(daemon::hookd_bin())
+        .args(["doctor", "--probe", "--socket"])
+        .arg(socket)
+        .arg("--project")
+        .arg(project)
+        .current_dir(root)
+        .env("HOME", root.join("home"))
+        .env_remove("CLAUDE_CONFIG_DIR")
+        .env("HOOKD_SOCKET", socket)
+        .env_remove("XDG_RUNTIME_DIR")
+        .env("XDG_CONFIG_HOME", root.join("config"))
+        .env("XDG_STATE_HOME", root.join("state"))
+        .output()
+        .expect("running hookd doctor --probe");
+    let text = stdout(&out);
+    (out, text)
+}
+
+/// The `probe:…` lines of doctor's output.
+fn probe_lines(text: &str) -> Vec<&str> {
+    text.lines()
+        .filter(|l| l[4..].starts_with("probe:"))
+        .collect()
+}
+
+#[test]
+fn a_healthy_install_probes_every_event_through_the_daemon() {
+    // Rules that would hold every probed tool call for the watcher below:
+    // a probe is answered without rules or clients.
+    let d = Daemon::start_with(daemon::DaemonOptions {
+        rules: Some("[[rule]]\nid = \"ask-bash\"\naction = \"ask\"\ntool = \"Bash\"\n".into()),
+        ..daemon::DaemonOptions::default()
+    });
+    let root = tempfile::tempdir().unwrap();
+    let project = root.path().join("project");
+    fs::create_dir_all(&project).unwrap();
+    install(root.path(), &project, "project", &[]);
+    // A real hook fired before, and a client watches for pending events.
+    d.forward(&daemon::fixture("PreToolUse.json"), &["--timeout", "5"]);
+    let mut watcher = daemon::RawClient::hello(&d.socket, "watcher");
+    watcher.call(json!({"type": "subscribe", "filter": {"pending_only": true}}));
+
+    let (out, text) = probe(root.path(), &project, &d.socket);
+    eprintln!("{text}");
+    assert!(out.status.success(), "{text}\n{}", d.stderr());
+    let probes = probe_lines(&text);
+    assert_eq!(probes.len(), 32, "{text}");
+    for l in &probes {
+        assert!(
+            l.starts_with("✓ probe:project:") && l.contains(": answered by the daemon in "),
+            "{l}"
+        );
+    }
+    assert!(
+        line(&text, "probe:project:PreToolUse").ends_with(" ms"),
+        "{text}"
+    );
+    // The daemon logged each probe, decided by source `probe`.
+    let log = d.wait_log_lines(2 + 2 * 32);
+    let probe_events: Vec<&Value> = log
+        .iter()
+        .filter(|l| {
+            l["type"] == "event"
+                && l["session_id"]
+                    .as_str()
+                    .is_some_and(|s| s.starts_with("hookd-probe-"))
+        })
+        .collect();
+    assert_eq!(probe_events.len(), 32);
+    let sources: Vec<&str> = log
+        .iter()
+        .filter(|l| l["type"] == "decision")
+        .filter(|l| probe_events.iter().any(|e| e["id"] == l["event_id"]))
+        .map(|l| l["source"].as_str().unwrap())
+        .collect();
+    assert_eq!(sources, vec!["probe"; 32]);
+    // No client was shown a probe as pending.
+    watcher.send(&json!({"type": "status", "req": "after"}));
+    let frame = watcher.recv().unwrap();
+    assert_eq!(frame["req"], "after", "a pushed frame: {frame}");
+    // Doctor's "hooks fire" still names the real hook, not a probe.
+    let (_, again) = probe(root.path(), &project, &d.socket);
+    let fired = line(&again, "hooks fire");
+    let session = daemon::fixture("PreToolUse.json")["session_id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(
+        fired.contains(&format!("session {}", &session[..8])),
+        "{again}"
+    );
+}
+
+#[test]
+fn probes_fall_back_when_the_daemon_is_down() {
+    let root = tempfile::tempdir().unwrap();
+    let project = root.path().join("project");
+    fs::create_dir_all(&project).unwrap();
+    install(
+        root.path(),
+        &project,
+        "project",
+        &["--events", "PreToolUse,Stop"],
+    );
+    let socket = root.path().join("run/hookd.sock");
+    let (out, text) = probe(root.path(), &project, &socket);
+    assert_eq!(out.status.code(), Some(1), "{text}");
+    let probes = probe_lines(&text);
+    assert_eq!(probes.len(), 2, "{text}");
+    for l in probes {
+        assert!(
+            l.starts_with("✗ ") && l.contains("fell back (no_socket)"),
+            "{text}"
+        );
+        assert!(l.contains(&socket.display().to_string()), "{l}");
+    }
+}
+
+#[test]
+fn a_fail_closed_fallback_is_recognised_as_a_fallback() {
+    // The forwarder then prints a real deny of its own: that is the
+    // fallback blocking, not the daemon answering.
+    let root = tempfile::tempdir().unwrap();
+    let project = root.path().join("project");
+    fs::create_dir_all(&project).unwrap();
+    install(
+        root.path(),
+        &project,
+        "project",
+        &["--fail-closed", "--events", "PreToolUse"],
+    );
+    let socket = root.path().join("run/hookd.sock");
+    let (out, text) = probe(root.path(), &project, &socket);
+    assert_eq!(out.status.code(), Some(1), "{text}");
+    let l = line(&text, "probe:project:PreToolUse");
+    assert!(
+        l.starts_with("✗ ") && l.contains("fell back (no_socket)") && !l.contains("wrong output"),
+        "{text}"
+    );
+}
+
+#[test]
+fn a_wrapper_that_prints_something_else_is_wrong_output() {
+    use std::os::unix::fs::PermissionsExt;
+    let d = Daemon::start();
+    let root = tempfile::tempdir().unwrap();
+    let project = root.path().join("project");
+    fs::create_dir_all(&project).unwrap();
+    // Named hook-forwarder, so it counts as hookd's registration; it asks
+    // the daemon, then prints its own answer.
+    let wrapper = root.path().join("wrap/hook-forwarder");
+    fs::create_dir_all(wrapper.parent().unwrap()).unwrap();
+    fs::write(
+        &wrapper,
+        format!(
+            "#!/bin/sh\n'{}' \"$@\" > /dev/null\necho '{{}}'\n",
+            daemon::forwarder_bin().display()
+        ),
+    )
+    .unwrap();
+    fs::set_permissions(&wrapper, fs::Permissions::from_mode(0o755)).unwrap();
+    install(
+        root.path(),
+        &project,
+        "project",
+        &[
+            "--events",
+            "PreToolUse",
+            "--forwarder",
+            wrapper.to_str().unwrap(),
+        ],
+    );
+    let (out, text) = probe(root.path(), &project, &d.socket);
+    assert_eq!(out.status.code(), Some(1), "{text}");
+    let l = line(&text, "probe:project:PreToolUse");
+    assert!(l.starts_with("✗ ") && l.contains("wrong output"), "{text}");
+    assert!(l.contains(r#"got exit 0 with stdout "{}\n""#), "{l}");
+    assert!(l.contains("permissionDecision"), "the expected output: {l}");
+}
+
+#[test]
+fn a_forwarder_that_cannot_run_is_a_fallback() {
+    // Exec form: Claude Code cannot spawn it. Shell form: the shell exits
+    // 127. Either way the action proceeds unjudged.
+    let root = tempfile::tempdir().unwrap();
+    let project = root.path().join("project");
+    let settings = project.join(".claude/settings.json");
+    fs::create_dir_all(settings.parent().unwrap()).unwrap();
+    let gone = root.path().join("gone/hook-forwarder");
+    let gone = gone.to_str().unwrap();
+    fs::write(
+        &settings,
+        json!({"hooks": {
+            "PreToolUse": [{"hooks": [{"type": "command", "command": gone, "args": ["--timeout", "25"], "timeout": 30}]}],
+            "Stop": [{"hooks": [{"type": "command", "command": format!("{gone} --timeout 25"), "timeout": 30}]}]
+        }})
+        .to_string(),
+    )
+    .unwrap();
+    let (out, text) = probe(root.path(), &project, &root.path().join("run/hookd.sock"));
+    assert_eq!(out.status.code(), Some(1), "{text}");
+    let exec = line(&text, "probe:project:PreToolUse");
+    assert!(
+        exec.starts_with("✗ ") && exec.contains(&format!("fell back (cannot run {gone}")),
+        "{text}"
+    );
+    let shell = line(&text, "probe:project:Stop");
+    assert!(
+        shell.starts_with("✗ ") && shell.contains("fell back (exit 127"),
+        "{text}"
+    );
 }

@@ -117,16 +117,17 @@ fn hooks_written_by_install_let_a_deny_rule_block_rm() {
     }
 }
 
+/// `hookd install --fail-closed` with the daemon down: the prompt still
+/// goes through (UserPromptSubmit is not a tool event), the tool call is
+/// blocked. Before scopes, the same install refused every prompt.
 #[test]
-fn a_fail_closed_install_blocks_rm_when_the_daemon_is_down() {
+fn a_fail_closed_install_blocks_rm_but_not_the_prompt_when_the_daemon_is_down() {
     let mock = MockApi::start(&claude::one_bash_call_script("rm -f victim.txt"));
     let run = ClaudeRun::new(&mock).arg("--include-hook-events");
     // Nothing listens here.
     let socket = run.scratch_dir().join("no-daemon.sock");
     let run = run.env("HOOKD_SOCKET", socket);
-    // Only PreToolUse: with every event, the guarded UserPromptSubmit would
-    // already refuse the prompt (see the README on --fail-closed).
-    install_into(&run, &["--fail-closed", "--events", "PreToolUse"]);
+    install_into(&run, &["--fail-closed"]);
     std::fs::write(run.project_dir().join("victim.txt"), "still here").unwrap();
 
     let out = run.run("please run the command");
@@ -136,11 +137,47 @@ fn a_fail_closed_install_blocks_rm_when_the_daemon_is_down() {
         "rm ran although the hook is fail-closed and no daemon answers\n{}",
         out.describe()
     );
+    // The model got the prompt and was told why its tool call was refused.
     mock.expect_refusal("hookd could not decide (no_socket)");
+    let fell_back = fallbacks(&out);
+    for event in ["UserPromptSubmit", "PreToolUse"] {
+        assert!(
+            fell_back
+                .iter()
+                .any(|l| l.contains(&format!("event={event} reason=no_socket"))),
+            "{event}: {fell_back:?}\n{}",
+            out.describe()
+        );
+    }
+}
+
+/// `--fail-closed=all` keeps the old, wider behaviour: with the daemon down
+/// the prompt itself is refused, and the model never sees it.
+#[test]
+fn a_fail_closed_all_install_refuses_the_prompt_when_the_daemon_is_down() {
+    let mock = MockApi::start(&claude::one_bash_call_script("rm -f victim.txt"));
+    let run = ClaudeRun::new(&mock).arg("--include-hook-events");
+    let socket = run.scratch_dir().join("no-daemon.sock");
+    let run = run.env("HOOKD_SOCKET", socket);
+    install_into(&run, &["--fail-closed=all"]);
+    std::fs::write(run.project_dir().join("victim.txt"), "still here").unwrap();
+
+    let out = run.run("please run the command");
+    assert!(run.project_dir().join("victim.txt").exists());
+    let main_loop = mock
+        .message_requests()
+        .into_iter()
+        .filter(|body| body["tools"].as_array().is_some_and(|t| !t.is_empty()))
+        .count();
+    assert_eq!(
+        main_loop,
+        0,
+        "the prompt reached the model\n{}\n{}",
+        mock.describe_requests(),
+        out.describe()
+    );
     assert!(
-        fallbacks(&out)
-            .iter()
-            .any(|l| l.contains("event=PreToolUse reason=no_socket")),
+        out.stdout.contains("hookd could not decide (no_socket)"),
         "{}",
         out.describe()
     );

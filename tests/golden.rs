@@ -4,7 +4,7 @@
 //! `shared/reference/samples/` plus a hand-written input for every other
 //! event) is parsed into a typed event and rendered under each verdict its
 //! event supports, with context where the event accepts it, and as a
-//! fail-closed fallback. Each result must equal
+//! fail-closed fallback (scope `all`). Each result must equal
 //! `tests/fixtures/golden/<input>.<case>.out` byte for byte.
 //!
 //! `UPDATE_GOLDEN=1 cargo test --test golden` rewrites the expected files;
@@ -15,7 +15,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 use hookd::claude::output::{accepts_context, fallback, render, supported_verdicts, HookOutput};
-use hookd::claude::{HookEventKind, HookInput};
+use hookd::claude::{FailClosed, HookEventKind, HookInput};
 use hookd::decision::{Answer, Verdict};
 use serde_json::{json, Value};
 
@@ -47,7 +47,11 @@ fn cases(kind: HookEventKind) -> Vec<(String, HookOutput)> {
         };
         out.push(("allow-updated-input".into(), render(kind, &answer)));
     }
-    out.push(("fallback-closed".into(), fallback(kind, true, "timeout")));
+    // The widest scope: every guarded event blocks (`--fail-closed=all`).
+    out.push((
+        "fallback-closed".into(),
+        fallback(kind, FailClosed::All, "timeout"),
+    ));
     out
 }
 
@@ -136,9 +140,12 @@ fn every_event_and_verdict_renders_exactly_as_golden() {
         .collect();
     assert!(missing.is_empty(), "no input fixture for {missing:?}");
 
+    // Subdirectories hold the other agents' golden files (golden_agents.rs).
     let stray: Vec<_> = fs::read_dir(&golden_dir)
         .unwrap()
-        .map(|e| e.unwrap().file_name())
+        .map(|e| e.unwrap())
+        .filter(|e| e.file_type().is_ok_and(|t| t.is_file()))
+        .map(|e| e.file_name())
         .filter(|name| !expected_files.contains(name))
         .collect();
     assert!(stray.is_empty(), "golden files with no case: {stray:?}");

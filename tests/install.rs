@@ -16,7 +16,7 @@ use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-use hookd::claude::HookEventKind;
+use hookd::claude::{FailClosed, HookEventKind};
 use hookd::install::{install_text, uninstall_text, InstallOptions};
 use serde_json::Value;
 
@@ -40,7 +40,7 @@ fn golden_options() -> InstallOptions {
             HookEventKind::Stop,
             HookEventKind::SessionEnd,
         ],
-        fail_closed: true,
+        fail_closed: FailClosed::Tools,
     }
 }
 
@@ -324,8 +324,9 @@ fn print_shows_valid_json_and_touches_nothing() {
         pre["args"],
         serde_json::json!(["--timeout", "25", "--fail-closed", "--installed-by=hookd"])
     );
-    // Stop-like and observe-only events never block on failure.
-    for event in ["Stop", "SessionStart", "Notification"] {
+    // Prompts, Stop-like and observe-only events never block on failure
+    // under the default scope.
+    for event in ["UserPromptSubmit", "Stop", "SessionStart", "Notification"] {
         assert!(
             hooks[event][0]["hooks"][0].get("onFailure").is_none(),
             "{event}"
@@ -547,29 +548,67 @@ fn a_symlinked_settings_file_stays_a_symlink() {
     );
 }
 
+/// Each event's handler: whether the forwarder gets `--fail-closed…` and
+/// Claude Code `"onFailure":"block"`.
+fn fail_closed_handlers(file: &Path) -> Vec<(String, Option<String>, bool)> {
+    let settings: Value = serde_json::from_str(&fs::read_to_string(file).unwrap()).unwrap();
+    let hooks = settings["hooks"].as_object().unwrap();
+    assert_eq!(hooks.len(), 32, "every event stays registered");
+    hooks
+        .iter()
+        .map(|(event, groups)| {
+            assert_eq!(groups.as_array().unwrap().len(), 1, "{event}");
+            let handler = &groups[0]["hooks"][0];
+            let flag = handler["args"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .filter_map(Value::as_str)
+                .find(|a| a.starts_with("--fail-closed"))
+                .map(str::to_owned);
+            (event.clone(), flag, handler["onFailure"] == "block")
+        })
+        .collect()
+}
+
 #[test]
-fn fail_closed_for_tools_only_as_the_readme_says() {
+fn fail_closed_means_tools_unless_all_is_asked_for() {
     let tmp = tempfile::tempdir().unwrap();
     let file = tmp.path().join("settings.json");
-    ok(&install(tmp.path(), &file, &[]));
-    ok(&install(
-        tmp.path(),
-        &file,
-        &["--events", "PreToolUse,PermissionRequest", "--fail-closed"],
-    ));
-    let settings: Value = serde_json::from_str(&fs::read_to_string(&file).unwrap()).unwrap();
-    let hooks = settings["hooks"].as_object().unwrap();
-    assert_eq!(hooks.len(), 32, "the other events stay registered");
-    for (event, groups) in hooks {
-        assert_eq!(groups.as_array().unwrap().len(), 1, "{event}");
-        let handler = &groups[0]["hooks"][0];
-        let closed = matches!(event.as_str(), "PreToolUse" | "PermissionRequest");
-        assert_eq!(handler["onFailure"] == "block", closed, "{event}");
+    ok(&install(tmp.path(), &file, &["--fail-closed"]));
+    for (event, flag, on_failure) in fail_closed_handlers(&file) {
+        let tool = matches!(event.as_str(), "PreToolUse" | "PermissionRequest");
+        assert_eq!(flag.as_deref(), tool.then_some("--fail-closed"), "{event}");
+        assert_eq!(on_failure, tool, "{event}");
     }
-    let again = ok(&install(
-        tmp.path(),
-        &file,
-        &["--events", "PreToolUse,PermissionRequest", "--fail-closed"],
-    ));
+    let again = ok(&install(tmp.path(), &file, &["--fail-closed=tools"]));
     assert!(again.contains("nothing to do"), "{again}");
+
+    ok(&install(tmp.path(), &file, &["--fail-closed=all"]));
+    for (event, flag, on_failure) in fail_closed_handlers(&file) {
+        let guarded = HookEventKind::from_name(&event).is_guarded();
+        assert_eq!(
+            flag.as_deref(),
+            guarded.then_some("--fail-closed=all"),
+            "{event}"
+        );
+        assert_eq!(on_failure, guarded, "{event}");
+    }
+    assert!(FailClosed::All.blocks(HookEventKind::UserPromptSubmit));
+
+    let out = hookd(
+        tmp.path(),
+        &[
+            "install",
+            "--settings",
+            file.to_str().unwrap(),
+            "--fail-closed=prompts",
+        ],
+    );
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("prompts") && stderr.contains("tools") && stderr.contains("all"),
+        "{stderr}"
+    );
 }

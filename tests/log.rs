@@ -88,6 +88,62 @@ fn secrets_are_redacted_in_the_log_and_for_subscribers_that_ask() {
     );
 }
 
+/// What a client decides (its reason, its context, the input it rewrote) is
+/// redacted in the log and for subscribers that asked, like an input; the
+/// forwarder still gets it verbatim, and so do subscribers that did not ask.
+#[test]
+fn client_decisions_are_redacted_in_the_log() {
+    let d = Daemon::start_with(DaemonOptions {
+        config: Some("[decisions]\nroute_undecided = true\ntimeout = 20\n".into()),
+        ..DaemonOptions::default()
+    });
+    let mut approver = RawClient::hello(&d.socket, "approver");
+    let ok = approver.call(json!({"type": "subscribe", "filter": {"pending_only": true}}));
+    assert_eq!(ok["type"], "ok", "{ok}");
+    let mut careful = RawClient::hello(&d.socket, "careful");
+    assert_eq!(
+        careful.call(json!({"type": "subscribe", "redact": true}))["type"],
+        "ok"
+    );
+    let mut input = fixture("PreToolUse.json");
+    input["tool_input"]["command"] = json!("psql -h db");
+    let fwd = daemon::forward_in_background(&d.socket, &input, &[]);
+    let event = approver.wait_for("a pending event", |f| {
+        f["type"] == "event" && f["pending"] == true
+    })["event"]
+        .clone();
+    let reply = approver.call(json!({
+        "type": "decide", "event_id": event["id"], "verdict": "allow",
+        "reason": "fine with PGPASSWORD=hunter2-reason",
+        "additional_context": "the db is at postgres://app:hunter2-context@db/x",
+        "updated_input": {"command": "psql -h db", "password": "hunter2-input"},
+    }));
+    assert_eq!(reply["type"], "ok", "{reply}");
+    let out = fwd.join().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.contains("hunter2-input"),
+        "Claude Code gets the input as decided: {stdout}"
+    );
+
+    let lines = d.wait_log_lines(2);
+    let text = std::fs::read_to_string(&d.log).unwrap();
+    assert!(
+        !text.contains("hunter2"),
+        "a client's secret reached the log: {text}"
+    );
+    let decision = lines.iter().find(|l| l["type"] == "decision").unwrap();
+    assert_eq!(decision["reason"], "fine with PGPASSWORD=[REDACTED]");
+    assert_eq!(decision["updated_input"]["password"], "[REDACTED]");
+    let seen = careful.wait_for("decision", |f| f["type"] == "decision");
+    assert!(!seen.to_string().contains("hunter2"), "{seen}");
+    let raw = approver.wait_for("decision", |f| f["type"] == "decision");
+    assert_eq!(
+        raw["decision"]["updated_input"]["password"], "hunter2-input",
+        "{raw}"
+    );
+}
+
 #[test]
 fn custom_redaction_patterns_from_the_config() {
     let d = Daemon::start_with(DaemonOptions {
@@ -323,5 +379,107 @@ fn a_full_disk_reports_the_torn_line_once_per_streak() {
         stderr.matches("event log write failed").count(),
         1,
         "{stderr}"
+    );
+}
+
+/// `hookd tail --follow` under rotations far faster than it polls: the
+/// daemon's own log writer (`EventLog`, tiny `max_bytes`) rotates hundreds of
+/// times a second while tail reads. Every line arrives once, in order.
+#[test]
+fn fast_rotation_while_tailing_loses_and_repeats_nothing() {
+    use hookd::config::LogConfig;
+    use hookd::daemon::log::EventLog;
+
+    const LINES: usize = 3000;
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("events.jsonl");
+    // ~5 lines per file: about 600 rotations; `keep` is large enough that
+    // no file is deleted before tail could read it.
+    let config = LogConfig {
+        max_bytes: 400,
+        keep: 700,
+        ..LogConfig::default()
+    };
+    let line = |n: usize| {
+        format!(
+            "{{\"type\":\"event\",\"id\":\"line-{n:05}\",\"pad\":\"{:>20}\"}}\n",
+            n
+        )
+    };
+    let log = EventLog::open(&path, &config);
+    log.push(line(0).into());
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !path.exists() {
+        assert!(
+            Instant::now() < deadline,
+            "the log writer never created the file"
+        );
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    let mut tail = Command::new(daemon::hookd_bin())
+        .args(["tail", "--follow", "--json", "--log"])
+        .arg(&path)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdout = tail.stdout.take().unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    let reader = std::thread::spawn(move || {
+        let mut buf = [0u8; 64 * 1024];
+        let mut text = String::new();
+        while let Ok(n) = stdout.read(&mut buf) {
+            if n == 0 {
+                break;
+            }
+            text.push_str(std::str::from_utf8(&buf[..n]).unwrap());
+            let _ = tx.send(text.lines().count());
+        }
+        text
+    });
+    std::thread::sleep(Duration::from_millis(300));
+    for n in 1..LINES {
+        log.push(line(n).into());
+        if n % 4 == 0 {
+            std::thread::sleep(Duration::from_millis(1));
+        }
+    }
+    log.close();
+    let rotations = log
+        .counters()
+        .rotations
+        .load(std::sync::atomic::Ordering::Relaxed);
+    assert!(
+        rotations > 400,
+        "the test must rotate fast: {rotations} rotations"
+    );
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while let Ok(count) = rx.recv_timeout(deadline.saturating_duration_since(Instant::now())) {
+        if count >= LINES {
+            break;
+        }
+    }
+    // Give a duplicate the time to show up before stopping tail.
+    std::thread::sleep(Duration::from_millis(300));
+    let _ = Command::new("kill").arg(tail.id().to_string()).status();
+    let _ = tail.wait();
+    let text = reader.join().unwrap();
+    let seen: Vec<usize> = text
+        .lines()
+        .map(|l| {
+            let v: Value = serde_json::from_str(l).unwrap();
+            v["id"].as_str().unwrap()[5..].parse().unwrap()
+        })
+        .collect();
+    let missing: Vec<usize> = (0..LINES).filter(|n| !seen.contains(n)).collect();
+    let repeated = seen.len() + missing.len() - LINES;
+    let in_order: Vec<usize> = (0..LINES).collect();
+    assert!(
+        seen == in_order,
+        "{rotations} rotations: tail printed {} lines for {LINES} written; \
+         {} missing (first: {:?}), {repeated} repeated",
+        seen.len(),
+        missing.len(),
+        &missing[..missing.len().min(20)]
     );
 }

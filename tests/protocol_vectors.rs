@@ -59,6 +59,27 @@ fn reply_vectors_round_trip() {
     }
 }
 
+/// An `unknown frame type` error in the reply vectors is word for word what
+/// the daemon answers to that type (the list of valid types included).
+#[test]
+fn unknown_type_reply_vectors_match_decode() {
+    let mut seen = 0;
+    for line in lines("replies.ndjson") {
+        let reply: Value = serde_json::from_str(&line).unwrap();
+        let message = reply["message"].as_str().unwrap_or_default();
+        let Some(rest) = message.strip_prefix("unknown frame type `") else {
+            continue;
+        };
+        let kind = rest.split('`').next().unwrap();
+        let frame = serde_json::json!({ "type": kind }).to_string();
+        let err = Request::decode(frame.as_bytes()).unwrap_err();
+        assert_eq!(err.code, ErrorCode::InvalidFrame);
+        assert_eq!(err.message, message, "{line}");
+        seen += 1;
+    }
+    assert!(seen > 0, "replies.ndjson has no unknown-type error vector");
+}
+
 #[test]
 fn rejected_vectors_are_rejected_with_their_code() {
     for line in lines("rejected.ndjson") {

@@ -418,3 +418,60 @@ fn replay_reports_the_decisions_other_rules_would_change() {
     assert!(String::from_utf8_lossy(&human.stdout)
         .contains("3 decision points re-judged, 2 would change"));
 }
+
+/// The daemon counts a stop chain's blocks for `max_blocks`: a rule blocks
+/// that many Stops in a row, then lets the session stop; a new prompt
+/// starts over, and a plain Stop rule blocks once per chain.
+#[test]
+fn stop_chains_are_counted_by_the_daemon() {
+    let d = with_rules(
+        r#"
+[[rule]]
+id = "twice"
+action = "deny"
+event = "Stop"
+max_blocks = 2
+reason = "not done yet"
+
+[[rule]]
+id = "once"
+action = "deny"
+event = "SubagentStop"
+reason = "check the subagent's work"
+"#,
+    );
+    let stop = |active: bool| {
+        let mut input = fixture("Stop.json");
+        input["stop_hook_active"] = json!(active);
+        input
+    };
+    let blocked = |input: &Value| {
+        let out = d.forward(input, &[]);
+        assert_eq!(out.status.code(), Some(0), "{out:?}");
+        !out.stdout.is_empty() && stdout_json(&out)["decision"] == "block"
+    };
+    for round in 0..2 {
+        assert!(
+            blocked(&stop(false)),
+            "round {round}: the chain's first Stop"
+        );
+        assert!(blocked(&stop(true)), "round {round}: max_blocks = 2");
+        assert!(
+            !blocked(&stop(true)),
+            "round {round}: a third block in a row"
+        );
+        // A new prompt starts a new chain.
+        d.forward(&fixture("UserPromptSubmit.json"), &[]);
+    }
+    // A Stop let through ends the chain even without a new prompt.
+    assert!(blocked(&stop(false)));
+    assert!(blocked(&stop(true)));
+    assert!(!blocked(&stop(true)));
+    assert!(blocked(&stop(false)));
+
+    let mut sub = fixture("SubagentStop.json");
+    sub["stop_hook_active"] = json!(false);
+    assert!(blocked(&sub));
+    sub["stop_hook_active"] = json!(true);
+    assert!(!blocked(&sub), "a plain deny blocks once per chain");
+}

@@ -110,10 +110,11 @@ impl HookEventKind {
     }
 
     /// The events Claude Code treats as *guarded* (the bundle's `I9` set):
-    /// blocking them prevents an action. These are the events a fail-closed
-    /// fallback blocks. Stop-like events are deliberately absent: "blocking"
-    /// a Stop makes the agent keep working, which is never a safe default.
-    pub fn blocks_when_fail_closed(self) -> bool {
+    /// blocking them prevents an action, and with `"onFailure":"block"` a
+    /// hook that fails blocks them. [`FailClosed::All`] blocks these. Stop-like
+    /// events are deliberately absent: "blocking" a Stop makes the agent keep
+    /// working, which is never a safe default.
+    pub fn is_guarded(self) -> bool {
         use HookEventKind::*;
         matches!(
             self,
@@ -128,6 +129,16 @@ impl HookEventKind {
                 | PostToolBatch
                 | TaskCreated
                 | PreCompact
+        )
+    }
+
+    /// Whether the event asks to run a tool: PreToolUse, and
+    /// PermissionRequest (which is also how the Agent SDK's `canUseTool`
+    /// reaches hookd). [`FailClosed::Tools`] blocks these.
+    pub fn is_tool_gate(self) -> bool {
+        matches!(
+            self,
+            HookEventKind::PreToolUse | HookEventKind::PermissionRequest
         )
     }
 
@@ -159,6 +170,77 @@ impl fmt::Display for HookEventKind {
     }
 }
 
+/// Which events a fallback blocks when nobody can decide (the daemon is
+/// down, the deadline passed): `--fail-closed[=tools|all]` on the forwarder,
+/// `hookd install` and `hookd serve`.
+///
+/// The default scope is `tools`: with the daemon down, tool calls are
+/// refused but prompts still go through, so a user can still talk to Claude
+/// (and be told why nothing runs). `all` also blocks prompts and the other
+/// guarded events.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
+pub enum FailClosed {
+    /// Fail open: every fallback is "no opinion".
+    #[default]
+    Off,
+    /// Block tool calls: PreToolUse and PermissionRequest
+    /// ([`HookEventKind::is_tool_gate`]).
+    Tools,
+    /// Block every guarded event ([`HookEventKind::is_guarded`]):
+    /// tool calls, and prompts (UserPromptSubmit), compaction, config
+    /// changes, model switches, elicitations, task creation.
+    All,
+}
+
+impl FailClosed {
+    /// The scopes a user may name, in the spelling of `--fail-closed=SCOPE`.
+    pub const SCOPES: &'static [&'static str] = &["tools", "all"];
+
+    /// Whether a fallback for an event of `kind` blocks it.
+    pub fn blocks(self, kind: HookEventKind) -> bool {
+        match self {
+            FailClosed::Off => false,
+            FailClosed::Tools => kind.is_tool_gate(),
+            FailClosed::All => kind.is_guarded(),
+        }
+    }
+
+    /// Parses a scope name (`tools`, `all`); `None` for anything else.
+    pub fn from_scope(scope: &str) -> Option<FailClosed> {
+        match scope {
+            "tools" => Some(FailClosed::Tools),
+            "all" => Some(FailClosed::All),
+            _ => None,
+        }
+    }
+
+    /// The scope's name: `off`, `tools` or `all`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            FailClosed::Off => "off",
+            FailClosed::Tools => "tools",
+            FailClosed::All => "all",
+        }
+    }
+
+    /// Whether any event fails closed.
+    pub fn is_on(self) -> bool {
+        self != FailClosed::Off
+    }
+}
+
+impl serde::Serialize for FailClosed {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.as_str())
+    }
+}
+
+impl fmt::Display for FailClosed {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -182,10 +264,39 @@ mod tests {
     #[test]
     fn fail_closed_events_are_decision_points() {
         for kind in HookEventKind::ALL {
-            if kind.blocks_when_fail_closed() {
+            if FailClosed::All.blocks(*kind) {
                 assert!(kind.is_decision_point(), "{kind}");
+            }
+            // Each scope blocks a subset of the next one.
+            assert!(!FailClosed::Off.blocks(*kind));
+            if FailClosed::Tools.blocks(*kind) {
+                assert!(FailClosed::All.blocks(*kind), "{kind}");
             }
         }
         assert!(!HookEventKind::Unknown.is_decision_point());
+        assert!(!FailClosed::All.blocks(HookEventKind::Unknown));
+    }
+
+    #[test]
+    fn the_tools_scope_blocks_tool_calls_and_lets_prompts_through() {
+        let tools: Vec<_> = HookEventKind::ALL
+            .iter()
+            .filter(|k| FailClosed::Tools.blocks(**k))
+            .collect();
+        assert_eq!(
+            tools,
+            [
+                &HookEventKind::PreToolUse,
+                &HookEventKind::PermissionRequest
+            ]
+        );
+        assert!(!FailClosed::Tools.blocks(HookEventKind::UserPromptSubmit));
+        assert!(FailClosed::All.blocks(HookEventKind::UserPromptSubmit));
+        assert!(!FailClosed::All.blocks(HookEventKind::Stop));
+        for scope in FailClosed::SCOPES {
+            assert_eq!(FailClosed::from_scope(scope).unwrap().as_str(), *scope);
+        }
+        assert_eq!(FailClosed::from_scope("off"), None);
+        assert!(FailClosed::Off < FailClosed::Tools && FailClosed::Tools < FailClosed::All);
     }
 }

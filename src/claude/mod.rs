@@ -2,7 +2,8 @@
 //!
 //! - [`kind`]: the 33 events of Claude Code 2.1.330 and what each can do;
 //! - [`input`]: the hook input (stdin), typed, never failing;
-//! - [`output`]: a decision → the exact stdout / stderr / exit code.
+//! - [`output`]: a decision → the exact stdout / stderr / exit code;
+//! - [`probe`]: the synthetic inputs of `hookd doctor --probe` and their answer.
 //!
 //! Architecture invariant: no other module builds or reads Claude Code's
 //! output JSON. The forwarder's fail-closed fallback calls [`output::fallback`]
@@ -11,7 +12,8 @@
 pub mod input;
 pub mod kind;
 pub mod output;
+pub mod probe;
 
 pub use input::HookInput;
-pub use kind::HookEventKind;
+pub use kind::{FailClosed, HookEventKind};
 pub use output::{fallback, render, HookOutput};

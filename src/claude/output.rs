@@ -14,7 +14,7 @@
 
 use serde_json::{Map, Value};
 
-use super::HookEventKind;
+use super::{FailClosed, HookEventKind};
 use crate::decision::{Answer, Verdict};
 
 /// What the forwarder prints and how it exits.
@@ -162,10 +162,10 @@ pub fn render(kind: HookEventKind, answer: &Answer) -> HookOutput {
 }
 
 /// The answer used when nobody could decide (daemon unreachable, deadline
-/// passed, shutting down): "no opinion", or, when the hook runs fail-closed,
-/// a real block on the events where blocking prevents an action.
-pub fn fallback_answer(kind: HookEventKind, fail_closed: bool, why: &str) -> Answer {
-    if fail_closed && kind.blocks_when_fail_closed() {
+/// passed, shutting down): "no opinion", or a real block on the events the
+/// hook's fail-closed scope covers.
+pub fn fallback_answer(kind: HookEventKind, fail_closed: FailClosed, why: &str) -> Answer {
+    if fail_closed.blocks(kind) {
         let reason =
             format!("hookd could not decide ({why}); blocked because the hook is fail-closed");
         Answer::new(Verdict::Deny, Some(reason))
@@ -175,7 +175,7 @@ pub fn fallback_answer(kind: HookEventKind, fail_closed: bool, why: &str) -> Ans
 }
 
 /// [`fallback_answer`], rendered.
-pub fn fallback(kind: HookEventKind, fail_closed: bool, why: &str) -> HookOutput {
+pub fn fallback(kind: HookEventKind, fail_closed: FailClosed, why: &str) -> HookOutput {
     render(kind, &fallback_answer(kind, fail_closed, why))
 }
 
@@ -223,7 +223,11 @@ mod tests {
             let out = render(HookEventKind::PermissionRequest, &Answer::new(v, None));
             assert_eq!(out.exit_code, 0);
         }
-        let out = fallback(HookEventKind::PermissionRequest, true, "timeout");
+        let out = fallback(
+            HookEventKind::PermissionRequest,
+            FailClosed::Tools,
+            "timeout",
+        );
         assert_eq!(
             parse(&out)["hookSpecificOutput"]["decision"]["behavior"],
             "deny"
@@ -247,14 +251,33 @@ mod tests {
     #[test]
     fn fail_open_fallback_is_silent_and_stop_never_blocks() {
         assert_eq!(
-            fallback(HookEventKind::PreToolUse, false, "timeout"),
+            fallback(HookEventKind::PreToolUse, FailClosed::Off, "timeout"),
             HookOutput::default()
         );
         assert_eq!(
-            fallback(HookEventKind::Stop, true, "timeout"),
+            fallback(HookEventKind::Stop, FailClosed::All, "timeout"),
             HookOutput::default()
         );
-        let out = parse(&fallback(HookEventKind::PreToolUse, true, "no_socket"));
+        // The default scope lets prompts through; `all` blocks them.
+        assert_eq!(
+            fallback(
+                HookEventKind::UserPromptSubmit,
+                FailClosed::Tools,
+                "no_socket"
+            ),
+            HookOutput::default()
+        );
+        let out = parse(&fallback(
+            HookEventKind::UserPromptSubmit,
+            FailClosed::All,
+            "no_socket",
+        ));
+        assert_eq!(out["decision"], "block");
+        let out = parse(&fallback(
+            HookEventKind::PreToolUse,
+            FailClosed::Tools,
+            "no_socket",
+        ));
         assert_eq!(out["hookSpecificOutput"]["permissionDecision"], "deny");
         assert!(out["hookSpecificOutput"]["permissionDecisionReason"]
             .as_str()

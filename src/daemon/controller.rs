@@ -275,6 +275,8 @@ pub struct Controller {
     projects: Arc<ProjectLayers>,
     permissive: bool,
     home: Option<PathBuf>,
+    /// Consecutive blocks per stop chain, for rules' `max_blocks`.
+    stops: super::stops::StopChains,
 }
 
 impl std::fmt::Debug for Controller {
@@ -294,6 +296,7 @@ impl Controller {
             projects: Arc::new(ProjectLayers::new()),
             permissive,
             home: std::env::var_os("HOME").map(PathBuf::from),
+            stops: Default::default(),
         }
     }
 
@@ -314,6 +317,11 @@ impl Controller {
     /// The project layers (for the refresh task and `status`).
     pub fn projects(&self) -> &Arc<ProjectLayers> {
         &self.projects
+    }
+
+    /// The stop chains' counts: the hook path records what it answered.
+    pub fn stop_chains(&self) -> &super::stops::StopChains {
+        &self.stops
     }
 
     /// Whether answers are sent (false in permissive mode).
@@ -345,6 +353,7 @@ impl Controller {
             input: &event.raw,
             project_dir: project_dir.as_deref(),
             home: self.home.as_deref(),
+            stop_blocks: self.stops.blocks(event.kind(), &event.raw),
         });
         let answer = answer_of(&evaluation);
         let decided_by_rule =

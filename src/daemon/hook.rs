@@ -33,8 +33,8 @@ use uuid::Uuid;
 
 use super::controller::Judgement;
 use super::hub::{ClientQueue, EventMeta, Hub, Resolution};
-use super::Shared;
-use crate::claude::{output, HookEventKind};
+use super::{unjudged, Shared};
+use crate::claude::{output, FailClosed, HookEventKind};
 use crate::config::Timeout;
 use crate::decision::{Answer, Decision, Source, Verdict};
 use crate::event::Event;
@@ -68,6 +68,9 @@ pub struct RunLink {
     pub owner: ClientQueue,
     /// Cancelled when the run ends: its events stop waiting for clients.
     pub ended: CancellationToken,
+    /// The adapter registered `canUseTool`: the SDK's PermissionRequest
+    /// hook is then a copy of the `canUseTool` call beside it.
+    pub can_use_tool: bool,
 }
 
 /// Answers one hook whose frame was `frame_bytes` long. Never fails: every
@@ -109,7 +112,7 @@ pub fn answer_in<'a>(
             .and_then(Value::as_str)
             .unwrap_or(""),
     );
-    let fail_closed = req.fail_closed || shared.fail_closed;
+    let fail_closed = req.fail_closed.max(shared.fail_closed);
     AssertUnwindSafe(answer_unguarded(req, frame_bytes, run, shared, shutdown))
         .catch_unwind()
         .map(move |answered| {
@@ -142,25 +145,49 @@ async fn answer_unguarded(
 ) -> HookResult {
     let started = Instant::now();
     let deadline = started + daemon_budget(Duration::from_millis(req.deadline_ms));
-    let fail_closed = req.fail_closed || shared.fail_closed;
+    let fail_closed = req.fail_closed.max(shared.fail_closed);
+    // The generation this event is judged under, whatever reloads happen
+    // while it waits.
+    let rules = shared.controller.rules();
     // Built in a block of its own: a named, shadowed `Event` would keep its
     // storage in this future's state for as long as the hook waits.
-    let event = Arc::new({
-        let mut event = Event::new(req.harness, req.input, req.env);
+    let (event, unjudged) = {
+        let mut event = match req.input_error {
+            None => Event::new(req.harness, req.input, req.env),
+            Some(error) => {
+                let text = match req.input {
+                    serde_json::Value::String(text) => text,
+                    other => other.to_string(),
+                };
+                Event::unreadable(req.harness, text, error, req.env)
+            }
+        };
         event.run_id = run.map(|r| r.run_id.to_string());
-        event
-    });
+        // Probes and copies of a run's hooks: answered at once, unjudged.
+        let unjudged = unjudged::recognise(&mut event, run, shared, rules.generation());
+        (Arc::new(event), unjudged)
+    };
     let skip = run.map(|r| r.owner.client_id);
+    // A copy's frames are not its run's: the owner gets the original.
+    let run = run.filter(|_| event.copy_of.is_none());
     if let Some(problem) = &event.input.problem {
         tracing::debug!(event = %event.name(), %problem, "hook input not fully typed; kept raw");
     }
     let kind = event.kind();
     shared.stats.events.fetch_add(1, Ordering::Relaxed);
 
-    // The generation this event is judged under, whatever reloads happen
-    // while it waits.
-    let rules = shared.controller.rules();
-    let judgement = if kind.is_decision_point() {
+    let judgement = if let Some(judgement) = unjudged {
+        judgement
+    } else if let Some(error) = &event.input_error {
+        // Nothing to judge: the fallback applies, a block where the hook
+        // fails closed, never a silent pass through the rules.
+        tracing::warn!(event = %event.name(), %error, "hook input is not JSON; answering with the fallback");
+        Judgement {
+            answer: output::fallback_answer(kind, fail_closed, "unreadable_input"),
+            source: Source::Fallback,
+            ..Judgement::default_for(rules.generation())
+        }
+    } else if kind.is_decision_point() {
         judge(
             &event,
             rules,
@@ -267,6 +294,16 @@ async fn answer_unguarded(
     if matches!(judgement.source, Source::Fallback | Source::Timeout) {
         shared.stats.fallbacks.fetch_add(1, Ordering::Relaxed);
     }
+    // What was sent decides whether a stop chain goes on (rules' `max_blocks`).
+    // Copies and probes are not the chain's: a copy's "no opinion" racing
+    // its run's judged original must not reset the count.
+    if !matches!(judgement.source, Source::Copy | Source::Probe) {
+        let blocked = judgement.enforced && judgement.answer.verdict == Verdict::Deny;
+        shared
+            .controller
+            .stop_chains()
+            .record(kind, &event.raw, blocked);
+    }
 
     let out = if judgement.enforced {
         output::render(kind, &judgement.answer)
@@ -285,14 +322,35 @@ async fn answer_unguarded(
     };
     tracing::debug!(event = %event.name(), verdict = %decision.answer.verdict, source = %decision.source, "decided");
     shared.stats.decisions.fetch_add(1, Ordering::Relaxed);
-    let decision_json =
-        serde_json::to_vec(&decision.record(judgement.enforced)).expect("records serialize");
+    // A client's answer (reason, context, rewritten input) is redacted for
+    // the log and for subscribers that asked, like the event's input.
+    let redacted_decision = match shared.redactor.redact_answer(&decision.answer) {
+        Cow::Borrowed(_) => None,
+        Cow::Owned(answer) => Some(Decision {
+            answer,
+            ..decision.clone()
+        }),
+    };
+    let decision_json = serde_json::to_vec(
+        &redacted_decision
+            .as_ref()
+            .unwrap_or(&decision)
+            .record(judgement.enforced),
+    )
+    .expect("records serialize");
     shared.log.push(line(&decision_json));
     // Built only if someone will receive it (most hooks have no subscriber).
-    let mut decision_frame: Option<Bytes> = None;
-    let mut frame = |_redact: bool| {
-        decision_frame
-            .get_or_insert_with(|| push_frame(PushKind::Decision, &decision_json))
+    let mut decision_frames: [Option<Bytes>; 2] = [None, None];
+    let mut frame = |redact: bool| {
+        decision_frames[redact as usize]
+            .get_or_insert_with(|| match (&redacted_decision, redact) {
+                (Some(_), false) => {
+                    let raw = serde_json::to_vec(&decision.record(judgement.enforced))
+                        .expect("records serialize");
+                    push_frame(PushKind::Decision, &raw)
+                }
+                _ => push_frame(PushKind::Decision, &decision_json),
+            })
             .clone()
     };
     shared.hub.publish(&meta, skip, &mut frame);
@@ -318,7 +376,7 @@ async fn judge(
     event: &Arc<Event>,
     rules: Arc<RuleSet>,
     frame_bytes: usize,
-    fail_closed: bool,
+    fail_closed: FailClosed,
     shared: &Arc<Shared>,
     deadline: Instant,
     shutdown: &CancellationToken,

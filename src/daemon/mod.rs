@@ -30,7 +30,9 @@ pub mod limits;
 pub mod log;
 pub mod runs;
 pub mod socket;
+pub mod stops;
 pub mod systemd;
+pub mod unjudged;
 
 use std::any::Any;
 use std::panic::AssertUnwindSafe;
@@ -79,9 +81,9 @@ pub struct ServeOptions {
     pub rules: RulesSource,
     /// The event log file.
     pub log: PathBuf,
-    /// Fallbacks block guarded events even for forwarders not run with
-    /// `--fail-closed`.
-    pub fail_closed: bool,
+    /// The events fallbacks block whatever a hook's own scope says
+    /// (`--fail-closed[=tools|all]`); the wider of the two applies.
+    pub fail_closed: crate::claude::FailClosed,
     /// Evaluate and log, but answer "no opinion".
     pub permissive: bool,
     /// Frame size cap in bytes.
@@ -120,8 +122,8 @@ pub struct Shared {
     pub controller: Controller,
     /// The event log.
     pub log: EventLog,
-    /// See [`Config::fail_closed`].
-    pub fail_closed: bool,
+    /// See [`ServeOptions::fail_closed`].
+    pub fail_closed: crate::claude::FailClosed,
     /// See [`Config::max_frame`].
     pub max_frame: usize,
     /// Peers must run as this uid.

@@ -210,13 +210,23 @@ impl Runs {
                 message: "hookd is stopping".into(),
             });
         }
-        let plan = self.plan(shared, &request)?;
+        let mut plan = self.plan(shared, &request)?;
         let run_id = crate::event::new_id().to_string();
+        let session_id = choose_session(&mut plan.options);
         let mut child = tokio::process::Command::new(&plan.node)
             .arg(self.adapter_dir.join("adapter.mjs"))
             .current_dir(&plan.cwd)
             .env_clear()
             .envs(plan.env.iter().map(|(k, v)| (k, v)))
+            // The SDK's Claude Code process and the command hooks it runs
+            // inherit these: hook-forwarder relays HOOKD_RUN_ID, so a hook
+            // registered by `hookd install` comes back here marked as a copy
+            // of this run's own (see `super::unjudged`).
+            .env(super::unjudged::RUN_ID_ENV, &run_id)
+            .env(
+                "HOOKD_SOCKET",
+                std::path::absolute(&shared.socket).unwrap_or_else(|_| shared.socket.clone()),
+            )
             .stdin(std::process::Stdio::piped())
             .stdout(std::process::Stdio::piped())
             .stderr(std::process::Stdio::piped())
@@ -247,7 +257,7 @@ impl Runs {
                 provider: request.provider.clone(),
                 model: model.clone(),
                 cwd: cwd.clone(),
-                session_id: None,
+                session_id: Some(session_id),
                 state: "starting",
                 aborts: abort_tx.clone(),
             },
@@ -274,6 +284,7 @@ impl Runs {
                 run_id: run_id.clone().into(),
                 owner,
                 ended: CancellationToken::new(),
+                can_use_tool: registers_can_use_tool(&plan.options),
             },
             pid,
             started: Instant::now(),
@@ -431,6 +442,36 @@ impl Runs {
             .contains_key(run_id)
     }
 
+    /// Whether a command hook that names run `run_id` (its `HOOKD_RUN_ID`)
+    /// is a copy of one of that run's own hooks: the run is live, the
+    /// hook's session is the run's, and the Claude Code process that ran
+    /// the hook (`CLAUDE_PID`) is in the run's process group (a `claude`
+    /// that the run's agent starts from a Bash tool is not). Otherwise
+    /// says why not.
+    pub fn recognise_copy(
+        &self,
+        run_id: &str,
+        session_id: Option<&str>,
+        claude_pid: Option<&str>,
+    ) -> Result<(), &'static str> {
+        let (group, session) = {
+            let table = self.table.lock().unwrap_or_else(|e| e.into_inner());
+            let entry = table.get(run_id).ok_or("no such run is live")?;
+            (entry.pid, entry.session_id.clone())
+        };
+        if session.is_some() && session.as_deref() != session_id {
+            return Err("its session is not the run's");
+        }
+        let pid = claude_pid
+            .and_then(|p| p.parse::<i32>().ok())
+            .filter(|p| *p > 0)
+            .ok_or("it carries no CLAUDE_PID")?;
+        match nix::unistd::getpgid(Some(Pid::from_raw(pid))) {
+            Ok(pgid) if pgid.as_raw() as u32 == group => Ok(()),
+            _ => Err("its Claude Code process is not in the run's process group"),
+        }
+    }
+
     fn update(&self, run_id: &str, change: impl FnOnce(&mut RunEntry)) {
         if let Some(entry) = self
             .table
@@ -549,6 +590,26 @@ fn sdk_options(
     }
 }
 
+/// The run's session id, known before the SDK starts so that copies of
+/// the run's hooks can be told from other sessions' (see
+/// [`Runs::recognise_copy`]): the session being resumed, else a new id
+/// given to the SDK as its `sessionId`.
+fn choose_session(options: &mut Map<String, Value>) -> String {
+    if let Some(resume) = options.get("resume").and_then(Value::as_str) {
+        return resume.to_string();
+    }
+    let id = crate::event::new_id().to_string();
+    options.insert("sessionId".into(), id.clone().into());
+    id
+}
+
+/// Whether the adapter registers `canUseTool` for a run with these SDK
+/// options: always but in `bypassPermissions` mode, where the SDK never
+/// consults it (`adapter/adapter.mjs` makes the same choice).
+fn registers_can_use_tool(options: &Map<String, Value>) -> bool {
+    options.get("permissionMode").and_then(Value::as_str) != Some("bypassPermissions")
+}
+
 /// `name` in the `PATH` of `env`, if it is an executable file there.
 fn find_on_path(name: &str, env: &[(OsString, OsString)]) -> Option<PathBuf> {
     use std::os::unix::fs::PermissionsExt;
@@ -629,7 +690,7 @@ async fn supervise(
                     }
                     Some(Ok(line)) => line,
                 };
-                let message = match serde_json::from_slice::<FromAdapter>(&line) {
+                let message = match FromAdapter::decode(&line) {
                     Ok(message) => message,
                     Err(e) => {
                         tracing::warn!(run = %run_id, error = %e, "ignoring a bad line from the adapter");
@@ -650,9 +711,10 @@ async fn supervise(
                             id: event.id,
                             harness: Harness::AgentSdk,
                             deadline_ms: HOOK_TIMEOUT.as_millis() as u64,
-                            fail_closed: false,
+                            fail_closed: crate::claude::FailClosed::Off,
                             env: BTreeMap::new(),
                             input: event.input,
+                            input_error: event.input_error,
                         };
                         let (link, shared, shutdown, to_adapter) =
                             (run.link.clone(), shared.clone(), shutdown.clone(), to_adapter.clone());

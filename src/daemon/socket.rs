@@ -137,31 +137,14 @@ pub fn check_private_dir(dir: &Path) -> Result<(), SocketError> {
 }
 
 fn check_private_meta(dir: &Path, meta: &fs::Metadata) -> Result<(), SocketError> {
-    let unsafe_dir = |why: String| SocketError::UnsafeDirectory {
-        dir: dir.to_path_buf(),
-        why,
-    };
-    if meta.file_type().is_symlink() {
-        return Err(unsafe_dir("it is a symlink; use a real directory".into()));
-    }
-    if !meta.is_dir() {
-        return Err(unsafe_dir("it is not a directory".into()));
-    }
     let uid = nix::unistd::geteuid().as_raw();
-    if meta.uid() != uid {
-        return Err(unsafe_dir(format!(
-            "it belongs to uid {}, not to this user (uid {uid}); remove it or choose another --socket",
-            meta.uid()
-        )));
+    match crate::paths::unsafe_dir_reason(dir, meta, uid) {
+        Some(why) => Err(SocketError::UnsafeDirectory {
+            dir: dir.to_path_buf(),
+            why,
+        }),
+        None => Ok(()),
     }
-    if meta.mode() & 0o022 != 0 {
-        return Err(unsafe_dir(format!(
-            "it is writable by group or others (mode {:o}); run `chmod 700 {}`",
-            meta.mode() & 0o7777,
-            dir.display()
-        )));
-    }
-    Ok(())
 }
 
 /// Binds `path` following the rules in the module doc.

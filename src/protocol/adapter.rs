@@ -10,7 +10,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::HookResult;
+use super::{json, HookResult};
 
 /// A message the daemon writes to the adapter's stdin.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -66,8 +66,72 @@ pub struct HookEvent {
     /// Chosen by the adapter, echoed in the `decision`.
     pub id: String,
     /// The SDK hook input, verbatim (`canUseTool`: a synthetic
-    /// `PermissionRequest` input with `hookd_origin: "canUseTool"`).
+    /// `PermissionRequest` input with `hookd_origin: "canUseTool"`); when
+    /// `input_error` is set, its text as a string.
     pub input: Value,
+    /// Not on the wire: set by [`FromAdapter::decode`] when the input could
+    /// not be read even leniently, saying why (see
+    /// [`crate::protocol::HookRequest::input_error`]).
+    #[serde(skip)]
+    pub input_error: Option<String>,
+}
+
+impl FromAdapter {
+    /// Parses one line of the adapter's stdout (without its `\n`).
+    ///
+    /// Strictly first; then, since everything the adapter relays comes from
+    /// `JSON.stringify`, leniently ([`json::parse_lenient`]: lone surrogates,
+    /// deep nesting). A `hook_event` whose input even that cannot read is
+    /// still returned, with `input_error` set, so its hook gets an answer
+    /// (the fallback) instead of waiting for one until the SDK gives up.
+    pub fn decode(line: &[u8]) -> Result<FromAdapter, serde_json::Error> {
+        let strict = match serde_json::from_slice(line) {
+            Ok(message) => return Ok(message),
+            Err(e) => e,
+        };
+        #[derive(Deserialize)]
+        struct Tag<'a> {
+            #[serde(rename = "type", borrow)]
+            kind: std::borrow::Cow<'a, str>,
+        }
+        let Ok(tag) = serde_json::from_slice::<Tag<'_>>(line) else {
+            return Err(strict);
+        };
+        // Each type straight into its struct (the enum would buffer the
+        // whole line into serde's own tree first, recursively).
+        let lenient = match tag.kind.as_ref() {
+            "ready" => json::parse_lenient(line).map(FromAdapter::Ready),
+            "hook_event" => json::parse_lenient(line).map(FromAdapter::HookEvent),
+            "sdk_message" => json::parse_lenient(line).map(FromAdapter::SdkMessage),
+            "done" => json::parse_lenient(line).map(FromAdapter::Done),
+            "error" => json::parse_lenient(line).map(FromAdapter::Error),
+            _ => return Err(strict),
+        };
+        if let Ok(message) = lenient {
+            return Ok(message);
+        }
+        #[derive(Deserialize)]
+        struct RawHookEvent<'a> {
+            id: String,
+            #[serde(borrow)]
+            input: &'a serde_json::value::RawValue,
+        }
+        match serde_json::from_slice::<RawHookEvent<'_>>(line) {
+            Ok(event) if tag.kind == "hook_event" => {
+                let text = event.input.get().as_bytes();
+                let (input, input_error) = match json::parse_lenient(text) {
+                    Ok(input) => (input, None),
+                    Err(error) => (Value::String(json::unreadable_text(text)), Some(error)),
+                };
+                Ok(FromAdapter::HookEvent(HookEvent {
+                    id: event.id,
+                    input,
+                    input_error,
+                }))
+            }
+            _ => Err(strict),
+        }
+    }
 }
 
 /// `sdk_message`.
@@ -104,4 +168,41 @@ pub struct Done {
 pub struct AdapterError {
     /// What went wrong.
     pub message: String,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn adapter_lines_carry_what_json_stringify_writes() {
+        let hook = |line: &str| match FromAdapter::decode(line.as_bytes()) {
+            Ok(FromAdapter::HookEvent(event)) => event,
+            other => panic!("{line}: {other:?}"),
+        };
+        let e = hook(
+            r#"{"type":"hook_event","id":"h1","input":{"hook_event_name":"PreToolUse","tool_input":{"command":"rm \udfff"}}}"#,
+        );
+        assert_eq!(e.id, "h1");
+        assert_eq!(e.input["tool_input"]["command"], "rm \\udfff");
+        assert_eq!(e.input_error, None);
+        let deep = format!("{}1{}", "{\"a\":".repeat(3000), "}".repeat(3000));
+        let e = hook(&format!(
+            r#"{{"type":"hook_event","id":"h2","input":{{"hook_event_name":"PreToolUse","x":{deep}}}}}"#
+        ));
+        assert_eq!(e.input["hook_event_name"], "PreToolUse");
+        // Unreadable input still yields the hook, so it gets an answer.
+        let e = hook(
+            r#"{"type":"hook_event","id":"h3","input":{"hook_event_name":"Stop","n":-1e999}}"#,
+        );
+        assert_eq!(e.id, "h3");
+        assert!(e.input_error.unwrap().contains("out of range"));
+        // Other messages too.
+        let m = FromAdapter::decode(br#"{"type":"done","is_error":false,"result":"ok \ud800"}"#);
+        assert!(
+            matches!(m, Ok(FromAdapter::Done(Done { result: Some(r), .. })) if r == "ok \\ud800")
+        );
+        assert!(FromAdapter::decode(b"{\"type\":\"hook_event\"").is_err());
+        assert!(FromAdapter::decode(br#"{"type":"nope","x":"\ud800"}"#).is_err());
+    }
 }

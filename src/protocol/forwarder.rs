@@ -6,37 +6,62 @@
 
 use std::collections::BTreeMap;
 
-use super::{DecodeError, ErrorCode, Reply, VERSION};
+use super::{json, DecodeError, ErrorCode, Reply, VERSION};
+use crate::claude::FailClosed;
 
-/// Encodes a `hook` frame (with its `\n`). `input` must be one valid JSON
-/// value; the caller checks that before calling.
-pub fn encode_hook(
-    id: &str,
-    deadline_ms: u64,
-    fail_closed: bool,
-    env: &BTreeMap<String, String>,
-    input: &[u8],
-) -> Vec<u8> {
-    let mut frame = Vec::with_capacity(input.len() + 256);
+/// What goes into a `hook` frame.
+#[derive(Debug, Clone, Copy)]
+pub struct HookFrame<'a> {
+    /// The request id.
+    pub id: &'a str,
+    /// The daemon must answer within this many milliseconds.
+    pub deadline_ms: u64,
+    /// Which events the forwarder blocks when it gets no answer.
+    pub fail_closed: FailClosed,
+    /// The hook's `CLAUDE*` environment.
+    pub env: &'a BTreeMap<String, String>,
+    /// The hook's stdin: one JSON value, unless `input_error` says why not.
+    pub input: &'a [u8],
+    /// Why `input` is not JSON: it is then sent as text (a JSON string of
+    /// [`json::unreadable_text`]) with this as `input_error`.
+    pub input_error: Option<&'a str>,
+}
+
+/// Encodes a `hook` frame (with its `\n`).
+pub fn encode_hook(hook: &HookFrame<'_>) -> Vec<u8> {
+    let mut frame = Vec::with_capacity(hook.input.len() + 256);
     frame.extend_from_slice(br#"{"type":"hook","v":"#);
     frame.extend_from_slice(VERSION.to_string().as_bytes());
     frame.extend_from_slice(br#","id":"#);
-    serde_json::to_writer(&mut frame, id).expect("a string serializes");
+    serde_json::to_writer(&mut frame, hook.id).expect("a string serializes");
     frame.extend_from_slice(br#","harness":"claude-code","deadline_ms":"#);
-    frame.extend_from_slice(deadline_ms.to_string().as_bytes());
-    if fail_closed {
-        frame.extend_from_slice(br#","fail_closed":true"#);
+    frame.extend_from_slice(hook.deadline_ms.to_string().as_bytes());
+    if hook.fail_closed.is_on() {
+        frame.extend_from_slice(br#","fail_closed":""#);
+        frame.extend_from_slice(hook.fail_closed.as_str().as_bytes());
+        frame.push(b'"');
     }
     frame.extend_from_slice(br#","env":"#);
-    serde_json::to_writer(&mut frame, env).expect("a string map serializes");
+    serde_json::to_writer(&mut frame, hook.env).expect("a string map serializes");
     frame.extend_from_slice(br#","input":"#);
-    // In valid JSON a raw CR or LF can only be whitespace between tokens
-    // (strings must escape them), so blanking them keeps the value intact.
-    frame.extend(
-        input
-            .iter()
-            .map(|&b| if b == b'\n' || b == b'\r' { b' ' } else { b }),
-    );
+    match hook.input_error {
+        None => {
+            // In valid JSON a raw CR or LF can only be whitespace between
+            // tokens (strings must escape them), so blanking them keeps the
+            // value intact.
+            frame.extend(
+                hook.input
+                    .iter()
+                    .map(|&b| if b == b'\n' || b == b'\r' { b' ' } else { b }),
+            );
+        }
+        Some(error) => {
+            let text = json::unreadable_text(hook.input);
+            serde_json::to_writer(&mut frame, &text).expect("a string serializes");
+            frame.extend_from_slice(br#","input_error":"#);
+            serde_json::to_writer(&mut frame, error).expect("a string serializes");
+        }
+    }
     frame.extend_from_slice(b"}\n");
     frame
 }
@@ -55,27 +80,62 @@ mod tests {
     use crate::protocol::{HookRequest, Request};
     use serde_json::json;
 
-    #[test]
-    fn encoded_hook_is_one_valid_frame() {
-        let env = BTreeMap::from([("CLAUDE_PROJECT_DIR".to_string(), "/p".to_string())]);
-        let input = b"{\n  \"hook_event_name\": \"Stop\",\r\n  \"text\": \"a\\nb\"\n}\n";
-        let frame = encode_hook("id-1", 900, true, &env, input);
+    fn decode(frame: &[u8]) -> HookRequest {
         assert_eq!(frame.iter().filter(|&&b| b == b'\n').count(), 1);
         assert_eq!(frame.last(), Some(&b'\n'));
         let Request::Hook(hook) = Request::decode(&frame[..frame.len() - 1]).unwrap() else {
             panic!("not a hook frame")
         };
+        hook
+    }
+
+    #[test]
+    fn encoded_hook_is_one_valid_frame() {
+        let env = BTreeMap::from([("CLAUDE_PROJECT_DIR".to_string(), "/p".to_string())]);
+        let input = b"{\n  \"hook_event_name\": \"Stop\",\r\n  \"text\": \"a\\nb\"\n}\n";
+        let frame = encode_hook(&HookFrame {
+            id: "id-1",
+            deadline_ms: 900,
+            fail_closed: FailClosed::All,
+            env: &env,
+            input,
+            input_error: None,
+        });
         assert_eq!(
-            hook,
+            decode(&frame),
             HookRequest {
                 v: Some(1),
                 id: "id-1".into(),
                 harness: Default::default(),
                 deadline_ms: 900,
-                fail_closed: true,
+                fail_closed: FailClosed::All,
                 env,
                 input: json!({"hook_event_name": "Stop", "text": "a\nb"}),
+                input_error: None,
             }
+        );
+    }
+
+    #[test]
+    fn unreadable_input_travels_as_text_with_its_error() {
+        let env = BTreeMap::new();
+        let frame = encode_hook(&HookFrame {
+            id: "id-2",
+            deadline_ms: 900,
+            fail_closed: FailClosed::Tools,
+            env: &env,
+            input: b"{\"hook_event_name\":\"PreToolUse\",\n\xff",
+            input_error: Some("stdin is not UTF-8 (byte 33)"),
+        });
+        let hook = decode(&frame);
+        assert_eq!(hook.fail_closed, FailClosed::Tools);
+        assert_eq!(
+            hook.input,
+            json!("{\"hook_event_name\":\"PreToolUse\",\n\u{fffd}")
+        );
+        assert_eq!(
+            hook.input_error.as_deref(),
+            Some("stdin is not UTF-8 (byte 33)")
         );
     }
 }

@@ -8,12 +8,15 @@
 //! - [`Reply`]: what the daemon sends back;
 //! - [`codec`]: async framing with a size cap (daemon side);
 //! - [`forwarder`]: the blocking, std-only encode/decode the forwarder uses;
+//! - [`json`]: reading hook inputs serde_json refuses by default (lone
+//!   surrogates, deep nesting);
 //! - [`adapter`]: the messages between the daemon and an agent-SDK adapter
 //!   child (over the child's stdin/stdout).
 
 pub mod adapter;
 pub mod codec;
 pub mod forwarder;
+pub mod json;
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -22,6 +25,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use uuid::Uuid;
 
+use crate::claude::FailClosed;
 use crate::decision::Answer;
 
 /// The protocol version this build speaks.
@@ -362,15 +366,102 @@ pub struct HookRequest {
     /// How long the sender will wait for the reply, in milliseconds from the
     /// moment it sent this frame. The daemon answers before that.
     pub deadline_ms: u64,
-    /// The sender blocks guarded events when it cannot get an answer; the
-    /// daemon's own fallbacks for this hook do the same.
-    #[serde(default, skip_serializing_if = "is_false")]
-    pub fail_closed: bool,
+    /// Which events the sender blocks when it gets no answer, `"tools"` or
+    /// `"all"` (absent: none); the daemon's own fallbacks for this hook block
+    /// at least the same. `true`, the spelling before scopes existed, means
+    /// `"all"`.
+    #[serde(
+        default,
+        skip_serializing_if = "is_off",
+        serialize_with = "fail_closed_wire::serialize",
+        deserialize_with = "fail_closed_wire::deserialize"
+    )]
+    pub fail_closed: FailClosed,
     /// The `CLAUDE*` environment variables the hook process was given.
     #[serde(default)]
     pub env: BTreeMap<String, String>,
-    /// The hook's stdin, parsed but otherwise untouched.
+    /// The hook's stdin, parsed but otherwise untouched; when `input_error`
+    /// is set, its text as a string.
     pub input: Value,
+    /// Set when the hook's stdin could not be read as JSON: what was wrong.
+    /// The daemon logs the event with it and answers with the fallback.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub input_error: Option<String>,
+}
+
+impl HookRequest {
+    /// A `hook` frame whose `input` serde_json refused (a lone surrogate,
+    /// nesting past 128 levels, a number out of range), read anyway: the
+    /// envelope with `input` kept raw (serde_json skips a raw value without
+    /// a depth limit and without checking surrogates), then `input` with
+    /// [`json::parse_lenient`]. An input even that cannot read becomes
+    /// `input_error` (and its text `input`), so the daemon still logs the
+    /// event and answers with its fallback rather than refusing the frame.
+    /// `None` when the envelope is not a valid `hook` frame either.
+    fn decode_lenient(line: &[u8]) -> Option<HookRequest> {
+        let raw: BTreeMap<String, &serde_json::value::RawValue> =
+            serde_json::from_slice(line).ok()?;
+        let mut fields = serde_json::Map::new();
+        let mut input = None;
+        for (key, value) in raw {
+            if key == "input" {
+                input = Some(value);
+            } else {
+                fields.insert(key, json::parse_lenient(value.get().as_bytes()).ok()?);
+            }
+        }
+        let input = input?;
+        fields.insert("input".into(), Value::Null);
+        let mut hook: HookRequest = serde_json::from_value(Value::Object(fields)).ok()?;
+        match json::parse_lenient(input.get().as_bytes()) {
+            Ok(value) => hook.input = value,
+            Err(error) => {
+                hook.input = Value::String(json::unreadable_text(input.get().as_bytes()));
+                hook.input_error.get_or_insert(error);
+            }
+        }
+        Some(hook)
+    }
+}
+
+fn is_off(scope: &FailClosed) -> bool {
+    !scope.is_on()
+}
+
+/// `fail_closed` on the wire: a scope name, or the boolean of protocol
+/// version 1 before scopes (`true` = `"all"`, what it meant then).
+mod fail_closed_wire {
+    use std::fmt;
+
+    use serde::de::{self, Visitor};
+    use serde::{Deserializer, Serializer};
+
+    use crate::claude::FailClosed;
+
+    pub fn serialize<S: Serializer>(scope: &FailClosed, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(scope.as_str())
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<FailClosed, D::Error> {
+        struct Scope;
+        impl Visitor<'_> for Scope {
+            type Value = FailClosed;
+
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("\"tools\", \"all\" or a boolean")
+            }
+
+            fn visit_bool<E: de::Error>(self, on: bool) -> Result<FailClosed, E> {
+                Ok(if on { FailClosed::All } else { FailClosed::Off })
+            }
+
+            fn visit_str<E: de::Error>(self, scope: &str) -> Result<FailClosed, E> {
+                FailClosed::from_scope(scope)
+                    .ok_or_else(|| E::unknown_variant(scope, FailClosed::SCOPES))
+            }
+        }
+        d.deserialize_any(Scope)
+    }
 }
 
 fn is_false(b: &bool) -> bool {
@@ -589,7 +680,10 @@ impl Request {
         }
         let tag: Tag<'_> = parse(line)?;
         Ok(match tag.kind.as_ref() {
-            "hook" => Request::Hook(parse(line)?),
+            "hook" => Request::Hook(match parse(line) {
+                Ok(hook) => hook,
+                Err(strict) => HookRequest::decode_lenient(line).ok_or(strict)?,
+            }),
             "hello" => Request::Hello(parse(line)?),
             "subscribe" => Request::Subscribe(parse(line)?),
             "unsubscribe" => Request::Unsubscribe(parse(line)?),
@@ -610,7 +704,9 @@ impl Request {
         })
     }
 
-    /// The `type`s a peer may send.
+    /// The `type`s a peer may send: one per variant, in declaration order.
+    /// `types_name_every_variant` checks this against the list serde derives
+    /// from the enum itself, so a new variant cannot be left out.
     pub const TYPES: &'static [&'static str] = &[
         "hook",
         "hello",
@@ -619,6 +715,8 @@ impl Request {
         "pending",
         "decide",
         "status",
+        "run",
+        "abort",
     ];
 }
 
@@ -641,5 +739,99 @@ mod tests {
         assert!(e.message.contains("launch"), "{}", e.message);
         let e = Request::decode(br#"{"type":"hook","id":"x","input":{}}"#).unwrap_err();
         assert!(e.message.contains("deadline_ms"), "{}", e.message);
+    }
+
+    fn hook(line: &str) -> HookRequest {
+        match Request::decode(line.as_bytes()) {
+            Ok(Request::Hook(hook)) => hook,
+            other => panic!("{line}: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn hook_frames_carry_any_input_the_agents_send() {
+        // A lone surrogate, as JSON.stringify writes it: the text is kept.
+        let h = hook(
+            r#"{"type":"hook","id":"a","deadline_ms":9,"fail_closed":"tools","input":{"hook_event_name":"PreToolUse","tool_input":{"command":"rm -rf / \ud800"}}}"#,
+        );
+        assert_eq!(h.input["tool_input"]["command"], "rm -rf / \\ud800");
+        assert_eq!(h.fail_closed, FailClosed::Tools);
+        assert_eq!(h.input_error, None);
+        // Deeper than serde_json's 128 levels.
+        let deep = format!("{}{}", "[".repeat(5000), "]".repeat(5000));
+        let h = hook(&format!(
+            r#"{{"type":"hook","id":"b","deadline_ms":9,"input":{{"hook_event_name":"PreToolUse","tool_input":{{"command":"rm -rf /","x":{deep}}}}}}}"#
+        ));
+        assert_eq!(h.input["tool_input"]["command"], "rm -rf /");
+        assert_eq!(h.input_error, None);
+        // JSON, but not something serde_json can hold: reported, not refused.
+        let h = hook(
+            r#"{"type":"hook","id":"c","deadline_ms":9,"input":{"hook_event_name":"PreToolUse","n":1e400}}"#,
+        );
+        assert_eq!(
+            h.input,
+            Value::String(r#"{"hook_event_name":"PreToolUse","n":1e400}"#.into())
+        );
+        assert!(h.input_error.unwrap().contains("out of range"));
+        // A bad envelope is still a bad frame, with serde's first error.
+        let e = Request::decode(br#"{"type":"hook","id":"d","input":"\ud800"}"#).unwrap_err();
+        assert_eq!(e.code, ErrorCode::InvalidJson, "{}", e.message);
+    }
+
+    #[test]
+    fn fail_closed_is_a_scope_on_the_wire() {
+        let scope = |value: &str| {
+            Request::decode(
+                format!(r#"{{"type":"hook","id":"a","deadline_ms":9,"fail_closed":{value},"input":{{}}}}"#)
+                    .as_bytes(),
+            )
+            .map(|r| match r {
+                Request::Hook(h) => h.fail_closed,
+                _ => unreachable!(),
+            })
+        };
+        assert_eq!(scope(r#""tools""#), Ok(FailClosed::Tools));
+        assert_eq!(scope(r#""all""#), Ok(FailClosed::All));
+        // Before scopes, `true` meant every guarded event.
+        assert_eq!(scope("true"), Ok(FailClosed::All));
+        assert_eq!(scope("false"), Ok(FailClosed::Off));
+        let e = scope(r#""prompts""#).unwrap_err();
+        assert_eq!(e.code, ErrorCode::InvalidFrame);
+        assert!(e.message.contains("prompts"), "{}", e.message);
+        let mut h = hook(r#"{"type":"hook","id":"a","deadline_ms":9,"input":{}}"#);
+        assert_eq!(h.fail_closed, FailClosed::Off);
+        assert!(!serde_json::to_string(&h).unwrap().contains("fail_closed"));
+        h.fail_closed = FailClosed::All;
+        assert!(serde_json::to_string(&h)
+            .unwrap()
+            .contains(r#""fail_closed":"all""#));
+    }
+
+    /// `TYPES` is exactly the tags serde derives for `Request` (its "unknown
+    /// variant" error lists them), in the same order, and `decode` knows
+    /// every one of them.
+    #[test]
+    fn types_name_every_variant() {
+        let err = serde_json::from_str::<Request>(r#"{"type":"-"}"#)
+            .unwrap_err()
+            .to_string();
+        let listed = err
+            .split_once("expected one of ")
+            .unwrap_or_else(|| panic!("serde's message changed: {err}"))
+            .1;
+        let derived: Vec<&str> = listed
+            .split(", ")
+            .map(|tag| tag.split('`').nth(1).unwrap_or(tag))
+            .collect();
+        assert_eq!(Request::TYPES, derived.as_slice(), "{err}");
+        for tag in Request::TYPES {
+            let frame = format!(r#"{{"type":"{tag}"}}"#);
+            let e = Request::decode(frame.as_bytes()).unwrap_err();
+            assert!(
+                !e.message.contains("unknown frame type"),
+                "{tag}: {}",
+                e.message
+            );
+        }
     }
 }

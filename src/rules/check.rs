@@ -19,6 +19,9 @@ pub struct CheckReport {
     pub errors: Vec<Diagnostic>,
     /// Warnings: the file loads, but something looks wrong.
     pub warnings: Vec<Diagnostic>,
+    /// Notes: nothing wrong, but a rule may not do what its reader expects
+    /// (a Stop deny rule blocks once per stop chain).
+    pub notes: Vec<Diagnostic>,
 }
 
 impl CheckReport {
@@ -48,26 +51,41 @@ pub fn check_source(src: &str, origin: &Path, kind: LayerKind) -> CheckReport {
         LayerKind::Project => Layer::Project,
     };
     match compile(src, origin, layer) {
-        Ok(c) => report(origin, c.warnings, c.rules.len()),
+        Ok(c) => report(
+            origin,
+            c.warnings.into_iter().chain(c.notes).collect(),
+            c.rules.len(),
+        ),
         Err(e) => report(origin, e.diagnostics().to_vec(), 0),
     }
 }
 
 fn report(path: &Path, diagnostics: Vec<Diagnostic>, rules: usize) -> CheckReport {
-    let (errors, warnings) = diagnostics
-        .into_iter()
-        .partition(|d| d.severity == Severity::Error);
-    CheckReport {
+    let mut report = CheckReport {
         path: path.to_path_buf(),
         rules,
-        errors,
-        warnings,
+        errors: Vec::new(),
+        warnings: Vec::new(),
+        notes: Vec::new(),
+    };
+    for d in diagnostics {
+        match d.severity {
+            Severity::Error => report.errors.push(d),
+            Severity::Warning => report.warnings.push(d),
+            Severity::Note => report.notes.push(d),
+        }
     }
+    report
 }
 
 impl fmt::Display for CheckReport {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let mut all: Vec<&Diagnostic> = self.errors.iter().chain(&self.warnings).collect();
+        let mut all: Vec<&Diagnostic> = self
+            .errors
+            .iter()
+            .chain(&self.warnings)
+            .chain(&self.notes)
+            .collect();
         all.sort_by_key(|d| (d.line, d.column));
         for d in all {
             writeln!(f, "{d}")?;
@@ -80,7 +98,11 @@ impl fmt::Display for CheckReport {
                 self.path.display(),
                 plural(self.rules, "rule"),
                 plural(self.warnings.len(), "warning")
-            )
+            )?;
+            if !self.notes.is_empty() {
+                write!(f, ", {}", plural(self.notes.len(), "note"))?;
+            }
+            Ok(())
         } else {
             write!(
                 f,

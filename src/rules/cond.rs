@@ -156,11 +156,14 @@ pub(crate) struct Env<'a> {
     pub sets: Option<(&'a CondSets, &'a SetCache)>,
 }
 
-/// Regex and glob conditions of all rules in a set, grouped by field: one
-/// `RegexSet` or `GlobSet` per field. A 1,000-rule file may test `cwd` or
-/// `$command.args` in hundreds of rules; with the groups, each field is
-/// matched once per evaluation (per Bash command view for `$command…`) and
-/// each leaf only looks up its bits.
+/// Regex, `contains` and glob conditions of all rules in a set, grouped by
+/// field: one `RegexSet` (a `contains` is an escaped literal in it) or
+/// `GlobSet` per field. A 1,000-rule file may test `cwd` or `$command.args`
+/// in hundreds of rules; with the groups, each field is matched once per
+/// evaluation (per Bash command view for `$command…`, per pipeline for
+/// `$pipeline`) and each leaf only looks up its bits. So evaluation reads
+/// each field's text a bounded number of times, whatever the number of
+/// rules: linear in the input (the regex engine is linear too).
 #[derive(Debug, Clone, Default)]
 pub(crate) struct CondSets {
     groups: Vec<Group>,
@@ -187,10 +190,47 @@ pub(crate) struct Slot {
     len: u32,
 }
 
-/// Per-evaluation results of [`CondSets`] groups: (group, scope, bits), where
-/// the scope is `u64::MAX` for per-event fields and [`CommandScope::key`] for
-/// per-command ones. A handful of entries, searched linearly.
-pub(crate) type SetCache = RefCell<Vec<(u32, u64, Vec<u64>)>>;
+/// Per-evaluation results of [`CondSets`] groups, by (group, scope), where
+/// the scope is `u64::MAX` for per-event fields, [`CommandScope::key`] for
+/// per-command ones and [`pipeline_scope`] for `$pipeline`. A split command
+/// of thousands of simple commands has thousands of scopes: hashed, not
+/// searched.
+pub(crate) type SetCache =
+    RefCell<HashMap<(u32, u64), Vec<u64>, std::hash::BuildHasherDefault<ScopeHasher>>>;
+
+/// Hashes [`SetCache`] keys, two small integers, in a multiply and a
+/// rotate: the cache is looked up for every condition of every candidate
+/// rule, and SipHash's resistance to chosen keys buys nothing for keys the
+/// rule set and the splitter choose.
+#[derive(Default)]
+pub(crate) struct ScopeHasher(u64);
+
+impl std::hash::Hasher for ScopeHasher {
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.write_u64(u64::from(b));
+        }
+    }
+
+    fn write_u32(&mut self, n: u32) {
+        self.write_u64(u64::from(n));
+    }
+
+    fn write_u64(&mut self, n: u64) {
+        self.0 = (self.0.rotate_left(5) ^ n).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+    }
+
+    fn finish(&self) -> u64 {
+        self.0
+    }
+}
+
+/// The cache scope of `$pipeline` for pipeline `p`: its text is the same for
+/// every command in it, so it is matched once per pipeline, not once per
+/// command (which would cost the pipeline's length times its commands).
+fn pipeline_scope(p: usize) -> u64 {
+    (1 << 62) | p as u64
+}
 
 /// Call `f` on every leaf of `c`.
 fn visit_leaves(c: &mut Cond, f: &mut impl FnMut(&str, &Field, &Op, &mut Option<Slot>)) {
@@ -219,6 +259,7 @@ impl CondSets {
             visit_leaves(c, &mut |name, field, op, _| {
                 let (is_regex, pats): (bool, Vec<String>) = match op {
                     Op::Regex(rs) => (true, rs.iter().map(|r| r.as_str().to_string()).collect()),
+                    Op::Contains(texts) => (true, texts.iter().map(|t| regex::escape(t)).collect()),
                     Op::Glob { src, .. } => (false, src.clone()),
                     _ => {
                         slots.push(None);
@@ -285,17 +326,9 @@ impl CondSets {
     /// Whether the leaf at `slot` holds, computing its group once per scope.
     fn hit(&self, slot: Slot, scope: u64, env: &Env<'_>, cache: &SetCache) -> bool {
         let mut c = cache.borrow_mut();
-        let i = match c
-            .iter()
-            .position(|(g, s, _)| *g == slot.group && *s == scope)
-        {
-            Some(i) => i,
-            None => {
-                c.push((slot.group, scope, self.compute(slot.group, env)));
-                c.len() - 1
-            }
-        };
-        let bits = &c[i].2;
+        let bits = c
+            .entry((slot.group, scope))
+            .or_insert_with(|| self.compute(slot.group, env));
         (slot.first..slot.first + slot.len).any(|b| bits[b as usize / 64] >> (b % 64) & 1 == 1)
     }
 
@@ -378,6 +411,9 @@ impl Cond {
                 (Some(slot), Some((sets, cache))) => {
                     let scope = if field.per_command() {
                         match env.command {
+                            Some(c) if matches!(field, Field::Pipeline) => {
+                                pipeline_scope(c.segment.pipeline)
+                            }
                             Some(c) => c.key,
                             None => return op.on_missing(),
                         }

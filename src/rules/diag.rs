@@ -13,6 +13,9 @@ pub enum Severity {
     /// The file loads, but something in it is probably not what was meant
     /// (a `tool` that can never match, for example).
     Warning,
+    /// Nothing wrong; how a rule behaves may surprise (a Stop deny rule
+    /// blocks once per stop chain). Shown by `hookd rules check` only.
+    Note,
 }
 
 /// One problem in a rules file.
@@ -39,6 +42,7 @@ impl fmt::Display for Diagnostic {
         let kind = match self.severity {
             Severity::Error => "",
             Severity::Warning => "warning: ",
+            Severity::Note => "note: ",
         };
         write!(f, ": {kind}{}", self.message)
     }
@@ -160,6 +164,10 @@ impl<'a> Sink<'a> {
 
     pub fn warn(&mut self, offset: usize, message: impl Into<String>) {
         self.push(Severity::Warning, offset, message.into());
+    }
+
+    pub fn note(&mut self, offset: usize, message: impl Into<String>) {
+        self.push(Severity::Note, offset, message.into());
     }
 
     pub fn has_errors(&self) -> bool {

@@ -6,15 +6,29 @@
 //! candidate rules for the input's tool (and, for Bash, for each command's
 //! program) and runs [`match_rule`] on each; `explain` runs the same
 //! `match_rule` on every rule, so the two cannot disagree.
+//!
+//! # A command too large to analyse
+//!
+//! A Bash command past the splitter's caps (`shell.rs`: over 1 MiB, over
+//! 4,096 simple commands, …) is not split. It is judged conservatively, as
+//! an unreadable command is: a deny or ask rule matches if it *might*: its
+//! `Bash(...)` pattern names no fixed program, or the program appears in the
+//! command as a word (quotes and backslashes removed, so `r''m` is `rm`),
+//! and its per-command conditions (`$command`, `$command.args`,
+//! `$pipeline`) are taken to hold. Allow and context rules match only if
+//! they cover every Bash command (`Bash`, `Bash(*)`, no `tool`) without
+//! per-command conditions. A deny or ask decided this way says so in its
+//! reason. Evaluation stays linear: one pass over the command.
 
 use super::cond::{CommandScope, CondSets, Env, SetCache};
 use super::path::{normalize, normalize_dir, resolve, Base, PathPattern, PathSet, ResolvedPath};
-use super::rule::{Action, EventSet, Rule};
+use super::rule::{Action, EventSet, Rule, StopLimit, STOP_EVENTS};
 use super::shell::{split, ParsedCommand};
 use super::tool::{path_field, url_host, CommandPattern, ToolPattern, Tri};
 use super::{Evaluation, Query, RuleSet};
 use serde_json::Value;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
+use std::hash::BuildHasher;
 
 /// A rule in an index list, with its events so lookups can skip rules for
 /// other events without touching the rule.
@@ -109,6 +123,62 @@ pub(crate) struct Subject<'q> {
     pub command: Option<ParsedCommand>,
     /// WebFetch: the URL's host (`Some(None)`: no readable URL).
     web_host: Option<Option<String>>,
+    /// A Stop or SubagentStop with `stop_hook_active: true`: how many times
+    /// its chain was blocked already (at least 1).
+    pub stop_chain: Option<u32>,
+    /// For a Bash command too large to analyse: the words in it.
+    pub words: Option<CommandWords>,
+}
+
+/// The words of a command too large to split, for "might this rule's
+/// program run?": the text with quotes and backslashes removed, cut at
+/// blanks, shell operators, `$`, braces, `=` and `/`. Kept as hashes, so a
+/// command of millions of distinct words costs a few bytes each.
+pub(crate) struct CommandWords {
+    hasher: std::hash::RandomState,
+    hashes: HashSet<u64>,
+    /// The command's length, for explanations.
+    pub bytes: usize,
+}
+
+impl CommandWords {
+    fn new(command: &str) -> CommandWords {
+        let hasher = std::hash::RandomState::new();
+        let mut hashes = HashSet::new();
+        let mut word = String::new();
+        let mut flush = |word: &mut String| {
+            if !word.is_empty() {
+                hashes.insert(hasher.hash_one(word.as_str()));
+                word.clear();
+            }
+        };
+        for c in command.chars() {
+            match c {
+                '\'' | '"' | '\\' => {}
+                c if c.is_whitespace()
+                    || matches!(
+                        c,
+                        ';' | '&' | '|' | '(' | ')' | '<' | '>' | '`' | '$' | '{' | '}' | '=' | '/'
+                    ) =>
+                {
+                    flush(&mut word)
+                }
+                c => word.push(c),
+            }
+        }
+        flush(&mut word);
+        CommandWords {
+            hasher,
+            hashes,
+            bytes: command.len(),
+        }
+    }
+
+    /// Whether `word` occurs in the command (or, rarely, one with the same
+    /// hash: a false "yes" is the conservative answer).
+    pub fn contains(&self, word: &str) -> bool {
+        self.hashes.contains(&self.hasher.hash_one(word))
+    }
 }
 
 /// The grouped condition sets of the rule set being evaluated, with this
@@ -127,6 +197,8 @@ impl<'q> Subject<'q> {
             .map(normalize);
         let home = normalize_dir(q.home);
         let project = normalize_dir(q.project_dir).or_else(|| cwd.clone());
+        let continues_chain = STOP_EVENTS.contains(&q.event)
+            && input.get("stop_hook_active") == Some(&Value::Bool(true));
         let mut s = Subject {
             event: q.event,
             event_bit: EventSet::bit(q.event),
@@ -139,6 +211,8 @@ impl<'q> Subject<'q> {
             target: None,
             command: None,
             web_host: None,
+            stop_chain: continues_chain.then_some(q.stop_blocks.max(1)),
+            words: None,
         };
         if let Some(t) = tool {
             if let Some(field) = path_field(t) {
@@ -163,7 +237,13 @@ impl<'q> Subject<'q> {
                     .and_then(|ti| ti.get("command"))
                     .and_then(Value::as_str);
                 s.command = Some(match cmd {
-                    Some(c) => split(c),
+                    Some(c) => {
+                        let parsed = split(c);
+                        if parsed.too_large {
+                            s.words = Some(CommandWords::new(c));
+                        }
+                        parsed
+                    }
                     None => {
                         let mut p = split("");
                         p.uncertain = true;
@@ -213,6 +293,44 @@ impl<'q> Subject<'q> {
     fn tool_is(&self, name: &str) -> bool {
         self.tool == Some(name)
     }
+}
+
+/// For a rule that blocks, on a Stop or SubagentStop that continues a stop
+/// chain: whether it may block again, and why, for explanations. `None`
+/// when the stop chain has nothing to do with it.
+pub(crate) fn stop_chain_check(rule: &Rule, s: &Subject<'_>) -> Option<(bool, String)> {
+    let blocks = s.stop_chain.filter(|_| rule.blocks())?;
+    let times = |n: u32| {
+        if n == 1 {
+            "once".to_string()
+        } else {
+            format!("{n} times")
+        }
+    };
+    Some(match (rule.stop_limit, rule.stop_limit()) {
+        (_, StopLimit::Always) => (
+            true,
+            "blocks again in this stop chain: `repeat = true`".to_string(),
+        ),
+        (_, StopLimit::Times(n)) if blocks < n => (
+            true,
+            format!(
+                "blocks again in this stop chain: blocked {} so far, `max_blocks = {n}`",
+                times(blocks)
+            ),
+        ),
+        (None, _) => (
+            false,
+            "not blocking again: stop_hook_active and the rule has no repeat (a rule blocks once per stop chain unless it says `repeat = true` or `max_blocks = N`)".to_string(),
+        ),
+        (Some(_), StopLimit::Times(n)) => (
+            false,
+            format!(
+                "not blocking again: this stop chain was blocked {} already (`max_blocks = {n}`)",
+                times(blocks)
+            ),
+        ),
+    })
 }
 
 /// How one rule matched the subject.
@@ -338,10 +456,17 @@ pub(crate) fn match_rule_with(
                 .iter()
                 .any(|p| matches!(p, ToolPattern::Command(_)));
         if has_command_patterns {
-            for si in 0..cmd.segments.len() {
-                if let Some((vi, pi)) = match_command(rule, cmd, si, s, fast) {
-                    out.commands.push(si);
-                    out.first.get_or_insert((si, vi, pi));
+            if let Some(words) = s.words.as_ref().filter(|_| cmd.too_large) {
+                if let Some(pi) = might_match(rule, words) {
+                    out.commands.push(0);
+                    out.first = Some((0, 0, pi));
+                }
+            } else {
+                for si in 0..cmd.segments.len() {
+                    if let Some((vi, pi)) = match_command(rule, cmd, si, s, fast) {
+                        out.commands.push(si);
+                        out.first.get_or_insert((si, vi, pi));
+                    }
                 }
             }
         }
@@ -349,6 +474,28 @@ pub(crate) fn match_rule_with(
         out.whole = rule.per_command.iter().all(|c| c.holds(&env));
     }
     out
+}
+
+/// For a command too large to analyse: the pattern (index, or `usize::MAX`
+/// for a rule without `tool`) by which `rule` might match it, judged as the
+/// module doc says.
+fn might_match(rule: &Rule, words: &CommandWords) -> Option<usize> {
+    let covers_all =
+        |pattern: &CommandPattern| *pattern == CommandPattern::Any && rule.per_command.is_empty();
+    if rule.tools.is_empty() {
+        let hit = match rule.action {
+            Action::Deny | Action::Ask => true,
+            Action::Allow | Action::Context => covers_all(&CommandPattern::Any),
+        };
+        return hit.then_some(usize::MAX);
+    }
+    rule.tools.iter().position(|p| match p {
+        ToolPattern::Command(c) => match rule.action {
+            Action::Deny | Action::Ask => c.program().is_none_or(|prog| words.contains(prog)),
+            Action::Allow | Action::Context => covers_all(c),
+        },
+        _ => false,
+    })
 }
 
 /// The first (view, pattern) of command `si` that `rule` matches.
@@ -360,8 +507,14 @@ fn match_command(
     fast: Fast<'_>,
 ) -> Option<(usize, usize)> {
     let seg = &cmd.segments[si];
-    let try_one = |vi: usize, pattern: &CommandPattern| -> bool {
+    let try_one = |vi: usize, pattern: &CommandPattern, program: Option<&str>| -> bool {
         let view = &seg.views[vi];
+        // A pattern that fixes its program cannot match another program's
+        // command: skip it without reading the command's text, so a rule
+        // costs O(1) per command of a long compound command, not its length.
+        if program.is_some_and(|p| !runs_program(&view.text, p)) {
+            return false;
+        }
         if rule.action == Action::Allow {
             // Allow rules see the command as written, and nothing of a
             // command that could not be read unless they allow all Bash.
@@ -387,20 +540,27 @@ fn match_command(
     };
     for vi in 0..seg.views.len() {
         if rule.tools.is_empty() {
-            if try_one(vi, &CommandPattern::Any) {
+            if try_one(vi, &CommandPattern::Any, None) {
                 return Some((vi, usize::MAX));
             }
             continue;
         }
         for (pi, p) in rule.tools.iter().enumerate() {
             if let ToolPattern::Command(c) = p {
-                if try_one(vi, c) {
+                if try_one(vi, c, rule.programs[pi].as_deref()) {
                     return Some((vi, pi));
                 }
             }
         }
     }
     None
+}
+
+/// Whether a command's text (words joined by single spaces) runs `program`:
+/// its first word is `program`. A comparison of `program.len()` bytes.
+fn runs_program(text: &str, program: &str) -> bool {
+    text.as_bytes().starts_with(program.as_bytes())
+        && matches!(text.as_bytes().get(program.len()), None | Some(b' '))
 }
 
 /// One layer of rules as evaluation sees it.
@@ -433,6 +593,8 @@ pub(crate) struct Matches {
     pub covered: Vec<bool>,
     /// Allow/context rules of an untrusted project layer that matched.
     pub ignored: Vec<Hit>,
+    /// The Bash command was too large to analyse: matched conservatively.
+    pub too_large: bool,
 }
 
 /// The candidate rules of one layer for this subject, sorted and deduplicated.
@@ -473,6 +635,13 @@ pub(crate) fn candidates(set: &RuleSet, s: &Subject<'_>, path_ids: &mut Vec<usiz
     match s.command.as_ref().filter(|_| s.tool_is("Bash")) {
         Some(cmd) => {
             ix.any_program.iter().for_each(&mut add);
+            if let Some(words) = s.words.as_ref().filter(|_| cmd.too_large) {
+                for (program, list) in &ix.by_program {
+                    if words.contains(program) {
+                        list.iter().for_each(&mut add);
+                    }
+                }
+            }
             for seg in &cmd.segments {
                 for view in &seg.views {
                     if let Some(list) = ix.by_program.get(view.program()) {
@@ -491,6 +660,7 @@ pub(crate) fn collect(layers: &[LayerRef<'_>], s: &Subject<'_>) -> Matches {
     let mut m = Matches::default();
     if let Some(cmd) = &s.command {
         m.covered = vec![false; cmd.segments.len()];
+        m.too_large = cmd.too_large;
     }
     let mut path_ids = Vec::new();
     for layer in layers {
@@ -499,6 +669,9 @@ pub(crate) fn collect(layers: &[LayerRef<'_>], s: &Subject<'_>) -> Matches {
         for ri in candidates(layer.set, s, &mut path_ids) {
             let rule = &layer.set.rules[ri as usize];
             if !rule.events.has(s.event_bit) {
+                continue;
+            }
+            if stop_chain_check(rule, s).is_some_and(|(may_block, _)| !may_block) {
                 continue;
             }
             let outcome = match_rule(rule, s, &path_ids, fast);
@@ -581,14 +754,18 @@ pub(crate) fn verdict(layers: &[LayerRef<'_>], m: &Matches) -> Evaluation {
     let mut context_hits = m.context.clone();
     context_hits.sort_unstable();
     context_hits.dedup();
+    let reason = match action {
+        Some(Action::Context) => None,
+        Some(Action::Deny | Action::Ask) if m.too_large => Some(match reasons(&deciding) {
+            Some(r) => format!("{r} ({TOO_LARGE_NOTE})"),
+            None => TOO_LARGE_NOTE.to_string(),
+        }),
+        _ => reasons(&deciding),
+    };
     Evaluation {
         action,
         rule_ids: ids(&deciding),
-        reason: if action == Some(Action::Context) {
-            None
-        } else {
-            reasons(&deciding)
-        },
+        reason,
         additional_context: context_hits
             .iter()
             .filter_map(|h| rule(h).reason.clone())
@@ -598,6 +775,11 @@ pub(crate) fn verdict(layers: &[LayerRef<'_>], m: &Matches) -> Evaluation {
         project_generation: layers.get(1).map(|l| l.set.generation),
     }
 }
+
+/// Added to the reason of a deny or ask of a command too large to analyse,
+/// so the model (and the user) know why, and that a smaller command may pass.
+pub(crate) const TOO_LARGE_NOTE: &str =
+    "hookd could not analyse this command, it is too large, so every rule that might match it applied";
 
 /// Rule ids from the project layer are reported as `project:<id>`.
 pub(crate) fn qualified_id(layer: u8, id: &str) -> String {

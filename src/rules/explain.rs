@@ -2,7 +2,8 @@
 //! nearly matched (all but one check passed).
 
 use super::eval::{
-    applies, collect, match_rule_with, pattern_tri, qualified_id, verdict, LayerRef, Subject,
+    applies, collect, match_rule_with, pattern_tri, qualified_id, stop_chain_check, verdict,
+    LayerRef, Subject,
 };
 use super::rule::{Action, Rule};
 use super::tool::{CommandPattern, ToolPattern, Tri};
@@ -24,6 +25,9 @@ pub struct Explanation {
     pub commands: Vec<ExplainedCommand>,
     /// For Bash: the command could not be read reliably (see the module doc).
     pub command_unreadable: bool,
+    /// For Bash: the command is too large to analyse (its length in bytes):
+    /// it was not split, and rules that might match it matched.
+    pub command_too_large: Option<usize>,
     /// For file tools: the absolute path the tool touches.
     pub path: Option<String>,
     /// Rules that matched, in file order (user layer first).
@@ -86,6 +90,7 @@ pub(crate) fn explain(layers: &[LayerRef<'_>], q: &Query<'_>) -> Explanation {
         evaluation,
         commands: Vec::new(),
         command_unreadable: false,
+        command_too_large: s.words.as_ref().map(|w| w.bytes),
         path: s.target.clone(),
         matched: Vec::new(),
         uncovered: Vec::new(),
@@ -122,7 +127,8 @@ pub(crate) fn explain(layers: &[LayerRef<'_>], q: &Query<'_>) -> Explanation {
         for rule in &layer.set.rules {
             let event_ok = rule.events.has(s.event_bit);
             let outcome = match_rule_with(rule, &s, &path_ids, true, None);
-            let matched = event_ok && outcome.matched();
+            let held_back = stop_chain_check(rule, &s).is_some_and(|(may_block, _)| !may_block);
+            let matched = event_ok && outcome.matched() && !held_back;
             let (checks, near) = checks(rule, &s, &path_ids, event_ok);
             let report = RuleReport {
                 id: qualified_id(layer.tag, &rule.id),
@@ -277,6 +283,13 @@ fn checks(rule: &Rule, s: &Subject<'_>, path_ids: &[usize], event_ok: bool) -> (
             check(true, format!("when {}", c.describe()), 0, true, &mut t);
         }
     }
+    if let Some((may_block, text)) = stop_chain_check(rule, s).filter(|_| event_ok) {
+        check(may_block, text, 1, false, &mut t);
+        if !may_block {
+            // The rule matched but for this: the most telling near miss.
+            t.specific += 1;
+        }
+    }
     (out, t.failures == 1 && t.specific > 0)
 }
 
@@ -349,6 +362,18 @@ fn command_detail(
     } else {
         format!("`{}`", rule.tool_src[pi])
     };
+    if cmd.too_large {
+        let what = match (pi, rule.tools.get(pi)) {
+            (_, Some(ToolPattern::Command(c))) => match c.program() {
+                Some(program) => format!("the command names `{program}`"),
+                None => "the pattern names no program".to_string(),
+            },
+            _ => "the rule has no `tool`".to_string(),
+        };
+        return format!(
+            "tool {src} might match: the command is too large to analyse and {what}, so per-command conditions are taken to hold"
+        );
+    }
     let mut text = format!("tool {src} matched command [{}] `{}`", si + 1, view.text);
     if !view.literal {
         text.push_str(&format!(" (after stripping {})", view.stripped));
@@ -486,7 +511,12 @@ impl fmt::Display for Explanation {
         if let Some(p) = &self.path {
             writeln!(f, "path: {p}")?;
         }
-        if !self.commands.is_empty() {
+        if let Some(bytes) = self.command_too_large {
+            writeln!(
+                f,
+                "command: too large to analyse ({bytes} bytes), not split: deny/ask rules that might match it match, allow rules only if they allow all Bash"
+            )?;
+        } else if !self.commands.is_empty() {
             let note = if self.command_unreadable {
                 " (could not be read reliably: deny/ask rules match any piece, allow rules only if they allow all Bash)"
             } else {

@@ -6,9 +6,9 @@
 //! wrong types, bad regexes, …) rather than stopping at the first.
 
 use super::cond::{Cond, Field, Op, Scalar};
-use super::diag::{Diagnostic, RulesError, Sink};
+use super::diag::{Diagnostic, RulesError, Severity, Sink};
 use super::path::{glob_error, string_glob, PathPattern, PathSet};
-use super::rule::{Action, EventSet, Rule, EVENTS};
+use super::rule::{Action, EventSet, Rule, StopLimit, EVENTS};
 use super::tool;
 use globset::GlobSetBuilder;
 use regex::Regex;
@@ -33,9 +33,20 @@ pub(crate) struct Compiled {
     /// ending in `/**`).
     pub trust: Vec<String>,
     pub warnings: Vec<Diagnostic>,
+    /// For `hookd rules check` only; the daemon does not log them.
+    pub notes: Vec<Diagnostic>,
 }
 
-const RULE_KEYS: &[&str] = &["id", "action", "tool", "event", "reason", "when"];
+const RULE_KEYS: &[&str] = &[
+    "id",
+    "action",
+    "tool",
+    "event",
+    "reason",
+    "when",
+    "repeat",
+    "max_blocks",
+];
 const TOP_KEYS: &[&str] = &["rule", "trust"];
 const COND_OPS: &[&str] = &[
     "equals", "glob", "regex", "contains", "path", "exists", "not", "any", "all",
@@ -91,14 +102,24 @@ pub(crate) fn compile(src: &str, origin: &Path, layer: Layer) -> Result<Compiled
         }
     }
     if r.sink.has_errors() {
-        return Err(RulesError::new(r.sink.items));
+        // Notes are for a file that loads; next to errors they are noise.
+        let items = r.sink.items.into_iter();
+        return Err(RulesError::new(
+            items.filter(|d| d.severity != Severity::Note).collect(),
+        ));
     }
-    let mut warnings = r.sink.items;
+    let (mut notes, mut warnings): (Vec<_>, Vec<_>) = r
+        .sink
+        .items
+        .into_iter()
+        .partition(|d| d.severity == Severity::Note);
     super::diag::sort(&mut warnings);
+    super::diag::sort(&mut notes);
     Ok(Compiled {
         rules,
         trust,
         warnings,
+        notes,
     })
 }
 
@@ -269,6 +290,8 @@ impl Reader<'_> {
         let mut tool_src = Vec::new();
         let mut when = Vec::new();
         let mut per_command = Vec::new();
+        let mut repeat: Option<(bool, usize)> = None;
+        let mut max_blocks: Option<(u32, usize)> = None;
         for (k, v) in t.iter() {
             let at = v.span().start;
             match k.get_ref().as_ref() {
@@ -359,6 +382,28 @@ impl Reader<'_> {
                         }
                     }
                 }
+                "repeat" => match v.get_ref() {
+                    DeValue::Boolean(b) => repeat = Some((*b, at)),
+                    other => self.sink.error(
+                        at,
+                        format!("{label}: `repeat` must be true or false, found {}", other.type_str()),
+                    ),
+                },
+                "max_blocks" => match v.get_ref() {
+                    DeValue::Integer(i) => {
+                        match i64::from_str_radix(i.as_str(), i.radix()).ok().and_then(|n| u32::try_from(n).ok()) {
+                            Some(n) if n >= 1 => max_blocks = Some((n, at)),
+                            _ => self.sink.error(
+                                at,
+                                format!("{label}: `max_blocks` must be a whole number of at least 1 (how many times the rule may block in one stop chain)"),
+                            ),
+                        }
+                    }
+                    other => self.sink.error(
+                        at,
+                        format!("{label}: `max_blocks` must be a whole number, found {}", other.type_str()),
+                    ),
+                },
                 other => self.unknown_key(k, other, &format!("key in {label}:"), RULE_KEYS),
             }
         }
@@ -380,6 +425,47 @@ impl Reader<'_> {
             );
         }
         let events = events.unwrap_or_else(EventSet::default_set);
+        let stop_limit = match (repeat, max_blocks) {
+            (Some((_, at)), Some(_)) => {
+                self.sink.error(
+                    at,
+                    format!("{label}: give `repeat = true` (block every time) or `max_blocks = N`, not both"),
+                );
+                None
+            }
+            (Some((true, _)), None) => Some(StopLimit::Always),
+            (Some((false, _)), None) => Some(StopLimit::DEFAULT),
+            (None, Some((n, _))) => Some(StopLimit::Times(n)),
+            (None, None) => None,
+        };
+        if let Some(at) = repeat.map(|r| r.1).or(max_blocks.map(|m| m.1)) {
+            let key = if repeat.is_some() {
+                "repeat"
+            } else {
+                "max_blocks"
+            };
+            if !matches!(action, Action::Deny | Action::Ask) {
+                self.sink.error(
+                    at,
+                    format!("{label}: `{key}` says how often a rule blocks Stop and SubagentStop; only deny and ask rules block"),
+                );
+            } else if !events.has_stop_event() {
+                self.sink.warn(
+                    at,
+                    format!("{label}: `{key}` only applies to Stop and SubagentStop, and `event` names neither"),
+                );
+            }
+        }
+        if matches!(action, Action::Deny | Action::Ask)
+            && tools.is_empty()
+            && events.has_stop_event()
+            && stop_limit.is_none()
+        {
+            self.sink.note(
+                header,
+                format!("{label}: blocks Stop/SubagentStop once per stop chain: when Claude Code stops again after this block (`stop_hook_active`), the rule lets it; add `max_blocks = N` or `repeat = true` to block again"),
+            );
+        }
         if !tools.is_empty() && !events.has_tool_event() && events != EventSet::EMPTY {
             self.sink.warn(
                 event_span,
@@ -394,12 +480,20 @@ impl Reader<'_> {
         }
         if self.sink.items[errors_before..]
             .iter()
-            .any(|d| d.severity == super::diag::Severity::Error)
+            .any(|d| d.severity == Severity::Error)
         {
             return None;
         }
+        let programs = tools
+            .iter()
+            .map(|p| match p {
+                tool::ToolPattern::Command(c) => c.program().map(str::to_string),
+                _ => None,
+            })
+            .collect();
         Some(Rule {
             id: id?,
+            programs,
             action,
             reason,
             events,
@@ -408,6 +502,7 @@ impl Reader<'_> {
             when,
             per_command,
             line,
+            stop_limit,
         })
     }
 

@@ -194,6 +194,7 @@ fn run_one(path: &Path, layers: &Layers) -> (bool, String) {
         input: &fx.event,
         project_dir: fx.project_dir.as_deref(),
         home: fx.home.as_deref(),
+        stop_blocks: 0,
     };
     let ev = layers.evaluate(&q);
     let got = verdict_of(&ev);

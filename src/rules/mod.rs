@@ -47,9 +47,10 @@
 //! ```
 //!
 //! Keys: `id` (string, required), `action` (required), `tool`, `event`,
-//! `reason`, `when`. Anything else is an error, as are wrong types, duplicate
-//! ids, invalid regexes and globs, and unknown action or event names. A `tool`
-//! naming no Claude Code tool (nor `mcp__…`) is a warning: it can never match.
+//! `reason`, `when`, `repeat`, `max_blocks`. Anything else is an error, as
+//! are wrong types, duplicate ids, invalid regexes and globs, and unknown
+//! action or event names. A `tool` naming no Claude Code tool (nor `mcp__…`)
+//! is a warning: it can never match.
 //!
 //! - **`tool`** uses Claude Code's permission-rule syntax; see the table in
 //!   `tool.rs` (`Bash`, `Bash(npm test)`, `Bash(git push:*)`,
@@ -71,6 +72,24 @@
 //!   `contains`, `path`, `exists`, and `not` / `any` / `all`.
 //! - **`reason`** is shown to the model and user with a deny/ask/allow; for
 //!   `context` it is the additional context, and is required.
+//! - **`repeat`** (bool) and **`max_blocks`** (a number ≥ 1), on deny and ask
+//!   rules for Stop and SubagentStop: how often the rule blocks in one stop
+//!   chain (see below). Not both.
+//!
+//! # Stop chains
+//!
+//! A blocked Stop makes Claude Code go on working, and its next Stop says
+//! `stop_hook_active: true`: the Stops that follow one another that way are
+//! one *stop chain* (per subagent for SubagentStop). A rule that blocked
+//! every one of them would keep the session going until Claude Code's own
+//! cap (9 blocks in a row), at the cost of a model turn each. So by default
+//! a deny or ask rule blocks **once per chain**: on a Stop or SubagentStop
+//! with `stop_hook_active: true` it does not match. `max_blocks = N` lets it
+//! block N times in a row (the daemon counts the chain's blocks and passes
+//! the count in as [`Query::stop_blocks`]; it resets when a Stop is not
+//! blocked or a new prompt arrives); `repeat = true` blocks every time.
+//! `rules check` notes Stop deny/ask rules that say neither, and `rules
+//! explain` says when a rule held back for this reason.
 //!
 //! # Bash commands
 //!
@@ -87,6 +106,17 @@
 //! it is also re-read with quotes ignored, deny/ask rules that match any piece
 //! of either reading match, and allow rules never match unless they allow every
 //! Bash command (`Bash`, `Bash(*)`, or no `tool`).
+//!
+//! Evaluation is linear in the input: the splitter reads each byte a bounded
+//! number of times, conditions are matched once per field (per command, per
+//! pipeline) for all rules together, and a rule skips commands of other
+//! programs without reading them. A command **too large to analyse** (over
+//! 1 MiB, over 4,096 simple commands, behind over 16 wrappers, or with
+//! `sh -c`/`eval` strings adding up to over 4 times its length) is not split
+//! but judged the same conservative way: a deny or ask rule matches if the
+//! command names its program as a word (or the rule names none), its
+//! per-command conditions taken to hold, and its reason says the command was
+//! too large; allow rules match only if they allow every Bash command.
 //!
 //! # Verdicts
 //!
@@ -461,6 +491,12 @@ pub struct Query<'a> {
     pub project_dir: Option<&'a Path>,
     /// The user's home directory, for `~/` patterns and `$HOME` in commands.
     pub home: Option<&'a Path>,
+    /// How many times in a row the stop chain this Stop or SubagentStop
+    /// belongs to was blocked already (the session's Stops, or one
+    /// subagent's SubagentStops), as the daemon counted; 0 when unknown.
+    /// Read only when the input says `stop_hook_active: true`, where at
+    /// least 1 is assumed: see "Stop chains" above.
+    pub stop_blocks: u32,
 }
 
 impl<'a> Query<'a> {
@@ -474,6 +510,7 @@ impl<'a> Query<'a> {
             input,
             project_dir: None,
             home: None,
+            stop_blocks: 0,
         }
     }
 
@@ -486,6 +523,12 @@ impl<'a> Query<'a> {
     /// Set the home directory.
     pub fn home(mut self, home: &'a Path) -> Query<'a> {
         self.home = Some(home);
+        self
+    }
+
+    /// Set [`Query::stop_blocks`].
+    pub fn stop_blocks(mut self, blocks: u32) -> Query<'a> {
+        self.stop_blocks = blocks;
         self
     }
 }

@@ -103,6 +103,11 @@ impl EventSet {
         self.0 & bit != 0
     }
 
+    /// Whether the set includes Stop or SubagentStop.
+    pub fn has_stop_event(self) -> bool {
+        STOP_EVENTS.iter().any(|e| self.has(Self::bit(e)))
+    }
+
     /// Whether the set includes an event that carries a tool.
     pub fn has_tool_event(self) -> bool {
         TOOL_EVENTS.iter().any(|e| self.has(Self::bit(e)))
@@ -122,6 +127,25 @@ impl EventSet {
     }
 }
 
+/// How often a deny or ask rule may block in one stop chain: the Stops (or
+/// one subagent's SubagentStops) that follow one another because a hook
+/// blocked the previous one (`stop_hook_active: true`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum StopLimit {
+    /// `max_blocks = N` (the default, without `repeat` or `max_blocks`, is 1).
+    Times(u32),
+    /// `repeat = true`: every time (Claude Code's own cap then ends it).
+    Always,
+}
+
+impl StopLimit {
+    /// What a rule says when it has neither key: block once per chain.
+    pub const DEFAULT: StopLimit = StopLimit::Times(1);
+}
+
+/// The events whose block starts a stop chain (`stop_hook_active`).
+pub(crate) const STOP_EVENTS: [&str; 2] = ["Stop", "SubagentStop"];
+
 /// One compiled rule.
 #[derive(Debug, Clone)]
 pub(crate) struct Rule {
@@ -133,10 +157,29 @@ pub(crate) struct Rule {
     pub tools: Vec<ToolPattern>,
     /// The `tool` strings as written, parallel to `tools`.
     pub tool_src: Vec<String>,
+    /// The program each `Bash(...)` pattern fixes, parallel to `tools`
+    /// ([`CommandPattern::program`](super::tool::CommandPattern::program),
+    /// worked out once here: evaluation asks for every command).
+    pub programs: Vec<Option<String>>,
     /// Conditions judged once per event.
     pub when: Vec<Cond>,
     /// Conditions judged per Bash command (they use `$command` and friends).
     pub per_command: Vec<Cond>,
     /// Line of the `[[rule]]` header.
     pub line: usize,
+    /// `repeat` / `max_blocks` as written; `None`: [`StopLimit::DEFAULT`].
+    pub stop_limit: Option<StopLimit>,
+}
+
+impl Rule {
+    /// The rule's limit on blocks per stop chain.
+    pub fn stop_limit(&self) -> StopLimit {
+        self.stop_limit.unwrap_or(StopLimit::DEFAULT)
+    }
+
+    /// Whether a match of this rule can block (deny, or ask that a client
+    /// may turn into deny).
+    pub fn blocks(&self) -> bool {
+        matches!(self.action, Action::Deny | Action::Ask)
+    }
 }

@@ -17,13 +17,45 @@
 //!
 //! A command that cannot be read (unbalanced quotes or parentheses, a `case`
 //! statement, nesting deeper than [`MAX_DEPTH`]) is marked *uncertain*: it is
-//! re-read with every quote and parenthesis treated as a blank, every piece from
-//! either reading is kept, and the evaluator lets deny/ask rules match any piece
-//! while allow rules (other than a bare `Bash`) never match.
+//! re-read with every quote, parenthesis and `$` treated as a blank, every
+//! piece from either reading is kept, and the evaluator lets deny/ask rules
+//! match any piece while allow rules (other than a bare `Bash`) never match.
+//!
+//! # Cost
+//!
+//! Reading is linear in the command: every byte is looked at a bounded
+//! number of times (once per reading, and once more per enclosing
+//! substitution whose text is kept in a word, at most [`MAX_DEPTH`]).
+//! What could grow faster is capped, and a command past a cap is *too large
+//! to analyse* ([`ParsedCommand::too_large`]): longer than
+//! [`MAX_COMMAND_BYTES`], more than [`MAX_SEGMENTS`] simple commands, a
+//! command behind more than [`MAX_VIEWS`] wrappers, or `sh -c` / `eval`
+//! strings adding up to more than [`SCRIPT_BYTES_PER_BYTE`] times the
+//! command (`eval eval eval …` re-reads the rest of the line each time). The evaluator then judges it
+//! conservatively without splitting it (see `eval.rs`).
 
 /// Nesting limit for substitutions, subshells and `sh -c` strings; deeper input
 /// is judged uncertain rather than risking unbounded recursion.
 pub(crate) const MAX_DEPTH: usize = 16;
+
+/// Longest command that is split; longer ones are too large to analyse.
+pub(crate) const MAX_COMMAND_BYTES: usize = 1 << 20;
+
+/// Most simple commands read from one command (all readings, `sh -c` and
+/// `eval` strings included).
+pub(crate) const MAX_SEGMENTS: usize = 4096;
+
+/// `sh -c` / `eval` strings re-read for one command, at most this many bytes
+/// per byte of the command plus [`SCRIPT_BYTES_EXTRA`]: room for a script
+/// holding a script holding a script, not for `eval eval eval …`.
+pub(crate) const SCRIPT_BYTES_PER_BYTE: usize = 4;
+
+/// See [`SCRIPT_BYTES_PER_BYTE`].
+pub(crate) const SCRIPT_BYTES_EXTRA: usize = 4096;
+
+/// Most readings of one simple command (the literal one, then one more per
+/// wrapper or assignment stripped, and per `/path/to/` program).
+pub(crate) const MAX_VIEWS: usize = 16;
 
 /// One simple command.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -37,6 +69,9 @@ pub(crate) struct Segment {
     pub uncertain: bool,
     /// Segments joined by `|` share a pipeline number.
     pub pipeline: usize,
+    /// Nesting depth it was read at; an `sh -c` string in it is read one
+    /// deeper, so [`MAX_DEPTH`] bounds nesting across `sh -c` too.
+    pub depth: usize,
 }
 
 /// One way of reading a segment: which word is the program, and the text that
@@ -69,11 +104,24 @@ pub(crate) struct ParsedCommand {
     pub segments: Vec<Segment>,
     /// The command could not be read reliably (see the module doc).
     pub uncertain: bool,
+    /// The command is too large to analyse (see the module doc): it was not
+    /// split, `segments` holds one empty, uncertain command.
+    pub too_large: bool,
     /// Per pipeline number, its commands' literal texts joined by ` | `.
     pipelines: Vec<String>,
 }
 
 impl ParsedCommand {
+    /// A command not split because it is too large to analyse.
+    fn too_large() -> ParsedCommand {
+        ParsedCommand {
+            segments: vec![empty_segment(true, 0)],
+            uncertain: true,
+            too_large: true,
+            pipelines: vec![String::new()],
+        }
+    }
+
     /// The literal texts of the segments in pipeline `p`, joined with ` | `.
     pub fn pipeline_text(&self, p: usize) -> &str {
         self.pipelines.get(p).map_or("", String::as_str)
@@ -95,42 +143,97 @@ fn pipeline_texts(segments: &[Segment], count: usize) -> Vec<String> {
     out
 }
 
+/// What reading one command may still use up before it is too large to
+/// analyse.
+struct Budget {
+    /// Simple commands that may still be read.
+    segments: usize,
+    /// Bytes of `sh -c` / `eval` strings that may still be re-read.
+    script_bytes: usize,
+    /// A cap was reached.
+    exceeded: bool,
+    /// Bytes looked at and copied, for the tests that check reading stays
+    /// linear ([`split_counting`]).
+    work: u64,
+}
+
+impl Budget {
+    /// Takes one simple command; false (and `exceeded`) when there is none left.
+    fn take_segment(&mut self) -> bool {
+        if self.segments == 0 {
+            self.exceeded = true;
+            return false;
+        }
+        self.segments -= 1;
+        true
+    }
+}
+
 /// Split `command` into simple commands.
 pub(crate) fn split(command: &str) -> ParsedCommand {
+    split_counting(command).0
+}
+
+/// [`split`], and how many bytes it looked at and copied doing it: every
+/// byte peeked (by every reading), copied into a word, or written into a
+/// command's text. The tests hold this to a small multiple of the input.
+pub(crate) fn split_counting(command: &str) -> (ParsedCommand, u64) {
+    if command.len() > MAX_COMMAND_BYTES {
+        return (ParsedCommand::too_large(), 0);
+    }
+    let mut budget = Budget {
+        segments: MAX_SEGMENTS,
+        script_bytes: SCRIPT_BYTES_PER_BYTE * command.len() + SCRIPT_BYTES_EXTRA,
+        exceeded: false,
+        work: 0,
+    };
     let mut raw = Vec::new();
     let mut next_pipeline = 0;
-    let ok = read(command, 0, &mut raw, &mut next_pipeline);
+    let ok = read(command, 0, &mut raw, &mut next_pipeline, &mut budget);
     let mut uncertain = !ok;
     if !ok {
         for s in &mut raw {
             s.uncertain = true;
         }
-        // Second reading: quotes and parentheses as blanks, so text hidden
-        // behind an unbalanced quote still shows up as commands.
+        // Second reading: quotes, parentheses and `$` as blanks, so text
+        // hidden behind an unbalanced quote or nested too deep still shows
+        // up as commands.
         let blanked: String = command
             .chars()
             .map(|c| match c {
-                '\'' | '"' | '`' | '(' | ')' | '\\' => ' ',
+                '\'' | '"' | '`' | '(' | ')' | '\\' | '$' => ' ',
                 c => c,
             })
             .collect();
         let mut more = Vec::new();
-        read(&blanked, MAX_DEPTH, &mut more, &mut next_pipeline);
+        read(
+            &blanked,
+            MAX_DEPTH,
+            &mut more,
+            &mut next_pipeline,
+            &mut budget,
+        );
         for mut s in more {
             s.uncertain = true;
             raw.push(s);
         }
     }
-    let mut segments = Vec::with_capacity(raw.len().max(1));
-    for s in raw {
-        segments.push(s);
-    }
-    // `sh -c STRING` and `eval ARGS`: read the string as commands too.
+    let mut segments = raw;
+    // `sh -c STRING` and `eval ARGS`: read the string as commands too. The
+    // strings read count against the budget: `eval eval eval …` would
+    // otherwise re-read the rest of the line once per word.
     let mut i = 0;
-    while i < segments.len() {
+    while i < segments.len() && !budget.exceeded {
         if let Some(script) = inner_script(&segments[i]) {
+            if script.len() > budget.script_bytes {
+                budget.exceeded = true;
+                break;
+            }
+            budget.script_bytes -= script.len();
+            budget.work += script.len() as u64;
             let mut inner = Vec::new();
-            let inner_ok = read(&script, 1, &mut inner, &mut next_pipeline);
+            let depth = segments[i].depth + 1;
+            let inner_ok = read(&script, depth, &mut inner, &mut next_pipeline, &mut budget);
             let outer_uncertain = segments[i].uncertain;
             for mut s in inner {
                 s.uncertain |= !inner_ok || outer_uncertain;
@@ -141,39 +244,50 @@ pub(crate) fn split(command: &str) -> ParsedCommand {
             }
         }
         i += 1;
-        if segments.len() > 4096 {
-            // A pathological input; stop expanding and judge it conservatively.
-            uncertain = true;
-            for s in &mut segments {
-                s.uncertain = true;
-            }
-            break;
-        }
+    }
+    if budget.exceeded {
+        return (ParsedCommand::too_large(), budget.work);
     }
     if segments.is_empty() {
-        segments.push(Segment {
-            words: Vec::new(),
-            views: vec![View {
-                start: 0,
-                text: String::new(),
-                literal: true,
-                stripped: String::new(),
-            }],
-            uncertain,
-            pipeline: next_pipeline,
-        });
+        segments.push(empty_segment(uncertain, next_pipeline));
     }
     let pipelines = pipeline_texts(&segments, next_pipeline + 1);
-    ParsedCommand {
+    budget.work += pipelines.iter().map(|p| p.len() as u64).sum::<u64>();
+    let parsed = ParsedCommand {
         segments,
         uncertain,
+        too_large: false,
         pipelines,
+    };
+    (parsed, budget.work)
+}
+
+/// A command with no words, so rules that match any Bash command still have
+/// something to match.
+fn empty_segment(uncertain: bool, pipeline: usize) -> Segment {
+    Segment {
+        words: Vec::new(),
+        views: vec![View {
+            start: 0,
+            text: String::new(),
+            literal: true,
+            stripped: String::new(),
+        }],
+        uncertain,
+        pipeline,
+        depth: 0,
     }
 }
 
 /// Read `src` at nesting `depth`, appending finished segments. Returns false if
-/// the input could not be read reliably.
-fn read(src: &str, depth: usize, out: &mut Vec<Segment>, next_pipeline: &mut usize) -> bool {
+/// the input could not be read reliably. Stops early once `budget` is spent.
+fn read(
+    src: &str,
+    depth: usize,
+    out: &mut Vec<Segment>,
+    next_pipeline: &mut usize,
+    budget: &mut Budget,
+) -> bool {
     let mut r = Reader {
         src: src.as_bytes(),
         pos: 0,
@@ -181,11 +295,14 @@ fn read(src: &str, depth: usize, out: &mut Vec<Segment>, next_pipeline: &mut usi
         depth,
         out,
         next_pipeline,
+        budget,
         heredocs: Vec::new(),
         want_delimiter: None,
         in_backticks: 0,
+        work: std::cell::Cell::new(0),
     };
     r.list(End::Eof);
+    r.budget.work += r.work.get();
     r.ok
 }
 
@@ -217,17 +334,27 @@ struct Reader<'s, 'o> {
     depth: usize,
     out: &'o mut Vec<Segment>,
     next_pipeline: &'o mut usize,
+    budget: &'o mut Budget,
     heredocs: Vec<Heredoc>,
     /// Set after `<<` / `<<-`: the next word is a here-document delimiter
     /// (the flag says whether leading tabs are stripped).
     want_delimiter: Option<bool>,
     /// Inside a backtick substitution an unescaped backtick always closes it.
     in_backticks: usize,
+    /// Bytes looked at and copied so far (see [`split_counting`]).
+    work: std::cell::Cell<u64>,
 }
 
 impl Reader<'_, '_> {
     fn peek(&self) -> Option<u8> {
+        self.work.set(self.work.get() + 1);
         self.src.get(self.pos).copied()
+    }
+
+    /// Appends `bytes` to a word being built.
+    fn copy(&self, buf: &mut Vec<u8>, bytes: &[u8]) {
+        self.work.set(self.work.get() + bytes.len() as u64);
+        buf.extend_from_slice(bytes);
     }
 
     fn peek_at(&self, n: usize) -> Option<u8> {
@@ -245,9 +372,24 @@ impl Reader<'_, '_> {
             return;
         }
         let words = std::mem::take(words);
-        if let Some(seg) = make_segment(words, pipeline) {
-            self.out.push(seg);
-        }
+        let seg = match make_segment(words, pipeline) {
+            Ok(Some(seg)) if self.budget.take_segment() => {
+                let text: usize = seg.views.iter().map(|v| v.text.len()).sum();
+                self.work.set(self.work.get() + text as u64);
+                Segment {
+                    depth: self.depth,
+                    ..seg
+                }
+            }
+            Ok(None) => return,
+            // Over a cap: stop reading; the command is too large to analyse.
+            Ok(Some(_)) | Err(TooManyViews) => {
+                self.budget.exceeded = true;
+                self.pos = self.src.len();
+                return;
+            }
+        };
+        self.out.push(seg);
     }
 
     /// Read a command list up to `end`.
@@ -442,12 +584,12 @@ impl Reader<'_, '_> {
                     self.pos += 1;
                     match self.src[self.pos..].iter().position(|&b| b == b'\'') {
                         Some(n) => {
-                            buf.extend_from_slice(&self.src[self.pos..self.pos + n]);
+                            self.copy(&mut buf, &self.src[self.pos..self.pos + n]);
                             self.pos += n + 1;
                         }
                         None => {
                             self.ok = false;
-                            buf.extend_from_slice(&self.src[self.pos..]);
+                            self.copy(&mut buf, &self.src[self.pos..]);
                             self.pos = self.src.len();
                         }
                     }
@@ -540,7 +682,7 @@ impl Reader<'_, '_> {
         let start = self.pos;
         self.pos += 1;
         self.nested(End::Backtick);
-        buf.extend_from_slice(&self.src[start..self.pos]);
+        self.copy(buf, &self.src[start..self.pos]);
     }
 
     /// At a `$`: substitution, arithmetic, parameter expansion or `$'…'`.
@@ -552,12 +694,12 @@ impl Reader<'_, '_> {
                 // as a nested list; harmless words at worst.
                 self.pos += 2;
                 self.nested(End::Paren);
-                buf.extend_from_slice(&self.src[start..self.pos]);
+                self.copy(buf, &self.src[start..self.pos]);
             }
             Some(b'(') => {
                 self.pos += 2;
                 self.nested(End::Paren);
-                buf.extend_from_slice(&self.src[start..self.pos]);
+                self.copy(buf, &self.src[start..self.pos]);
             }
             Some(b'{') => {
                 self.pos += 2;
@@ -580,7 +722,7 @@ impl Reader<'_, '_> {
                     self.ok = false;
                 }
                 self.pos = self.pos.min(self.src.len());
-                buf.extend_from_slice(&self.src[start..self.pos]);
+                self.copy(buf, &self.src[start..self.pos]);
             }
             Some(b'\'') => {
                 *quoted = true;
@@ -641,7 +783,7 @@ impl Reader<'_, '_> {
         if depth != 0 {
             self.ok = false;
         }
-        buf.extend_from_slice(&self.src[start..self.pos]);
+        self.copy(buf, &self.src[start..self.pos]);
     }
 
     /// After a newline: skip the bodies of pending here-documents. Bodies with
@@ -657,6 +799,8 @@ impl Reader<'_, '_> {
                     .iter()
                     .position(|&b| b == b'\n')
                     .map_or(self.src.len(), |n| self.pos + n);
+                self.work
+                    .set(self.work.get() + (line_end - self.pos) as u64 + 1);
                 let mut line = &self.src[self.pos..line_end];
                 if doc.strip_tabs {
                     while let [b'\t', rest @ ..] = line {
@@ -709,9 +853,12 @@ const HEADER_KEYWORDS: &[&str] = &["for", "select", "case", "function", "in"];
 /// Shells whose `-c STRING` argument is itself a command.
 const SHELLS: &[&str] = &["sh", "bash", "zsh", "dash", "ksh", "mksh", "ash"];
 
+/// A simple command behind more than [`MAX_VIEWS`] wrappers.
+struct TooManyViews;
+
 /// Build a segment and its views from raw words; `None` for a segment that runs
 /// nothing (a lone `fi`, a `for` header).
-fn make_segment(words: Vec<String>, pipeline: usize) -> Option<Segment> {
+fn make_segment(words: Vec<String>, pipeline: usize) -> Result<Option<Segment>, TooManyViews> {
     let mut start = 0;
     while start < words.len() && LEADING_KEYWORDS.contains(&words[start].as_str()) {
         start += 1;
@@ -721,12 +868,17 @@ fn make_segment(words: Vec<String>, pipeline: usize) -> Option<Segment> {
         start += 2;
     }
     if start >= words.len() || HEADER_KEYWORDS.contains(&words[start].as_str()) {
-        return None;
+        return Ok(None);
     }
     let mut views = vec![make_view(&words, start, true, String::new(), false)];
     let mut k = start;
     let mut stripped = String::new();
     loop {
+        // Each view copies the rest of the command: a command behind very
+        // many wrappers (`sudo sudo sudo …`) would cost its length squared.
+        if views.len() > MAX_VIEWS {
+            return Err(TooManyViews);
+        }
         // `/bin/rm` is also read as `rm`.
         if words[k].contains('/') && !is_assignment(&words[k]) {
             let basename = words[k].rsplit('/').next().unwrap_or("");
@@ -745,12 +897,13 @@ fn make_segment(words: Vec<String>, pipeline: usize) -> Option<Segment> {
         k = next;
         views.push(make_view(&words, k, false, stripped.clone(), false));
     }
-    Some(Segment {
+    Ok(Some(Segment {
         words,
         views,
         uncertain: false,
         pipeline,
-    })
+        depth: 0,
+    }))
 }
 
 fn join_note(a: &str, b: &str) -> String {
@@ -1052,6 +1205,117 @@ mod tests {
     fn deep_nesting_is_uncertain() {
         let cmd = format!("{}ls{}", "$(".repeat(40), ")".repeat(40));
         assert!(split(&cmd).uncertain);
+        // What is nested too deep still shows up, as a command of its own.
+        for (open, close) in [("$(", ")"), ("(", ")"), ("<(", ")"), ("$((", "))")] {
+            let cmd = format!("{}rm -rf /{}", open.repeat(40), close.repeat(40));
+            let p = split(&cmd);
+            assert!(p.uncertain && !p.too_large, "{open}");
+            let views: Vec<&str> = p
+                .segments
+                .iter()
+                .flat_map(|s| s.views.iter().map(|v| v.text.as_str()))
+                .collect();
+            assert!(views.contains(&"rm -rf /"), "{open}: {views:?}");
+        }
+    }
+
+    /// Past a cap the command is not split (the evaluator judges it
+    /// conservatively); under the caps it is.
+    #[test]
+    fn caps_make_a_command_too_large_to_analyse() {
+        let too_large = [
+            "a".repeat(MAX_COMMAND_BYTES + 1),
+            "a;".repeat(MAX_SEGMENTS + 1),
+            "a | ".repeat(MAX_SEGMENTS + 1),
+            format!("{}rm -rf /", "sudo ".repeat(MAX_VIEWS + 1)),
+            format!("{}rm -rf /", "FOO=1 env ".repeat(MAX_VIEWS)),
+            // Each `eval` re-reads the rest: quadratic without the budget.
+            format!("{}rm -rf /", "eval ".repeat(1000)),
+        ];
+        for cmd in &too_large {
+            let p = split(cmd);
+            assert!(p.too_large && p.uncertain, "{}…", &cmd[..40.min(cmd.len())]);
+            assert_eq!(p.segments.len(), 1);
+        }
+        let fine = [
+            "a;".repeat(MAX_SEGMENTS - 1),
+            format!("{}rm -rf /", "sudo ".repeat(MAX_VIEWS - 2)),
+            format!("{}rm -rf /", "eval ".repeat(10)),
+        ];
+        for cmd in &fine {
+            assert!(!split(cmd).too_large, "{}…", &cmd[..40.min(cmd.len())]);
+        }
+    }
+
+    /// Generated nestings and repetitions of every construct the reader
+    /// knows: reading always ends, and its work (bytes looked at and
+    /// copied, all readings together) stays within a small multiple of the
+    /// input, whatever the shape. Counted in operations, not time, so the
+    /// machine's load cannot make it flaky.
+    #[test]
+    fn reading_is_linear_in_generated_nestings() {
+        const OPENERS: &[(&str, &str)] = &[
+            ("$(", ")"),
+            ("`", "`"),
+            ("\\`", "\\`"),
+            ("(", ")"),
+            ("{ ", "; }"),
+            ("<(", ")"),
+            ("\"", "\""),
+            ("\"$(", ")\""),
+            ("sh -c '", "'"),
+            ("bash -c \"", "\""),
+            ("eval ", ""),
+            ("sudo ", ""),
+            ("env A=1 ", ""),
+            ("$((", "))"),
+            ("${", "}"),
+            ("a=(", ")"),
+            ("cat <<EOF\n$(", ")\nEOF\n"),
+            ("if true; then ", "; fi"),
+        ];
+        const FILLERS: &[&str] = &["a;", "a|", "a && ", "x ", "'", "\\", "#c\n", "\n"];
+        let mut seed: u64 = 0x2545_f491_4f6c_dd1d;
+        let mut next = || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed
+        };
+        let mut worst = 0.0f64;
+        for round in 0..400 {
+            // Nest some constructs deeply, then repeat the whole to grow it.
+            let depth = (next() % 3000) as usize;
+            let (mut head, mut tail) = (String::new(), String::new());
+            for _ in 0..depth {
+                let (open, close) = OPENERS[(next() % OPENERS.len() as u64) as usize];
+                head.push_str(open);
+                tail.insert_str(0, close);
+                if next() % 4 == 0 {
+                    head.push_str(FILLERS[(next() % FILLERS.len() as u64) as usize]);
+                }
+            }
+            let unit = format!("{head}rm -rf /{tail}");
+            let cmd = unit.repeat(1 + (next() % 4) as usize);
+            let (parsed, work) = split_counting(&cmd);
+            assert!(!parsed.segments.is_empty(), "round {round}");
+            assert!(parsed.segments.len() <= MAX_SEGMENTS + 1, "round {round}");
+            // Per byte of input, and of the `sh -c` allowance every command
+            // gets whatever its length.
+            let ratio = work as f64 / (cmd.len() + SCRIPT_BYTES_EXTRA) as f64;
+            worst = worst.max(ratio);
+            // The structural bound: a byte is peeked a few times per
+            // reading, copied once per enclosing substitution (at most
+            // MAX_DEPTH), and read again by the blanked reading and by the
+            // `sh -c` strings holding it (at most SCRIPT_BYTES_PER_BYTE).
+            assert!(
+                ratio < 256.0,
+                "round {round}: {work} operations for {} bytes ({ratio:.1}×): {}…",
+                cmd.len(),
+                &cmd[..cmd.len().min(120)]
+            );
+        }
+        eprintln!("reading: at worst {worst:.1} operations per byte");
     }
 
     /// Random soup of shell metacharacters and UTF-8 must never panic or hang.

@@ -419,6 +419,234 @@ fn events() {
     assert_eq!(verdict(&judge(&stop, &input)), "none");
 }
 
+/// A Stop (or SubagentStop) block applies once per stop chain unless the
+/// rule says `repeat = true` or `max_blocks = N`; allow and context rules,
+/// and other events, are unaffected.
+#[test]
+fn stop_chains() {
+    let stop = |active: bool| json!({"session_id": "s1", "cwd": PROJECT, "hook_event_name": "Stop", "stop_hook_active": active});
+    let sub = |active: bool| json!({"session_id": "s1", "cwd": PROJECT, "hook_event_name": "SubagentStop", "agent_id": "a1", "stop_hook_active": active});
+    let rule = |action: &str, extra: &str| {
+        rules(&format!(
+            "[[rule]]\nid = \"r\"\naction = \"{action}\"\nevent = [\"Stop\", \"SubagentStop\"]\nreason = \"go on\"\n{extra}"
+        ))
+    };
+    // (action, extra keys, input, blocks so far, verdict)
+    let table: &[(&str, &str, Value, u32, &str)] = &[
+        ("deny", "", stop(false), 0, "deny"),
+        ("deny", "", stop(true), 0, "none"),
+        ("deny", "", stop(true), 1, "none"),
+        ("deny", "", sub(false), 0, "deny"),
+        ("deny", "", sub(true), 1, "none"),
+        ("ask", "", stop(true), 1, "none"),
+        ("deny", "repeat = false", stop(true), 1, "none"),
+        ("deny", "repeat = true", stop(true), 1, "deny"),
+        ("deny", "repeat = true", stop(true), 8, "deny"),
+        ("deny", "max_blocks = 3", stop(false), 0, "deny"),
+        // stop_hook_active with no count (a restarted daemon): one block.
+        ("deny", "max_blocks = 3", stop(true), 0, "deny"),
+        ("deny", "max_blocks = 3", stop(true), 2, "deny"),
+        ("deny", "max_blocks = 3", stop(true), 3, "none"),
+        ("deny", "max_blocks = 1", stop(true), 1, "none"),
+        ("ask", "max_blocks = 2", sub(true), 1, "ask"),
+        // The count means nothing without stop_hook_active.
+        ("deny", "", stop(false), 5, "deny"),
+        // Context rules do not block; they are not held back.
+        ("context", "", stop(true), 4, "context"),
+    ];
+    for (action, extra, input, blocks, want) in table {
+        let set = rule(action, extra);
+        let q = query(input).stop_blocks(*blocks);
+        let e = set.evaluate(&q);
+        assert_eq!(
+            verdict(&e),
+            *want,
+            "{action} {extra:?} {input} after {blocks}"
+        );
+        assert_eq!(set.explain(&q).evaluation, e);
+    }
+    // Another rule that may block again still decides.
+    let both = rules(
+        "[[rule]]\nid = \"once\"\naction = \"deny\"\nevent = \"Stop\"\n\n[[rule]]\nid = \"twice\"\naction = \"deny\"\nevent = \"Stop\"\nmax_blocks = 2\n",
+    );
+    let e = both.evaluate(&query(&stop(true)).stop_blocks(1));
+    assert_eq!(e.rule_ids, ["twice"]);
+
+    // explain says why a rule held back, as its one failed check.
+    let set = rule("deny", "");
+    let x = set.explain(&query(&stop(true)));
+    assert_eq!(x.evaluation.action, None);
+    let text = x.to_string();
+    assert!(
+        text.contains("NO  not blocking again: stop_hook_active and the rule has no repeat"),
+        "{text}"
+    );
+    assert_eq!(x.near_misses.len(), 1, "{text}");
+    let x = rule("deny", "max_blocks = 2").explain(&query(&stop(true)).stop_blocks(2));
+    assert!(
+        x.to_string().contains(
+            "not blocking again: this stop chain was blocked 2 times already (`max_blocks = 2`)"
+        ),
+        "{x}"
+    );
+    let x = rule("deny", "max_blocks = 2").explain(&query(&stop(true)).stop_blocks(1));
+    assert!(
+        x.to_string()
+            .contains("yes blocks again in this stop chain: blocked once so far, `max_blocks = 2`"),
+        "{x}"
+    );
+
+    // check notes a Stop deny/ask rule that says neither; not one that does.
+    let src = "[[rule]]\nid = \"a\"\naction = \"deny\"\nevent = \"Stop\"\n\n[[rule]]\nid = \"b\"\naction = \"deny\"\nevent = \"Stop\"\nrepeat = true\n\n[[rule]]\nid = \"c\"\naction = \"allow\"\nevent = \"Stop\"\n";
+    let report = check_source(src, Path::new("n.toml"), LayerKind::User);
+    assert!(report.is_ok() && report.warnings.is_empty(), "{report}");
+    assert_eq!(report.notes.len(), 1, "{report}");
+    let text = report.to_string();
+    assert!(
+        text.contains("n.toml:1:1: note: rule \"a\": blocks Stop/SubagentStop once per stop chain"),
+        "{text}"
+    );
+    assert!(
+        text.ends_with("n.toml: ok, 3 rules, 0 warnings, 1 note"),
+        "{text}"
+    );
+    // Notes are for `rules check`, not warnings the daemon logs.
+    assert!(rules(src).warnings().is_empty());
+
+    // Misused keys.
+    let table: &[(&str, &str)] = &[
+        ("action = \"deny\"\nevent = \"Stop\"\nrepeat = true\nmax_blocks = 2\n", "5:10: rule \"a\": give `repeat = true` (block every time) or `max_blocks = N`, not both"),
+        ("action = \"deny\"\nevent = \"Stop\"\nmax_blocks = 0\n", "5:14: rule \"a\": `max_blocks` must be a whole number of at least 1"),
+        ("action = \"deny\"\nevent = \"Stop\"\nmax_blocks = \"2\"\n", "5:14: rule \"a\": `max_blocks` must be a whole number, found string"),
+        ("action = \"deny\"\nevent = \"Stop\"\nrepeat = 1\n", "5:10: rule \"a\": `repeat` must be true or false, found integer"),
+        ("action = \"allow\"\nevent = \"Stop\"\nrepeat = true\n", "5:10: rule \"a\": `repeat` says how often a rule blocks Stop and SubagentStop; only deny and ask rules block"),
+    ];
+    for (body, want) in table {
+        let src = format!("[[rule]]\nid = \"a\"\n{body}");
+        let err = RuleSet::parse(&src, Path::new("bad.toml")).expect_err(&src);
+        assert!(err.to_string().contains(want), "want {want}\n got {err}");
+    }
+    let set = RuleSet::parse(
+        "[[rule]]\nid = \"a\"\naction = \"deny\"\ntool = \"Bash\"\nmax_blocks = 2\n",
+        Path::new("w.toml"),
+    )
+    .unwrap();
+    assert!(
+        set.warnings()[0].to_string().contains(
+            "`max_blocks` only applies to Stop and SubagentStop, and `event` names neither"
+        ),
+        "{:?}",
+        set.warnings()
+    );
+}
+
+/// A command too large to analyse is judged conservatively and cheaply:
+/// deny/ask rules whose program it names (or that name none) match, their
+/// per-command conditions taken to hold; allow rules only if they allow all
+/// Bash. The reason says why.
+#[test]
+fn commands_too_large_to_analyse_are_judged_conservatively() {
+    let pad = "x".repeat(shell_cap() + 1);
+    let set = rules(
+        r#"
+[[rule]]
+id = "no-rm-rf"
+action = "deny"
+tool = "Bash(rm *)"
+reason = "no rm -rf"
+when = [{ field = "$command.args", regex = '^-rf$' }]
+
+[[rule]]
+id = "ask-push"
+action = "ask"
+tool = "Bash(git push *)"
+
+[[rule]]
+id = "ls-ok"
+action = "allow"
+tool = "Bash(ls *)"
+"#,
+    );
+    let allow_all = rules("[[rule]]\nid = \"all\"\naction = \"allow\"\ntool = \"Bash\"\n");
+    // (rules, command, verdict, deciding rules)
+    let table: Vec<(&RuleSet, String, &str, Vec<&str>)> = vec![
+        (&set, format!("ls {pad}"), "none", vec![]),
+        (
+            &set,
+            format!("rm -f x; echo {pad}"),
+            "deny",
+            vec!["no-rm-rf"],
+        ),
+        (
+            &set,
+            format!("echo {pad} && sudo /bin/rm x"),
+            "deny",
+            vec!["no-rm-rf"],
+        ),
+        (
+            &set,
+            format!("r''m -rf / # {pad}"),
+            "deny",
+            vec!["no-rm-rf"],
+        ),
+        (
+            &set,
+            format!("echo \"$(r\\m x)\" {pad}"),
+            "deny",
+            vec!["no-rm-rf"],
+        ),
+        (&set, format!("echo format {pad}"), "none", vec![]),
+        (&set, format!("git push {pad}"), "ask", vec!["ask-push"]),
+        (&allow_all, format!("ls {pad}"), "allow", vec!["all"]),
+        // Over the segment cap, not the byte cap.
+        (
+            &set,
+            format!("{}rm -rf /", "true;".repeat(5000)),
+            "deny",
+            vec!["no-rm-rf"],
+        ),
+        (&set, format!("{}ls", "true;".repeat(5000)), "none", vec![]),
+    ];
+    for (set, cmd, want, ids) in &table {
+        let e = judge(set, &bash(cmd));
+        let shown = &cmd[..cmd.len().min(40)];
+        assert_eq!(verdict(&e), *want, "{shown}…");
+        assert_eq!(e.rule_ids, *ids, "{shown}…");
+        if matches!(*want, "deny" | "ask") {
+            let reason = e.reason.as_deref().unwrap_or("");
+            assert!(reason.contains("too large"), "{shown}…: {reason}");
+        }
+    }
+    let x = set.explain(&query(&bash(&format!("rm -rf / {pad}"))));
+    assert!(x.command_too_large.is_some());
+    let text = x.to_string();
+    assert!(
+        text.contains("command: too large to analyse"),
+        "{}",
+        &text[..text.len().min(2000)]
+    );
+    assert!(
+        text.contains("the command names `rm`"),
+        "{}",
+        &text[..text.len().min(2000)]
+    );
+    // The defaults ask about any command too large to analyse (they may be
+    // piping a download into a shell), and deny one that names rm.
+    let defaults = RuleSet::defaults();
+    assert_eq!(
+        verdict(&judge(&defaults, &bash(&format!("echo {pad}")))),
+        "ask"
+    );
+    assert_eq!(
+        verdict(&judge(&defaults, &bash(&format!("rm {pad}")))),
+        "deny"
+    );
+}
+
+fn shell_cap() -> usize {
+    super::shell::MAX_COMMAND_BYTES
+}
+
 #[test]
 fn when_conditions() {
     let with = |when: &str| {

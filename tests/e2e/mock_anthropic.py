@@ -141,7 +141,9 @@ class MockState:
     def __init__(self, script: dict[str, Any], record_path: str, verbose: bool) -> None:
         self.script = script
         self.verbose = verbose
-        self._record = open(record_path, "a", encoding="utf-8")
+        # A lone surrogate the CLI sends back (after the script sent one)
+        # cannot be written as UTF-8; it is recorded as "?".
+        self._record = open(record_path, "a", encoding="utf-8", errors="replace")
         self._lock = threading.Lock()
         self._seq = itertools.count()
         self._msg_ids = itertools.count()

@@ -214,6 +214,13 @@ impl MockApi {
     /// Panics if it does not publish its port within 10 s or exits early
     /// (for example on a malformed script), showing its stderr.
     pub fn start(script: &Value) -> MockApi {
+        MockApi::start_text(&serde_json::to_string_pretty(script).unwrap())
+    }
+
+    /// [`MockApi::start`] with the script as JSON text, for what a `Value`
+    /// cannot hold (a lone surrogate escape such as `\ud800`, which the
+    /// real API can send and Python reads).
+    pub fn start_text(script: &str) -> MockApi {
         let dir = tempfile::Builder::new()
             .prefix("hookd-mock-")
             .tempdir()
@@ -222,8 +229,7 @@ impl MockApi {
         let record = dir.path().join("requests.jsonl");
         let port_file = dir.path().join("port");
         let stderr = dir.path().join("mock.stderr");
-        fs::write(&script_path, serde_json::to_vec_pretty(script).unwrap())
-            .expect("writing mock script");
+        fs::write(&script_path, script).expect("writing mock script");
 
         let mock_py = manifest_dir().join("tests/e2e/mock_anthropic.py");
         let mut child = Command::new("python3")

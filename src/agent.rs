@@ -1,0 +1,558 @@
+//! The agents hookd judges, and what their dialects share.
+//!
+//! Claude Code (and Agent SDK runs), OpenAI Codex CLI and Google Gemini CLI
+//! each have a *dialect*: the one module that knows that agent's hook JSON
+//! ([`crate::claude`], [`crate::codex`], [`crate::gemini`]). A dialect
+//!
+//! - maps the agent's event names onto hookd's event kinds
+//!   ([`HookEventKind`], which the rules and the pending table use), keeping
+//!   the agent's own name;
+//! - maps the agent's tool names and inputs onto Claude Code's vocabulary, so
+//!   that one rule (`Bash(rm:*)`, `Edit(src/**)`, `WebFetch(domain:…)`,
+//!   `mcp__server__tool`) matches the same action in every agent: the result
+//!   is one or more *Claude-shaped hook inputs* ([`Agent::rule_inputs`]) that
+//!   the rule engine judges as it judges Claude Code's;
+//! - renders an [`Answer`] as the exact stdout / stderr / exit code the agent
+//!   honors for the event, and never in a form the agent misreads (a CLI that
+//!   hangs on `ask` never gets one; a CLI that throws away outputs with
+//!   unknown fields never gets one).
+//!
+//! This module holds what the dialects share: [`Agent`], the dispatch to each
+//! dialect, [`evaluate`] (judging every rule input of one hook and combining
+//! the verdicts), and [`universal_deny`], the one answer every agent honors.
+//!
+//! Pure: no IO, no tokio, no logging.
+
+use std::borrow::Cow;
+use std::fmt;
+
+use serde_json::{Map, Value};
+
+use crate::claude::output::HookOutput;
+use crate::claude::{FailClosed, HookEventKind};
+use crate::decision::{Answer, Verdict};
+use crate::rules::{Action, Evaluation, Layers, Query};
+
+/// An agent whose hooks hookd judges.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Agent {
+    /// Claude Code 2.1.330 (and the Agent SDK, which runs it).
+    ClaudeCode,
+    /// OpenAI Codex CLI 0.169.0.
+    Codex,
+    /// Google Gemini CLI 0.61.0.
+    Gemini,
+}
+
+impl Agent {
+    /// Every agent, in the order of the documentation's tables.
+    pub const ALL: [Agent; 3] = [Agent::ClaudeCode, Agent::Codex, Agent::Gemini];
+
+    /// The name a user writes (`--agent NAME`) and the log records.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Agent::ClaudeCode => "claude-code",
+            Agent::Codex => "codex",
+            Agent::Gemini => "gemini",
+        }
+    }
+
+    /// Parses [`Agent::as_str`]'s spelling; `None` for anything else.
+    pub fn from_name(name: &str) -> Option<Agent> {
+        Agent::ALL.into_iter().find(|a| a.as_str() == name)
+    }
+
+    /// The hookd event kind of one of this agent's event names;
+    /// [`HookEventKind::Unknown`] for a name the dialect does not map (its
+    /// own name is kept on the event; it is observe-only).
+    pub fn event_kind(self, name: &str) -> HookEventKind {
+        match self {
+            Agent::ClaudeCode => HookEventKind::from_name(name),
+            Agent::Codex => crate::codex::event_kind(name),
+            Agent::Gemini => crate::gemini::event_kind(name),
+        }
+    }
+
+    /// Whether `name` is one of this agent's events (mapped or not).
+    pub fn knows_event(self, name: &str) -> bool {
+        match self {
+            Agent::ClaudeCode => HookEventKind::from_name(name) != HookEventKind::Unknown,
+            Agent::Codex => crate::codex::event(name).is_some(),
+            Agent::Gemini => crate::gemini::event(name).is_some(),
+        }
+    }
+
+    /// The verdicts this agent honors for an event of `kind` (always
+    /// including "no opinion"). [`Agent::render`] gives any other verdict as
+    /// "no opinion", except where the dialect says otherwise (Gemini's `ask`).
+    pub fn supported_verdicts(self, kind: HookEventKind) -> &'static [Verdict] {
+        match self {
+            Agent::ClaudeCode => crate::claude::output::supported_verdicts(kind),
+            Agent::Codex => crate::codex::output::supported_verdicts(kind),
+            Agent::Gemini => crate::gemini::output::supported_verdicts(kind),
+        }
+    }
+
+    /// Whether an event of `kind` from this agent is a decision point: the
+    /// agent honors some verdict for it, so it is judged and may wait for a
+    /// decision. Every other event is observe-only, answered at once.
+    pub fn is_decision_point(self, kind: HookEventKind) -> bool {
+        kind.is_decision_point()
+            && self
+                .supported_verdicts(kind)
+                .iter()
+                .any(|v| *v != Verdict::NoOpinion)
+    }
+
+    /// `answer` as this agent's output for an event of `kind`.
+    pub fn render(self, kind: HookEventKind, answer: &Answer) -> HookOutput {
+        match self {
+            Agent::ClaudeCode => crate::claude::output::render(kind, answer),
+            Agent::Codex => crate::codex::output::render(kind, answer),
+            Agent::Gemini => crate::gemini::output::render(kind, answer),
+        }
+    }
+
+    /// What an `ask` becomes when nobody answered it (no client, or its
+    /// timeout passed). Claude Code keeps the ask: its own permission prompt
+    /// takes over. Codex cannot ask from a hook: its own flow goes on ("no
+    /// opinion"), unless the hook fails closed for the event, then it is a
+    /// deny. Gemini would hang on an ask: it is a deny, with the ask's reason.
+    pub fn unanswered_ask(
+        self,
+        kind: HookEventKind,
+        fail_closed: FailClosed,
+        ask: Answer,
+    ) -> Answer {
+        match self {
+            Agent::ClaudeCode => ask,
+            Agent::Codex => crate::codex::output::unanswered_ask(kind, fail_closed, ask),
+            Agent::Gemini => crate::gemini::output::unanswered_ask(ask),
+        }
+    }
+
+    /// The output when nobody could decide (daemon unreachable, deadline
+    /// passed): "no opinion", or a block on the events `fail_closed` covers,
+    /// in the form this agent honors. For an event name this agent does not
+    /// have (a hook registered for another agent, or a newer CLI) a
+    /// fail-closed hook answers [`universal_deny`]: hookd cannot tell a tool
+    /// call from anything else there, and that answer denies on every agent.
+    pub fn fallback(self, event_name: &str, fail_closed: FailClosed, why: &str) -> HookOutput {
+        if !self.knows_event(event_name) {
+            return if fail_closed.is_on() {
+                universal_deny(&fallback_reason(why))
+            } else {
+                HookOutput::default()
+            };
+        }
+        let kind = self.event_kind(event_name);
+        match self {
+            Agent::ClaudeCode => crate::claude::output::fallback(kind, fail_closed, why),
+            Agent::Codex => crate::codex::output::fallback(kind, fail_closed, why),
+            Agent::Gemini => crate::gemini::output::fallback(kind, fail_closed, why),
+        }
+    }
+
+    /// The tool of a tool event: this agent's own name and the Claude Code
+    /// name rules use. `None` when the input names no tool.
+    pub fn tool_names(self, raw: &Value) -> Option<ToolNames> {
+        let own = raw.get("tool_name")?.as_str()?;
+        let claude = match self {
+            Agent::ClaudeCode => Cow::Borrowed(own),
+            Agent::Codex => crate::codex::input::claude_tool_name(own),
+            Agent::Gemini => crate::gemini::input::claude_tool_name(own, raw),
+        };
+        Some(ToolNames {
+            agent: own.to_string(),
+            claude: claude.into_owned(),
+        })
+    }
+
+    /// The Claude-shaped hook inputs the rules judge for one raw input of
+    /// this agent: never empty; more than one when one call touches several
+    /// things (a Codex patch's files, a Gemini fetch's URLs), each judged on
+    /// its own and combined by [`combine`]. A Claude Code input is judged as
+    /// it is.
+    pub fn rule_inputs(self, raw: &Value) -> Vec<Cow<'_, Value>> {
+        match self {
+            Agent::ClaudeCode => vec![Cow::Borrowed(raw)],
+            Agent::Codex => crate::codex::input::rule_inputs(raw),
+            Agent::Gemini => crate::gemini::input::rule_inputs(raw),
+        }
+    }
+}
+
+impl fmt::Display for Agent {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// A tool's two names: the agent's (`run_shell_command`, `apply_patch`) and
+/// Claude Code's (`Bash`, `Edit`), which the rules use. The log records both.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ToolNames {
+    /// The `tool_name` the agent sent.
+    pub agent: String,
+    /// The Claude Code tool it is judged as.
+    pub claude: String,
+}
+
+/// The hook event name a universal deny names: a tool call's.
+pub const UNIVERSAL_DENY_EVENT: &str = "PreToolUse";
+
+/// The one tool-call answer that Claude Code, Codex CLI, Gemini CLI and
+/// Copilot CLI's Claude-format hooks all honor as a deny (observed with each
+/// pinned CLI, `shared/reference/agents/offline-agents.md`):
+///
+/// ```json
+/// {"decision":"block","reason":R,"hookSpecificOutput":{"hookEventName":"PreToolUse",
+///  "permissionDecision":"deny","permissionDecisionReason":R}}
+/// ```
+///
+/// Claude Code and Codex read `hookSpecificOutput` (Codex also accepts the
+/// top-level pair, and needs both reasons non-empty); Gemini reads the
+/// top-level `decision` and ignores the rest. For when the agent is not
+/// known; only `serde_json` and std, so the forwarder can call it.
+pub fn universal_deny(reason: &str) -> HookOutput {
+    let reason = if reason.trim().is_empty() {
+        crate::claude::output::DEFAULT_DENY_REASON
+    } else {
+        reason
+    };
+    // Written out rather than built as a map, so the bytes are exactly the
+    // documented ones (serde_json's map would sort the keys).
+    let reason = Value::from(reason);
+    HookOutput {
+        exit_code: 0,
+        stdout: format!(
+            "{{\"decision\":\"block\",\"reason\":{reason},\"hookSpecificOutput\":{{\"hookEventName\":\"{UNIVERSAL_DENY_EVENT}\",\"permissionDecision\":\"deny\",\"permissionDecisionReason\":{reason}}}}}\n"
+        ),
+        stderr: String::new(),
+    }
+}
+
+/// The reason a fail-closed fallback gives; the same words as
+/// [`crate::claude::output::fallback_answer`].
+fn fallback_reason(why: &str) -> String {
+    format!("hookd could not decide ({why}); blocked because the hook is fail-closed")
+}
+
+/// The reason of a blocking answer, never empty: Codex ignores a deny whose
+/// reason is empty, and the model should always be told why.
+pub(crate) fn deny_reason(answer: &Answer) -> &str {
+    match answer.reason.as_deref() {
+        Some(r) if !r.trim().is_empty() => r,
+        _ => crate::claude::output::DEFAULT_DENY_REASON,
+    }
+}
+
+/// Judges every rule input of one hook (see [`Agent::rule_inputs`]) under
+/// `layers` and combines the verdicts with [`combine`]. `query` gives
+/// everything but the input (each of `inputs` takes its place in turn): its
+/// `event` is the hookd kind's name (`PreToolUse` for Gemini's
+/// `BeforeTool`), or the agent's own name for an event no kind maps: rules
+/// name events by hookd's kinds, and only `event = "*"` matches the others.
+pub fn evaluate(layers: &Layers, inputs: &[Cow<'_, Value>], query: &Query<'_>) -> Evaluation {
+    let evaluations = inputs
+        .iter()
+        .map(|input| layers.evaluate(&Query { input, ..*query }))
+        .collect();
+    combine(evaluations)
+}
+
+/// One verdict for a hook judged as several inputs (one per file a patch
+/// touches, one per URL a fetch reads), as the rule engine combines the
+/// commands of one Bash line: a **deny** of any input denies the call, else
+/// an **ask** of any asks, and an **allow** needs every input allowed;
+/// anything less is "no opinion". Rule ids and reasons are those of the
+/// inputs that gave the winning action; context is gathered from all.
+///
+/// # Panics
+///
+/// If `evaluations` is empty ([`Agent::rule_inputs`] never is).
+pub fn combine(mut evaluations: Vec<Evaluation>) -> Evaluation {
+    assert!(!evaluations.is_empty(), "combine needs an evaluation");
+    if evaluations.len() == 1 {
+        return evaluations.remove(0);
+    }
+    let any = |action: Action| evaluations.iter().any(|e| e.action == Some(action));
+    let decided = if any(Action::Deny) {
+        Some(Action::Deny)
+    } else if any(Action::Ask) {
+        Some(Action::Ask)
+    } else if evaluations.iter().all(|e| e.action == Some(Action::Allow)) {
+        Some(Action::Allow)
+    } else {
+        None
+    };
+    let mut rule_ids = Vec::new();
+    let mut reasons: Vec<&str> = Vec::new();
+    let mut additional_context = Vec::new();
+    let mut context_rule_ids = Vec::new();
+    for e in &evaluations {
+        if decided.is_some() && e.action == decided {
+            push_new(&mut rule_ids, &e.rule_ids);
+            for reason in e.reason.iter().flat_map(|r| r.split("; ")) {
+                if !reasons.contains(&reason) {
+                    reasons.push(reason);
+                }
+            }
+        }
+        push_new(&mut additional_context, &e.additional_context);
+        push_new(&mut context_rule_ids, &e.context_rule_ids);
+    }
+    let action = decided.or((!additional_context.is_empty()).then_some(Action::Context));
+    let first = &evaluations[0];
+    Evaluation {
+        action,
+        rule_ids,
+        reason: (!reasons.is_empty()).then(|| reasons.join("; ")),
+        additional_context,
+        context_rule_ids,
+        generation: first.generation,
+        project_generation: evaluations.iter().find_map(|e| e.project_generation),
+    }
+}
+
+fn push_new(into: &mut Vec<String>, from: &[String]) {
+    for item in from {
+        if !into.contains(item) {
+            into.push(item.clone());
+        }
+    }
+}
+
+/// A path as the model wrote it, made absolute against the session's `cwd`
+/// (lexically: `.` and `..` folded, symlinks not followed), so path rules
+/// see what they see for Claude Code, whose tools take absolute paths.
+/// `~` and `~/…` are kept: the rule engine expands them to the home
+/// directory, the reading that matches the most rules. Without an absolute
+/// `cwd` a relative path is kept as written.
+pub(crate) fn absolute_path(cwd: Option<&str>, path: &str) -> String {
+    if path == "~" || path.starts_with("~/") {
+        return path.to_string();
+    }
+    let joined;
+    let abs = if path.starts_with('/') {
+        path
+    } else {
+        match cwd.filter(|c| c.starts_with('/')) {
+            Some(cwd) => {
+                joined = format!("{cwd}/{path}");
+                &joined
+            }
+            None => return path.to_string(),
+        }
+    };
+    let mut parts: Vec<&str> = Vec::new();
+    for part in abs.split('/') {
+        match part {
+            "" | "." => {}
+            ".." => {
+                parts.pop();
+            }
+            part => parts.push(part),
+        }
+    }
+    if parts.is_empty() {
+        return "/".to_string();
+    }
+    parts
+        .iter()
+        .fold(String::with_capacity(abs.len()), |mut out, p| {
+            out.push('/');
+            out.push_str(p);
+            out
+        })
+}
+
+/// A copy of the hook input `raw` under Claude Code's names: its
+/// `hook_event_name` is `event`, and, when `tool` is given, its `tool_name`
+/// and `tool_input` are replaced. Every other field is kept, so `when`
+/// conditions on any field still apply.
+pub(crate) fn reshape(raw: &Value, event: &str, tool: Option<(&str, Value)>) -> Value {
+    let mut object = match raw {
+        Value::Object(map) => map.clone(),
+        _ => Map::new(),
+    };
+    object.insert("hook_event_name".into(), event.into());
+    if let Some((name, input)) = tool {
+        object.insert("tool_name".into(), name.into());
+        object.insert("tool_input".into(), input);
+    }
+    Value::Object(object)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rules::RuleSet;
+    use serde_json::json;
+    use std::path::Path;
+    use std::sync::Arc;
+
+    #[test]
+    fn agent_names_round_trip() {
+        for agent in Agent::ALL {
+            assert_eq!(Agent::from_name(agent.as_str()), Some(agent));
+        }
+        assert_eq!(Agent::from_name("claude"), None);
+        assert_eq!(Agent::from_name("Codex"), None);
+    }
+
+    #[test]
+    fn universal_deny_is_the_documented_json() {
+        let out = universal_deny("no");
+        assert_eq!(out.exit_code, 0);
+        assert_eq!(out.stderr, "");
+        assert_eq!(
+            out.stdout,
+            "{\"decision\":\"block\",\"reason\":\"no\",\"hookSpecificOutput\":{\"hookEventName\":\"PreToolUse\",\"permissionDecision\":\"deny\",\"permissionDecisionReason\":\"no\"}}\n"
+        );
+        let out: Value = serde_json::from_str(&universal_deny(" ").stdout).unwrap();
+        assert_eq!(out["reason"], crate::claude::output::DEFAULT_DENY_REASON);
+    }
+
+    #[test]
+    fn an_event_the_agent_does_not_have_fails_closed_with_the_universal_deny() {
+        for agent in Agent::ALL {
+            let out = agent.fallback("SomethingNew", FailClosed::Tools, "no_socket");
+            let v: Value = serde_json::from_str(&out.stdout).unwrap();
+            assert_eq!(v["decision"], "block", "{agent}");
+            assert!(v["reason"].as_str().unwrap().contains("no_socket"));
+            assert_eq!(
+                agent.fallback("SomethingNew", FailClosed::Off, "no_socket"),
+                HookOutput::default()
+            );
+        }
+        // Gemini's tool event is not Claude Code's: a forwarder that was not
+        // told its agent still blocks it.
+        let out = Agent::ClaudeCode.fallback("BeforeTool", FailClosed::Tools, "timeout");
+        assert_eq!(out, universal_deny(&fallback_reason("timeout")));
+    }
+
+    #[test]
+    fn claude_code_keeps_its_own_decision_points_and_fallback_words() {
+        for kind in HookEventKind::ALL.iter().copied() {
+            assert_eq!(
+                Agent::ClaudeCode.is_decision_point(kind),
+                kind.is_decision_point(),
+                "{kind}"
+            );
+        }
+        let claude = crate::claude::output::fallback_answer(
+            HookEventKind::PreToolUse,
+            FailClosed::Tools,
+            "no_socket",
+        );
+        assert_eq!(claude.reason, Some(fallback_reason("no_socket")));
+    }
+
+    #[test]
+    fn paths_are_made_absolute_against_cwd() {
+        let cwd = Some("/p/proj");
+        assert_eq!(absolute_path(cwd, "a.txt"), "/p/proj/a.txt");
+        assert_eq!(absolute_path(cwd, "./src/../b"), "/p/proj/b");
+        assert_eq!(absolute_path(cwd, "../../../x"), "/x");
+        assert_eq!(absolute_path(cwd, "/etc//passwd"), "/etc/passwd");
+        assert_eq!(absolute_path(cwd, "~/.ssh/id"), "~/.ssh/id");
+        assert_eq!(absolute_path(cwd, "."), "/p/proj");
+        assert_eq!(absolute_path(None, "a.txt"), "a.txt");
+        assert_eq!(absolute_path(Some("rel"), "a.txt"), "a.txt");
+        assert_eq!(absolute_path(cwd, "/"), "/");
+    }
+
+    fn layers(toml: &str) -> Layers {
+        Layers::new(Arc::new(RuleSet::parse(toml, Path::new("t.toml")).unwrap()))
+    }
+
+    fn edit(path: &str) -> Value {
+        json!({"hook_event_name": "PreToolUse", "cwd": "/p", "tool_name": "Edit",
+               "tool_input": {"file_path": path}})
+    }
+
+    fn judge(layers: &Layers, paths: &[&str]) -> Evaluation {
+        let inputs: Vec<Cow<'_, Value>> = paths.iter().map(|p| Cow::Owned(edit(p))).collect();
+        evaluate(
+            layers,
+            &inputs,
+            &Query {
+                event: "PreToolUse",
+                ..Query::new(&Value::Null)
+            },
+        )
+    }
+
+    const RULES: &str = r#"
+        [[rule]]
+        id = "src-ok"
+        action = "allow"
+        tool = "Edit(src/**)"
+        [[rule]]
+        id = "no-secrets"
+        action = "deny"
+        tool = "Edit(secrets/**)"
+        reason = "secrets are read-only"
+        [[rule]]
+        id = "docs-ask"
+        action = "ask"
+        tool = "Edit(docs/**)"
+        [[rule]]
+        id = "note"
+        action = "context"
+        tool = "Edit(notes/**)"
+        reason = "notes are shared"
+    "#;
+
+    #[test]
+    fn a_deny_of_any_input_denies_the_call() {
+        let layers = layers(RULES);
+        let e = judge(&layers, &["/p/src/a.rs", "/p/secrets/k", "/p/docs/x"]);
+        assert_eq!(e.action, Some(Action::Deny));
+        assert_eq!(e.rule_ids, ["no-secrets"]);
+        assert_eq!(e.reason.as_deref(), Some("secrets are read-only"));
+        let e = judge(&layers, &["/p/src/a.rs", "/p/docs/x"]);
+        assert_eq!(e.action, Some(Action::Ask));
+        assert_eq!(e.rule_ids, ["docs-ask"]);
+    }
+
+    #[test]
+    fn an_allow_needs_every_input_allowed() {
+        let layers = layers(RULES);
+        let e = judge(&layers, &["/p/src/a.rs", "/p/src/b.rs"]);
+        assert_eq!(e.action, Some(Action::Allow));
+        assert_eq!(e.rule_ids, ["src-ok"]);
+        let e = judge(&layers, &["/p/src/a.rs", "/p/other"]);
+        assert_eq!(e.action, None);
+        assert!(e.rule_ids.is_empty());
+        let e = judge(&layers, &["/p/src/a.rs", "/p/notes/n"]);
+        assert_eq!(e.action, Some(Action::Context));
+        assert_eq!(e.additional_context, ["notes are shared"]);
+        assert_eq!(e.context_rule_ids, ["note"]);
+    }
+
+    #[test]
+    fn one_input_is_judged_as_it_is() {
+        let layers = layers(RULES);
+        let input = edit("/p/secrets/k");
+        let alone = layers.evaluate(&Query::new(&input));
+        assert_eq!(judge(&layers, &["/p/secrets/k"]), alone);
+    }
+
+    #[test]
+    fn reshape_renames_and_keeps_the_rest() {
+        let raw = json!({"hook_event_name": "BeforeTool", "tool_name": "read_file",
+                         "tool_input": {"file_path": "a"}, "session_id": "s"});
+        let v = reshape(
+            &raw,
+            "PreToolUse",
+            Some(("Read", json!({"file_path": "/p/a"}))),
+        );
+        assert_eq!(
+            v,
+            json!({"hook_event_name": "PreToolUse", "tool_name": "Read",
+                   "tool_input": {"file_path": "/p/a"}, "session_id": "s"})
+        );
+    }
+}

@@ -1,0 +1,243 @@
+//! The one place that knows Codex CLI's hook *output*: an answer becomes the
+//! exact stdout / stderr / exit code Codex 0.169.0 honors for the event.
+//!
+//! Codex checks each event's output against its own schema
+//! (`tests/fixtures/agents/codex/hook-schemas.json`, from the binary), with
+//! `additionalProperties: false` at every level, plus a few rules of its
+//! own; an output that breaks any of them is dropped without a word and the
+//! action goes ahead. So (all golden-tested, and every output checked
+//! against the schemas):
+//! - "No opinion" is exit 0 with empty stdout.
+//! - Only schema fields are written, and only the event's own:
+//!   `hookSpecificOutput.hookEventName` echoes the event.
+//! - A deny always carries a non-empty reason (Codex drops a reasonless
+//!   deny): the answer's, or [`DEFAULT_DENY_REASON`].
+//! - PreToolUse: deny is `permissionDecision: "deny"` with its reason. Codex
+//!   does not support `ask`, nor `allow` as a grant: both render as "no
+//!   opinion" (Codex's own flow goes on). A rewritten input is
+//!   `permissionDecision: "allow"` + `updatedInput`, the only form Codex
+//!   takes it in; it is sent with an allow or no opinion, never with a deny.
+//! - PermissionRequest: `decision.behavior` allow / deny (with `message`);
+//!   never `updatedInput` (Codex fails closed on it).
+//! - UserPromptSubmit, PostToolUse, Stop, SubagentStop: deny is
+//!   `{"decision":"block","reason":R}`.
+//! - Context (`additionalContext`) where the event's schema has it:
+//!   PreToolUse, PostToolUse, UserPromptSubmit, SessionStart, SubagentStart.
+//! - Nothing else is ever written (`continue`, `stopReason`,
+//!   `suppressOutput`, `systemMessage` are Codex's but hookd has no use for
+//!   them; PreToolUse rejects the first three).
+
+use serde_json::{Map, Value};
+
+use super::kind::name_of;
+use crate::agent::deny_reason;
+use crate::claude::output::{fallback_answer, HookOutput};
+use crate::claude::{FailClosed, HookEventKind};
+use crate::decision::{Answer, Verdict};
+
+pub use crate::claude::output::DEFAULT_DENY_REASON;
+
+/// The verdicts Codex honors for an event of `kind` (always including "no
+/// opinion"); any other verdict renders as no opinion.
+pub fn supported_verdicts(kind: HookEventKind) -> &'static [Verdict] {
+    use HookEventKind::*;
+    use Verdict::*;
+    match kind {
+        PermissionRequest => &[Allow, Deny, NoOpinion],
+        PreToolUse | PostToolUse | UserPromptSubmit | Stop | SubagentStop => &[Deny, NoOpinion],
+        _ => &[NoOpinion],
+    }
+}
+
+/// Whether Codex takes `hookSpecificOutput.additionalContext` for `kind`.
+pub fn accepts_context(kind: HookEventKind) -> bool {
+    use HookEventKind::*;
+    matches!(
+        kind,
+        PreToolUse | PostToolUse | UserPromptSubmit | SessionStart | SubagentStart
+    )
+}
+
+/// Renders `answer` as Codex's output for an event of `kind`.
+pub fn render(kind: HookEventKind, answer: &Answer) -> HookOutput {
+    use HookEventKind::*;
+    let Some(event) = name_of(kind) else {
+        return HookOutput::default();
+    };
+    let verdict = if supported_verdicts(kind).contains(&answer.verdict) {
+        answer.verdict
+    } else {
+        Verdict::NoOpinion
+    };
+    let mut top = Map::new();
+    let mut specific = Map::new();
+    match (kind, verdict) {
+        (_, Verdict::NoOpinion) => {}
+        (PreToolUse, _) => {
+            specific.insert("permissionDecision".into(), "deny".into());
+            specific.insert(
+                "permissionDecisionReason".into(),
+                deny_reason(answer).into(),
+            );
+        }
+        (PermissionRequest, Verdict::Allow) => {
+            let mut decision = Map::new();
+            decision.insert("behavior".into(), "allow".into());
+            specific.insert("decision".into(), decision.into());
+        }
+        (PermissionRequest, _) => {
+            let mut decision = Map::new();
+            decision.insert("behavior".into(), "deny".into());
+            decision.insert("message".into(), deny_reason(answer).into());
+            specific.insert("decision".into(), decision.into());
+        }
+        (_, _) => {
+            top.insert("decision".into(), "block".into());
+            top.insert("reason".into(), deny_reason(answer).into());
+        }
+    }
+    // Codex takes a rewritten input only with `permissionDecision: "allow"`,
+    // which otherwise grants nothing: the call runs through Codex's own
+    // flow with the new input. Not with an ask: that is not a go-ahead.
+    if kind == PreToolUse && matches!(answer.verdict, Verdict::Allow | Verdict::NoOpinion) {
+        if let Some(input) = &answer.updated_input {
+            specific.insert("permissionDecision".into(), "allow".into());
+            specific.insert("updatedInput".into(), input.clone());
+        }
+    }
+    if let Some(context) = answer.additional_context.as_deref() {
+        if accepts_context(kind) {
+            specific.insert("additionalContext".into(), context.into());
+        }
+    }
+    if !specific.is_empty() {
+        specific.insert("hookEventName".into(), event.into());
+        top.insert("hookSpecificOutput".into(), specific.into());
+    }
+    if top.is_empty() {
+        return HookOutput::default();
+    }
+    HookOutput {
+        exit_code: 0,
+        stdout: format!("{}\n", Value::Object(top)),
+        stderr: String::new(),
+    }
+}
+
+/// What an ask nobody answered becomes: Codex cannot ask from a hook, so its
+/// own flow goes on ("no opinion", keeping any context), unless the hook
+/// fails closed for `kind`: then it is a deny, with the ask's reason.
+pub fn unanswered_ask(kind: HookEventKind, fail_closed: FailClosed, ask: Answer) -> Answer {
+    if fail_closed.blocks(kind) {
+        let reason = ask.reason.unwrap_or_else(|| {
+            "hookd asked and nobody answered; blocked because the hook is fail-closed".into()
+        });
+        Answer {
+            additional_context: ask.additional_context,
+            ..Answer::new(Verdict::Deny, Some(reason))
+        }
+    } else {
+        Answer {
+            additional_context: ask.additional_context,
+            ..Answer::no_opinion()
+        }
+    }
+}
+
+/// The output when nobody could decide: no opinion, or a block where the
+/// hook fails closed and Codex can block the event
+/// ([`crate::claude::output::fallback_answer`], rendered for Codex).
+pub fn fallback(kind: HookEventKind, fail_closed: FailClosed, why: &str) -> HookOutput {
+    render(kind, &fallback_answer(kind, fail_closed, why))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn parse(out: &HookOutput) -> Value {
+        serde_json::from_str(&out.stdout).unwrap()
+    }
+
+    #[test]
+    fn a_deny_always_has_a_reason() {
+        for reason in [None, Some(""), Some("  ")] {
+            let answer = Answer::new(Verdict::Deny, reason.map(String::from));
+            let out = parse(&render(HookEventKind::PreToolUse, &answer));
+            assert_eq!(
+                out["hookSpecificOutput"]["permissionDecisionReason"],
+                DEFAULT_DENY_REASON
+            );
+            let out = parse(&render(HookEventKind::Stop, &answer));
+            assert_eq!(out["reason"], DEFAULT_DENY_REASON);
+            let out = parse(&render(HookEventKind::PermissionRequest, &answer));
+            assert_eq!(
+                out["hookSpecificOutput"]["decision"]["message"],
+                DEFAULT_DENY_REASON
+            );
+        }
+    }
+
+    #[test]
+    fn ask_and_a_bare_allow_say_nothing_on_pre_tool_use() {
+        for v in [Verdict::Ask, Verdict::Allow, Verdict::Defer] {
+            let out = render(HookEventKind::PreToolUse, &Answer::new(v, Some("r".into())));
+            assert_eq!(out, HookOutput::default(), "{v}");
+        }
+    }
+
+    #[test]
+    fn a_rewritten_input_goes_with_allow_only() {
+        let mut answer = Answer::new(Verdict::NoOpinion, None);
+        answer.updated_input = Some(json!({"command": "echo safe"}));
+        let out = parse(&render(HookEventKind::PreToolUse, &answer));
+        assert_eq!(
+            out,
+            json!({"hookSpecificOutput": {"hookEventName": "PreToolUse",
+                   "permissionDecision": "allow", "updatedInput": {"command": "echo safe"}}})
+        );
+        for v in [Verdict::Deny, Verdict::Ask] {
+            answer.verdict = v;
+            let out = render(HookEventKind::PreToolUse, &answer);
+            assert!(!out.stdout.contains("updatedInput"), "{v}: {}", out.stdout);
+        }
+        answer.verdict = Verdict::Allow;
+        let out = render(HookEventKind::PermissionRequest, &answer);
+        assert!(!out.stdout.contains("updatedInput"), "{}", out.stdout);
+    }
+
+    #[test]
+    fn an_unanswered_ask_is_no_opinion_unless_fail_closed() {
+        let ask = Answer {
+            additional_context: Some("ctx".into()),
+            ..Answer::new(Verdict::Ask, Some("why".into()))
+        };
+        let open = unanswered_ask(HookEventKind::PreToolUse, FailClosed::Off, ask.clone());
+        assert_eq!(open.verdict, Verdict::NoOpinion);
+        assert_eq!(open.additional_context.as_deref(), Some("ctx"));
+        let closed = unanswered_ask(HookEventKind::PreToolUse, FailClosed::Tools, ask);
+        assert_eq!(closed.verdict, Verdict::Deny);
+        assert_eq!(closed.reason.as_deref(), Some("why"));
+    }
+
+    #[test]
+    fn events_without_a_decision_never_block() {
+        for kind in [
+            HookEventKind::PreCompact,
+            HookEventKind::SessionEnd,
+            HookEventKind::Unknown,
+        ] {
+            assert_eq!(
+                fallback(kind, FailClosed::All, "timeout"),
+                HookOutput::default()
+            );
+        }
+        let out = parse(&fallback(
+            HookEventKind::UserPromptSubmit,
+            FailClosed::All,
+            "timeout",
+        ));
+        assert_eq!(out["decision"], "block");
+    }
+}

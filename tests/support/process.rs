@@ -1,0 +1,86 @@
+//! Waiting for a child with a deadline, and ending it with everything it
+//! started, by pid. Std only; included by the other support modules with
+//! `#[path = "process.rs"] mod process;`.
+
+// Each test crate uses a different subset of these helpers.
+#![allow(dead_code)]
+
+use std::fs;
+use std::process::{Child, Command, ExitStatus, Stdio};
+use std::thread;
+use std::time::{Duration, Instant};
+
+/// Waits for `child` until `limit` has passed; `None` if it is still running.
+pub fn wait_with_deadline(child: &mut Child, limit: Duration) -> Option<ExitStatus> {
+    let deadline = Instant::now() + limit;
+    loop {
+        match child.try_wait() {
+            Ok(Some(status)) => return Some(status),
+            Ok(None) if Instant::now() >= deadline => return None,
+            Ok(None) => thread::sleep(Duration::from_millis(10)),
+            Err(e) => panic!("waiting for child {}: {e}", child.id()),
+        }
+    }
+}
+
+/// Pids of all living descendants of `pid`, found through the ppid field of
+/// `/proc/<pid>/stat`.
+pub fn descendants(pid: u32) -> Vec<u32> {
+    let mut parent_of = Vec::new();
+    for entry in fs::read_dir("/proc").into_iter().flatten().flatten() {
+        let Some(p) = entry
+            .file_name()
+            .to_str()
+            .and_then(|n| n.parse::<u32>().ok())
+        else {
+            continue;
+        };
+        let Ok(stat) = fs::read_to_string(entry.path().join("stat")) else {
+            continue;
+        };
+        // "pid (comm) state ppid ...": comm may hold spaces and parens, so
+        // parse after the last ')'.
+        let ppid = stat
+            .rsplit_once(')')
+            .and_then(|(_, rest)| rest.split_whitespace().nth(1))
+            .and_then(|f| f.parse::<u32>().ok());
+        if let Some(ppid) = ppid {
+            parent_of.push((p, ppid));
+        }
+    }
+    let mut found = vec![pid];
+    let mut i = 0;
+    while i < found.len() {
+        let parent = found[i];
+        found.extend(
+            parent_of
+                .iter()
+                .filter(|(_, pp)| *pp == parent)
+                .map(|(p, _)| *p),
+        );
+        i += 1;
+    }
+    found.remove(0);
+    found
+}
+
+/// Kills `child` (spawned with `process_group(0)`, so its group id is its
+/// pid), its group and every descendant, by pid, and reaps it. The
+/// descendants are collected first, while they are still linked to it: the
+/// agent CLIs start tools and hooks in process groups of their own.
+pub fn kill_process_tree(child: &mut Child) {
+    let pid = child.id();
+    let mut targets = vec![format!("-{pid}")];
+    targets.extend(descendants(pid).iter().map(|p| p.to_string()));
+    // std has no kill(2) for arbitrary pids; /bin/kill takes a negative pid
+    // for a process group.
+    let _ = Command::new("kill")
+        .arg("-KILL")
+        .arg("--")
+        .args(&targets)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status();
+    let _ = child.kill();
+    let _ = child.wait();
+}
