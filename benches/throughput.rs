@@ -5,15 +5,22 @@
 //! 1. **Persistent connections:** decisions per second through `hookd serve`
 //!    (with the embedded default rules) over C long-lived connections, each
 //!    pipelining hook frames (a writer thread sends, a reader thread counts
-//!    replies). Target: ≥ 100 000/s on a 2-core machine.
+//!    replies). Target: ≥ 100 000/s on a 2-core machine. 1b: the same with
+//!    large Bash commands, on both sides of the inline-evaluation threshold.
 //! 2. **32 parallel forwarders vs the spawn-only ceiling:** 32 threads, each
 //!    spawning `hook-forwarder` (stdin piped, output read) back to back for a
 //!    fixed time, next to the same with `/bin/true`. Target: ≥ 90 % of the
 //!    ceiling.
 //! 3. **Memory:** the daemon's RSS idle, and with 10 000 decisions pending
-//!    (a subscriber holds them; nobody decides).
+//!    (a subscriber holds them; nobody decides), sent over 200 connections
+//!    (one connection has at most 64 hooks in flight).
 //!
 //! `HOOKD_BENCH_SECS` sets the duration of each timed phase (default 3).
+//! `HOOKD_BENCH_PHASES=1,3` runs only those phases (`1`, `1b`, `2`, `3`).
+//! `HOOKD_BENCH_BASELINE=/path/to/hookd` runs every phase against that
+//! daemon too, alternating with this build's, and prints both side by side
+//! (e.g. a build of main: the comparison then shares one machine state;
+//! phases 1 and 1b measure each twice, A B B A, and average).
 //! Nothing here asserts a time: machines are shared and noisy. Every daemon
 //! is ended by its pid, every temp dir removed.
 
@@ -34,7 +41,7 @@ struct Daemon {
 }
 
 impl Daemon {
-    fn start(config: &str) -> Daemon {
+    fn start(bin: &Path, config: &str) -> Daemon {
         let dir = tempfile::Builder::new()
             .prefix("hookd-bench")
             .tempdir()
@@ -42,7 +49,7 @@ impl Daemon {
         let socket = dir.path().join("hookd.sock");
         let config_path = dir.path().join("config.toml");
         std::fs::write(&config_path, config).unwrap();
-        let child = Command::new(env!("CARGO_BIN_EXE_hookd"))
+        let child = Command::new(bin)
             .args(["serve", "--socket"])
             .arg(&socket)
             .arg("--log")
@@ -108,8 +115,9 @@ fn hello(socket: &Path, name: &str) -> (UnixStream, BufReader<UnixStream>) {
     (stream, reader)
 }
 
-/// Decisions per second over `conns` pipelined persistent connections.
-fn persistent(socket: &Path, conns: usize, secs: f64) -> f64 {
+/// Decisions per second over `conns` pipelined persistent connections,
+/// each hook's input being `input`.
+fn persistent(socket: &Path, conns: usize, secs: f64, input: &str) -> f64 {
     let stop = Arc::new(AtomicBool::new(false));
     let answered = Arc::new(AtomicU64::new(0));
     let mut threads = Vec::new();
@@ -117,6 +125,7 @@ fn persistent(socket: &Path, conns: usize, secs: f64) -> f64 {
         let (mut writer, mut reader) = hello(socket, &format!("bench-{c}"));
         let in_flight = Arc::new(AtomicU64::new(0));
         let (stop_w, in_flight_w) = (stop.clone(), in_flight.clone());
+        let input = input.to_string();
         threads.push(std::thread::spawn(move || {
             let mut i = 0u64;
             let mut batch = Vec::with_capacity(64 * 1024);
@@ -128,7 +137,11 @@ fn persistent(socket: &Path, conns: usize, secs: f64) -> f64 {
                 }
                 batch.clear();
                 for _ in 0..32 {
-                    write!(batch, r#"{{"type":"hook","id":"{c}-{i}","deadline_ms":60000,"input":{PRE_TOOL_USE}}}"#).unwrap();
+                    write!(
+                        batch,
+                        r#"{{"type":"hook","id":"{c}-{i}","deadline_ms":60000,"input":{input}}}"#
+                    )
+                    .unwrap();
                     batch.push(b'\n');
                     i += 1;
                 }
@@ -213,9 +226,13 @@ fn spawn_rate(program: &Path, socket: &Path, parallel: usize, secs: f64) -> (f64
     (rate, fallbacks.load(Ordering::Relaxed))
 }
 
-/// RSS with `n` decisions pending.
-fn rss_with_pending(n: usize) -> (u64, u64) {
-    let d = Daemon::start("[decisions]\nroute_undecided = true\ntimeout = \"never\"\n");
+/// RSS idle and with `n` decisions pending.
+fn rss_with_pending(bin: &Path, n: usize) -> (u64, u64) {
+    const CONNECTIONS: usize = 200;
+    let d = Daemon::start(
+        bin,
+        "[decisions]\nroute_undecided = true\ntimeout = \"never\"\n",
+    );
     std::thread::sleep(Duration::from_millis(200));
     let idle = d.rss_kib();
     let (mut sub, mut sub_reader) = hello(&d.socket, "holder");
@@ -237,17 +254,21 @@ fn rss_with_pending(n: usize) -> (u64, u64) {
             sink.clear();
         }
     });
-    let (mut writer, _reader) = hello(&d.socket, "pending-load");
-    let mut batch = Vec::new();
-    for i in 0..n {
-        write!(
-            batch,
-            r#"{{"type":"hook","id":"p{i}","deadline_ms":600000,"input":{PRE_TOOL_USE}}}"#
-        )
-        .unwrap();
-        batch.push(b'\n');
+    let mut load = Vec::new();
+    for c in 0..CONNECTIONS {
+        let (mut writer, reader) = hello(&d.socket, &format!("pending-load-{c}"));
+        let mut batch = Vec::new();
+        for i in (c..n).step_by(CONNECTIONS) {
+            write!(
+                batch,
+                r#"{{"type":"hook","id":"p{i}","deadline_ms":600000,"input":{PRE_TOOL_USE}}}"#
+            )
+            .unwrap();
+            batch.push(b'\n');
+        }
+        writer.write_all(&batch).unwrap();
+        load.push((writer, reader));
     }
-    writer.write_all(&batch).unwrap();
     let (mut probe, mut probe_reader) = hello(&d.socket, "probe");
     let deadline = Instant::now() + Duration::from_secs(60);
     loop {
@@ -284,40 +305,117 @@ fn main() {
         std::thread::available_parallelism().map_or(0, |n| n.get())
     );
 
-    let d = Daemon::start("");
-    println!("1. persistent connections, pipelined (default rules loaded)");
-    for conns in [1, 4, 16] {
-        let rate = persistent(&d.socket, conns, secs);
-        println!("   {conns:>2} connection(s): {rate:>10.0} decisions/s   (target ≥ 100000)");
+    let this_build = PathBuf::from(env!("CARGO_BIN_EXE_hookd"));
+    let mut daemons = vec![("this build", this_build)];
+    if let Some(baseline) = std::env::var_os("HOOKD_BENCH_BASELINE") {
+        daemons.push(("baseline", PathBuf::from(baseline)));
     }
-    drop(d);
-
-    let d = Daemon::start("");
-    println!("\n2. 32 parallel forwarders vs the spawn-only ceiling");
-    let (ceiling, _) = spawn_rate(Path::new("/bin/true"), &d.socket, 32, secs);
-    let (forwarders, fallbacks) = spawn_rate(
-        Path::new(env!("CARGO_BIN_EXE_hook-forwarder")),
-        &d.socket,
-        32,
-        secs,
-    );
-    println!("   /bin/true:       {ceiling:>8.0} processes/s");
-    println!("   hook-forwarder:  {forwarders:>8.0} round trips/s ({fallbacks} fell back)");
+    let names: Vec<&str> = daemons.iter().map(|(name, _)| *name).collect();
     println!(
-        "   ratio:           {:>8.1} %   (target ≥ 90 %)",
-        forwarders / ceiling * 100.0
+        "{:<40}{}",
+        "",
+        names.iter().map(|n| format!("{n:>14}")).collect::<String>()
     );
-    drop(d);
+    let row = |label: &str, values: &[String]| {
+        println!(
+            "{label:<40}{}",
+            values
+                .iter()
+                .map(|v| format!("{v:>14}"))
+                .collect::<String>()
+        );
+    };
 
+    let phases = std::env::var("HOOKD_BENCH_PHASES").ok();
+    let phase = |name: &str| {
+        phases
+            .as_deref()
+            .is_none_or(|list| list.split(',').any(|p| p.trim() == name))
+    };
+
+    if phase("1") {
+        persistent_phase(&daemons, secs, &row);
+    }
+    if phase("1b") {
+        large_inputs_phase(&daemons, secs, &row);
+    }
+    if phase("2") {
+        forwarders_phase(&daemons, secs, &row);
+    }
+    if phase("3") {
+        memory_phase(&daemons, &row);
+    }
+}
+
+/// `measure` for every daemon, twice, in the order A B … B A, averaged: a
+/// machine whose load drifts during the run favours no one.
+fn side_by_side(daemons: &[(&str, PathBuf)], measure: impl Fn(&Path) -> f64) -> Vec<String> {
+    let mut sums = vec![0.0; daemons.len()];
+    let order: Vec<usize> = (0..daemons.len()).chain((0..daemons.len()).rev()).collect();
+    for i in order {
+        sums[i] += measure(&daemons[i].1);
+    }
+    sums.iter().map(|sum| format!("{:.0}", sum / 2.0)).collect()
+}
+
+fn persistent_phase(daemons: &[(&str, PathBuf)], secs: f64, row: &dyn Fn(&str, &[String])) {
+    println!("1. persistent connections, pipelined (default rules loaded), decisions/s");
+    for conns in [1, 4, 16] {
+        let rates = side_by_side(daemons, |bin| {
+            let d = Daemon::start(bin, "");
+            persistent(&d.socket, conns, secs, PRE_TOOL_USE)
+        });
+        row(&format!("   {conns:>2} connection(s)"), &rates);
+    }
+}
+
+fn large_inputs_phase(daemons: &[(&str, PathBuf)], secs: f64, row: &dyn Fn(&str, &[String])) {
+    println!(
+        "\n1b. large inputs: a Bash command of N KiB (judged inline up to 64 KiB of frame, \
+         on a blocking thread above), 4 connections, decisions/s"
+    );
+    for kib in [1, 16, 48, 96] {
+        let command = "echo hookd && ".repeat(kib * 1024 / 13);
+        let input = PRE_TOOL_USE.replace("cargo test --workspace && git status", &command);
+        let rates = side_by_side(daemons, |bin| {
+            let d = Daemon::start(bin, "");
+            persistent(&d.socket, 4, secs, &input)
+        });
+        row(&format!("   {kib:>2} KiB command"), &rates);
+    }
+}
+
+fn forwarders_phase(daemons: &[(&str, PathBuf)], secs: f64, row: &dyn Fn(&str, &[String])) {
+    println!("\n2. 32 parallel forwarders vs the spawn-only ceiling, per s");
+    let forwarder = Path::new(env!("CARGO_BIN_EXE_hook-forwarder"));
+    let mut ceilings = Vec::new();
+    let mut trips = Vec::new();
+    let mut ratios = Vec::new();
+    for (_, bin) in daemons {
+        let d = Daemon::start(bin, "");
+        let (ceiling, _) = spawn_rate(Path::new("/bin/true"), &d.socket, 32, secs);
+        let (forwarders, fallbacks) = spawn_rate(forwarder, &d.socket, 32, secs);
+        ceilings.push(format!("{ceiling:.0}"));
+        trips.push(format!("{forwarders:.0} ({fallbacks} fb)"));
+        ratios.push(format!("{:.1} %", forwarders / ceiling * 100.0));
+    }
+    row("   /bin/true", &ceilings);
+    row("   hook-forwarder round trips", &trips);
+    row("   ratio (target ≥ 90 %)", &ratios);
+}
+
+fn memory_phase(daemons: &[(&str, PathBuf)], row: &dyn Fn(&str, &[String])) {
     println!("\n3. memory");
-    let (idle, loaded) = rss_with_pending(10_000);
-    println!(
-        "   idle RSS:                  {:>7.1} MiB",
-        idle as f64 / 1024.0
-    );
-    println!(
-        "   RSS with 10 000 pending:   {:>7.1} MiB ({:.2} KiB per pending decision)",
-        loaded as f64 / 1024.0,
-        (loaded - idle) as f64 / 10_000.0
-    );
+    let mut idle = Vec::new();
+    let mut loaded = Vec::new();
+    let mut each = Vec::new();
+    for (_, bin) in daemons {
+        let (i, l) = rss_with_pending(bin, 10_000);
+        idle.push(format!("{:.1} MiB", i as f64 / 1024.0));
+        loaded.push(format!("{:.1} MiB", l as f64 / 1024.0));
+        each.push(format!("{:.2} KiB", l.saturating_sub(i) as f64 / 10_000.0));
+    }
+    row("   idle RSS", &idle);
+    row("   RSS with 10 000 pending", &loaded);
+    row("   per pending decision", &each);
 }

@@ -15,6 +15,10 @@
 //! max_bytes = 67108864      # rotate past this size (0: never rotate)
 //! keep = 5                  # rotated files kept: events.jsonl.1 … .5
 //! fsync = "rotate"          # "rotate" (at rotation and shutdown) or "always" (every batch)
+//! queue_bytes = 67108864    # lines waiting for the disk; past this they are dropped and counted
+//!
+//! [clients]
+//! queue_bytes = 16777216    # pushed frames waiting for one slow client; past this: `lagged`
 //!
 //! [redact]
 //! defaults = true           # the built-in patterns (API keys, tokens, private keys, password=)
@@ -45,6 +49,9 @@ pub struct Config {
     /// `[log]`.
     #[serde(default)]
     pub log: LogConfig,
+    /// `[clients]`.
+    #[serde(default)]
+    pub clients: ClientsConfig,
     /// `[redact]`.
     #[serde(default)]
     pub redact: RedactConfig,
@@ -147,6 +154,37 @@ pub struct LogConfig {
     /// See [`Fsync`].
     #[serde(default)]
     pub fsync: Fsync,
+    /// Bytes of lines that may wait for the writer (a slow or stalled
+    /// disk); lines beyond it are dropped and counted (`log_dropped`).
+    #[serde(default = "default_log_queue_bytes")]
+    pub queue_bytes: usize,
+}
+
+fn default_log_queue_bytes() -> usize {
+    64 * 1024 * 1024
+}
+
+/// `[clients]`: socket clients.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ClientsConfig {
+    /// Bytes of pushed frames that may wait for one client that reads
+    /// slowly; frames beyond it are dropped, counted and reported to the
+    /// client as `lagged`.
+    #[serde(default = "default_client_queue_bytes")]
+    pub queue_bytes: usize,
+}
+
+fn default_client_queue_bytes() -> usize {
+    16 * 1024 * 1024
+}
+
+impl Default for ClientsConfig {
+    fn default() -> ClientsConfig {
+        ClientsConfig {
+            queue_bytes: default_client_queue_bytes(),
+        }
+    }
 }
 
 fn default_max_bytes() -> u64 {
@@ -163,6 +201,7 @@ impl Default for LogConfig {
             max_bytes: default_max_bytes(),
             keep: default_keep(),
             fsync: Fsync::default(),
+            queue_bytes: default_log_queue_bytes(),
         }
     }
 }
@@ -395,7 +434,7 @@ mod tests {
 
     #[test]
     fn parses_the_documented_example_and_defaults() {
-        let text = "[decisions]\nroute_undecided = true\ntimeout = 1.5\n[decisions.timeouts]\nPermissionRequest = \"never\"\nStop = 10\n[log]\nmax_bytes = 100\nkeep = 2\nfsync = \"always\"\n[redact]\npatterns = [\"x-[0-9]+\"]\n";
+        let text = "[decisions]\nroute_undecided = true\ntimeout = 1.5\n[decisions.timeouts]\nPermissionRequest = \"never\"\nStop = 10\n[log]\nmax_bytes = 100\nkeep = 2\nfsync = \"always\"\nqueue_bytes = 4096\n[clients]\nqueue_bytes = 2048\n[redact]\npatterns = [\"x-[0-9]+\"]\n";
         let c = Config::parse(text, Path::new("c.toml")).unwrap();
         assert!(c.decisions.route_undecided);
         assert_eq!(
@@ -405,7 +444,11 @@ mod tests {
         assert_eq!(c.decisions.timeout_for("PermissionRequest"), Timeout::Never);
         assert_eq!(c.log.keep, 2);
         assert_eq!(c.log.fsync, Fsync::Always);
+        assert_eq!(c.log.queue_bytes, 4096);
+        assert_eq!(c.clients.queue_bytes, 2048);
         let d = Config::default();
+        assert_eq!(d.log.queue_bytes, 64 * 1024 * 1024);
+        assert_eq!(d.clients.queue_bytes, 16 * 1024 * 1024);
         assert_eq!(d.decisions.timeout, Timeout::After(Duration::from_secs(60)));
         assert_eq!(d.log.max_bytes, 64 * 1024 * 1024);
     }

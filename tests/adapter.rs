@@ -817,6 +817,58 @@ fn missing_node_dependencies_name_the_install_command() {
     assert!(stderr.contains(&command), "{stderr}");
 }
 
+#[test]
+fn the_adapters_stderr_and_run_errors_are_redacted_in_the_daemons_logs() {
+    // Claude Code rejects a `resume` that is no session, quoting it: on the
+    // adapter's stderr and in the run's error.
+    let secret = "sk-ant-api03-hookdTestSecret0123456789";
+    let sdk = Sdk::start(&claude::one_bash_call_script("echo hi"), None, None);
+    let mut owner = sdk.client("owner");
+    sdk.run(
+        &mut owner,
+        json!({"cwd": sdk.project(), "resume": secret, "permission_mode": "bypassPermissions"}),
+    );
+    let done = frames_until_done(&mut owner).pop().unwrap();
+    assert_eq!(done["ok"], false, "{done}");
+    assert!(
+        done["error"].as_str().unwrap().contains(secret),
+        "the run's own client gets it verbatim: {done}"
+    );
+    wait_until(
+        "the adapter's stderr in the daemon's log",
+        Duration::from_secs(10),
+        || {
+            sdk.daemon
+                .stderr()
+                .contains("--resume requires a valid session ID")
+        },
+    );
+    let stderr = sdk.daemon.stderr();
+    assert!(!stderr.contains(secret), "{stderr}");
+    assert!(stderr.contains("[REDACTED]"), "{stderr}");
+    // The log writer is asynchronous.
+    wait_until("run_done in the log", Duration::from_secs(10), || {
+        sdk.daemon
+            .log_lines()
+            .iter()
+            .any(|l| l["type"] == "run_done")
+    });
+    let log = std::fs::read_to_string(&sdk.daemon.log).unwrap();
+    assert!(!log.contains(secret), "{log}");
+    let run_done = sdk
+        .daemon
+        .log_lines()
+        .into_iter()
+        .find(|l| l["type"] == "run_done")
+        .unwrap();
+    assert!(
+        run_done["error"]
+            .as_str()
+            .is_some_and(|e| e.contains("[REDACTED]")),
+        "{run_done}"
+    );
+}
+
 // ── A run's hooks are judged once, whatever is installed ────────────────────
 
 const ASK_PERMISSION_FOR_TOUCH: &str = r#"

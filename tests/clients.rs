@@ -426,3 +426,126 @@ fn the_python_example_client_denies_by_pattern_and_approves_the_rest() {
         [json!("client:auto-decide"), json!("client:auto-decide")]
     );
 }
+
+/// A hook frame for a persistent connection.
+fn hook_frame(id: &str, input: &Value) -> Value {
+    json!({"type": "hook", "id": id, "deadline_ms": 600_000, "input": input})
+}
+
+#[test]
+fn a_client_pipelining_hooks_it_never_reads_holds_a_bounded_number() {
+    let d = routed_daemon("[decisions]\nroute_undecided = true\ntimeout = \"never\"\n");
+    // Someone could decide: every routed hook waits in the pending table.
+    let _decider = subscriber(&d, "decider");
+    let flood = RawClient::hello(&d.socket, "flood");
+    let mut writer = flood.try_clone_writer();
+    let input = bash("cargo build");
+    let sender = std::thread::spawn(move || {
+        // Blocks once the daemon stops reading; fails once it is gone.
+        for i in 0..5000 {
+            let mut line = hook_frame(&format!("h{i}"), &input).to_string();
+            line.push('\n');
+            if std::io::Write::write_all(&mut writer, line.as_bytes()).is_err() {
+                return i;
+            }
+        }
+        5000
+    });
+    // The daemon holds at most 64 of them at once, however long it waits.
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while d.counter("pending") < 64 {
+        assert!(Instant::now() < deadline, "{}", d.status());
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    std::thread::sleep(Duration::from_millis(1000));
+    let status = d.status();
+    assert_eq!(status["counters"]["pending"], 64, "{status}");
+    assert_eq!(status["counters"]["hooks_in_flight"], 64, "{status}");
+    // Other connections are served meanwhile.
+    let out = d.forward(&fixture("SessionStart.json"), &["--timeout", "5"]);
+    assert!(out.stderr.is_empty(), "{}", stderr(&out));
+    assert_eq!(d.counter("pending"), 64);
+    drop(flood);
+    drop(sender);
+}
+
+#[test]
+fn a_subscriber_that_never_reads_holds_a_bounded_number_of_bytes() {
+    const BUDGET: u64 = 1024 * 1024;
+    let d = routed_daemon(&format!("[clients]\nqueue_bytes = {BUDGET}\n"));
+    let mut stuck = RawClient::hello(&d.socket, "stuck");
+    assert_eq!(stuck.call(json!({"type": "subscribe"}))["type"], "ok");
+    let mut hooks = RawClient::hello(&d.socket, "load");
+    let idle_rss = d.rss_kib();
+    // 160 events of 256 KiB each (40 MiB), far fewer than the 1024 frames
+    // a queue may hold.
+    let mut input = fixture("PostToolUse.json");
+    input["tool_response"]["stdout"] = Value::String("y".repeat(256 * 1024));
+    for i in 0..160 {
+        hooks.send(&hook_frame(&format!("h{i}"), &input));
+        assert_eq!(hooks.recv().expect("hook_result")["type"], "hook_result");
+    }
+    let status = hooks.call(json!({"type": "status"}))["result"].clone();
+    let queued = status["counters"]["subscriber_queued_bytes"]
+        .as_u64()
+        .unwrap();
+    // The budget, one frame that took an empty queue, and what the
+    // socket's buffer took.
+    assert!(
+        queued <= BUDGET + 300 * 1024,
+        "{queued} bytes queued for one client: {status}"
+    );
+    assert!(
+        status["counters"]["lagged_dropped"].as_u64().unwrap() > 100,
+        "{status}"
+    );
+    let grown_mib = d.rss_kib().saturating_sub(idle_rss) / 1024;
+    assert!(grown_mib < 30, "RSS grew by {grown_mib} MiB");
+    drop(stuck);
+}
+
+/// Runs one `ask` through a subscribed client and stops the daemon while
+/// it waits; returns the forwarder's permissionDecision.
+fn ask_answer_at_sigterm(stuck_subscriber: bool) -> Value {
+    let mut d = Daemon::start_with(DaemonOptions {
+        rules: Some(
+            "[[rule]]\nid = \"ask-touch\"\naction = \"ask\"\ntool = \"Bash(touch:*)\"\n".into(),
+        ),
+        ..DaemonOptions::default()
+    });
+    let mut c = RawClient::hello(&d.socket, "decider");
+    assert_eq!(c.call(json!({"type": "subscribe"}))["type"], "ok");
+    if stuck_subscriber {
+        // Fill the client's socket so its connection is busy writing when
+        // the daemon stops: the hook then learns of the shutdown first.
+        let mut load = RawClient::hello(&d.socket, "load");
+        let mut input = fixture("PostToolUse.json");
+        input["tool_response"]["stdout"] = Value::String("z".repeat(64 * 1024));
+        for i in 0..40 {
+            load.send(&hook_frame(&format!("l{i}"), &input));
+            load.recv().expect("hook_result");
+        }
+    }
+    let fwd = forward_in_background(&d.socket, &bash("touch x"), &["--timeout", "20"]);
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while d.counter("pending") == 0 {
+        assert!(Instant::now() < deadline, "the ask never became pending");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert_eq!(d.stop().code(), Some(0), "{}", d.stderr());
+    let out = fwd.join().unwrap();
+    assert!(out.stderr.is_empty(), "{}", stderr(&out));
+    drop(c);
+    stdout_json(&out)["hookSpecificOutput"]["permissionDecision"].clone()
+}
+
+#[test]
+fn sigterm_answers_a_pending_ask_with_claude_codes_own_prompt() {
+    // Whichever effect of the shutdown reaches the hook first (the client
+    // leaving, or the signal itself), the answer is the same as a timeout's.
+    for run in 0..3 {
+        assert_eq!(ask_answer_at_sigterm(false), "ask", "run {run}");
+    }
+    // Deterministically the signal first: the client cannot leave in time.
+    assert_eq!(ask_answer_at_sigterm(true), "ask");
+}

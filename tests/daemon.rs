@@ -454,3 +454,172 @@ fn peers_running_as_another_user_are_refused() {
         "a refused peer's hook must not be logged"
     );
 }
+
+/// Opens up to `n` connections to `socket` that never send anything,
+/// without blocking: connects that find the backlog full are not retried.
+fn idle_connections(path: &std::path::Path, n: usize) -> Vec<std::os::fd::OwnedFd> {
+    use nix::sys::socket::{connect, socket, AddressFamily, SockFlag, SockType, UnixAddr};
+    let addr = UnixAddr::new(path).unwrap();
+    let mut open = Vec::with_capacity(n);
+    for _ in 0..n {
+        let fd = socket(
+            AddressFamily::Unix,
+            SockType::Stream,
+            SockFlag::SOCK_NONBLOCK | SockFlag::SOCK_CLOEXEC,
+            None,
+        )
+        .unwrap();
+        if connect(std::os::fd::AsRawFd::as_raw_fd(&fd), &addr).is_ok() {
+            open.push(fd);
+        }
+    }
+    open
+}
+
+fn soft_fd_limit(pid: u32) -> u64 {
+    let limits = std::fs::read_to_string(format!("/proc/{pid}/limits")).unwrap();
+    let line = limits
+        .lines()
+        .find(|l| l.starts_with("Max open files"))
+        .unwrap();
+    line.split_whitespace().nth(3).unwrap().parse().unwrap()
+}
+
+#[test]
+fn thousands_of_idle_connections_do_not_starve_forwarders() {
+    let hard = daemon::raise_own_fd_limit();
+    assert!(
+        hard >= 6000,
+        "this test needs an open-file hard limit of 6000, not {hard}"
+    );
+    // Started with the usual default soft limit: it raises its own.
+    let d = Daemon::start_with(daemon::DaemonOptions {
+        shell: Some("ulimit -Sn 1024".into()),
+        ..daemon::DaemonOptions::default()
+    });
+    assert_eq!(soft_fd_limit(d.pid()), hard);
+    assert!(
+        d.stderr().contains("raised the open-file limit") && d.stderr().contains("from=1024"),
+        "{}",
+        d.stderr()
+    );
+    // More idle peers than the 4096 connections served at once.
+    let idle = idle_connections(&d.socket, 5000);
+    assert!(idle.len() > 4096, "only {} connected", idle.len());
+    let out = d.forward(&fixture("PreToolUse.json"), &["--timeout", "15"]);
+    assert!(
+        out.stderr.is_empty(),
+        "the forwarder was starved: {}",
+        stderr(&out)
+    );
+    let status = d.status();
+    assert!(
+        status["counters"]["shed_peers"].as_u64().unwrap() > 0,
+        "{status}"
+    );
+    drop(idle);
+}
+
+#[test]
+fn idle_connections_beyond_a_low_fd_limit_do_not_starve_forwarders() {
+    daemon::raise_own_fd_limit();
+    // A hard limit of 1024 cannot be raised: the daemon caps connections
+    // below it and sheds idle peers instead of running out of descriptors.
+    let d = Daemon::start_with(daemon::DaemonOptions {
+        shell: Some("ulimit -n 1024".into()),
+        ..daemon::DaemonOptions::default()
+    });
+    assert_eq!(soft_fd_limit(d.pid()), 1024);
+    let status = d.status();
+    assert_eq!(
+        status["counters"]["max_connections"],
+        1024 - 128,
+        "{status}"
+    );
+    let idle = idle_connections(&d.socket, 2000);
+    let out = d.forward(&fixture("PreToolUse.json"), &["--timeout", "15"]);
+    assert!(
+        out.stderr.is_empty(),
+        "the forwarder was starved: {}",
+        stderr(&out)
+    );
+    assert!(d.counter("shed_peers") > 0);
+    drop(idle);
+}
+
+#[test]
+fn peers_stalled_in_their_first_frame_are_shed_too() {
+    daemon::raise_own_fd_limit();
+    let d = Daemon::start_with(daemon::DaemonOptions {
+        shell: Some("ulimit -n 1024".into()),
+        ..daemon::DaemonOptions::default()
+    });
+    // More peers than the daemon's 896 slots, each stuck one byte into its
+    // first frame.
+    let stalled = idle_connections(&d.socket, 1200);
+    for fd in &stalled {
+        let _ = nix::unistd::write(fd, b"{");
+    }
+    let out = d.forward(&fixture("PreToolUse.json"), &["--timeout", "30"]);
+    assert!(
+        out.stderr.is_empty(),
+        "the forwarder was starved: {}",
+        stderr(&out)
+    );
+    assert!(d.counter("shed_peers") > 0);
+    drop(stalled);
+}
+
+#[test]
+fn project_rules_are_read_off_the_hook_path_and_edits_still_apply() {
+    let d = Daemon::start();
+    let project = d.dir.path().join("project");
+    std::fs::create_dir_all(project.join(".claude")).unwrap();
+    let rules = |tool: &str| {
+        format!("[[rule]]\nid = \"no\"\naction = \"deny\"\ntool = \"Bash({tool}:*)\"\n")
+    };
+    std::fs::write(project.join(".claude/hookd.toml"), rules("make")).unwrap();
+    let mut c = RawClient::hello(&d.socket, "hooks");
+    let mut verdict = |command: &str| {
+        let mut input = fixture("PreToolUse.json");
+        input["cwd"] = json!(project);
+        input["tool_input"]["command"] = json!(command);
+        c.send(&json!({"type": "hook", "id": "x", "deadline_ms": 5000, "env": {"CLAUDE_PROJECT_DIR": project}, "input": input}));
+        let reply = c.recv().expect("hook_result");
+        let stdout = reply["stdout"].as_str().unwrap().to_string();
+        if stdout.is_empty() {
+            "none".to_string()
+        } else {
+            let v: Value = serde_json::from_str(&stdout).unwrap();
+            v["hookSpecificOutput"]["permissionDecision"]
+                .as_str()
+                .unwrap()
+                .to_string()
+        }
+    };
+    // The project's first hook is judged with its rules.
+    assert_eq!(verdict("make all"), "deny");
+    let started = std::time::Instant::now();
+    for _ in 0..200 {
+        assert_eq!(verdict("make all"), "deny");
+    }
+    // The file is checked about once a second, not once per hook.
+    let projects = d.status()["projects"].clone();
+    let seconds = started.elapsed().as_secs();
+    assert!(
+        projects["checks"].as_u64().unwrap() <= seconds + 3,
+        "{projects} after {seconds} s"
+    );
+    assert_eq!(projects["loads"], 1, "{projects}");
+
+    std::fs::write(project.join(".claude/hookd.toml"), rules("cargo")).unwrap();
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while verdict("make all") == "deny" {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the edit never applied"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    assert_eq!(verdict("cargo build"), "deny");
+}

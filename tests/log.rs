@@ -289,6 +289,99 @@ fn an_unwritable_log_never_fails_a_decision() {
     );
 }
 
+/// A PostToolUse input with `kib` KiB of tool output.
+fn post_tool_use(kib: usize) -> Value {
+    let mut input = fixture("PostToolUse.json");
+    input["tool_response"]["stdout"] = Value::String("o".repeat(kib * 1024));
+    input
+}
+
+#[test]
+fn a_stalled_log_disk_drops_lines_keeps_answering_and_lets_sigterm_finish() {
+    const BUDGET: u64 = 1024 * 1024;
+    // The log is a FIFO nobody reads: once the pipe is full the writer
+    // blocks, as on a disk that stopped taking writes.
+    let mut d = Daemon::start_with(DaemonOptions {
+        log_fifo: true,
+        config: Some(format!("[log]\nqueue_bytes = {BUDGET}\n")),
+        ..DaemonOptions::default()
+    });
+    let idle_rss = d.rss_kib();
+    let mut hooks = RawClient::hello(&d.socket, "load");
+    let input = post_tool_use(256);
+    // 160 hooks of 256 KiB: 80 MiB of log lines.
+    for i in 0..160 {
+        hooks.send(
+            &json!({"type": "hook", "id": format!("h{i}"), "deadline_ms": 5000, "input": input}),
+        );
+        assert_eq!(hooks.recv().expect("hook_result")["type"], "hook_result");
+    }
+    let status = hooks.call(json!({"type": "status"}))["result"].clone();
+    let counters = &status["counters"];
+    assert!(
+        counters["log_queued_bytes"].as_u64().unwrap() <= BUDGET + 300 * 1024,
+        "{status}"
+    );
+    // Of the 160 event lines about 4 fit in the budget.
+    assert!(counters["log_dropped"].as_u64().unwrap() > 100, "{status}");
+    assert_eq!(counters["decisions"], 160);
+    let grown_mib = d.rss_kib().saturating_sub(idle_rss) / 1024;
+    assert!(grown_mib < 30, "RSS grew by {grown_mib} MiB");
+    drop(hooks);
+
+    let status = d.stop();
+    assert_eq!(status.code(), Some(0), "{}", d.stderr());
+    assert!(
+        d.stderr().contains("queued lines were not written"),
+        "{}",
+        d.stderr()
+    );
+}
+
+#[test]
+fn a_full_disk_reports_the_torn_line_once_per_streak() {
+    // A file size limit plays the full disk: every write past it fails
+    // (EFBIG, the signal ignored) after writing what fits, so each retry
+    // tears a line that the next one repairs.
+    let d = Daemon::start_with(DaemonOptions {
+        shell: Some("trap '' XFSZ\nulimit -f 2048".into()),
+        env: vec![("RUST_LOG".into(), "hookd=info".into())],
+        ..DaemonOptions::default()
+    });
+    let mut hooks = RawClient::hello(&d.socket, "load");
+    let input = post_tool_use(8);
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let mut i = 0;
+    loop {
+        hooks.send(
+            &json!({"type": "hook", "id": format!("h{i}"), "deadline_ms": 5000, "input": input}),
+        );
+        assert_eq!(hooks.recv().expect("hook_result")["type"], "hook_result");
+        i += 1;
+        if i % 50 == 0 {
+            let status = hooks.call(json!({"type": "status"}))["result"].clone();
+            if status["counters"]["log_errors"].as_u64().unwrap() >= 5 {
+                break;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "the log never filled up: {status}"
+            );
+        }
+    }
+    let stderr = d.stderr();
+    assert_eq!(
+        stderr.matches("removed a torn last line").count(),
+        1,
+        "{stderr}"
+    );
+    assert_eq!(
+        stderr.matches("event log write failed").count(),
+        1,
+        "{stderr}"
+    );
+}
+
 /// `hookd tail --follow` under rotations far faster than it polls: the
 /// daemon's own log writer (`EventLog`, tiny `max_bytes`) rotates hundreds of
 /// times a second while tail reads. Every line arrives once, in order.

@@ -5,12 +5,17 @@
 //! and closes this connection only; nothing here can stop the daemon. A
 //! request that is well-formed but cannot be carried out (unknown event,
 //! already decided) gets an `error` frame and the connection stays open.
+//!
+//! What one connection can make the daemon hold is bounded: one frame being
+//! read (the frame cap), at most [`HOOKS_IN_FLIGHT`] hooks being answered
+//! (the connection is not read while that many wait for their answer),
+//! their replies (a queue of as many), and the pushed frames waiting for a
+//! slow client (by frames and by bytes, see [`super::hub::ClientQueue`]).
 
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::Ordering;
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
-use bytes::Bytes;
 use futures_util::{SinkExt, StreamExt};
 use nix::sys::socket::{getsockopt, sockopt::PeerCredentials};
 use tokio::net::UnixStream;
@@ -18,13 +23,20 @@ use tokio::sync::mpsc;
 use tokio_util::codec::Framed;
 use tokio_util::sync::CancellationToken;
 
-use super::hub::{ClientQueue, SUBSCRIBER_QUEUE};
+use super::hub::{ClientQueue, CLIENT_QUEUE_FRAMES};
+use super::limits::{SHED_AFTER, SHED_STALLED_AFTER};
 use super::{hook, Shared};
 use crate::protocol::codec::{FrameCodec, FrameError, RawFrame};
 use crate::protocol::{ErrorCode, Hello, Lagged, Reply, Request, Welcome, VERSION};
 
-/// A peer that connects and says nothing is dropped after this long.
+/// A peer that connects and says nothing is dropped after this long (much
+/// sooner when the daemon runs short of connections, see
+/// [`super::limits`]).
 const FIRST_FRAME_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// Hooks one long-lived connection may have unanswered at once; while it
+/// has that many, the daemon reads nothing more from it.
+pub const HOOKS_IN_FLIGHT: usize = 64;
 
 /// After shutdown starts, how long an accepted connection may take to send
 /// its first frame and still be answered.
@@ -77,6 +89,7 @@ pub async fn handle(stream: UnixStream, shared: &Arc<Shared>, shutdown: &Cancell
             return;
         }
     }
+    let accepted = Instant::now();
     let mut conn = Framed::new(stream, FrameCodec::new(shared.max_frame));
     // A connection accepted just before shutdown is still answered: its
     // first frame gets a short grace instead of being cut off.
@@ -84,18 +97,36 @@ pub async fn handle(stream: UnixStream, shared: &Arc<Shared>, shutdown: &Cancell
         shutdown.cancelled().await;
         tokio::time::sleep(SHUTDOWN_FIRST_FRAME_GRACE).await;
     };
-    let first = tokio::select! {
-        _ = stopping => return,
-        first = tokio::time::timeout(FIRST_FRAME_TIMEOUT, conn.next()) => first,
+    tokio::pin!(stopping);
+    let too_late = tokio::time::sleep(FIRST_FRAME_TIMEOUT);
+    tokio::pin!(too_late);
+    let first = loop {
+        let shedding = shared.admission.shedding();
+        tokio::select! {
+            _ = &mut stopping => return,
+            _ = &mut too_late => {
+                tracing::debug!("peer sent no frame in time; closing");
+                return;
+            }
+            first = conn.next() => break first,
+            _ = shedding => {
+                // The daemon runs short of connections: a peer that has
+                // not sent a byte for a while, or not a whole frame for
+                // much longer, gives its slot up.
+                let age = accepted.elapsed();
+                let silent = conn.read_buffer().is_empty() && age >= SHED_AFTER;
+                if silent || age >= SHED_STALLED_AFTER {
+                    shared.admission.count_shed();
+                    tracing::debug!(silent, "closing a peer still without a first frame, to make room");
+                    return;
+                }
+            }
+        }
     };
     let line = match first {
-        Err(_) => {
-            tracing::debug!("peer sent no frame in time; closing");
-            return;
-        }
-        Ok(None) => return,
-        Ok(Some(Err(e))) => return reject(&mut conn, e).await,
-        Ok(Some(Ok(line))) => line,
+        None => return,
+        Some(Err(e)) => return reject(&mut conn, e).await,
+        Some(Ok(line)) => line,
     };
     match Request::decode(&line) {
         Err(e) => {
@@ -103,7 +134,7 @@ pub async fn handle(stream: UnixStream, shared: &Arc<Shared>, shutdown: &Cancell
             send(&mut conn, &Reply::error(e.code, e.message, None)).await;
         }
         Ok(Request::Hook(req)) => {
-            let result = hook::answer(req, shared, shutdown).await;
+            let result = hook::answer(req, line.len(), shared, shutdown).await;
             send(&mut conn, &Reply::HookResult(result)).await;
         }
         Ok(Request::Hello(hello)) => session(hello, conn, shared, shutdown).await,
@@ -142,21 +173,25 @@ async fn session(hello: Hello, mut conn: Conn, shared: &Arc<Shared>, shutdown: &
     };
     send(&mut conn, &Reply::Welcome(welcome)).await;
     tracing::info!(name = %hello.name, role = ?hello.role, "peer connected");
+    #[cfg(feature = "fault-injection")]
+    super::fault::on_hello(&hello.name);
 
     let client_id = shared.hub.client_id();
-    let (push_tx, mut pushes) = mpsc::channel::<Bytes>(SUBSCRIBER_QUEUE);
-    let dropped = Arc::new(AtomicU64::new(0));
-    let queue = ClientQueue {
+    let (queue, mut pushes) = ClientQueue::channel(
         client_id,
-        queue: push_tx.clone(),
-        dropped: dropped.clone(),
-    };
+        CLIENT_QUEUE_FRAMES,
+        shared.config.clients.queue_bytes,
+    );
+    let dropped = queue.dropped.clone();
     // Runs this connection started: aborted when it goes away, like a
     // terminal's processes when it closes.
     let mut runs: Vec<String> = Vec::new();
     // Hooks sent on this connection are answered by their own tasks: one may
-    // wait for a decision that this very client is about to send.
-    let (reply_tx, mut replies) = mpsc::unbounded_channel::<Reply>();
+    // wait for a decision that this very client is about to send. At most
+    // HOOKS_IN_FLIGHT of them: each sends exactly one reply, so a queue of
+    // that many never makes one wait.
+    let (reply_tx, mut replies) = mpsc::channel::<Reply>(HOOKS_IN_FLIGHT);
+    let mut in_flight = 0usize;
     loop {
         tokio::select! {
             _ = shutdown.cancelled() => {
@@ -165,7 +200,7 @@ async fn session(hello: Hello, mut conn: Conn, shared: &Arc<Shared>, shutdown: &
                 let drain = async {
                     loop {
                         let live = runs.iter().any(|id| shared.runs.is_live(id));
-                        let frame = if live { pushes.recv().await } else { pushes.try_recv().ok() };
+                        let frame = if live { pushes.recv().await } else { pushes.try_recv() };
                         match frame {
                             Some(frame) => {
                                 if conn.send(RawFrame(frame)).await.is_err() {
@@ -180,7 +215,10 @@ async fn session(hello: Hello, mut conn: Conn, shared: &Arc<Shared>, shutdown: &
                 send(&mut conn, &Reply::error(ErrorCode::ShuttingDown, "hookd is stopping", None)).await;
                 break;
             }
-            Some(reply) = replies.recv() => send(&mut conn, &reply).await,
+            Some(reply) = replies.recv() => {
+                in_flight -= 1;
+                send(&mut conn, &reply).await;
+            }
             Some(frame) = pushes.recv() => {
                 let lost = dropped.swap(0, Ordering::Relaxed);
                 if lost > 0 {
@@ -191,7 +229,7 @@ async fn session(hello: Hello, mut conn: Conn, shared: &Arc<Shared>, shutdown: &
                     break;
                 }
             }
-            frame = conn.next() => {
+            frame = conn.next(), if in_flight < HOOKS_IN_FLIGHT => {
                 let line = match frame {
                     None => break,
                     Some(Err(e)) => {
@@ -211,15 +249,17 @@ async fn session(hello: Hello, mut conn: Conn, shared: &Arc<Shared>, shutdown: &
                 let reply = match request {
                     Request::Hook(req) => {
                         let (shared, shutdown, reply_tx) = (shared.clone(), shutdown.clone(), reply_tx.clone());
+                        let frame_bytes = line.len();
+                        in_flight += 1;
                         tokio::spawn(async move {
-                            let result = hook::answer(req, &shared, &shutdown).await;
-                            let _ = reply_tx.send(Reply::HookResult(result));
+                            let result = hook::answer(req, frame_bytes, &shared, &shutdown).await;
+                            let _ = reply_tx.send(Reply::HookResult(result)).await;
                         });
                         continue;
                     }
                     Request::Hello(_) => Reply::error(ErrorCode::UnexpectedFrame, "`hello` was already sent on this connection", None),
                     Request::Subscribe(sub) => {
-                        shared.hub.subscribe(client_id, sub.filter, sub.redact, push_tx.clone(), dropped.clone());
+                        shared.hub.subscribe(sub.filter, sub.redact, queue.clone());
                         Reply::ok(&sub.req, None)
                     }
                     Request::Unsubscribe(r) => {

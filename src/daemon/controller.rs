@@ -6,18 +6,39 @@
 //!
 //! Rules come in two layers (see [`crate::rules`]): the user file (or the
 //! embedded defaults), swapped whole on reload, and per-project files
-//! (`<project>/.claude/hookd.toml`), loaded when an event from that project
-//! first arrives and reloaded when the file changes. A project file with
-//! errors keeps its last good version (or none) and is reported once per
-//! change.
+//! (`<project>/.claude/hookd.toml`). A project file with errors keeps its
+//! last good version (or none) and is reported once per change.
+//!
+//! A hook never touches a project's file itself (a stat on a slow or hung
+//! filesystem would stall every hook on that worker):
+//! - the **first** hook of a project the daemon has not seen (or has
+//!   forgotten) waits while its file is read on a blocking thread, so it is
+//!   judged with the project's rules, as every later hook is; hooks of the
+//!   same project arriving meanwhile wait for that same load;
+//! - after that hooks use the cached rules, and [`ProjectLayers::refresh`]
+//!   (a background task, every [`PROJECT_POLL`]) stats every known file on
+//!   a blocking thread and reloads the changed ones: an edit applies within
+//!   about a second;
+//! - projects unused for [`PROJECT_IDLE`] are forgotten.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
+use std::time::{Duration, Instant};
+
+use tokio::sync::watch;
 
 use crate::decision::{Answer, Source, Verdict};
 use crate::event::Event;
 use crate::rules::{project_rules_path, Action, Evaluation, Layers, Query, RuleSet};
+
+/// How often known project files are checked for changes.
+pub const PROJECT_POLL: Duration = Duration::from_secs(1);
+
+/// A project whose hooks stop for this long is forgotten (its next hook
+/// loads its file again).
+pub const PROJECT_IDLE: Duration = Duration::from_secs(15 * 60);
 
 /// What the controller concluded about one event.
 #[derive(Debug, Clone, PartialEq)]
@@ -66,19 +87,192 @@ pub fn answer_of(evaluation: &Evaluation) -> Answer {
     }
 }
 
-/// A project's rules file as last seen.
+/// A project rules file's identity: (mtime, mtime ns, size, inode).
+type Fingerprint = (i64, i64, u64, u64);
+
+fn fingerprint(path: &Path) -> Option<Fingerprint> {
+    use std::os::unix::fs::MetadataExt;
+    std::fs::metadata(path)
+        .ok()
+        .map(|m| (m.mtime(), m.mtime_nsec(), m.size(), m.ino()))
+}
+
+/// One project's layer.
 struct ProjectEntry {
-    /// (mtime, size, inode) of the file, or `None` when there is none.
-    fingerprint: Option<(i64, i64, u64, u64)>,
-    /// The last good rules, if any.
+    dir: PathBuf,
+    /// True once the first load has finished: the project's first hooks
+    /// wait for it.
+    loaded: watch::Sender<bool>,
+    /// `loaded`, for the hooks that come after: one atomic load instead of
+    /// the channel's lock.
+    ready: AtomicBool,
+    /// The file as last read, and its last good rules. Locked only to read
+    /// or swap them, never across IO.
+    state: Mutex<ProjectState>,
+    /// When a hook last used it, in seconds since [`ProjectLayers::epoch`]
+    /// (written only when the second changes: every hook of the project
+    /// reads it, on every core).
+    last_used_s: AtomicU64,
+}
+
+#[derive(Default)]
+struct ProjectState {
+    /// `None` until a load has checked the file; then the file's
+    /// fingerprint (`None` inside when there is no file).
+    seen: Option<Option<Fingerprint>>,
     rules: Option<Arc<RuleSet>>,
+}
+
+/// The project layers: a cache that hooks read without IO, filled and
+/// refreshed on blocking threads.
+pub struct ProjectLayers {
+    entries: Mutex<HashMap<PathBuf, Arc<ProjectEntry>>>,
+    next_generation: AtomicU64,
+    epoch: Instant,
+    /// Project files stat'ed (by loads and refreshes), for `status`.
+    checks: AtomicU64,
+    /// Project files read and compiled, for `status`.
+    loads: AtomicU64,
+}
+
+impl ProjectLayers {
+    fn new() -> ProjectLayers {
+        ProjectLayers {
+            entries: Mutex::new(HashMap::new()),
+            next_generation: AtomicU64::new(1),
+            epoch: Instant::now(),
+            checks: AtomicU64::new(0),
+            loads: AtomicU64::new(0),
+        }
+    }
+
+    fn now_s(&self) -> u64 {
+        self.epoch.elapsed().as_secs()
+    }
+
+    /// The layer for project `dir`: at once when known, else once its file
+    /// has been read on a blocking thread.
+    async fn get(self: &Arc<Self>, dir: &Path) -> Option<Arc<RuleSet>> {
+        let entry = {
+            let mut entries = self.entries.lock().unwrap_or_else(|e| e.into_inner());
+            match entries.get(dir) {
+                Some(entry) => entry.clone(),
+                None => {
+                    let entry = Arc::new(ProjectEntry {
+                        dir: dir.to_path_buf(),
+                        loaded: watch::Sender::new(false),
+                        ready: AtomicBool::new(false),
+                        state: Mutex::new(ProjectState::default()),
+                        last_used_s: AtomicU64::new(self.now_s()),
+                    });
+                    entries.insert(dir.to_path_buf(), entry.clone());
+                    // Exactly one first load per project, whatever happens
+                    // to the hooks waiting for it (their deadline may pass
+                    // on a hung filesystem: they get their fallback, and no
+                    // further blocking thread is spent on the same file).
+                    let (layers, loading) = (self.clone(), entry.clone());
+                    tokio::spawn(async move {
+                        let loaded = loading.clone();
+                        // A load that panicked leaves the state unseen: the
+                        // next refresh tries again.
+                        let _ = tokio::task::spawn_blocking(move || layers.check(&loading)).await;
+                        loaded.ready.store(true, Ordering::Release);
+                        loaded.loaded.send_replace(true);
+                    });
+                    entry
+                }
+            }
+        };
+        let now = self.now_s();
+        if entry.last_used_s.load(Ordering::Relaxed) != now {
+            entry.last_used_s.store(now, Ordering::Relaxed);
+        }
+        if !entry.ready.load(Ordering::Acquire) {
+            // Fails only if the sender is gone, and `entry` holds it.
+            let _ = entry.loaded.subscribe().wait_for(|loaded| *loaded).await;
+        }
+        let state = entry.state.lock().unwrap_or_else(|e| e.into_inner());
+        state.rules.clone()
+    }
+
+    /// Stats `entry`'s file and reloads it if it changed. Blocking: call it
+    /// on a blocking thread.
+    fn check(&self, entry: &ProjectEntry) {
+        let path = project_rules_path(&entry.dir);
+        self.checks.fetch_add(1, Ordering::Relaxed);
+        let now = fingerprint(&path);
+        let seen = entry.state.lock().unwrap_or_else(|e| e.into_inner()).seen;
+        if seen == Some(now) {
+            return;
+        }
+        let rules = match now {
+            None => Ok(None),
+            Some(_) => {
+                self.loads.fetch_add(1, Ordering::Relaxed);
+                RuleSet::load_project(&path).map(Some)
+            }
+        };
+        let mut state = entry.state.lock().unwrap_or_else(|e| e.into_inner());
+        state.seen = Some(now);
+        match rules {
+            Ok(Some(rules)) => {
+                let generation = self.next_generation.fetch_add(1, Ordering::Relaxed);
+                tracing::info!(path = %path.display(), generation, rules = rules.len(), "project rules loaded");
+                state.rules = Some(Arc::new(rules.with_generation(generation)));
+            }
+            Ok(None) => {
+                if state.rules.take().is_some() {
+                    tracing::info!(path = %path.display(), "project rules file removed");
+                }
+            }
+            Err(e) => {
+                tracing::error!(path = %path.display(), error = %e, "project rules refused; keeping the last good ones");
+            }
+        }
+    }
+
+    /// Forgets the projects unused for [`PROJECT_IDLE`], then checks every
+    /// other known project's file and reloads the changed ones. Blocking:
+    /// call it on a blocking thread (the daemon does, every
+    /// [`PROJECT_POLL`]).
+    pub fn refresh(&self) {
+        let now = self.now_s();
+        let idle = PROJECT_IDLE.as_secs();
+        let known: Vec<Arc<ProjectEntry>> = {
+            let mut entries = self.entries.lock().unwrap_or_else(|e| e.into_inner());
+            entries.retain(|_, e| now.saturating_sub(e.last_used_s.load(Ordering::Relaxed)) < idle);
+            entries.values().cloned().collect()
+        };
+        for entry in known {
+            // A project still on its first load is its first hook's.
+            if entry.ready.load(Ordering::Acquire) {
+                self.check(&entry);
+            }
+        }
+    }
+
+    /// Whether no project is known (nothing to refresh).
+    pub fn is_empty(&self) -> bool {
+        self.entries
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .is_empty()
+    }
+
+    /// `{known, checks, loads}`, for `status`.
+    pub fn status(&self) -> serde_json::Value {
+        serde_json::json!({
+            "known": self.entries.lock().unwrap_or_else(|e| e.into_inner()).len(),
+            "checks": self.checks.load(Ordering::Relaxed),
+            "loads": self.loads.load(Ordering::Relaxed),
+        })
+    }
 }
 
 /// Owns the current rules generation and the project layers.
 pub struct Controller {
     rules: RwLock<Arc<RuleSet>>,
-    projects: Mutex<HashMap<PathBuf, ProjectEntry>>,
-    next_project_generation: std::sync::atomic::AtomicU64,
+    projects: Arc<ProjectLayers>,
     permissive: bool,
     home: Option<PathBuf>,
     /// Consecutive blocks per stop chain, for rules' `max_blocks`.
@@ -94,20 +288,12 @@ impl std::fmt::Debug for Controller {
     }
 }
 
-fn fingerprint(path: &Path) -> Option<(i64, i64, u64, u64)> {
-    use std::os::unix::fs::MetadataExt;
-    std::fs::metadata(path)
-        .ok()
-        .map(|m| (m.mtime(), m.mtime_nsec(), m.size(), m.ino()))
-}
-
 impl Controller {
     /// A controller starting with `rules` as generation 1.
     pub fn new(rules: RuleSet, permissive: bool) -> Controller {
         Controller {
             rules: RwLock::new(Arc::new(rules.with_generation(1))),
-            projects: Mutex::new(HashMap::new()),
-            next_project_generation: std::sync::atomic::AtomicU64::new(1),
+            projects: Arc::new(ProjectLayers::new()),
             permissive,
             home: std::env::var_os("HOME").map(PathBuf::from),
             stops: Default::default(),
@@ -128,41 +314,9 @@ impl Controller {
         generation
     }
 
-    /// The project layer for `dir`, (re)loaded if its file changed.
-    fn project_rules(&self, dir: &Path) -> Option<Arc<RuleSet>> {
-        let path = project_rules_path(dir);
-        let now = fingerprint(&path);
-        let mut projects = self.projects.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some(entry) = projects.get(dir) {
-            if entry.fingerprint == now {
-                return entry.rules.clone();
-            }
-        }
-        let previous = projects.get(dir).and_then(|e| e.rules.clone());
-        let rules = match now {
-            None => None,
-            Some(_) => match RuleSet::load_project(&path) {
-                Ok(rules) => {
-                    let generation = self
-                        .next_project_generation
-                        .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                    tracing::info!(path = %path.display(), generation, rules = rules.len(), "project rules loaded");
-                    Some(Arc::new(rules.with_generation(generation)))
-                }
-                Err(e) => {
-                    tracing::error!(path = %path.display(), error = %e, "project rules refused; keeping the last good ones");
-                    previous
-                }
-            },
-        };
-        projects.insert(
-            dir.to_path_buf(),
-            ProjectEntry {
-                fingerprint: now,
-                rules: rules.clone(),
-            },
-        );
-        rules
+    /// The project layers (for the refresh task and `status`).
+    pub fn projects(&self) -> &Arc<ProjectLayers> {
+        &self.projects
     }
 
     /// The stop chains' counts: the hook path records what it answered.
@@ -170,16 +324,30 @@ impl Controller {
         &self.stops
     }
 
-    /// Judges `event` under `rules` (the user layer snapshot) and the
-    /// event's project layer.
-    pub fn judge(&self, event: &Event, rules: &Arc<RuleSet>) -> Judgement {
-        let project_dir = event.project_dir();
-        let mut layers = Layers::new(rules.clone());
-        if let Some(dir) = project_dir.as_deref() {
-            if let Some(project) = self.project_rules(dir) {
-                layers = layers.with_project(dir, project);
-            }
+    /// Whether answers are sent (false in permissive mode).
+    pub fn enforced(&self) -> bool {
+        !self.permissive
+    }
+
+    /// The layers `event` is judged under: `rules` (the user layer
+    /// snapshot) and the event's project layer. No IO on the caller's
+    /// thread; a project's first hook waits for its file to be read on a
+    /// blocking thread.
+    pub async fn layers(&self, event: &Event, rules: Arc<RuleSet>) -> Layers {
+        let layers = Layers::new(rules);
+        match event.project_dir() {
+            Some(dir) => match self.projects.get(&dir).await {
+                Some(project) => layers.with_project(dir, project),
+                None => layers,
+            },
+            None => layers,
         }
+    }
+
+    /// Judges `event` under `layers` (from [`Controller::layers`]). Pure
+    /// computation: its cost grows with the input.
+    pub fn judge(&self, event: &Event, layers: &Layers) -> Judgement {
+        let project_dir = event.project_dir();
         let evaluation = layers.evaluate(&Query {
             event: event.name(),
             input: &event.raw,
@@ -203,5 +371,119 @@ impl Controller {
             generation: evaluation.generation,
             enforced: !self.permissive,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn event_in(project: &Path, command: &str) -> Event {
+        let input = serde_json::json!({
+            "hook_event_name": "PreToolUse",
+            "cwd": project,
+            "tool_name": "Bash",
+            "tool_input": {"command": command},
+        });
+        Event::new(Default::default(), input, Default::default())
+    }
+
+    const DENY_MAKE: &str =
+        "[[rule]]\nid = \"no-make\"\naction = \"deny\"\ntool = \"Bash(make:*)\"\n";
+
+    #[tokio::test]
+    async fn a_projects_first_hook_sees_its_rules_and_later_ones_do_no_io() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join(".claude")).unwrap();
+        std::fs::write(project_rules_path(dir.path()), DENY_MAKE).unwrap();
+        let controller = Controller::new(RuleSet::defaults(), false);
+        let judge = |c: &Controller, layers: &Layers, command: &str| {
+            c.judge(&event_in(dir.path(), command), layers)
+                .answer
+                .verdict
+        };
+        let event = event_in(dir.path(), "make all");
+        let layers = controller.layers(&event, controller.rules()).await;
+        assert_eq!(
+            judge(&controller, &layers, "make all"),
+            Verdict::Deny,
+            "the first hook waits for the file"
+        );
+        let projects = controller.projects();
+        assert_eq!(
+            (
+                projects.checks.load(Ordering::Relaxed),
+                projects.loads.load(Ordering::Relaxed)
+            ),
+            (1, 1)
+        );
+        for _ in 0..100 {
+            controller.layers(&event, controller.rules()).await;
+        }
+        assert_eq!(
+            projects.checks.load(Ordering::Relaxed),
+            1,
+            "hooks never stat the file"
+        );
+
+        // An edit is picked up by the refresh (on a blocking thread in the
+        // daemon), not by hooks.
+        std::fs::write(
+            project_rules_path(dir.path()),
+            DENY_MAKE.replace("make", "cargo"),
+        )
+        .unwrap();
+        let layers = controller.layers(&event, controller.rules()).await;
+        assert_eq!(
+            judge(&controller, &layers, "make all"),
+            Verdict::Deny,
+            "cached until refreshed"
+        );
+        projects.refresh();
+        let layers = controller.layers(&event, controller.rules()).await;
+        assert_eq!(judge(&controller, &layers, "make all"), Verdict::NoOpinion);
+        assert_eq!(judge(&controller, &layers, "cargo build"), Verdict::Deny);
+        projects.refresh();
+        assert_eq!(
+            projects.loads.load(Ordering::Relaxed),
+            2,
+            "an unchanged file is not read again"
+        );
+
+        // A broken edit keeps the last good rules; a removed file drops them.
+        std::fs::write(project_rules_path(dir.path()), "[[rule]]\nnope").unwrap();
+        projects.refresh();
+        let layers = controller.layers(&event, controller.rules()).await;
+        assert_eq!(judge(&controller, &layers, "cargo build"), Verdict::Deny);
+        std::fs::remove_file(project_rules_path(dir.path())).unwrap();
+        projects.refresh();
+        let layers = controller.layers(&event, controller.rules()).await;
+        assert_eq!(
+            judge(&controller, &layers, "cargo build"),
+            Verdict::NoOpinion
+        );
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn concurrent_first_hooks_of_a_project_share_one_load() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join(".claude")).unwrap();
+        std::fs::write(project_rules_path(dir.path()), DENY_MAKE).unwrap();
+        let controller = Arc::new(Controller::new(RuleSet::defaults(), false));
+        let hooks: Vec<_> = (0..16)
+            .map(|_| {
+                let (controller, event) = (controller.clone(), event_in(dir.path(), "make"));
+                tokio::spawn(async move {
+                    let layers = controller.layers(&event, controller.rules()).await;
+                    controller.judge(&event, &layers).answer.verdict
+                })
+            })
+            .collect();
+        for hook in hooks {
+            assert_eq!(hook.await.unwrap(), Verdict::Deny);
+        }
+        let projects = controller.projects();
+        assert_eq!(projects.loads.load(Ordering::Relaxed), 1);
+        assert_eq!(projects.checks.load(Ordering::Relaxed), 1);
     }
 }

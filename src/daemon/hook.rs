@@ -11,24 +11,43 @@
 //! The fallback of an `ask` is Claude Code's own prompt
 //! (`permissionDecision:"ask"` on PreToolUse): a person at the terminal is
 //! never left waiting on a daemon nobody watches. The fallback of an
-//! undecided event is "no opinion".
+//! undecided event is "no opinion". The same applies whatever ends the wait
+//! (nobody left to decide, the timeout, the run's end, the daemon stopping).
+//!
+//! Judging is bounded too: large inputs are evaluated off the async
+//! workers, and rules that cannot judge before the deadline (or panic) give
+//! the event's fallback.
 
 use std::borrow::Cow;
-use std::sync::atomic::Ordering;
+use std::future::Future;
+use std::panic::AssertUnwindSafe;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
+use futures_util::FutureExt;
+use serde_json::Value;
 use tokio_util::sync::CancellationToken;
+use uuid::Uuid;
 
 use super::controller::Judgement;
-use super::hub::{ClientQueue, EventMeta, Resolution};
+use super::hub::{ClientQueue, EventMeta, Hub, Resolution};
 use super::{unjudged, Shared};
-use crate::claude::output;
+use crate::claude::{output, FailClosed, HookEventKind};
 use crate::config::Timeout;
 use crate::decision::{Answer, Decision, Source, Verdict};
 use crate::event::Event;
 use crate::protocol::{push_frame, HookRequest, HookResult, PushKind};
+use crate::rules::{Layers, RuleSet};
+
+/// Hook inputs up to this size (the frame's bytes) are judged on the
+/// worker that received them; larger ones on a blocking thread, one at a
+/// time per [`Shared::evaluations`] slot, so that a slow evaluation never
+/// holds up the threads answering every other hook. Below it the hand-off
+/// would cost more than the evaluation (benches/throughput.rs; README,
+/// Performance).
+pub const INLINE_EVALUATION_MAX_BYTES: usize = 64 * 1024;
 
 /// The daemon's share of the forwarder's budget: it answers this much
 /// earlier than the forwarder gives up, so the reply (and the forwarder's
@@ -54,49 +73,109 @@ pub struct RunLink {
     pub can_use_tool: bool,
 }
 
-/// Answers one hook. Never fails: every error path is a fallback.
-pub async fn answer(req: HookRequest, shared: &Shared, shutdown: &CancellationToken) -> HookResult {
-    answer_in(req, None, shared, shutdown).await
+/// Answers one hook whose frame was `frame_bytes` long. Never fails: every
+/// error path is a fallback.
+pub fn answer<'a>(
+    req: HookRequest,
+    frame_bytes: usize,
+    shared: &'a Arc<Shared>,
+    shutdown: &'a CancellationToken,
+) -> impl Future<Output = HookResult> + Send + 'a {
+    answer_in(req, frame_bytes, None, shared, shutdown)
 }
 
 /// [`answer`], for a hook of agent-SDK run `run` (or of none): the same
 /// rules, pending table, clients, log and fallbacks; the run's owner also
 /// gets the frames, and a run that ends releases its pending events to
 /// their fallback.
-pub async fn answer_in(
+///
+/// A panic while answering ends this hook only: it is answered with its
+/// fallback (as if the daemon could not be reached) and the daemon goes on.
+/// The panic hook (see [`super::run`]) has logged and counted it.
+///
+/// Not an `async fn`, nor an `async` block: combinators keep the request
+/// and the answering future once, where an async wrapper would keep them
+/// twice (a hook that waits for a client lives for minutes; its size is the
+/// daemon's memory per pending decision).
+pub fn answer_in<'a>(
     req: HookRequest,
+    frame_bytes: usize,
+    run: Option<&'a RunLink>,
+    shared: &'a Arc<Shared>,
+    shutdown: &'a CancellationToken,
+) -> impl Future<Output = HookResult> + Send + 'a {
+    let in_flight = Gauge::enter(&shared.stats.hooks_in_flight);
+    let id = req.id.clone();
+    let kind = HookEventKind::from_name(
+        req.input
+            .get("hook_event_name")
+            .and_then(Value::as_str)
+            .unwrap_or(""),
+    );
+    let fail_closed = req.fail_closed.max(shared.fail_closed);
+    AssertUnwindSafe(answer_unguarded(req, frame_bytes, run, shared, shutdown))
+        .catch_unwind()
+        .map(move |answered| {
+            drop(in_flight);
+            answered.unwrap_or_else(|panic| {
+                tracing::error!(
+                    hook = %id,
+                    event = %kind,
+                    panic = super::panic_message(&*panic),
+                    "answering a hook panicked; it gets its fallback and the daemon goes on"
+                );
+                shared.stats.fallbacks.fetch_add(1, Ordering::Relaxed);
+                let out = output::fallback(kind, fail_closed, "internal_error");
+                HookResult {
+                    id,
+                    exit_code: out.exit_code,
+                    stdout: out.stdout,
+                    stderr: out.stderr,
+                }
+            })
+        })
+}
+
+async fn answer_unguarded(
+    req: HookRequest,
+    frame_bytes: usize,
     run: Option<&RunLink>,
-    shared: &Shared,
+    shared: &Arc<Shared>,
     shutdown: &CancellationToken,
 ) -> HookResult {
     let started = Instant::now();
     let deadline = started + daemon_budget(Duration::from_millis(req.deadline_ms));
     let fail_closed = req.fail_closed.max(shared.fail_closed);
-    let mut event = match req.input_error {
-        None => Event::new(req.harness, req.input, req.env),
-        Some(error) => {
-            let text = match req.input {
-                serde_json::Value::String(text) => text,
-                other => other.to_string(),
-            };
-            Event::unreadable(req.harness, text, error, req.env)
-        }
+    // The generation this event is judged under, whatever reloads happen
+    // while it waits.
+    let rules = shared.controller.rules();
+    // Built in a block of its own: a named, shadowed `Event` would keep its
+    // storage in this future's state for as long as the hook waits.
+    let (event, unjudged) = {
+        let mut event = match req.input_error {
+            None => Event::new(req.harness, req.input, req.env),
+            Some(error) => {
+                let text = match req.input {
+                    serde_json::Value::String(text) => text,
+                    other => other.to_string(),
+                };
+                Event::unreadable(req.harness, text, error, req.env)
+            }
+        };
+        event.run_id = run.map(|r| r.run_id.to_string());
+        // Probes and copies of a run's hooks: answered at once, unjudged.
+        let unjudged = unjudged::recognise(&mut event, run, shared, rules.generation());
+        (Arc::new(event), unjudged)
     };
-    event.run_id = run.map(|r| r.run_id.to_string());
     let skip = run.map(|r| r.owner.client_id);
+    // A copy's frames are not its run's: the owner gets the original.
+    let run = run.filter(|_| event.copy_of.is_none());
     if let Some(problem) = &event.input.problem {
         tracing::debug!(event = %event.name(), %problem, "hook input not fully typed; kept raw");
     }
     let kind = event.kind();
     shared.stats.events.fetch_add(1, Ordering::Relaxed);
 
-    // The generation this event is judged under, whatever reloads happen
-    // while it waits.
-    let rules = shared.controller.rules();
-    // Probes and copies of a run's hooks: answered at once, unjudged.
-    let unjudged = unjudged::recognise(&mut event, run, shared, rules.generation());
-    // A copy's frames are not its run's: the owner gets the original.
-    let run = run.filter(|_| event.copy_of.is_none());
     let judgement = if let Some(judgement) = unjudged {
         judgement
     } else if let Some(error) = &event.input_error {
@@ -109,11 +188,22 @@ pub async fn answer_in(
             ..Judgement::default_for(rules.generation())
         }
     } else if kind.is_decision_point() {
-        shared.controller.judge(&event, &rules)
+        judge(
+            &event,
+            rules,
+            frame_bytes,
+            fail_closed,
+            shared,
+            deadline,
+            shutdown,
+        )
+        .await
     } else {
         // Observe-only: answered at once, never waits on anything.
         Judgement::default_for(rules.generation())
     };
+    #[cfg(feature = "fault-injection")]
+    super::fault::after_judging(&event.raw);
     let routed = kind.is_decision_point()
         && judgement.enforced
         && (judgement.answer.verdict == Verdict::Ask
@@ -143,6 +233,10 @@ pub async fn answer_in(
             .hub
             .add_pending(event.id, kind, &meta, record, deadline)
     });
+    let _entry = resolution.is_some().then(|| PendingEntry {
+        hub: &shared.hub,
+        id: event.id,
+    });
     let mut frames: [Option<Bytes>; 2] = [None, None];
     let mut frame = |redact: bool| {
         frames[redact as usize]
@@ -165,6 +259,11 @@ pub async fn answer_in(
             Timeout::After(limit) => deadline.min(started + limit),
             Timeout::Never => deadline,
         };
+        // However the wait ends without a client's answer (nobody left,
+        // timeout, the run's end, shutdown), the same fallback applies: an
+        // `ask` goes to Claude Code's own prompt. A stopping daemon answers
+        // like a timeout, whichever of its effects (the subscribers leaving,
+        // or the shutdown signal) reaches this hook first.
         tokio::select! {
             resolved = resolution => match resolved {
                 Ok(Resolution::Decided { answer, client }) => {
@@ -184,11 +283,7 @@ pub async fn answer_in(
             }
             _ = shutdown.cancelled() => {
                 shared.hub.finish(event.id, "shutdown");
-                Judgement {
-                    answer: output::fallback_answer(kind, fail_closed, "shutting_down"),
-                    source: Source::Fallback,
-                    ..judgement
-                }
+                fallback_of(judgement, Source::Fallback)
             }
         }
     } else if routed {
@@ -267,6 +362,115 @@ pub async fn answer_in(
         exit_code: out.exit_code,
         stdout: out.stdout,
         stderr: out.stderr,
+    }
+}
+
+/// The rules' judgement of decision point `event`, bounded by `deadline`
+/// and by shutdown. Inputs larger than [`INLINE_EVALUATION_MAX_BYTES`] are
+/// evaluated on a blocking thread; a project seen for the first time has
+/// its rules file loaded off the async workers (see
+/// [`super::controller`]). When the rules cannot judge in time, or
+/// evaluating them panicked, the event's fallback applies (a deny where
+/// the hook is fail-closed) and the log says so.
+async fn judge(
+    event: &Arc<Event>,
+    rules: Arc<RuleSet>,
+    frame_bytes: usize,
+    fail_closed: FailClosed,
+    shared: &Arc<Shared>,
+    deadline: Instant,
+    shutdown: &CancellationToken,
+) -> Judgement {
+    let generation = rules.generation();
+    let work = async {
+        let layers = shared.controller.layers(event, rules).await;
+        if frame_bytes <= INLINE_EVALUATION_MAX_BYTES {
+            std::panic::catch_unwind(AssertUnwindSafe(|| evaluate(shared, event, &layers)))
+                .map_err(|_| "internal_error")
+        } else {
+            let slot = shared
+                .evaluations
+                .clone()
+                .acquire_owned()
+                .await
+                .expect("the evaluation slots are never closed");
+            let (shared, event) = (shared.clone(), event.clone());
+            tokio::task::spawn_blocking(move || {
+                // Held until the evaluation really ends, even when the hook
+                // stopped waiting for it at its deadline.
+                let _slot = slot;
+                evaluate(&shared, &event, &layers)
+            })
+            .await
+            .map_err(|e| {
+                if e.is_panic() {
+                    "internal_error"
+                } else {
+                    "shutting_down"
+                }
+            })
+        }
+    };
+    // Nearly always done at the first poll (known project, small input):
+    // then no timer is set up.
+    let mut work = std::pin::pin!(work);
+    let outcome = match (&mut work).now_or_never() {
+        Some(outcome) => outcome,
+        None => tokio::select! {
+            biased;
+            outcome = work => outcome,
+            _ = tokio::time::sleep_until(deadline.into()) => Err("rules_too_slow"),
+            _ = shutdown.cancelled() => Err("shutting_down"),
+        },
+    };
+    outcome.unwrap_or_else(|why| {
+        if why == "shutting_down" {
+            tracing::debug!(event = %event.name(), id = %event.id, "hookd is stopping; the event gets its fallback");
+        } else {
+            tracing::warn!(event = %event.name(), id = %event.id, why, "the rules could not judge this event; its fallback applies");
+        }
+        Judgement {
+            answer: output::fallback_answer(event.kind(), fail_closed, why),
+            source: Source::Fallback,
+            enforced: shared.controller.enforced(),
+            ..Judgement::default_for(generation)
+        }
+    })
+}
+
+fn evaluate(shared: &Shared, event: &Event, layers: &Layers) -> Judgement {
+    #[cfg(feature = "fault-injection")]
+    super::fault::while_judging(&event.raw);
+    shared.controller.judge(event, layers)
+}
+
+/// Counts one hook in flight while it lives (a panic included).
+struct Gauge<'a>(&'a AtomicU64);
+
+impl<'a> Gauge<'a> {
+    fn enter(gauge: &'a AtomicU64) -> Gauge<'a> {
+        gauge.fetch_add(1, Ordering::Relaxed);
+        Gauge(gauge)
+    }
+}
+
+impl Drop for Gauge<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::Relaxed);
+    }
+}
+
+/// Takes a pending event out of the table however its hook ends: every
+/// ordinary path has done so already (this is then a no-op); after a panic
+/// it keeps a dead entry from being listed and decided.
+struct PendingEntry<'a> {
+    hub: &'a Hub,
+    id: Uuid,
+}
+
+impl Drop for PendingEntry<'_> {
+    fn drop(&mut self) {
+        self.hub.finish(self.id, "fallback (internal error)");
     }
 }
 

@@ -14,7 +14,7 @@
 //!   watches.
 
 use std::collections::{HashMap, VecDeque};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Instant, SystemTime};
 
@@ -28,8 +28,9 @@ use crate::claude::HookEventKind;
 use crate::decision::Answer;
 use crate::protocol::{ErrorCode, Filter};
 
-/// Frames a subscriber may have queued before new ones are dropped.
-pub const SUBSCRIBER_QUEUE: usize = 1024;
+/// Frames a client may have queued before new ones are dropped (the byte
+/// budget, `[clients] queue_bytes`, usually binds first).
+pub const CLIENT_QUEUE_FRAMES: usize = 1024;
 
 /// How many recent outcomes are remembered to tell a late decider who won.
 const REMEMBERED_OUTCOMES: usize = 4096;
@@ -87,45 +88,134 @@ fn can_decide(filter: &Filter, meta: &EventMeta<'_>) -> bool {
     )
 }
 
+/// How a pushed frame fared.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Pushed {
+    /// In the queue.
+    Queued,
+    /// The queue was full (by frames or by bytes): dropped and counted.
+    Dropped,
+    /// The connection is gone.
+    Closed,
+}
+
 /// A client connection's queue of pushed frames: the subscription's and
 /// those of the runs it started share it, so they arrive in order.
+///
+/// Bounded twice: by frames (the channel's capacity) and by bytes
+/// (`max_bytes`, `[clients] queue_bytes`), because frames carry hook inputs
+/// of up to the frame cap: a count alone lets one stuck client hold
+/// gigabytes. A frame is always accepted into an empty queue, so an event
+/// larger than the byte budget still reaches a client that keeps up.
 #[derive(Debug, Clone)]
 pub struct ClientQueue {
     /// The connection's id (from [`Hub::client_id`]).
     pub client_id: u64,
-    /// Frames, `\n` included.
-    pub queue: mpsc::Sender<Bytes>,
+    queue: mpsc::Sender<Bytes>,
     /// Frames dropped because the queue was full; the connection reports
     /// them with `lagged`.
     pub dropped: Arc<AtomicU64>,
+    /// Bytes queued now (added on push, taken off by [`PushReceiver`]).
+    queued_bytes: Arc<AtomicUsize>,
+    max_bytes: usize,
+}
+
+/// The receiving end of a [`ClientQueue`], read by the connection's task.
+#[derive(Debug)]
+pub struct PushReceiver {
+    queue: mpsc::Receiver<Bytes>,
+    queued_bytes: Arc<AtomicUsize>,
 }
 
 impl ClientQueue {
+    /// A queue for client `client_id` holding at most `max_frames` frames
+    /// and (but for a lone frame) `max_bytes` bytes.
+    pub fn channel(
+        client_id: u64,
+        max_frames: usize,
+        max_bytes: usize,
+    ) -> (ClientQueue, PushReceiver) {
+        let (tx, rx) = mpsc::channel(max_frames);
+        let queued_bytes = Arc::new(AtomicUsize::new(0));
+        let queue = ClientQueue {
+            client_id,
+            queue: tx,
+            dropped: Arc::new(AtomicU64::new(0)),
+            queued_bytes: queued_bytes.clone(),
+            max_bytes,
+        };
+        (
+            queue,
+            PushReceiver {
+                queue: rx,
+                queued_bytes,
+            },
+        )
+    }
+
     /// Queues `frame` without waiting: a full queue drops it and counts it.
-    /// Returns false when the connection is gone.
-    pub fn push(&self, frame: Bytes) -> bool {
+    pub fn push(&self, frame: Bytes) -> Pushed {
+        let len = frame.len();
+        // Reserve first, then check: concurrent pushers each see the
+        // others' reservations, so the budget is never overrun.
+        let before = self.queued_bytes.fetch_add(len, Ordering::Relaxed);
+        if before > 0 && before + len > self.max_bytes {
+            self.queued_bytes.fetch_sub(len, Ordering::Relaxed);
+            self.dropped.fetch_add(1, Ordering::Relaxed);
+            return Pushed::Dropped;
+        }
         match self.queue.try_send(frame) {
-            Ok(()) => true,
-            Err(mpsc::error::TrySendError::Full(_)) => {
-                self.dropped.fetch_add(1, Ordering::Relaxed);
-                true
+            Ok(()) => Pushed::Queued,
+            Err(e) => {
+                self.queued_bytes.fetch_sub(len, Ordering::Relaxed);
+                match e {
+                    mpsc::error::TrySendError::Full(_) => {
+                        self.dropped.fetch_add(1, Ordering::Relaxed);
+                        Pushed::Dropped
+                    }
+                    mpsc::error::TrySendError::Closed(_) => Pushed::Closed,
+                }
             }
-            Err(mpsc::error::TrySendError::Closed(_)) => false,
         }
     }
 
-    /// Queues `frame`, waiting for room: for the frames a client must not
-    /// miss (`run_done`). Call it from a task of its own.
+    /// Queues `frame`, waiting for room (ignoring the byte budget): for the
+    /// frames a client must not miss (`run_done`). Call it from a task of
+    /// its own.
     pub async fn push_surely(&self, frame: Bytes) {
-        let _ = self.queue.send(frame).await;
+        let len = frame.len();
+        self.queued_bytes.fetch_add(len, Ordering::Relaxed);
+        if self.queue.send(frame).await.is_err() {
+            self.queued_bytes.fetch_sub(len, Ordering::Relaxed);
+        }
+    }
+
+    /// Bytes queued now.
+    pub fn queued_bytes(&self) -> usize {
+        self.queued_bytes.load(Ordering::Relaxed)
+    }
+}
+
+impl PushReceiver {
+    /// The next frame; `None` once every sender is gone.
+    pub async fn recv(&mut self) -> Option<Bytes> {
+        let frame = self.queue.recv().await?;
+        self.queued_bytes.fetch_sub(frame.len(), Ordering::Relaxed);
+        Some(frame)
+    }
+
+    /// The next frame if one is queued.
+    pub fn try_recv(&mut self) -> Option<Bytes> {
+        let frame = self.queue.try_recv().ok()?;
+        self.queued_bytes.fetch_sub(frame.len(), Ordering::Relaxed);
+        Some(frame)
     }
 }
 
 struct Subscriber {
     filter: Filter,
     redact: bool,
-    queue: mpsc::Sender<Bytes>,
-    dropped: Arc<AtomicU64>,
+    queue: ClientQueue,
 }
 
 struct PendingEntry {
@@ -201,23 +291,16 @@ impl Hub {
         self.next_client.fetch_add(1, Ordering::Relaxed)
     }
 
-    /// Adds or replaces client `id`'s subscription.
-    pub fn subscribe(
-        &self,
-        id: u64,
-        filter: Filter,
-        redact: bool,
-        queue: mpsc::Sender<Bytes>,
-        dropped: Arc<AtomicU64>,
-    ) {
+    /// Adds or replaces the subscription of the client whose queue is
+    /// `queue`.
+    pub fn subscribe(&self, filter: Filter, redact: bool, queue: ClientQueue) {
         let mut subs = self.subscribers.lock().unwrap_or_else(|e| e.into_inner());
         subs.insert(
-            id,
+            queue.client_id,
             Subscriber {
                 filter,
                 redact,
                 queue,
-                dropped,
             },
         );
         self.subscriber_count
@@ -268,6 +351,15 @@ impl Hub {
     /// Frames dropped for slow subscribers since start.
     pub fn lagged_dropped(&self) -> u64 {
         self.lagged_dropped.load(Ordering::Relaxed)
+    }
+
+    /// Bytes waiting in subscribers' queues now.
+    pub fn queued_bytes(&self) -> usize {
+        if self.subscriber_count() == 0 {
+            return 0;
+        }
+        let subs = self.subscribers.lock().unwrap_or_else(|e| e.into_inner());
+        subs.values().map(|s| s.queue.queued_bytes()).sum()
     }
 
     /// Whether some subscriber would be shown this event as pending.
@@ -325,8 +417,7 @@ impl Hub {
             let bytes = built[sub.redact as usize]
                 .get_or_insert_with(|| frame(sub.redact))
                 .clone();
-            if sub.queue.try_send(bytes).is_err() {
-                sub.dropped.fetch_add(1, Ordering::Relaxed);
+            if sub.queue.push(bytes) == Pushed::Dropped {
                 self.lagged_dropped.fetch_add(1, Ordering::Relaxed);
             }
         }
@@ -471,11 +562,11 @@ mod tests {
         hub: &Hub,
         filter: Filter,
         capacity: usize,
-    ) -> (u64, mpsc::Receiver<Bytes>, Arc<AtomicU64>) {
+    ) -> (u64, PushReceiver, Arc<AtomicU64>) {
         let id = hub.client_id();
-        let (tx, rx) = mpsc::channel(capacity);
-        let dropped = Arc::new(AtomicU64::new(0));
-        hub.subscribe(id, filter, false, tx, dropped.clone());
+        let (queue, rx) = ClientQueue::channel(id, capacity, usize::MAX);
+        let dropped = queue.dropped.clone();
+        hub.subscribe(filter, false, queue);
         (id, rx, dropped)
     }
 
@@ -592,6 +683,33 @@ mod tests {
         }
         assert_eq!(dropped.load(Ordering::Relaxed), 3);
         assert_eq!(hub.lagged_dropped(), 3);
-        assert!(rx.try_recv().is_ok() && rx.try_recv().is_ok() && rx.try_recv().is_err());
+        assert!(rx.try_recv().is_some() && rx.try_recv().is_some() && rx.try_recv().is_none());
+    }
+
+    #[test]
+    fn a_queue_is_bounded_by_bytes_but_takes_one_big_frame_when_empty() {
+        let (queue, mut rx) = ClientQueue::channel(1, 1024, 100);
+        let big = Bytes::from(vec![b'x'; 300]);
+        assert_eq!(
+            queue.push(big.clone()),
+            Pushed::Queued,
+            "an empty queue takes any frame"
+        );
+        assert_eq!(queue.push(Bytes::from_static(b"{}\n")), Pushed::Dropped);
+        assert_eq!(queue.queued_bytes(), 300);
+        assert_eq!(rx.try_recv(), Some(big));
+        assert_eq!(queue.queued_bytes(), 0);
+        for _ in 0..3 {
+            assert_eq!(queue.push(Bytes::from(vec![b'y'; 30])), Pushed::Queued);
+        }
+        assert_eq!(
+            queue.push(Bytes::from(vec![b'y'; 30])),
+            Pushed::Dropped,
+            "90 + 30 > 100"
+        );
+        assert_eq!(queue.queued_bytes(), 90);
+        assert_eq!(queue.dropped.load(Ordering::Relaxed), 2);
+        drop(rx);
+        assert_eq!(queue.push(Bytes::from_static(b"{}\n")), Pushed::Closed);
     }
 }

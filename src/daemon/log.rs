@@ -1,9 +1,11 @@
 //! The event log: one JSON line per event and per decision.
 //!
 //! Lines are serialized (and redacted) by the caller and handed to a
-//! dedicated writer thread through a bounded channel, so answering a hook
-//! never waits for the disk. If the channel is full (the disk is stalled) the
-//! line is dropped and counted rather than blocking a decision.
+//! dedicated writer thread through a queue bounded in bytes (`[log]
+//! queue_bytes`; lines carry hook inputs of up to the frame cap, so a count
+//! would not bound memory), so answering a hook never waits for the disk. If
+//! the queue is full (the disk is slow or stalled) the line is dropped and
+//! counted rather than blocking a decision.
 //!
 //! - **Flush and fsync policy:** the writer flushes to the OS after every
 //!   batch (whenever it has caught up, and at most ~1 ms after a line was
@@ -18,14 +20,23 @@
 //! - **Failures:** an unwritable log (directory gone, disk full, permissions)
 //!   is counted in `errors`, reported once per failure streak with
 //!   `tracing::error!`, and retried with the next batch; decisions go on.
+//!   Torn lines repaired during a streak (each failed retry on a full disk
+//!   tears one) are reported once too. A streak ends after
+//!   [`STREAK_QUIET`] without a failure.
+//! - **Shutdown:** [`EventLog::close`] gives the writer [`CLOSE_GRACE`] to
+//!   write out what is queued. A writer stuck on a stalled disk is left
+//!   behind (the process exit ends it) and the lines it could not write are
+//!   counted and reported: a stalled disk never keeps the daemon from
+//!   stopping.
 
 use std::fs::{self, DirBuilder, File, OpenOptions};
 use std::io::{self, BufWriter, Read, Seek, SeekFrom, Write};
 use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
 use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use tokio::sync::mpsc;
@@ -33,13 +44,25 @@ use tokio::sync::mpsc;
 use crate::config::{Fsync, LogConfig};
 
 /// How long the writer sleeps between polls while busy.
-const LINGER: std::time::Duration = std::time::Duration::from_millis(1);
+const LINGER: Duration = Duration::from_millis(1);
 
 /// Empty polls (≈ 100 ms) before the writer parks until the next line.
 const IDLE_POLLS_BEFORE_PARKING: u32 = 100;
 
-/// Lines waiting for the writer before new ones are dropped.
+/// Lines waiting for the writer before new ones are dropped (the byte
+/// budget usually binds first).
 const QUEUE_LINES: usize = 64 * 1024;
+
+/// Most lines written in one batch.
+const BATCH_LINES: usize = 4096;
+
+/// A failure streak ends after this long without a failed write: a nearly
+/// full disk lets small batches through between failures, and that is
+/// still one outage, reported once.
+const STREAK_QUIET: Duration = Duration::from_secs(60);
+
+/// How long [`EventLog::close`] waits for the writer to finish.
+pub const CLOSE_GRACE: Duration = Duration::from_secs(2);
 
 /// Handle to the event log; cheap to share.
 #[derive(Debug)]
@@ -49,6 +72,7 @@ pub struct EventLog {
     counters: Arc<LogCounters>,
     writer: Mutex<Option<JoinHandle<()>>>,
     path: PathBuf,
+    max_queued_bytes: usize,
 }
 
 /// What the log has done, for `status` and tests.
@@ -64,6 +88,10 @@ pub struct LogCounters {
     pub rotations: AtomicU64,
     /// Torn last lines removed.
     pub repaired: AtomicU64,
+    /// Lines queued and not yet written or dropped by the writer.
+    pub queued_lines: AtomicU64,
+    /// Bytes of those lines.
+    pub queued_bytes: AtomicUsize,
 }
 
 impl EventLog {
@@ -78,7 +106,8 @@ impl EventLog {
             counters: counters.clone(),
             file: None,
             size: 0,
-            failing: false,
+            last_failure: None,
+            repair_reported: false,
         };
         let handle = std::thread::Builder::new()
             .name("hookd-log".into())
@@ -89,6 +118,7 @@ impl EventLog {
             counters,
             writer: Mutex::new(Some(handle)),
             path: path.to_path_buf(),
+            max_queued_bytes: config.queue_bytes,
         }
     }
 
@@ -102,23 +132,52 @@ impl EventLog {
         &self.counters
     }
 
-    /// Queues one line (which must end with `\n`). Never blocks.
+    /// Queues one line (which must end with `\n`). Never blocks: past the
+    /// byte budget the line is dropped and counted. A line is always taken
+    /// into an empty queue, whatever its size.
     pub fn push(&self, line: Bytes) {
         let tx = self.tx.read().unwrap_or_else(|e| e.into_inner());
         let Some(tx) = tx.as_ref() else { return };
+        let len = line.len();
+        let counters = &self.counters;
+        let before = counters.queued_bytes.fetch_add(len, Ordering::Relaxed);
+        if before > 0 && before + len > self.max_queued_bytes {
+            counters.queued_bytes.fetch_sub(len, Ordering::Relaxed);
+            counters.dropped.fetch_add(1, Ordering::Relaxed);
+            return;
+        }
+        counters.queued_lines.fetch_add(1, Ordering::Relaxed);
         if tx.try_send(line).is_err() {
-            self.counters.dropped.fetch_add(1, Ordering::Relaxed);
+            counters.queued_bytes.fetch_sub(len, Ordering::Relaxed);
+            counters.queued_lines.fetch_sub(1, Ordering::Relaxed);
+            counters.dropped.fetch_add(1, Ordering::Relaxed);
         }
     }
 
-    /// Writes out everything queued, fsyncs and stops the writer. Lines
-    /// pushed afterwards are ignored.
-    pub fn close(&self) {
+    /// Stops taking lines and lets the writer write out what is queued and
+    /// fsync, for at most [`CLOSE_GRACE`]. Returns how many queued lines
+    /// were not written (0 unless the disk is stalled); the writer is then
+    /// left behind. Lines pushed afterwards are ignored.
+    pub fn close(&self) -> u64 {
         self.tx.write().unwrap_or_else(|e| e.into_inner()).take();
         let writer = self.writer.lock().unwrap_or_else(|e| e.into_inner()).take();
-        if let Some(writer) = writer {
-            let _ = writer.join();
+        let Some(writer) = writer else { return 0 };
+        let deadline = Instant::now() + CLOSE_GRACE;
+        while !writer.is_finished() {
+            if Instant::now() >= deadline {
+                let lost = self.counters.queued_lines.load(Ordering::Relaxed);
+                tracing::error!(
+                    path = %self.path.display(),
+                    lost,
+                    "the event log writer did not finish within {}s (a stalled disk?); {lost} queued lines were not written",
+                    CLOSE_GRACE.as_secs()
+                );
+                return lost;
+            }
+            std::thread::sleep(Duration::from_millis(5));
         }
+        let _ = writer.join();
+        0
     }
 }
 
@@ -134,8 +193,12 @@ struct Writer {
     counters: Arc<LogCounters>,
     file: Option<BufWriter<File>>,
     size: u64,
-    /// In a failure streak: report once, not per batch.
-    failing: bool,
+    /// The last failed write, while a failure streak lasts: a streak is
+    /// reported once, not per batch.
+    last_failure: Option<Instant>,
+    /// A torn line was reported in this streak (or since start): a full
+    /// disk tears a line on every retry, which is worth one warning.
+    repair_reported: bool,
 }
 
 impl Writer {
@@ -167,31 +230,45 @@ impl Writer {
                     None => break,
                 },
             }
-            while batch.len() < 4096 {
+            while batch.len() < BATCH_LINES {
                 match rx.try_recv() {
                     Ok(line) => batch.push(line),
                     Err(_) => break,
                 }
             }
-            match self.write_batch(&batch) {
+            let result = self.write_batch(&batch);
+            // Out of the queue's budget only once written (or given up on):
+            // a batch stuck in a stalled write still holds its memory.
+            let bytes: usize = batch.iter().map(Bytes::len).sum();
+            self.counters
+                .queued_bytes
+                .fetch_sub(bytes, Ordering::Relaxed);
+            self.counters
+                .queued_lines
+                .fetch_sub(batch.len() as u64, Ordering::Relaxed);
+            match result {
                 Ok(()) => {
                     self.counters
                         .written
                         .fetch_add(batch.len() as u64, Ordering::Relaxed);
-                    if self.failing {
+                    if self
+                        .last_failure
+                        .is_some_and(|at| at.elapsed() >= STREAK_QUIET)
+                    {
                         tracing::info!(path = %self.path.display(), "event log writable again");
+                        self.last_failure = None;
                     }
-                    self.failing = false;
                 }
                 Err(e) => {
                     self.counters.errors.fetch_add(1, Ordering::Relaxed);
                     self.counters
                         .dropped
                         .fetch_add(batch.len() as u64, Ordering::Relaxed);
-                    if !self.failing {
+                    if self.last_failure.is_none() {
                         tracing::error!(path = %self.path.display(), error = %e, "event log write failed; decisions go on, lines are dropped until it recovers");
+                        self.repair_reported = false;
                     }
-                    self.failing = true;
+                    self.last_failure = Some(Instant::now());
                     // Reopen (and repair) on the next batch.
                     self.file = None;
                 }
@@ -238,7 +315,10 @@ impl Writer {
             .open(&self.path)?;
         if repair_torn_tail(&mut file)? {
             self.counters.repaired.fetch_add(1, Ordering::Relaxed);
-            tracing::warn!(path = %self.path.display(), "removed a torn last line (an earlier crash mid-write)");
+            if !self.repair_reported {
+                self.repair_reported = true;
+                tracing::warn!(path = %self.path.display(), "removed a torn last line (an earlier crash or failed write)");
+            }
         }
         self.size = file.metadata()?.len();
         self.file = Some(BufWriter::with_capacity(64 * 1024, file));
@@ -313,7 +393,7 @@ mod tests {
             if log.counters().written.load(Ordering::Relaxed) >= n {
                 return;
             }
-            std::thread::sleep(std::time::Duration::from_millis(5));
+            std::thread::sleep(Duration::from_millis(5));
         }
         panic!("log wrote {:?}", log.counters());
     }
@@ -382,7 +462,7 @@ mod tests {
             if log.counters().errors.load(Ordering::Relaxed) > 0 {
                 break;
             }
-            std::thread::sleep(std::time::Duration::from_millis(5));
+            std::thread::sleep(Duration::from_millis(5));
         }
         assert!(log.counters().errors.load(Ordering::Relaxed) > 0);
         fs::remove_file(&blocker).unwrap();
@@ -390,5 +470,48 @@ mod tests {
         wait_written(&log, 1);
         log.close();
         assert_eq!(fs::read_to_string(&path).unwrap(), "{\"after\":1}\n");
+    }
+
+    /// A log on a FIFO nobody reads: the writer blocks once the pipe is
+    /// full, as on a stalled disk.
+    fn stalled_log(dir: &Path, queue_bytes: usize) -> EventLog {
+        let path = dir.join("events.jsonl");
+        nix::unistd::mkfifo(&path, nix::sys::stat::Mode::S_IRWXU).unwrap();
+        let config = LogConfig {
+            queue_bytes,
+            ..LogConfig::default()
+        };
+        EventLog::open(&path, &config)
+    }
+
+    #[test]
+    fn a_stalled_disk_bounds_the_queue_by_bytes_and_counts_drops() {
+        let dir = tempfile::tempdir().unwrap();
+        let log = stalled_log(dir.path(), 64 * 1024);
+        let line = Bytes::from(format!("{{\"pad\":\"{}\"}}\n", "x".repeat(1000)));
+        for _ in 0..2000 {
+            log.push(line.clone());
+        }
+        let counters = log.counters();
+        let queued = counters.queued_bytes.load(Ordering::Relaxed);
+        assert!(queued <= 64 * 1024, "{queued} bytes queued");
+        // The pipe takes 64 KiB, the queue as much: the rest is dropped.
+        let dropped = counters.dropped.load(Ordering::Relaxed);
+        assert!(dropped >= 2000 - 2 * 66, "{counters:?}");
+    }
+
+    #[test]
+    fn closing_a_stalled_log_ends_in_bounded_time_and_counts_what_is_lost() {
+        let dir = tempfile::tempdir().unwrap();
+        let log = stalled_log(dir.path(), 1024 * 1024);
+        let line = Bytes::from(format!("{{\"pad\":\"{}\"}}\n", "x".repeat(1000)));
+        for _ in 0..500 {
+            log.push(line.clone());
+        }
+        let started = Instant::now();
+        let lost = log.close();
+        assert!(started.elapsed() < CLOSE_GRACE + Duration::from_secs(2));
+        assert!(lost > 300, "{lost} lines lost; {:?}", log.counters());
+        assert_eq!(log.close(), 0, "closing again does not wait again");
     }
 }

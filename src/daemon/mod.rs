@@ -6,16 +6,27 @@
 //! - [`controller`]: the rules generation and judgements;
 //! - [`hub`]: the pending table and the subscribers;
 //! - [`log`]: the JSONL event log, written off the hot path;
-//! - [`runs`]: agent-SDK runs, one adapter child process each.
+//! - [`runs`]: agent-SDK runs, one adapter child process each;
+//! - [`limits`]: the connection cap, the fd limit, shedding idle peers.
 //!
 //! Shutdown (SIGTERM/SIGINT): stop accepting, answer in-flight hooks with
-//! their fallback, remove the socket, flush the log, exit 0. SIGHUP reloads
-//! the rules file; a bad file keeps the last good generation.
+//! their fallback, remove the socket, flush the log (for a bounded time),
+//! exit 0. SIGHUP reloads the rules file; a bad file keeps the last good
+//! generation.
+//!
+//! Panics: a panic in a task ends that task only (the release profile
+//! unwinds; only the forwarder is built with `panic=abort`). A hook whose
+//! task panics is answered with its fallback ([`hook::answer_in`]); a
+//! connection whose task panics is closed. Every panic is logged with its
+//! message and location and counted (`status`: `panics`).
 
 pub mod connection;
 pub mod controller;
+#[cfg(feature = "fault-injection")]
+pub mod fault;
 pub mod hook;
 pub mod hub;
+pub mod limits;
 pub mod log;
 pub mod runs;
 pub mod socket;
@@ -23,12 +34,15 @@ pub mod stops;
 pub mod systemd;
 pub mod unjudged;
 
+use std::any::Any;
+use std::panic::AssertUnwindSafe;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use anyhow::Context;
+use futures_util::FutureExt;
 use tokio::net::UnixListener;
 use tokio::sync::Semaphore;
 use tokio_util::sync::CancellationToken;
@@ -39,10 +53,6 @@ use crate::rules::RuleSet;
 use controller::Controller;
 use hub::Hub;
 use log::EventLog;
-
-/// At most this many connections are served at once; more wait in the
-/// kernel's backlog (a forwarder then waits, it is not refused).
-const MAX_CONNECTIONS: usize = 4096;
 
 /// How often the rules file is checked for changes. Polling (mtime, size,
 /// inode) needs no watcher dependency and also catches editors that replace
@@ -99,6 +109,10 @@ pub struct Stats {
     pub fallbacks: AtomicU64,
     /// Peers refused for running as another user.
     pub refused_peers: AtomicU64,
+    /// Panics in any of the daemon's threads (counted by the panic hook).
+    pub panics: Arc<AtomicU64>,
+    /// Hooks being answered now.
+    pub hooks_in_flight: AtomicU64,
 }
 
 /// State shared by every connection.
@@ -130,6 +144,12 @@ pub struct Shared {
     pub socket: PathBuf,
     /// Agent-SDK runs.
     pub runs: runs::Runs,
+    /// Connection slots and idle-peer shedding.
+    pub admission: limits::Admission,
+    /// Slots for evaluating large inputs on blocking threads (see
+    /// [`hook::INLINE_EVALUATION_MAX_BYTES`]): a few slow evaluations
+    /// cannot take every core.
+    pub evaluations: Arc<Semaphore>,
 }
 
 impl Shared {
@@ -167,7 +187,15 @@ impl Shared {
                 "log_dropped": n(&log.dropped),
                 "log_errors": n(&log.errors),
                 "log_rotations": n(&log.rotations),
+                "log_queued_bytes": log.queued_bytes.load(Ordering::Relaxed),
+                "subscriber_queued_bytes": self.hub.queued_bytes(),
+                "panics": n(&self.stats.panics),
+                "hooks_in_flight": n(&self.stats.hooks_in_flight),
+                "connections": self.admission.open(),
+                "max_connections": self.admission.cap(),
+                "shed_peers": self.admission.shed_count(),
             },
+            "projects": self.controller.projects().status(),
             "adapter_dir": self.runs.adapter_dir(),
             "runs": self.runs.list(),
         })
@@ -189,8 +217,56 @@ pub fn load_rules(source: &RulesSource) -> anyhow::Result<RuleSet> {
     }
 }
 
+/// The message of a panic's payload (`panic!` gives a `&str` or a `String`).
+pub fn panic_message(payload: &(dyn Any + Send)) -> &str {
+    payload
+        .downcast_ref::<&str>()
+        .copied()
+        .or_else(|| payload.downcast_ref::<String>().map(String::as_str))
+        .unwrap_or("(not a string)")
+}
+
+/// Logs every panic of the process (message, location, thread, and the
+/// backtrace when `RUST_BACKTRACE` asks for one) and counts it in `panics`.
+fn install_panic_hook(panics: Arc<AtomicU64>) {
+    std::panic::set_hook(Box::new(move |info| {
+        panics.fetch_add(1, Ordering::Relaxed);
+        let thread = std::thread::current();
+        let location = info.location().map(ToString::to_string).unwrap_or_default();
+        let backtrace = std::backtrace::Backtrace::capture();
+        let backtrace = match backtrace.status() {
+            std::backtrace::BacktraceStatus::Captured => format!("\n{backtrace}"),
+            _ => String::new(),
+        };
+        tracing::error!(
+            thread = thread.name().unwrap_or("unnamed"),
+            %location,
+            "panic: {}{backtrace}",
+            panic_message(info.payload())
+        );
+    }));
+}
+
 /// Runs the daemon until SIGTERM/SIGINT. Errors are start-up failures.
 pub fn run(options: ServeOptions) -> anyhow::Result<()> {
+    let panics = Arc::new(AtomicU64::new(0));
+    install_panic_hook(panics.clone());
+    let fd_limit = match limits::raise_fd_limit() {
+        Ok(limit) => {
+            if limit.now != limit.before {
+                tracing::info!(
+                    from = limit.before,
+                    to = limit.now,
+                    "raised the open-file limit"
+                );
+            }
+            limit.now
+        }
+        Err(e) => {
+            tracing::warn!(error = %e, "could not read or raise the open-file limit");
+            1024
+        }
+    };
     let rules = load_rules(&options.rules)?;
     let redactor = options.config.redactor()?;
     // Before any thread exists: this reads and clears LISTEN_* variables.
@@ -233,16 +309,22 @@ pub fn run(options: ServeOptions) -> anyhow::Result<()> {
             hub: Hub::default(),
             config: options.config.clone(),
             redactor,
-            stats: Stats::default(),
+            stats: Stats {
+                panics,
+                ..Stats::default()
+            },
             started: Instant::now(),
             socket: socket_path,
             runs: runs::Runs::new(options.adapter_dir.clone()),
+            admission: limits::Admission::new(limits::connection_cap(fd_limit)),
+            evaluations: Arc::new(Semaphore::new(evaluation_slots())),
         });
         listener.set_nonblocking(true)?;
         let listener = UnixListener::from_std(listener)?;
         let shutdown = CancellationToken::new();
         tokio::spawn(handle_signals(shared.clone(), shutdown.clone()));
         tokio::spawn(watch_rules(shared.clone(), shutdown.clone()));
+        tokio::spawn(refresh_projects(shared.clone(), shutdown.clone()));
         if let Some(interval) = systemd::watchdog_interval() {
             tokio::spawn(watchdog(shared.clone(), interval, shutdown.clone()));
         }
@@ -253,6 +335,7 @@ pub fn run(options: ServeOptions) -> anyhow::Result<()> {
             rule_count = rules.len(),
             log = %options.log.display(),
             permissive = options.permissive,
+            max_connections = shared.admission.cap(),
             "hookd listening"
         );
         notify(&format!(
@@ -273,8 +356,12 @@ pub fn run(options: ServeOptions) -> anyhow::Result<()> {
             .wait(SHUTDOWN_GRACE + Duration::from_secs(2))
             .await;
         drop(bound);
-        shared.log.close();
-        tracing::info!("hookd stopped");
+        let lost = shared.log.close();
+        if lost > 0 {
+            tracing::info!(lost, "hookd stopped; {lost} event log lines were lost");
+        } else {
+            tracing::info!("hookd stopped");
+        }
         Ok(())
     })
 }
@@ -320,17 +407,38 @@ async fn self_probe(socket: &std::path::Path) -> std::io::Result<()> {
     Ok(())
 }
 
+/// Blocking threads that may evaluate large inputs at once: half the
+/// cores, at least one, so the async workers keep theirs.
+fn evaluation_slots() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| (n.get() / 2).max(1))
+}
+
 /// Accepts until `shutdown`, then waits (bounded) for in-flight connections.
 pub async fn accept_loop(listener: UnixListener, shared: Arc<Shared>, shutdown: CancellationToken) {
     let tracker = TaskTracker::new();
-    let limit = Arc::new(Semaphore::new(MAX_CONNECTIONS));
+    let admission = &shared.admission;
     let mut backoff = Duration::from_millis(1);
-    loop {
-        let permit = tokio::select! {
-            biased;
-            _ = shutdown.cancelled() => break,
-            permit = limit.clone().acquire_owned() => permit.expect("the semaphore is never closed"),
+    let mut last_warning: Option<Instant> = None;
+    'accepting: loop {
+        let permit = match admission.slots().clone().try_acquire_owned() {
+            Ok(permit) => permit,
+            // Every slot taken: make room by shedding idle peers, again
+            // and again while waiting (the idle ones age meanwhile).
+            Err(_) => loop {
+                admission.shed_idle();
+                tokio::select! {
+                    biased;
+                    _ = shutdown.cancelled() => break 'accepting,
+                    permit = admission.slots().clone().acquire_owned() => {
+                        break permit.expect("the semaphore is never closed");
+                    }
+                    _ = tokio::time::sleep(limits::SHED_AFTER / 2) => {}
+                }
+            },
         };
+        if admission.pressed() {
+            admission.shed_idle();
+        }
         let stream = tokio::select! {
             biased;
             _ = shutdown.cancelled() => break,
@@ -340,10 +448,18 @@ pub async fn accept_loop(listener: UnixListener, shared: Arc<Shared>, shutdown: 
                     stream
                 }
                 Err(e) => {
-                    // EMFILE and friends: back off instead of spinning.
-                    tracing::warn!(error = %e, "accept failed");
+                    // EMFILE and friends: shed idle peers to free
+                    // descriptors, and retry soon (forwarders wait in the
+                    // backlog meanwhile) without spinning.
+                    if matches!(e.raw_os_error(), Some(libc::EMFILE | libc::ENFILE)) {
+                        admission.shed_idle();
+                    }
+                    if last_warning.is_none_or(|at| at.elapsed() >= Duration::from_secs(1)) {
+                        tracing::warn!(error = %e, open = admission.open(), "accept failed");
+                        last_warning = Some(Instant::now());
+                    }
                     tokio::time::sleep(backoff).await;
-                    backoff = (backoff * 2).min(Duration::from_secs(1));
+                    backoff = (backoff * 2).min(Duration::from_millis(100));
                     continue;
                 }
             },
@@ -351,7 +467,15 @@ pub async fn accept_loop(listener: UnixListener, shared: Arc<Shared>, shutdown: 
         let shared = shared.clone();
         let shutdown = shutdown.clone();
         tracker.spawn(async move {
-            connection::handle(stream, &shared, &shutdown).await;
+            let served = AssertUnwindSafe(connection::handle(stream, &shared, &shutdown))
+                .catch_unwind()
+                .await;
+            if let Err(panic) = served {
+                tracing::error!(
+                    panic = panic_message(&*panic),
+                    "a connection's task panicked; that connection is closed and the daemon goes on"
+                );
+            }
             drop(permit);
         });
     }
@@ -379,25 +503,33 @@ async fn handle_signals(shared: Arc<Shared>, shutdown: CancellationToken) {
         tokio::select! {
             _ = term.recv() => break,
             _ = int.recv() => break,
-            _ = hup.recv() => reload(&shared),
+            _ = hup.recv() => reload_off_worker(&shared).await,
         }
     }
     tracing::info!("stopping: answering in-flight hooks with their fallback");
     shutdown.cancel();
 }
 
-/// Reloads the rules whenever the rules file changes.
+/// Reloads the rules whenever the rules file changes. The file is stat'ed
+/// and read on a blocking thread: a slow filesystem never holds up the
+/// workers that answer hooks.
 async fn watch_rules(shared: Arc<Shared>, shutdown: CancellationToken) {
     let RulesSource::File(path) = &shared.rules else {
         return;
     };
-    let fingerprint = |path: &std::path::Path| {
+    fn fingerprint(path: &std::path::Path) -> Option<(i64, i64, u64, u64)> {
         use std::os::unix::fs::MetadataExt;
         std::fs::metadata(path)
             .ok()
             .map(|m| (m.mtime(), m.mtime_nsec(), m.size(), m.ino()))
+    }
+    let stat = |path: PathBuf| async move {
+        tokio::task::spawn_blocking(move || fingerprint(&path))
+            .await
+            .ok()
+            .flatten()
     };
-    let mut last = fingerprint(path);
+    let mut last = stat(path.clone()).await;
     let mut tick = tokio::time::interval(RULES_POLL);
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {
@@ -405,13 +537,37 @@ async fn watch_rules(shared: Arc<Shared>, shutdown: CancellationToken) {
             _ = shutdown.cancelled() => return,
             _ = tick.tick() => {}
         }
-        let now = fingerprint(path);
+        let now = stat(path.clone()).await;
         if now != last {
             last = now;
             tracing::info!(path = %path.display(), "rules file changed");
-            reload(&shared);
+            reload_off_worker(&shared).await;
         }
     }
+}
+
+/// Checks the known projects' rules files for changes (see
+/// [`controller`]), on a blocking thread.
+async fn refresh_projects(shared: Arc<Shared>, shutdown: CancellationToken) {
+    let mut tick = tokio::time::interval(controller::PROJECT_POLL);
+    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        tokio::select! {
+            _ = shutdown.cancelled() => return,
+            _ = tick.tick() => {}
+        }
+        let projects = shared.controller.projects().clone();
+        // No thread is woken for a daemon that has seen no project.
+        if !projects.is_empty() {
+            let _ = tokio::task::spawn_blocking(move || projects.refresh()).await;
+        }
+    }
+}
+
+/// [`reload`] on a blocking thread.
+async fn reload_off_worker(shared: &Arc<Shared>) {
+    let shared = shared.clone();
+    let _ = tokio::task::spawn_blocking(move || reload(&shared)).await;
 }
 
 /// Reloads the rules; a bad file keeps the current generation.

@@ -299,7 +299,7 @@ impl Runs {
         let stdin = child.stdin.take().expect("piped");
         let stdout = child.stdout.take().expect("piped");
         let stderr = child.stderr.take().expect("piped");
-        tokio::spawn(copy_stderr(stderr, run.link.run_id.clone()));
+        tokio::spawn(copy_stderr(stderr, run.link.run_id.clone(), shared.clone()));
         let (shared, shutdown) = (shared.clone(), shutdown.clone());
         self.tasks.spawn(async move {
             let outcome = supervise(
@@ -718,8 +718,9 @@ async fn supervise(
                         };
                         let (link, shared, shutdown, to_adapter) =
                             (run.link.clone(), shared.clone(), shutdown.clone(), to_adapter.clone());
+                        let frame_bytes = line.len();
                         hooks.spawn(async move {
-                            let result = hook::answer_in(request, Some(&link), &shared, &shutdown).await;
+                            let result = hook::answer_in(request, frame_bytes, Some(&link), &shared, &shutdown).await;
                             let _ = to_adapter.send(ToAdapter::Decision(result));
                         });
                     }
@@ -898,12 +899,19 @@ fn redacted(redactor: &crate::redact::Redactor, record: &Reply) -> Option<Reply>
                 message,
             })),
         },
-        Reply::RunDone(d) => d.result.as_deref().and_then(text).map(|result| {
-            Reply::RunDone(RunDone {
-                result: Some(result),
-                ..d.clone()
+        Reply::RunDone(d) => {
+            // The SDK's error often quotes what it was given (a `resume`
+            // id, a path): the same redaction as the result.
+            let result = d.result.as_deref().and_then(text);
+            let error = d.error.as_deref().and_then(text);
+            (result.is_some() || error.is_some()).then(|| {
+                Reply::RunDone(RunDone {
+                    result: result.or_else(|| d.result.clone()),
+                    error: error.or_else(|| d.error.clone()),
+                    ..d.clone()
+                })
             })
-        }),
+        }
         _ => None,
     }
 }
@@ -941,7 +949,7 @@ async fn finish(run: &Run, outcome: Outcome, shared: &Arc<Shared>) {
     tracing::info!(
         run = %run_id,
         ok = done.ok,
-        error = ?done.error,
+        error = ?done.error.as_deref().map(|e| shared.redactor.redact_str(e)),
         cost_usd = ?done.cost_usd,
         exit = ?outcome.exit,
         duration_ms = done.duration_ms,
@@ -973,9 +981,11 @@ async fn write_frames(mut stdin: ChildStdin, mut outbox: mpsc::UnboundedReceiver
     }
 }
 
-/// Copies the adapter's stderr into our log, line by line. It must be
-/// drained whatever happens: a full pipe would stall the adapter.
-async fn copy_stderr(stderr: ChildStderr, run_id: Arc<str>) {
+/// Copies the adapter's stderr into our log, line by line, redacted like
+/// every other line (the SDK and Claude Code echo their inputs in errors).
+/// It must be drained whatever happens: a full pipe would stall the
+/// adapter.
+async fn copy_stderr(stderr: ChildStderr, run_id: Arc<str>, shared: Arc<Shared>) {
     let mut reader = BufReader::new(stderr);
     let mut line = Vec::new();
     loop {
@@ -990,6 +1000,7 @@ async fn copy_stderr(stderr: ChildStderr, run_id: Arc<str>) {
                 let text = String::from_utf8_lossy(&line);
                 let text = text.trim_end();
                 if !text.is_empty() {
+                    let text = shared.redactor.redact_str(text);
                     tracing::info!(target: "hookd::adapter", run = %run_id, "{text}");
                 }
             }
@@ -1064,6 +1075,44 @@ mod tests {
             assert_eq!(err.code, ErrorCode::InvalidRequest);
             assert!(err.message.contains(expected), "{json}\n→ {}", err.message);
         }
+    }
+
+    #[test]
+    fn run_records_are_redacted_like_the_log() {
+        let redactor = crate::redact::Redactor::default();
+        let secret = "sk-ant-api03-0123456789abcdefghij";
+        let done = |result: Option<&str>, error: Option<&str>| {
+            Reply::RunDone(RunDone {
+                run_id: "r".into(),
+                received_at: "t".into(),
+                ok: error.is_none(),
+                session_id: None,
+                usage: None,
+                cost_usd: None,
+                num_turns: None,
+                duration_ms: 1,
+                result: result.map(str::to_owned),
+                error: error.map(str::to_owned),
+            })
+        };
+        let quoted = format!("Provided value \"{secret}\" is not a UUID");
+        let Some(Reply::RunDone(d)) = redacted(&redactor, &done(Some(&quoted), Some(&quoted)))
+        else {
+            panic!("nothing redacted")
+        };
+        for text in [d.result.unwrap(), d.error.unwrap()] {
+            assert!(
+                !text.contains(secret) && text.contains("[REDACTED]"),
+                "{text}"
+            );
+        }
+        let Some(Reply::RunDone(d)) = redacted(&redactor, &done(Some("fine"), Some(&quoted)))
+        else {
+            panic!("the error alone must be redacted")
+        };
+        assert_eq!(d.result.as_deref(), Some("fine"));
+        assert!(!d.error.unwrap().contains(secret));
+        assert!(redacted(&redactor, &done(Some("fine"), Some("aborted"))).is_none());
     }
 
     #[test]

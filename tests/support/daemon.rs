@@ -62,6 +62,14 @@ pub struct DaemonOptions {
     /// Start the daemon with only `PATH` and `env` (plus what this harness
     /// sets): nothing of the test runner's environment leaks into it.
     pub clear_env: bool,
+    /// Run this `hookd` instead of the one cargo built for the tests.
+    pub bin: Option<PathBuf>,
+    /// Shell commands run (by `sh`) just before `exec`ing the daemon, e.g.
+    /// `ulimit -Sn 1024`: limits and ignored signals are inherited.
+    pub shell: Option<String>,
+    /// Make the log a FIFO that nobody reads: the log writer blocks as on a
+    /// stalled disk.
+    pub log_fifo: bool,
 }
 
 impl Daemon {
@@ -84,7 +92,21 @@ impl Daemon {
         if let Some(prefill) = &options.log_prefill {
             std::fs::write(&log, prefill).unwrap();
         }
-        let mut cmd = Command::new(hookd_bin());
+        if options.log_fifo {
+            nix::unistd::mkfifo(&log, nix::sys::stat::Mode::S_IRWXU).unwrap();
+        }
+        let bin = options.bin.clone().unwrap_or_else(hookd_bin);
+        let mut cmd = match &options.shell {
+            // `exec` keeps the pid: the harness still ends the daemon by it.
+            Some(commands) => {
+                let mut cmd = Command::new("sh");
+                cmd.arg("-c")
+                    .arg(format!("{commands}\nexec \"$0\" \"$@\""))
+                    .arg(&bin);
+                cmd
+            }
+            None => Command::new(&bin),
+        };
         if options.clear_env {
             cmd.env_clear();
             if let Some(path) = std::env::var_os("PATH") {
@@ -209,6 +231,30 @@ impl Daemon {
     pub fn forward(&self, input: &Value, args: &[&str]) -> Output {
         run_forwarder(&self.socket, input.to_string().as_bytes(), args)
     }
+
+    /// The `status` result, through a new client connection.
+    pub fn status(&self) -> Value {
+        let mut c = RawClient::hello(&self.socket, "status");
+        c.call(serde_json::json!({"type": "status"}))["result"].clone()
+    }
+
+    /// One of the `status` counters.
+    pub fn counter(&self, name: &str) -> u64 {
+        let status = self.status();
+        status["counters"][name]
+            .as_u64()
+            .unwrap_or_else(|| panic!("no counter {name} in {status}"))
+    }
+
+    /// The daemon's resident memory, in KiB.
+    pub fn rss_kib(&self) -> u64 {
+        let status = std::fs::read_to_string(format!("/proc/{}/status", self.pid())).unwrap();
+        status
+            .lines()
+            .find_map(|l| l.strip_prefix("VmRSS:"))
+            .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+            .expect("VmRSS in /proc/PID/status")
+    }
 }
 
 impl Drop for Daemon {
@@ -271,6 +317,11 @@ impl RawClient {
             writer: stream.try_clone().unwrap(),
             reader: BufReader::new(stream),
         }
+    }
+
+    /// Another handle on the connection's writing side (for a thread).
+    pub fn try_clone_writer(&self) -> UnixStream {
+        self.writer.try_clone().unwrap()
     }
 
     /// Writes raw bytes.
@@ -353,6 +404,15 @@ fn rand_u32() -> u32 {
     use std::sync::atomic::{AtomicU32, Ordering};
     static NEXT: AtomicU32 = AtomicU32::new(1);
     NEXT.fetch_add(1, Ordering::Relaxed)
+}
+
+/// Raises this process's soft open-file limit to the hard limit and
+/// returns it: tests that open thousands of connections need it.
+pub fn raise_own_fd_limit() -> u64 {
+    use nix::sys::resource::{getrlimit, setrlimit, Resource};
+    let (_, hard) = getrlimit(Resource::RLIMIT_NOFILE).unwrap();
+    setrlimit(Resource::RLIMIT_NOFILE, hard, hard).unwrap();
+    hard
 }
 
 /// Runs the forwarder on a thread; join the handle for its output.
