@@ -38,6 +38,9 @@
 // Each test crate uses a different subset of these helpers.
 #![allow(dead_code)]
 
+#[path = "process.rs"]
+mod process;
+
 use serde_json::{json, Value};
 use std::cell::Cell;
 use std::ffi::{OsStr, OsString};
@@ -49,6 +52,8 @@ use std::process::{Child, ChildStdin, Command, ExitStatus, Stdio};
 use std::thread;
 use std::time::{Duration, Instant};
 use tempfile::TempDir;
+
+use process::{kill_process_tree, wait_with_deadline};
 
 /// How long [`MockApi::start`] waits for the mock to publish its port.
 const MOCK_START_TIMEOUT: Duration = Duration::from_secs(10);
@@ -129,18 +134,6 @@ fn truncate(s: &str, max: usize) -> String {
     } else {
         let head: String = s.chars().take(max).collect();
         format!("{head}… [{} more chars]", s.chars().count() - max)
-    }
-}
-
-fn wait_with_deadline(child: &mut Child, limit: Duration) -> Option<ExitStatus> {
-    let deadline = Instant::now() + limit;
-    loop {
-        match child.try_wait() {
-            Ok(Some(status)) => return Some(status),
-            Ok(None) if Instant::now() >= deadline => return None,
-            Ok(None) => thread::sleep(Duration::from_millis(10)),
-            Err(e) => panic!("waiting for child {}: {e}", child.id()),
-        }
     }
 }
 
@@ -702,70 +695,6 @@ fn tail(s: &str, lines: usize) -> String {
         .map(|l| truncate(l, 400))
         .collect::<Vec<_>>()
         .join("\n")
-}
-
-/// Pids of all living descendants of `pid`, found through the ppid field of
-/// `/proc/<pid>/stat`.
-fn descendants(pid: u32) -> Vec<u32> {
-    let mut parent_of = Vec::new();
-    for entry in fs::read_dir("/proc").into_iter().flatten().flatten() {
-        let Some(p) = entry
-            .file_name()
-            .to_str()
-            .and_then(|n| n.parse::<u32>().ok())
-        else {
-            continue;
-        };
-        let Ok(stat) = fs::read_to_string(entry.path().join("stat")) else {
-            continue;
-        };
-        // "pid (comm) state ppid ...": comm may hold spaces and parens, so
-        // parse after the last ')'.
-        let ppid = stat
-            .rsplit_once(')')
-            .and_then(|(_, rest)| rest.split_whitespace().nth(1))
-            .and_then(|f| f.parse::<u32>().ok());
-        if let Some(ppid) = ppid {
-            parent_of.push((p, ppid));
-        }
-    }
-    let mut found = vec![pid];
-    let mut i = 0;
-    while i < found.len() {
-        let parent = found[i];
-        found.extend(
-            parent_of
-                .iter()
-                .filter(|(_, pp)| *pp == parent)
-                .map(|(p, _)| *p),
-        );
-        i += 1;
-    }
-    found.remove(0);
-    found
-}
-
-/// Kill a runaway CLI and everything it started, by pid, and reap it.
-///
-/// The CLI was spawned with `process_group(0)`, so its group id is its pid;
-/// but it starts Bash tools in their own sessions and hooks in their own
-/// process groups, so its descendants are also collected from /proc (before
-/// the kill, while they are still linked to it) and killed one by one.
-fn kill_process_tree(child: &mut Child) {
-    let pid = child.id();
-    let mut targets = vec![format!("-{pid}")];
-    targets.extend(descendants(pid).iter().map(|p| p.to_string()));
-    // std has no kill(2) for arbitrary pids; /bin/kill takes a negative pid
-    // for a process group.
-    let _ = Command::new("kill")
-        .arg("-KILL")
-        .arg("--")
-        .args(&targets)
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status();
-    let _ = child.kill();
-    let _ = child.wait();
 }
 
 /// What one `claude -p` run produced.
