@@ -13,7 +13,7 @@
 //
 // Every hook callback and canUseTool become a `hook_event` and wait for the
 // daemon's `decision`, which is exactly what a command hook would have
-// printed (the daemon's src/claude/output.rs is the one place that knows that
+// printed (the daemon's src/agent/claude/output.rs is the one place that knows that
 // JSON). This file only turns it back into what the SDK expects from a
 // callback. It keeps no rules and makes no decisions of its own.
 

@@ -7,7 +7,7 @@ use std::process::ExitCode;
 
 use anyhow::Context;
 use clap::{Parser, Subcommand};
-use hookd::claude::FailClosed;
+use hookd::agent::claude::FailClosed;
 use hookd::daemon::{self, RulesSource};
 use hookd::decision::Verdict;
 

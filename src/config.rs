@@ -35,7 +35,7 @@ use std::time::Duration;
 
 use serde::{Deserialize, Deserializer};
 
-use crate::claude::HookEventKind;
+use crate::agent::claude::HookEventKind;
 use crate::providers::Provider;
 use crate::redact::Redactor;
 

@@ -1,6 +1,6 @@
 //! Decisions: what hookd answers for an event, and who decided.
 //!
-//! Pure data; [`crate::claude::output`] turns a decision into Claude Code's
+//! Pure data; [`crate::agent::claude::output`] turns a decision into Claude Code's
 //! exact output for the event.
 
 use std::fmt;
@@ -13,7 +13,7 @@ use uuid::Uuid;
 /// The verdict on one event.
 ///
 /// The same five verdicts serve every event; what "deny" means depends on the
-/// event and is spelled out in one place, [`crate::claude::output`]: on
+/// event and is spelled out in one place, [`crate::agent::claude::output`]: on
 /// PreToolUse it blocks the tool, on UserPromptSubmit it erases the prompt, on
 /// Stop it refuses the stop (Claude keeps working), on PostToolUse it feeds the
 /// reason back to Claude.
@@ -101,7 +101,7 @@ pub enum Source {
     /// judged. See the event's `copy_of`.
     Copy,
     /// Not judged: a synthetic event from `hookd doctor --probe`, answered
-    /// with [`crate::claude::probe::answer`].
+    /// with [`crate::agent::claude::probe::answer`].
     Probe,
 }
 

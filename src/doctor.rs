@@ -22,7 +22,7 @@ use std::time::{Duration, SystemTime};
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::claude::{FailClosed, HookEventKind};
+use crate::agent::claude::{FailClosed, HookEventKind};
 use crate::install::{self, Inspection, Scope};
 
 mod probe;
@@ -749,7 +749,7 @@ pub fn last_claude_code_event(path: &Path) -> Option<Value> {
                 let v: Value = serde_json::from_str(line).ok()?;
                 (v["type"] == "event"
                     && v["harness"] == "claude-code"
-                    && !crate::claude::probe::is_probe(&v["input"]))
+                    && !crate::agent::claude::probe::is_probe(&v["input"]))
                 .then_some(v)
             })
         })

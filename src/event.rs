@@ -8,7 +8,7 @@ use serde::Serialize;
 use serde_json::Value;
 use uuid::Uuid;
 
-use crate::claude::{HookEventKind, HookInput};
+use crate::agent::claude::{HookEventKind, HookInput};
 use crate::protocol::Harness;
 
 /// A new time-ordered id (uuid v7). The random bits come from a per-thread

@@ -17,7 +17,7 @@
 //! of the round trip of the static build, a thread about 7 %.
 //!
 //! When anything goes wrong (no daemon, deadline, bad reply, bad arguments)
-//! it applies the event's fallback (see [`crate::claude::output::fallback`]),
+//! it applies the event's fallback (see [`crate::agent::claude::output::fallback`]),
 //! blocking what its `--fail-closed` scope covers, and prints exactly one
 //! machine-parseable line on stderr:
 //!
@@ -47,8 +47,8 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use serde::Deserialize;
 
-use crate::claude::output::{self, HookOutput};
-use crate::claude::{FailClosed, HookEventKind};
+use crate::agent::claude::output::{self, HookOutput};
+use crate::agent::claude::{FailClosed, HookEventKind};
 use crate::protocol::forwarder::{decode_reply, encode_hook, HookFrame};
 use crate::protocol::{json, Reply, DEFAULT_MAX_FRAME};
 

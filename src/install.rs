@@ -40,7 +40,7 @@ use anyhow::{bail, Context};
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::claude::{FailClosed, HookEventKind};
+use crate::agent::claude::{FailClosed, HookEventKind};
 use jsontext::{Element, Node, Out, Style};
 
 /// The forwarder's file name: a handler whose `command` names a file called

@@ -1,16 +1,13 @@
 //! hookd: an out-of-process hook daemon for Claude Code and the Claude Agent SDK.
 
 pub mod agent;
-pub mod claude;
 pub mod client;
-pub mod codex;
 pub mod config;
 pub mod daemon;
 pub mod decision;
 pub mod doctor;
 pub mod event;
 pub mod forwarder;
-pub mod gemini;
 pub mod install;
 pub mod paths;
 pub mod protocol;

@@ -16,7 +16,7 @@ use std::sync::Arc;
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::claude::HookEventKind;
+use crate::agent::claude::HookEventKind;
 use crate::daemon::controller::answer_of;
 use crate::rules::{project_rules_path, Layers, Query, RuleSet};
 

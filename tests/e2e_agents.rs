@@ -27,8 +27,8 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use agents::{one_shell_call, AgentOutput, AgentRun, Cli, ModelMock};
+use hookd::agent::claude::HookEventKind;
 use hookd::agent::{universal_deny, Agent};
-use hookd::claude::HookEventKind;
 use hookd::decision::{Answer, Verdict};
 use serde_json::{json, Value};
 
@@ -356,7 +356,7 @@ fn assert_blocked(cli: Cli, output: &str, reason: &str) -> AgentOutput {
 #[test]
 fn codex_honors_the_deny_its_dialect_renders() {
     let reason = "hookd e2e: codex deny";
-    let out = hookd::codex::render(
+    let out = hookd::agent::codex::render(
         HookEventKind::PreToolUse,
         &Answer::new(Verdict::Deny, Some(reason.into())),
     );
@@ -367,7 +367,7 @@ fn codex_honors_the_deny_its_dialect_renders() {
 #[test]
 fn gemini_honors_the_deny_its_dialect_renders() {
     let reason = "hookd e2e: gemini deny";
-    let out = hookd::gemini::render(
+    let out = hookd::agent::gemini::render(
         HookEventKind::PreToolUse,
         &Answer::new(Verdict::Deny, Some(reason.into())),
     );
@@ -390,7 +390,7 @@ fn gemini_never_hangs_on_an_ask_its_dialect_renders() {
     // dialect's ask is a deny. A hang fails the run's 60 s limit (killed by
     // pid) instead of the suite's.
     let reason = "hookd e2e: nobody can answer";
-    let out = hookd::gemini::render(
+    let out = hookd::agent::gemini::render(
         HookEventKind::PreToolUse,
         &Answer::new(Verdict::Ask, Some(reason.into())),
     );
@@ -472,7 +472,7 @@ fn codex_permission_request_is_decided_by_its_dialect_else_by_the_reviewer() {
 
     // The dialect's deny: no reviewer, no command, the reason to the model.
     let reason = "hookd e2e: no escalation";
-    let deny = hookd::codex::render(
+    let deny = hookd::agent::codex::render(
         HookEventKind::PermissionRequest,
         &Answer::new(Verdict::Deny, Some(reason.into())),
     );
@@ -594,7 +594,7 @@ fn codex_schemas_are_the_ones_the_binary_embeds() {
         fixture.display()
     );
     // Every event the dialect knows has an input schema, and no other.
-    let events: BTreeSet<String> = hookd::codex::EVENTS
+    let events: BTreeSet<String> = hookd::agent::codex::EVENTS
         .iter()
         .map(|e| e.name.to_string())
         .collect();
@@ -625,7 +625,7 @@ fn session_timings_without_hooks_and_with_a_recording_hook_on_every_event() {
         // The events hookd registers by default.
         let events: Vec<&str> = match cli {
             Cli::Codex => cli.events(),
-            Cli::Gemini => hookd::gemini::EVENTS
+            Cli::Gemini => hookd::agent::gemini::EVENTS
                 .iter()
                 .filter(|e| e.registered_by_default)
                 .map(|e| e.name)

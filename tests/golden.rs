@@ -14,8 +14,10 @@ use std::collections::BTreeSet;
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use hookd::claude::output::{accepts_context, fallback, render, supported_verdicts, HookOutput};
-use hookd::claude::{FailClosed, HookEventKind, HookInput};
+use hookd::agent::claude::output::{
+    accepts_context, fallback, render, supported_verdicts, HookOutput,
+};
+use hookd::agent::claude::{FailClosed, HookEventKind, HookInput};
 use hookd::decision::{Answer, Verdict};
 use serde_json::{json, Value};
 

@@ -22,9 +22,9 @@ use std::collections::BTreeSet;
 use std::fs;
 use std::path::{Path, PathBuf};
 
+use hookd::agent::claude::output::HookOutput;
+use hookd::agent::claude::{FailClosed, HookEventKind};
 use hookd::agent::Agent;
-use hookd::claude::output::HookOutput;
-use hookd::claude::{FailClosed, HookEventKind};
 use hookd::decision::{Answer, Verdict};
 use serde_json::{json, Map, Value};
 
@@ -172,8 +172,11 @@ fn every_input_normalizes_exactly_as_golden() {
             let _ = set;
         }
         let all: BTreeSet<String> = match agent {
-            Agent::Codex => hookd::codex::EVENTS.iter().map(|e| e.name.into()).collect(),
-            _ => hookd::gemini::EVENTS
+            Agent::Codex => hookd::agent::codex::EVENTS
+                .iter()
+                .map(|e| e.name.into())
+                .collect(),
+            _ => hookd::agent::gemini::EVENTS
                 .iter()
                 .map(|e| e.name.into())
                 .collect(),
@@ -236,8 +239,8 @@ fn cases(agent: Agent, kind: HookEventKind) -> Vec<(String, HookOutput)> {
 
 fn event_name(agent: Agent, kind: HookEventKind) -> String {
     match agent {
-        Agent::Codex => hookd::codex::kind::name_of(kind),
-        Agent::Gemini => hookd::gemini::kind::name_of(kind),
+        Agent::Codex => hookd::agent::codex::kind::name_of(kind),
+        Agent::Gemini => hookd::agent::gemini::kind::name_of(kind),
         Agent::ClaudeCode => Some(kind.as_str()),
     }
     .unwrap()
@@ -247,11 +250,11 @@ fn event_name(agent: Agent, kind: HookEventKind) -> String {
 /// The agent's events, `(name, kind)`.
 fn events(agent: Agent) -> Vec<(&'static str, HookEventKind)> {
     match agent {
-        Agent::Codex => hookd::codex::EVENTS
+        Agent::Codex => hookd::agent::codex::EVENTS
             .iter()
             .map(|e| (e.name, e.kind))
             .collect(),
-        _ => hookd::gemini::EVENTS
+        _ => hookd::agent::gemini::EVENTS
             .iter()
             .map(|e| (e.name, e.kind))
             .collect(),

@@ -16,7 +16,7 @@ use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-use hookd::claude::{FailClosed, HookEventKind};
+use hookd::agent::claude::{FailClosed, HookEventKind};
 use hookd::install::{install_text, uninstall_text, InstallOptions};
 use serde_json::Value;
 

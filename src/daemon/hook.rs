@@ -34,7 +34,7 @@ use uuid::Uuid;
 use super::controller::Judgement;
 use super::hub::{ClientQueue, EventMeta, Hub, Resolution};
 use super::{unjudged, Shared};
-use crate::claude::{output, FailClosed, HookEventKind};
+use crate::agent::claude::{output, FailClosed, HookEventKind};
 use crate::config::Timeout;
 use crate::decision::{Answer, Decision, Source, Verdict};
 use crate::event::Event;

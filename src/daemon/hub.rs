@@ -23,8 +23,8 @@ use serde_json::{json, Value};
 use tokio::sync::{mpsc, oneshot};
 use uuid::Uuid;
 
-use crate::claude::output::supported_verdicts;
-use crate::claude::HookEventKind;
+use crate::agent::claude::output::supported_verdicts;
+use crate::agent::claude::HookEventKind;
 use crate::decision::Answer;
 use crate::protocol::{ErrorCode, Filter};
 

@@ -83,7 +83,7 @@ pub struct ServeOptions {
     pub log: PathBuf,
     /// The events fallbacks block whatever a hook's own scope says
     /// (`--fail-closed[=tools|all]`); the wider of the two applies.
-    pub fail_closed: crate::claude::FailClosed,
+    pub fail_closed: crate::agent::claude::FailClosed,
     /// Evaluate and log, but answer "no opinion".
     pub permissive: bool,
     /// Frame size cap in bytes.
@@ -123,7 +123,7 @@ pub struct Shared {
     /// The event log.
     pub log: EventLog,
     /// See [`ServeOptions::fail_closed`].
-    pub fail_closed: crate::claude::FailClosed,
+    pub fail_closed: crate::agent::claude::FailClosed,
     /// See [`Config::max_frame`].
     pub max_frame: usize,
     /// Peers must run as this uid.

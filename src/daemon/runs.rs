@@ -711,7 +711,7 @@ async fn supervise(
                             id: event.id,
                             harness: Harness::AgentSdk,
                             deadline_ms: HOOK_TIMEOUT.as_millis() as u64,
-                            fail_closed: crate::claude::FailClosed::Off,
+                            fail_closed: crate::agent::claude::FailClosed::Off,
                             env: BTreeMap::new(),
                             input: event.input,
                             input_error: event.input_error,

@@ -13,7 +13,7 @@ use std::sync::Mutex;
 
 use serde_json::Value;
 
-use crate::claude::HookEventKind;
+use crate::agent::claude::HookEventKind;
 
 /// Sessions tracked at most; past that the counts start over (a session
 /// that never sent SessionEnd cannot grow the table forever). Losing a

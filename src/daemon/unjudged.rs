@@ -21,14 +21,14 @@
 //! one that carries the tool-use id and cannot be left undecided) is the
 //! one judged.
 //!
-//! **Probes** ([`crate::claude::probe`]) get their fixed answer, never a
+//! **Probes** ([`crate::agent::claude::probe`]) get their fixed answer, never a
 //! rule's or a client's.
 //!
 //! Neither is ever pending: their answers are not `ask`, and their source
 //! is neither `default` nor a rule, so [`super::hook`] never routes them to
 //! clients.
 
-use crate::claude::{probe, HookEventKind};
+use crate::agent::claude::{probe, HookEventKind};
 use crate::decision::{Answer, Source};
 use crate::event::Event;
 

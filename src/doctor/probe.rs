@@ -7,12 +7,12 @@
 //! shell-form command through `bash -c`), in the project directory, with
 //! doctor's environment plus what Claude Code adds (`CLAUDE_PROJECT_DIR`,
 //! `CLAUDECODE`, `CLAUDE_CODE_SESSION_ID`), the probe input
-//! ([`crate::claude::probe::input`]) and a newline on stdin, and its own
+//! ([`crate::agent::claude::probe::input`]) and a newline on stdin, and its own
 //! process group killed at its `timeout`. Then:
 //! - it could not run, timed out, died, exited with neither 0 nor 2, or
 //!   printed the forwarder's `fallback` line → `✗ fell back (reason)`;
 //! - its exit code, stdout and stderr differ from
-//!   [`crate::claude::render`] of [`crate::claude::probe::answer`] →
+//!   [`crate::agent::claude::render`] of [`crate::agent::claude::probe::answer`] →
 //!   `✗ wrong output`;
 //! - the daemon's log has no probe event for its session with a `probe`
 //!   decision → `✗ not logged`;
@@ -32,7 +32,7 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 
 use super::{Check, SettingsFile};
-use crate::claude::{probe, render, HookEventKind, HookOutput};
+use crate::agent::claude::{probe, render, HookEventKind, HookOutput};
 use crate::install::{Registration, Scope};
 
 /// The longest doctor waits for one hook, whatever its `timeout` says (a

@@ -4,7 +4,7 @@
 //! speaks NDJSON over the child's stdin and stdout, framed exactly like the
 //! socket (§2). The adapter is dumb on purpose: hook inputs go out verbatim,
 //! decisions come back as the very `hook_result` fields a forwarder would
-//! print, so [`crate::claude::output`] stays the only place that knows
+//! print, so [`crate::agent::claude::output`] stays the only place that knows
 //! Claude Code's output JSON.
 
 use serde::{Deserialize, Serialize};

@@ -7,7 +7,7 @@
 use std::collections::BTreeMap;
 
 use super::{json, DecodeError, ErrorCode, Reply, VERSION};
-use crate::claude::FailClosed;
+use crate::agent::claude::FailClosed;
 
 /// What goes into a `hook` frame.
 #[derive(Debug, Clone, Copy)]

@@ -25,7 +25,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use uuid::Uuid;
 
-use crate::claude::FailClosed;
+use crate::agent::claude::FailClosed;
 use crate::decision::Answer;
 
 /// The protocol version this build speaks.
@@ -436,7 +436,7 @@ mod fail_closed_wire {
     use serde::de::{self, Visitor};
     use serde::{Deserializer, Serializer};
 
-    use crate::claude::FailClosed;
+    use crate::agent::claude::FailClosed;
 
     pub fn serialize<S: Serializer>(scope: &FailClosed, s: S) -> Result<S::Ok, S::Error> {
         s.serialize_str(scope.as_str())

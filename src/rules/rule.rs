@@ -7,7 +7,7 @@ use std::fmt;
 
 /// The 33 hook events of Claude Code 2.1.330 (`HOOK_EVENTS` in the SDK), the
 /// names an `event` field may use.
-pub const EVENTS: &[&str] = crate::claude::HookEventKind::NAMES;
+pub const EVENTS: &[&str] = crate::agent::claude::HookEventKind::NAMES;
 
 /// Events whose input carries `tool_name` and `tool_input`, so `tool`
 /// patterns can match them.

@@ -120,8 +120,11 @@ impl Cli {
     /// Every hook event the CLI fires.
     pub fn events(self) -> Vec<&'static str> {
         match self {
-            Cli::Codex => hookd::codex::EVENTS.iter().map(|e| e.name).collect(),
-            Cli::Gemini => hookd::gemini::EVENTS.iter().map(|e| e.name).collect(),
+            Cli::Codex => hookd::agent::codex::EVENTS.iter().map(|e| e.name).collect(),
+            Cli::Gemini => hookd::agent::gemini::EVENTS
+                .iter()
+                .map(|e| e.name)
+                .collect(),
         }
     }
 

@@ -65,7 +65,7 @@ const DEFAULT_RUN_TIMEOUT: Duration = Duration::from_secs(120);
 /// or hanging.
 const REFUSING_PROXY: &str = "http://127.0.0.1:9";
 /// Every hook event the pinned CLI (2.1.330) knows (`HOOK_EVENTS` in the SDK).
-pub const ALL_HOOK_EVENTS: &[&str] = hookd::claude::HookEventKind::NAMES;
+pub const ALL_HOOK_EVENTS: &[&str] = hookd::agent::claude::HookEventKind::NAMES;
 
 fn manifest_dir() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))

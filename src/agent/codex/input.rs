@@ -3,7 +3,7 @@
 //! Codex's inputs are already Claude-like (same event names, the same common
 //! fields, `Bash` with `command`, `mcp__server__tool`); only its edit tool,
 //! its image viewer and its subagent tools need mapping (the table is in the
-//! module doc of [`crate::codex`]).
+//! module doc of [`crate::agent::codex`]).
 
 use std::borrow::Cow;
 

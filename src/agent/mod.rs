@@ -2,7 +2,7 @@
 //!
 //! Claude Code (and Agent SDK runs), OpenAI Codex CLI and Google Gemini CLI
 //! each have a *dialect*: the one module that knows that agent's hook JSON
-//! ([`crate::claude`], [`crate::codex`], [`crate::gemini`]). A dialect
+//! ([`claude`], [`codex`], [`gemini`]). A dialect
 //!
 //! - maps the agent's event names onto hookd's event kinds
 //!   ([`HookEventKind`], which the rules and the pending table use), keeping
@@ -23,13 +23,17 @@
 //!
 //! Pure: no IO, no tokio, no logging.
 
+pub mod claude;
+pub mod codex;
+pub mod gemini;
+
 use std::borrow::Cow;
 use std::fmt;
 
 use serde_json::{Map, Value};
 
-use crate::claude::output::HookOutput;
-use crate::claude::{FailClosed, HookEventKind};
+use crate::agent::claude::output::HookOutput;
+use crate::agent::claude::{FailClosed, HookEventKind};
 use crate::decision::{Answer, Verdict};
 use crate::rules::{Action, Evaluation, Layers, Query};
 
@@ -68,8 +72,8 @@ impl Agent {
     pub fn event_kind(self, name: &str) -> HookEventKind {
         match self {
             Agent::ClaudeCode => HookEventKind::from_name(name),
-            Agent::Codex => crate::codex::event_kind(name),
-            Agent::Gemini => crate::gemini::event_kind(name),
+            Agent::Codex => crate::agent::codex::event_kind(name),
+            Agent::Gemini => crate::agent::gemini::event_kind(name),
         }
     }
 
@@ -77,8 +81,8 @@ impl Agent {
     pub fn knows_event(self, name: &str) -> bool {
         match self {
             Agent::ClaudeCode => HookEventKind::from_name(name) != HookEventKind::Unknown,
-            Agent::Codex => crate::codex::event(name).is_some(),
-            Agent::Gemini => crate::gemini::event(name).is_some(),
+            Agent::Codex => crate::agent::codex::event(name).is_some(),
+            Agent::Gemini => crate::agent::gemini::event(name).is_some(),
         }
     }
 
@@ -87,9 +91,9 @@ impl Agent {
     /// "no opinion", except where the dialect says otherwise (Gemini's `ask`).
     pub fn supported_verdicts(self, kind: HookEventKind) -> &'static [Verdict] {
         match self {
-            Agent::ClaudeCode => crate::claude::output::supported_verdicts(kind),
-            Agent::Codex => crate::codex::output::supported_verdicts(kind),
-            Agent::Gemini => crate::gemini::output::supported_verdicts(kind),
+            Agent::ClaudeCode => crate::agent::claude::output::supported_verdicts(kind),
+            Agent::Codex => crate::agent::codex::output::supported_verdicts(kind),
+            Agent::Gemini => crate::agent::gemini::output::supported_verdicts(kind),
         }
     }
 
@@ -107,9 +111,9 @@ impl Agent {
     /// `answer` as this agent's output for an event of `kind`.
     pub fn render(self, kind: HookEventKind, answer: &Answer) -> HookOutput {
         match self {
-            Agent::ClaudeCode => crate::claude::output::render(kind, answer),
-            Agent::Codex => crate::codex::output::render(kind, answer),
-            Agent::Gemini => crate::gemini::output::render(kind, answer),
+            Agent::ClaudeCode => crate::agent::claude::output::render(kind, answer),
+            Agent::Codex => crate::agent::codex::output::render(kind, answer),
+            Agent::Gemini => crate::agent::gemini::output::render(kind, answer),
         }
     }
 
@@ -126,8 +130,8 @@ impl Agent {
     ) -> Answer {
         match self {
             Agent::ClaudeCode => ask,
-            Agent::Codex => crate::codex::output::unanswered_ask(kind, fail_closed, ask),
-            Agent::Gemini => crate::gemini::output::unanswered_ask(ask),
+            Agent::Codex => crate::agent::codex::output::unanswered_ask(kind, fail_closed, ask),
+            Agent::Gemini => crate::agent::gemini::output::unanswered_ask(ask),
         }
     }
 
@@ -147,9 +151,9 @@ impl Agent {
         }
         let kind = self.event_kind(event_name);
         match self {
-            Agent::ClaudeCode => crate::claude::output::fallback(kind, fail_closed, why),
-            Agent::Codex => crate::codex::output::fallback(kind, fail_closed, why),
-            Agent::Gemini => crate::gemini::output::fallback(kind, fail_closed, why),
+            Agent::ClaudeCode => crate::agent::claude::output::fallback(kind, fail_closed, why),
+            Agent::Codex => crate::agent::codex::output::fallback(kind, fail_closed, why),
+            Agent::Gemini => crate::agent::gemini::output::fallback(kind, fail_closed, why),
         }
     }
 
@@ -159,8 +163,8 @@ impl Agent {
         let own = raw.get("tool_name")?.as_str()?;
         let claude = match self {
             Agent::ClaudeCode => Cow::Borrowed(own),
-            Agent::Codex => crate::codex::input::claude_tool_name(own),
-            Agent::Gemini => crate::gemini::input::claude_tool_name(own, raw),
+            Agent::Codex => crate::agent::codex::input::claude_tool_name(own),
+            Agent::Gemini => crate::agent::gemini::input::claude_tool_name(own, raw),
         };
         Some(ToolNames {
             agent: own.to_string(),
@@ -176,8 +180,8 @@ impl Agent {
     pub fn rule_inputs(self, raw: &Value) -> Vec<Cow<'_, Value>> {
         match self {
             Agent::ClaudeCode => vec![Cow::Borrowed(raw)],
-            Agent::Codex => crate::codex::input::rule_inputs(raw),
-            Agent::Gemini => crate::gemini::input::rule_inputs(raw),
+            Agent::Codex => crate::agent::codex::input::rule_inputs(raw),
+            Agent::Gemini => crate::agent::gemini::input::rule_inputs(raw),
         }
     }
 }
@@ -216,7 +220,7 @@ pub const UNIVERSAL_DENY_EVENT: &str = "PreToolUse";
 /// known; only `serde_json` and std, so the forwarder can call it.
 pub fn universal_deny(reason: &str) -> HookOutput {
     let reason = if reason.trim().is_empty() {
-        crate::claude::output::DEFAULT_DENY_REASON
+        crate::agent::claude::output::DEFAULT_DENY_REASON
     } else {
         reason
     };
@@ -233,7 +237,7 @@ pub fn universal_deny(reason: &str) -> HookOutput {
 }
 
 /// The reason a fail-closed fallback gives; the same words as
-/// [`crate::claude::output::fallback_answer`].
+/// [`crate::agent::claude::output::fallback_answer`].
 fn fallback_reason(why: &str) -> String {
     format!("hookd could not decide ({why}); blocked because the hook is fail-closed")
 }
@@ -243,7 +247,7 @@ fn fallback_reason(why: &str) -> String {
 pub(crate) fn deny_reason(answer: &Answer) -> &str {
     match answer.reason.as_deref() {
         Some(r) if !r.trim().is_empty() => r,
-        _ => crate::claude::output::DEFAULT_DENY_REASON,
+        _ => crate::agent::claude::output::DEFAULT_DENY_REASON,
     }
 }
 
@@ -411,7 +415,10 @@ mod tests {
             "{\"decision\":\"block\",\"reason\":\"no\",\"hookSpecificOutput\":{\"hookEventName\":\"PreToolUse\",\"permissionDecision\":\"deny\",\"permissionDecisionReason\":\"no\"}}\n"
         );
         let out: Value = serde_json::from_str(&universal_deny(" ").stdout).unwrap();
-        assert_eq!(out["reason"], crate::claude::output::DEFAULT_DENY_REASON);
+        assert_eq!(
+            out["reason"],
+            crate::agent::claude::output::DEFAULT_DENY_REASON
+        );
     }
 
     #[test]
@@ -441,7 +448,7 @@ mod tests {
                 "{kind}"
             );
         }
-        let claude = crate::claude::output::fallback_answer(
+        let claude = crate::agent::claude::output::fallback_answer(
             HookEventKind::PreToolUse,
             FailClosed::Tools,
             "no_socket",

@@ -1,6 +1,6 @@
 //! Codex CLI 0.169.0's hook events, mapped onto hookd's event kinds.
 
-use crate::claude::HookEventKind;
+use crate::agent::claude::HookEventKind;
 
 /// One event Codex fires.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

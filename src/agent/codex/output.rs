@@ -30,12 +30,12 @@
 use serde_json::{Map, Value};
 
 use super::kind::name_of;
+use crate::agent::claude::output::{fallback_answer, HookOutput};
+use crate::agent::claude::{FailClosed, HookEventKind};
 use crate::agent::deny_reason;
-use crate::claude::output::{fallback_answer, HookOutput};
-use crate::claude::{FailClosed, HookEventKind};
 use crate::decision::{Answer, Verdict};
 
-pub use crate::claude::output::DEFAULT_DENY_REASON;
+pub use crate::agent::claude::output::DEFAULT_DENY_REASON;
 
 /// The verdicts Codex honors for an event of `kind` (always including "no
 /// opinion"); any other verdict renders as no opinion.
@@ -146,7 +146,7 @@ pub fn unanswered_ask(kind: HookEventKind, fail_closed: FailClosed, ask: Answer)
 
 /// The output when nobody could decide: no opinion, or a block where the
 /// hook fails closed and Codex can block the event
-/// ([`crate::claude::output::fallback_answer`], rendered for Codex).
+/// ([`crate::agent::claude::output::fallback_answer`], rendered for Codex).
 pub fn fallback(kind: HookEventKind, fail_closed: FailClosed, why: &str) -> HookOutput {
     render(kind, &fallback_answer(kind, fail_closed, why))
 }

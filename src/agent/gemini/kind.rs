@@ -1,6 +1,6 @@
 //! Gemini CLI 0.61.0's hook events, mapped onto hookd's event kinds.
 
-use crate::claude::HookEventKind;
+use crate::agent::claude::HookEventKind;
 
 /// One event Gemini fires.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

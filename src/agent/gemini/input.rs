@@ -1,13 +1,13 @@
 //! Gemini's tool names and inputs, mapped onto Claude Code's for the rules
-//! (the table is in the module doc of [`crate::gemini`]).
+//! (the table is in the module doc of [`crate::agent::gemini`]).
 
 use std::borrow::Cow;
 
 use serde_json::{Map, Value};
 
 use super::kind::event_kind;
+use crate::agent::claude::HookEventKind;
 use crate::agent::{absolute_path, reshape};
-use crate::claude::HookEventKind;
 
 /// The prefix of Gemini's MCP tool names (`mcp_<server>_<tool>`).
 pub const MCP_PREFIX: &str = "mcp_";

@@ -157,7 +157,7 @@ pub fn input(name: &str, session_id: &str, cwd: &Path) -> Value {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::claude::{render, HookInput};
+    use crate::agent::claude::{render, HookInput};
 
     #[test]
     fn a_probe_is_marked_and_in_a_probe_session() {

@@ -24,9 +24,9 @@
 use serde_json::{Map, Value};
 
 use super::kind::name_of;
+use crate::agent::claude::output::{fallback_answer, HookOutput};
+use crate::agent::claude::{FailClosed, HookEventKind};
 use crate::agent::deny_reason;
-use crate::claude::output::{fallback_answer, HookOutput};
-use crate::claude::{FailClosed, HookEventKind};
 use crate::decision::{Answer, Verdict};
 
 /// The verdicts Gemini honors for an event of `kind` (always including "no
@@ -108,7 +108,7 @@ pub fn unanswered_ask(ask: Answer) -> Answer {
 
 /// The output when nobody could decide: no opinion, or a deny where the
 /// hook fails closed and Gemini can deny the event
-/// ([`crate::claude::output::fallback_answer`], rendered for Gemini).
+/// ([`crate::agent::claude::output::fallback_answer`], rendered for Gemini).
 pub fn fallback(kind: HookEventKind, fail_closed: FailClosed, why: &str) -> HookOutput {
     render(kind, &fallback_answer(kind, fail_closed, why))
 }
