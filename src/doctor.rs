@@ -55,7 +55,7 @@ pub struct DoctorOptions {
     /// The events a complete registration covers.
     pub events: Vec<HookEventKind>,
     /// Also run every registered hook command with a synthetic event
-    /// (`--probe`, see [`probe`]).
+    /// (`--probe`, see `doctor/probe.rs`).
     pub probe: bool,
 }
 

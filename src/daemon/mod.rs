@@ -124,7 +124,7 @@ pub struct Shared {
     pub log: EventLog,
     /// See [`ServeOptions::fail_closed`].
     pub fail_closed: crate::agent::claude::FailClosed,
-    /// See [`Config::max_frame`].
+    /// See [`ServeOptions::max_frame`].
     pub max_frame: usize,
     /// Peers must run as this uid.
     pub uid: u32,
