@@ -11,6 +11,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
+use hookd::protocol::log::LogRecord;
 use serde_json::Value;
 
 /// Path of the built `hookd` binary.
@@ -269,11 +270,20 @@ impl Drop for Daemon {
     }
 }
 
-/// Parses a JSONL file, skipping a torn last line.
+/// Parses the event log, skipping a torn last line. Every other line must
+/// read as a record [`LogRecord`] knows: whatever a test makes the daemon
+/// write, the readers' one type (tail, replay, doctor) reads it.
 pub fn read_log(path: &Path) -> Vec<Value> {
     let text = std::fs::read_to_string(path).unwrap_or_default();
     text.lines()
-        .filter_map(|l| serde_json::from_str(l).ok())
+        .filter_map(|l| {
+            let value = serde_json::from_str(l).ok()?;
+            match LogRecord::parse(l.as_bytes()) {
+                Ok(LogRecord::Unknown) => panic!("a log line of no known type: {l}"),
+                Ok(_) => Some(value),
+                Err(e) => panic!("a log line LogRecord cannot read ({e}): {l}"),
+            }
+        })
         .collect()
 }
 
