@@ -48,6 +48,7 @@ use tokio::sync::Semaphore;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
+use crate::protocol::{Reply, ReqOnly, Request};
 use crate::redact::Redactor;
 use crate::rules::RuleSet;
 use controller::Controller;
@@ -392,19 +393,25 @@ async fn watchdog(shared: Arc<Shared>, interval: Duration, shutdown: Cancellatio
 }
 
 async fn self_probe(socket: &std::path::Path) -> std::io::Result<()> {
-    use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
-    let mut stream = tokio::net::UnixStream::connect(socket).await?;
-    stream
-        .write_all(b"{\"type\":\"hello\",\"v\":1,\"role\":\"client\",\"name\":\"watchdog\"}\n{\"type\":\"status\",\"req\":\"w\"}\n")
-        .await?;
-    let mut lines = BufReader::new(stream).lines();
-    for expected in ["\"welcome\"", "\"ok\""] {
-        let line = lines.next_line().await?.unwrap_or_default();
-        if !line.contains(expected) {
-            return Err(std::io::Error::other(format!("unexpected reply: {line}")));
-        }
+    use futures_util::{SinkExt, StreamExt};
+    let mut conn =
+        crate::client::connect_async(socket, "watchdog", crate::protocol::DEFAULT_MAX_FRAME)
+            .await
+            .map_err(std::io::Error::other)?;
+    let status = Request::Status(ReqOnly { req: "w".into() });
+    conn.send(&status).await.map_err(std::io::Error::other)?;
+    let line = conn
+        .next()
+        .await
+        .unwrap_or(Ok(Default::default()))
+        .map_err(std::io::Error::other)?;
+    match serde_json::from_slice::<Reply>(&line) {
+        Ok(Reply::Ok(ok)) if ok.req == "w" => Ok(()),
+        _ => Err(std::io::Error::other(format!(
+            "unexpected reply: {}",
+            String::from_utf8_lossy(&line)
+        ))),
     }
-    Ok(())
 }
 
 /// Blocking threads that may evaluate large inputs at once: half the

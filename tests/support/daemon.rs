@@ -11,6 +11,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
+use hookd::protocol::handshake::Handshake;
 use hookd::protocol::log::LogRecord;
 use serde_json::Value;
 
@@ -359,12 +360,17 @@ impl RawClient {
         }
     }
 
-    /// Connects, says hello as `name` and checks the welcome.
+    /// Connects, says hello as `name` and checks the welcome, with the
+    /// clients' own handshake.
     pub fn hello(socket: &Path, name: &str) -> RawClient {
         let mut c = RawClient::connect(socket);
-        c.send(&serde_json::json!({"type": "hello", "v": 1, "role": "client", "name": name}));
-        let welcome = c.recv().expect("welcome");
-        assert_eq!(welcome["type"], "welcome", "{welcome}");
+        let handshake = Handshake::client(name);
+        c.send_raw(&handshake.hello_line()).unwrap();
+        let mut welcome = Vec::new();
+        c.reader.read_until(b'\n', &mut welcome).unwrap();
+        if let Err(e) = handshake.welcome(&welcome) {
+            panic!("{name}: {e}");
+        }
         c
     }
 
