@@ -154,6 +154,40 @@ pub struct Shared {
 }
 
 impl Shared {
+    /// The state of a daemon serving `options` on `socket`: `rules` and
+    /// `redactor` are the loaded rules and the config's redaction (start-up
+    /// errors are the caller's), the event log's writer starts now.
+    /// `panics` counts the process's panics (see `run`'s panic hook).
+    pub fn new(
+        options: &ServeOptions,
+        rules: RuleSet,
+        redactor: Redactor,
+        socket: PathBuf,
+        max_connections: usize,
+        panics: Arc<AtomicU64>,
+    ) -> Shared {
+        Shared {
+            controller: Controller::new(rules, options.permissive),
+            log: EventLog::open(&options.log, &options.config.log),
+            fail_closed: options.fail_closed,
+            max_frame: options.max_frame,
+            uid: nix::unistd::geteuid().as_raw(),
+            rules: options.rules.clone(),
+            hub: Hub::default(),
+            config: options.config.clone(),
+            redactor,
+            stats: Stats {
+                panics,
+                ..Stats::default()
+            },
+            started: Instant::now(),
+            socket,
+            runs: runs::Runs::new(options.adapter_dir.clone()),
+            admission: limits::Admission::new(max_connections),
+            evaluations: Arc::new(Semaphore::new(evaluation_slots())),
+        }
+    }
+
     /// The `status` result.
     pub fn status(&self) -> serde_json::Value {
         let rules = self.controller.rules();
@@ -299,63 +333,19 @@ pub fn run(options: ServeOptions) -> anyhow::Result<()> {
                 )
             }
         };
-        let log = EventLog::open(&options.log, &options.config.log);
-        let shared = Arc::new(Shared {
-            controller: Controller::new(rules, options.permissive),
-            log,
-            fail_closed: options.fail_closed,
-            max_frame: options.max_frame,
-            uid: nix::unistd::geteuid().as_raw(),
-            rules: options.rules.clone(),
-            hub: Hub::default(),
-            config: options.config.clone(),
+        let shared = Arc::new(Shared::new(
+            &options,
+            rules,
             redactor,
-            stats: Stats {
-                panics,
-                ..Stats::default()
-            },
-            started: Instant::now(),
-            socket: socket_path,
-            runs: runs::Runs::new(options.adapter_dir.clone()),
-            admission: limits::Admission::new(limits::connection_cap(fd_limit)),
-            evaluations: Arc::new(Semaphore::new(evaluation_slots())),
-        });
+            socket_path,
+            limits::connection_cap(fd_limit),
+            panics,
+        ));
         listener.set_nonblocking(true)?;
         let listener = UnixListener::from_std(listener)?;
         let shutdown = CancellationToken::new();
         tokio::spawn(handle_signals(shared.clone(), shutdown.clone()));
-        tokio::spawn(watch_rules(shared.clone(), shutdown.clone()));
-        tokio::spawn(refresh_projects(shared.clone(), shutdown.clone()));
-        if let Some(interval) = systemd::watchdog_interval() {
-            tokio::spawn(watchdog(shared.clone(), interval, shutdown.clone()));
-        }
-        let rules = shared.controller.rules();
-        tracing::info!(
-            socket = %shared.socket.display(),
-            rules = ?options.rules,
-            rule_count = rules.len(),
-            log = %options.log.display(),
-            permissive = options.permissive,
-            max_connections = shared.admission.cap(),
-            "hookd listening"
-        );
-        notify(&format!(
-            "READY=1\nSTATUS=listening on {}\nMAINPID={}",
-            shared.socket.display(),
-            std::process::id()
-        ));
-        // On a worker thread, not the block_on thread: a connection then
-        // reaches its task without a hand-off between threads.
-        tokio::spawn(accept_loop(listener, shared.clone(), shutdown))
-            .await
-            .context("the accept loop failed")?;
-        notify("STOPPING=1");
-        // Every run was told to stop when the shutdown began; give them the
-        // grace they were promised before the process goes.
-        shared
-            .runs
-            .wait(SHUTDOWN_GRACE + Duration::from_secs(2))
-            .await;
+        serve(listener, shared.clone(), shutdown).await?;
         drop(bound);
         let lost = shared.log.close();
         if lost > 0 {
@@ -365,6 +355,52 @@ pub fn run(options: ServeOptions) -> anyhow::Result<()> {
         }
         Ok(())
     })
+}
+
+/// Serves `listener` with `shared` until `shutdown` is cancelled: the
+/// rules and projects watchers, the systemd watchdog (when systemd asks for
+/// one), the accept loop; then waits (bounded) for in-flight connections
+/// and runs. Signals, the socket's binding and the log's closing are the
+/// caller's: `run` for `hookd serve`, the test itself for a daemon tested
+/// in-process (on tokio's paused clock).
+pub async fn serve(
+    listener: UnixListener,
+    shared: Arc<Shared>,
+    shutdown: CancellationToken,
+) -> anyhow::Result<()> {
+    tokio::spawn(watch_rules(shared.clone(), shutdown.clone()));
+    tokio::spawn(refresh_projects(shared.clone(), shutdown.clone()));
+    if let Some(interval) = systemd::watchdog_interval() {
+        tokio::spawn(watchdog(shared.clone(), interval, shutdown.clone()));
+    }
+    let rules = shared.controller.rules();
+    tracing::info!(
+        socket = %shared.socket.display(),
+        rules = ?shared.rules,
+        rule_count = rules.len(),
+        log = %shared.log.path().display(),
+        permissive = shared.controller.permissive(),
+        max_connections = shared.admission.cap(),
+        "hookd listening"
+    );
+    notify(&format!(
+        "READY=1\nSTATUS=listening on {}\nMAINPID={}",
+        shared.socket.display(),
+        std::process::id()
+    ));
+    // On a worker thread, not the caller's: a connection then reaches its
+    // task without a hand-off between threads.
+    tokio::spawn(accept_loop(listener, shared.clone(), shutdown))
+        .await
+        .context("the accept loop failed")?;
+    notify("STOPPING=1");
+    // Every run was told to stop when the shutdown began; give them the
+    // grace they were promised before the process goes.
+    shared
+        .runs
+        .wait(SHUTDOWN_GRACE + Duration::from_secs(2))
+        .await;
+    Ok(())
 }
 
 fn notify(state: &str) {
