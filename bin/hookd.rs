@@ -10,6 +10,7 @@ use clap::{Parser, Subcommand};
 use hookd::agent::claude::FailClosed;
 use hookd::daemon::{self, RulesSource};
 use hookd::decision::Verdict;
+use hookd::protocol::log::LogRecord;
 
 // Command output and a reader that goes away (`hookd replay … | head -1`).
 //
@@ -613,8 +614,10 @@ fn rules(command: RulesCommand) -> anyhow::Result<()> {
             let mut input: serde_json::Value = serde_json::from_str(&text)
                 .with_context(|| format!("{} is not JSON", event.display()))?;
             // An event line from the log carries the hook input inside it.
-            if input["type"] == "event" && input["input"].is_object() {
-                input = input["input"].take();
+            if let Ok(LogRecord::Event(logged)) = LogRecord::parse(text.trim_end().as_bytes()) {
+                if logged.input.is_object() {
+                    input = logged.input;
+                }
             }
             let user = std::sync::Arc::new(daemon::load_rules(&rules_source(rules))?);
             let home = std::env::var_os("HOME").map(PathBuf::from);
@@ -708,10 +711,15 @@ fn pending(client: &ClientArgs, json: bool) -> anyhow::Result<()> {
     }
     for item in &list {
         let event = &item["event"];
+        let line = serde_json::from_value::<hookd::protocol::log::LoggedEvent>(event.clone())
+            .map_or_else(
+                |e| format!("(unreadable event: {e})"),
+                |event| hookd::tail::pretty(&event, None),
+            );
         println!(
             "{}  {}  waiting {}ms, {}ms left  [{}]",
             event["id"].as_str().unwrap_or("?"),
-            hookd::tail::pretty(event, None).trim_end_matches("  → (pending)"),
+            line.trim_end_matches("  → (pending)"),
             item["waiting_ms"],
             item["deadline_ms"],
             item["verdicts"].as_array().map_or(String::new(), |v| v

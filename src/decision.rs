@@ -103,6 +103,9 @@ pub enum Source {
     /// Not judged: a synthetic event from `hookd doctor --probe`, answered
     /// with [`crate::agent::claude::probe::answer`].
     Probe,
+    /// A source this build does not know, as written: read from a newer
+    /// daemon's log, never produced by this one.
+    Unknown(String),
 }
 
 impl fmt::Display for Source {
@@ -115,6 +118,7 @@ impl fmt::Display for Source {
             Source::Default => f.write_str("default"),
             Source::Copy => f.write_str("copy"),
             Source::Probe => f.write_str("probe"),
+            Source::Unknown(name) => f.write_str(name),
         }
     }
 }
@@ -137,11 +141,7 @@ impl<'de> Deserialize<'de> for Source {
             "probe" => Source::Probe,
             other => match other.strip_prefix("client:") {
                 Some(name) => Source::Client(name.to_string()),
-                None => {
-                    return Err(serde::de::Error::custom(format!(
-                        "unknown source `{other}`"
-                    )))
-                }
+                None => Source::Unknown(other.to_string()),
             },
         })
     }
@@ -202,32 +202,6 @@ pub struct Decision {
     pub generation: u64,
     /// Time from receiving the event to deciding, in microseconds.
     pub latency_us: u64,
-}
-
-/// How a decision appears in the log and in `decision` frames:
-/// `{"type":"decision", ...}`.
-#[derive(Debug, Serialize)]
-pub struct DecisionRecord<'a> {
-    #[serde(rename = "type")]
-    tag: &'static str,
-    #[serde(flatten)]
-    decision: &'a Decision,
-    /// Only written when true: permissive mode logged this verdict but
-    /// answered "no opinion".
-    #[serde(skip_serializing_if = "std::ops::Not::not")]
-    permissive: bool,
-}
-
-impl Decision {
-    /// The log record; `enforced` is false when permissive mode kept the
-    /// verdict from Claude Code.
-    pub fn record(&self, enforced: bool) -> DecisionRecord<'_> {
-        DecisionRecord {
-            tag: "decision",
-            decision: self,
-            permissive: !enforced,
-        }
-    }
 }
 
 #[cfg(test)]

@@ -24,6 +24,8 @@ use serde_json::Value;
 
 use crate::agent::claude::{FailClosed, HookEventKind};
 use crate::install::{self, Inspection, Scope};
+use crate::protocol::log::{LogRecord, LoggedEvent};
+use crate::protocol::Harness;
 
 mod probe;
 
@@ -738,20 +740,24 @@ fn check_log(log: Option<&Path>) -> Check {
 }
 
 /// The last event line from Claude Code in `path` (or its first rotation).
-pub fn last_claude_code_event(path: &Path) -> Option<Value> {
+pub fn last_claude_code_event(path: &Path) -> Option<LoggedEvent> {
     let mut rotated = path.as_os_str().to_os_string();
     rotated.push(".1");
     [path.to_path_buf(), PathBuf::from(rotated)]
         .iter()
         .find_map(|p| {
             let text = read_tail(p, LOG_TAIL_BYTES).ok()?;
-            text.lines().rev().find_map(|line| {
-                let v: Value = serde_json::from_str(line).ok()?;
-                (v["type"] == "event"
-                    && v["harness"] == "claude-code"
-                    && !crate::agent::claude::probe::is_probe(&v["input"]))
-                .then_some(v)
-            })
+            text.lines()
+                .rev()
+                .find_map(|line| match LogRecord::parse(line.as_bytes()) {
+                    Ok(LogRecord::Event(event))
+                        if event.harness == Harness::ClaudeCode.as_str()
+                            && !crate::agent::claude::probe::is_probe(&event.input) =>
+                    {
+                        Some(event)
+                    }
+                    _ => None,
+                })
         })
 }
 
@@ -773,9 +779,7 @@ fn check_fired(log: Option<&Path>, now: SystemTime) -> Check {
     };
     match last_claude_code_event(log) {
         Some(event) => {
-            let at = event["received_at"]
-                .as_str()
-                .and_then(crate::time::parse_rfc3339);
+            let at = crate::time::parse_rfc3339(&event.received_at);
             let ago = at
                 .and_then(|t| now.duration_since(t).ok())
                 .map_or("at an unknown time".to_string(), |d| {
@@ -785,11 +789,12 @@ fn check_fired(log: Option<&Path>, now: SystemTime) -> Check {
                 name,
                 format!(
                     "last Claude Code event: {} {ago} (session {}, cwd {})",
-                    event["kind"].as_str().unwrap_or("?"),
-                    event["session_id"]
-                        .as_str()
+                    event.kind,
+                    event
+                        .session_id
+                        .as_deref()
                         .map_or("?", |s| &s[..s.len().min(8)]),
-                    event["cwd"].as_str().unwrap_or("?"),
+                    event.cwd.as_deref().unwrap_or("?"),
                 ),
             )
         }
@@ -961,9 +966,9 @@ mod tests {
         fs::write(
             &log,
             concat!(
-                r#"{"type":"event","harness":"claude-code","kind":"PreToolUse","received_at":"2026-11-22T10:00:00Z","session_id":"abcdef0123","cwd":"/p"}"#,
+                r#"{"type":"event","id":"0193a0b4-5c6d-7e8f-9a0b-1c2d3e4f5a6b","harness":"claude-code","kind":"PreToolUse","received_at":"2026-11-22T10:00:00Z","session_id":"abcdef0123","cwd":"/p","input":{}}"#,
                 "\n",
-                r#"{"type":"event","harness":"agent-sdk","kind":"Stop","received_at":"2026-11-22T10:01:00Z"}"#,
+                r#"{"type":"event","id":"0193a0b4-5c6d-7e8f-9a0b-1c2d3e4f5a6c","harness":"agent-sdk","kind":"Stop","received_at":"2026-11-22T10:01:00Z","input":{}}"#,
                 "\n{\"torn",
             ),
         )

@@ -1,10 +1,9 @@
 //! Events: one hook invocation, as hookd records and judges it.
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::SystemTime;
 
-use serde::Serialize;
 use serde_json::Value;
 use uuid::Uuid;
 
@@ -135,68 +134,6 @@ impl Event {
             .map(PathBuf::from)
             .or_else(|| self.input.base.cwd.as_deref().map(PathBuf::from))
     }
-
-    /// The log / subscription record of this event.
-    pub fn record(&self) -> EventRecord<'_> {
-        self.record_with_input(&self.raw)
-    }
-
-    /// The record with `input` in place of the raw input (e.g. redacted).
-    pub fn record_with_input<'a>(&'a self, input: &'a Value) -> EventRecord<'a> {
-        EventRecord {
-            kind_tag: "event",
-            id: self.id,
-            received_at: crate::time::rfc3339(self.received_at),
-            harness: self.harness,
-            run_id: self.run_id.as_deref(),
-            copy_of: self.copy_of,
-            session_id: self.input.base.session_id.as_deref(),
-            cwd: self.input.base.cwd.as_deref(),
-            project_dir: self.env.get("CLAUDE_PROJECT_DIR").map(Path::new),
-            kind: self.name(),
-            tool: self.tool_name(),
-            input,
-            input_error: self.input_error.as_deref(),
-        }
-    }
-}
-
-/// How an event appears in the log: `{"type":"event", ...}`.
-#[derive(Debug, Serialize)]
-pub struct EventRecord<'a> {
-    #[serde(rename = "type")]
-    kind_tag: &'static str,
-    /// The event id.
-    pub id: Uuid,
-    /// RFC 3339, UTC.
-    pub received_at: String,
-    /// `claude-code` or `agent-sdk`.
-    pub harness: Harness,
-    /// The agent-SDK run, for events of one.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub run_id: Option<&'a str>,
-    /// Where the judged original of this copy went (see [`Event::copy_of`]).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub copy_of: Option<&'a str>,
-    /// The session.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub session_id: Option<&'a str>,
-    /// The session's cwd.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub cwd: Option<&'a str>,
-    /// `CLAUDE_PROJECT_DIR`, when the hook had it.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub project_dir: Option<&'a Path>,
-    /// `hook_event_name` verbatim.
-    pub kind: &'a str,
-    /// The tool, for tool events.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub tool: Option<&'a str>,
-    /// The raw hook input.
-    pub input: &'a Value,
-    /// Why the input could not be read as JSON (`input` is then its text).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub input_error: Option<&'a str>,
 }
 
 #[cfg(test)]

@@ -300,6 +300,11 @@ impl Controller {
         }
     }
 
+    /// True in permissive mode: verdicts are logged, "no opinion" is sent.
+    pub fn permissive(&self) -> bool {
+        self.permissive
+    }
+
     /// The current generation. Events take this snapshot when they start and
     /// keep it, so a reload never changes a judgement already under way.
     pub fn rules(&self) -> Arc<RuleSet> {

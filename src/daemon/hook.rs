@@ -38,6 +38,7 @@ use crate::agent::claude::{output, FailClosed, HookEventKind};
 use crate::config::Timeout;
 use crate::decision::{Answer, Decision, Source, Verdict};
 use crate::event::Event;
+use crate::protocol::log::{DecisionView, EventView};
 use crate::protocol::{push_frame, HookRequest, HookResult, PushKind};
 use crate::rules::{Layers, RuleSet};
 
@@ -222,7 +223,7 @@ async fn answer_unguarded(
     // raw for the others. One serialization each, shared by all.
     let redacted = shared.redactor.redact_value(&event.raw);
     let log_json =
-        serde_json::to_vec(&event.record_with_input(&redacted)).expect("records serialize");
+        serde_json::to_vec(&EventView::with_input(&event, &redacted)).expect("records serialize");
     let log_line = line(&log_json);
     shared.log.push(log_line.clone());
     // In the table before anyone is told it is pending: a client that
@@ -242,7 +243,8 @@ async fn answer_unguarded(
         frames[redact as usize]
             .get_or_insert_with(|| match (&redacted, redact) {
                 (Cow::Owned(_), false) => {
-                    let raw = serde_json::to_vec(&event.record()).expect("records serialize");
+                    let raw =
+                        serde_json::to_vec(&EventView::of(&event)).expect("records serialize");
                     push_frame(PushKind::Event { pending }, &raw)
                 }
                 _ => push_frame(PushKind::Event { pending }, &log_json),
@@ -331,12 +333,10 @@ async fn answer_unguarded(
             ..decision.clone()
         }),
     };
-    let decision_json = serde_json::to_vec(
-        &redacted_decision
-            .as_ref()
-            .unwrap_or(&decision)
-            .record(judgement.enforced),
-    )
+    let decision_json = serde_json::to_vec(&DecisionView::of(
+        redacted_decision.as_ref().unwrap_or(&decision),
+        judgement.enforced,
+    ))
     .expect("records serialize");
     shared.log.push(line(&decision_json));
     // Built only if someone will receive it (most hooks have no subscriber).
@@ -345,7 +345,7 @@ async fn answer_unguarded(
         decision_frames[redact as usize]
             .get_or_insert_with(|| match (&redacted_decision, redact) {
                 (Some(_), false) => {
-                    let raw = serde_json::to_vec(&decision.record(judgement.enforced))
+                    let raw = serde_json::to_vec(&DecisionView::of(&decision, judgement.enforced))
                         .expect("records serialize");
                     push_frame(PushKind::Decision, &raw)
                 }

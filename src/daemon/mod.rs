@@ -48,6 +48,7 @@ use tokio::sync::Semaphore;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
+use crate::protocol::{Reply, ReqOnly, Request};
 use crate::redact::Redactor;
 use crate::rules::RuleSet;
 use controller::Controller;
@@ -153,6 +154,40 @@ pub struct Shared {
 }
 
 impl Shared {
+    /// The state of a daemon serving `options` on `socket`: `rules` and
+    /// `redactor` are the loaded rules and the config's redaction (start-up
+    /// errors are the caller's), the event log's writer starts now.
+    /// `panics` counts the process's panics (see `run`'s panic hook).
+    pub fn new(
+        options: &ServeOptions,
+        rules: RuleSet,
+        redactor: Redactor,
+        socket: PathBuf,
+        max_connections: usize,
+        panics: Arc<AtomicU64>,
+    ) -> Shared {
+        Shared {
+            controller: Controller::new(rules, options.permissive),
+            log: EventLog::open(&options.log, &options.config.log),
+            fail_closed: options.fail_closed,
+            max_frame: options.max_frame,
+            uid: nix::unistd::geteuid().as_raw(),
+            rules: options.rules.clone(),
+            hub: Hub::default(),
+            config: options.config.clone(),
+            redactor,
+            stats: Stats {
+                panics,
+                ..Stats::default()
+            },
+            started: Instant::now(),
+            socket,
+            runs: runs::Runs::new(options.adapter_dir.clone()),
+            admission: limits::Admission::new(max_connections),
+            evaluations: Arc::new(Semaphore::new(evaluation_slots())),
+        }
+    }
+
     /// The `status` result.
     pub fn status(&self) -> serde_json::Value {
         let rules = self.controller.rules();
@@ -298,63 +333,19 @@ pub fn run(options: ServeOptions) -> anyhow::Result<()> {
                 )
             }
         };
-        let log = EventLog::open(&options.log, &options.config.log);
-        let shared = Arc::new(Shared {
-            controller: Controller::new(rules, options.permissive),
-            log,
-            fail_closed: options.fail_closed,
-            max_frame: options.max_frame,
-            uid: nix::unistd::geteuid().as_raw(),
-            rules: options.rules.clone(),
-            hub: Hub::default(),
-            config: options.config.clone(),
+        let shared = Arc::new(Shared::new(
+            &options,
+            rules,
             redactor,
-            stats: Stats {
-                panics,
-                ..Stats::default()
-            },
-            started: Instant::now(),
-            socket: socket_path,
-            runs: runs::Runs::new(options.adapter_dir.clone()),
-            admission: limits::Admission::new(limits::connection_cap(fd_limit)),
-            evaluations: Arc::new(Semaphore::new(evaluation_slots())),
-        });
+            socket_path,
+            limits::connection_cap(fd_limit),
+            panics,
+        ));
         listener.set_nonblocking(true)?;
         let listener = UnixListener::from_std(listener)?;
         let shutdown = CancellationToken::new();
         tokio::spawn(handle_signals(shared.clone(), shutdown.clone()));
-        tokio::spawn(watch_rules(shared.clone(), shutdown.clone()));
-        tokio::spawn(refresh_projects(shared.clone(), shutdown.clone()));
-        if let Some(interval) = systemd::watchdog_interval() {
-            tokio::spawn(watchdog(shared.clone(), interval, shutdown.clone()));
-        }
-        let rules = shared.controller.rules();
-        tracing::info!(
-            socket = %shared.socket.display(),
-            rules = ?options.rules,
-            rule_count = rules.len(),
-            log = %options.log.display(),
-            permissive = options.permissive,
-            max_connections = shared.admission.cap(),
-            "hookd listening"
-        );
-        notify(&format!(
-            "READY=1\nSTATUS=listening on {}\nMAINPID={}",
-            shared.socket.display(),
-            std::process::id()
-        ));
-        // On a worker thread, not the block_on thread: a connection then
-        // reaches its task without a hand-off between threads.
-        tokio::spawn(accept_loop(listener, shared.clone(), shutdown))
-            .await
-            .context("the accept loop failed")?;
-        notify("STOPPING=1");
-        // Every run was told to stop when the shutdown began; give them the
-        // grace they were promised before the process goes.
-        shared
-            .runs
-            .wait(SHUTDOWN_GRACE + Duration::from_secs(2))
-            .await;
+        serve(listener, shared.clone(), shutdown).await?;
         drop(bound);
         let lost = shared.log.close();
         if lost > 0 {
@@ -364,6 +355,52 @@ pub fn run(options: ServeOptions) -> anyhow::Result<()> {
         }
         Ok(())
     })
+}
+
+/// Serves `listener` with `shared` until `shutdown` is cancelled: the
+/// rules and projects watchers, the systemd watchdog (when systemd asks for
+/// one), the accept loop; then waits (bounded) for in-flight connections
+/// and runs. Signals, the socket's binding and the log's closing are the
+/// caller's: `run` for `hookd serve`, the test itself for a daemon tested
+/// in-process (on tokio's paused clock).
+pub async fn serve(
+    listener: UnixListener,
+    shared: Arc<Shared>,
+    shutdown: CancellationToken,
+) -> anyhow::Result<()> {
+    tokio::spawn(watch_rules(shared.clone(), shutdown.clone()));
+    tokio::spawn(refresh_projects(shared.clone(), shutdown.clone()));
+    if let Some(interval) = systemd::watchdog_interval() {
+        tokio::spawn(watchdog(shared.clone(), interval, shutdown.clone()));
+    }
+    let rules = shared.controller.rules();
+    tracing::info!(
+        socket = %shared.socket.display(),
+        rules = ?shared.rules,
+        rule_count = rules.len(),
+        log = %shared.log.path().display(),
+        permissive = shared.controller.permissive(),
+        max_connections = shared.admission.cap(),
+        "hookd listening"
+    );
+    notify(&format!(
+        "READY=1\nSTATUS=listening on {}\nMAINPID={}",
+        shared.socket.display(),
+        std::process::id()
+    ));
+    // On a worker thread, not the caller's: a connection then reaches its
+    // task without a hand-off between threads.
+    tokio::spawn(accept_loop(listener, shared.clone(), shutdown))
+        .await
+        .context("the accept loop failed")?;
+    notify("STOPPING=1");
+    // Every run was told to stop when the shutdown began; give them the
+    // grace they were promised before the process goes.
+    shared
+        .runs
+        .wait(SHUTDOWN_GRACE + Duration::from_secs(2))
+        .await;
+    Ok(())
 }
 
 fn notify(state: &str) {
@@ -392,19 +429,25 @@ async fn watchdog(shared: Arc<Shared>, interval: Duration, shutdown: Cancellatio
 }
 
 async fn self_probe(socket: &std::path::Path) -> std::io::Result<()> {
-    use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
-    let mut stream = tokio::net::UnixStream::connect(socket).await?;
-    stream
-        .write_all(b"{\"type\":\"hello\",\"v\":1,\"role\":\"client\",\"name\":\"watchdog\"}\n{\"type\":\"status\",\"req\":\"w\"}\n")
-        .await?;
-    let mut lines = BufReader::new(stream).lines();
-    for expected in ["\"welcome\"", "\"ok\""] {
-        let line = lines.next_line().await?.unwrap_or_default();
-        if !line.contains(expected) {
-            return Err(std::io::Error::other(format!("unexpected reply: {line}")));
-        }
+    use futures_util::{SinkExt, StreamExt};
+    let mut conn =
+        crate::client::connect_async(socket, "watchdog", crate::protocol::DEFAULT_MAX_FRAME)
+            .await
+            .map_err(std::io::Error::other)?;
+    let status = Request::Status(ReqOnly { req: "w".into() });
+    conn.send(&status).await.map_err(std::io::Error::other)?;
+    let line = conn
+        .next()
+        .await
+        .unwrap_or(Ok(Default::default()))
+        .map_err(std::io::Error::other)?;
+    match serde_json::from_slice::<Reply>(&line) {
+        Ok(Reply::Ok(ok)) if ok.req == "w" => Ok(()),
+        _ => Err(std::io::Error::other(format!(
+            "unexpected reply: {}",
+            String::from_utf8_lossy(&line)
+        ))),
     }
-    Ok(())
 }
 
 /// Blocking threads that may evaluate large inputs at once: half the

@@ -8,6 +8,10 @@
 //! - [`Reply`]: what the daemon sends back;
 //! - [`codec`]: async framing with a size cap (daemon side);
 //! - [`forwarder`]: the blocking, std-only encode/decode the forwarder uses;
+//! - [`handshake`]: the `hello` / `welcome` opening of a long-lived
+//!   connection, without IO (every client opens through it);
+//! - [`log`]: the event log's lines ([`log::LogRecord`]), which every reader
+//!   of the log uses;
 //! - [`json`]: reading hook inputs serde_json refuses by default (lone
 //!   surrogates, deep nesting);
 //! - [`adapter`]: the messages between the daemon and an agent-SDK adapter
@@ -16,7 +20,9 @@
 pub mod adapter;
 pub mod codec;
 pub mod forwarder;
+pub mod handshake;
 pub mod json;
+pub mod log;
 
 use std::collections::BTreeMap;
 use std::fmt;
