@@ -161,6 +161,44 @@ impl Event {
     }
 }
 
+/// One short line saying what a hook input is about: the command, file
+/// path, URL, search pattern, prompt or message, else the tool or event
+/// name; whitespace runs read as one space, at most `max_chars`
+/// characters (the last one `…` when cut).
+pub fn input_summary(input: &Value, max_chars: usize) -> String {
+    let tool_input = input.get("tool_input");
+    let field = |v: Option<&Value>, name: &str| {
+        v.and_then(|v| v.get(name))
+            .and_then(Value::as_str)
+            .map(str::to_owned)
+    };
+    let text = [
+        "command",
+        "file_path",
+        "notebook_path",
+        "url",
+        "pattern",
+        "query",
+        "path",
+        "prompt",
+        "description",
+    ]
+    .iter()
+    .find_map(|name| field(tool_input, name))
+    .or_else(|| field(Some(input), "prompt"))
+    .or_else(|| field(Some(input), "message"))
+    .or_else(|| field(Some(input), "tool_name"))
+    .or_else(|| field(Some(input), "hook_event_name"))
+    .unwrap_or_default();
+    let words = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    if words.chars().count() <= max_chars {
+        return words;
+    }
+    let mut cut: String = words.chars().take(max_chars.saturating_sub(1)).collect();
+    cut.push('…');
+    cut
+}
+
 /// How an event appears in the log: `{"type":"event", ...}`.
 #[derive(Debug, Serialize)]
 pub struct EventRecord<'a> {
@@ -202,6 +240,18 @@ pub struct EventRecord<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn summaries_are_one_short_line() {
+        let bash =
+            serde_json::json!({"tool_name": "Bash", "tool_input": {"command": "rm  -rf\n /tmp/x"}});
+        assert_eq!(input_summary(&bash, 60), "rm -rf /tmp/x");
+        assert_eq!(input_summary(&bash, 5), "rm -…");
+        let prompt = serde_json::json!({"hook_event_name": "UserPromptSubmit", "prompt": "fix it"});
+        assert_eq!(input_summary(&prompt, 60), "fix it");
+        let stop = serde_json::json!({"hook_event_name": "Stop"});
+        assert_eq!(input_summary(&stop, 60), "Stop");
+    }
 
     #[test]
     fn ids_are_v7_unique_and_time_ordered() {

@@ -24,6 +24,7 @@ pub mod connection;
 pub mod controller;
 #[cfg(feature = "fault-injection")]
 pub mod fault;
+pub mod grants;
 pub mod hook;
 pub mod hub;
 pub mod limits;
@@ -92,6 +93,12 @@ pub struct ServeOptions {
     pub config: crate::config::Config,
     /// Where the agent-SDK adapter (`adapter.mjs`, `node_modules/`) is.
     pub adapter_dir: PathBuf,
+    /// Where session grants are kept (`grants.json` in the state
+    /// directory); `None` keeps them in memory only.
+    pub grants_file: Option<PathBuf>,
+    /// The user rules file `remember: "always"` creates when the rules are
+    /// the embedded defaults (`$XDG_CONFIG_HOME/hookd/rules.toml`).
+    pub user_rules: Option<PathBuf>,
 }
 
 /// Counters for `status`.
@@ -103,6 +110,8 @@ pub struct Stats {
     pub decisions: AtomicU64,
     /// Decisions made by socket clients.
     pub client_decisions: AtomicU64,
+    /// Decisions made by session grants.
+    pub grant_decisions: AtomicU64,
     /// Pending events that reached their timeout or deadline.
     pub timeouts: AtomicU64,
     /// Decisions that were a fallback (timeout, no client, shutdown).
@@ -128,8 +137,15 @@ pub struct Shared {
     pub max_frame: usize,
     /// Peers must run as this uid.
     pub uid: u32,
-    /// Reloaded on SIGHUP.
-    pub rules: RulesSource,
+    /// Reloaded on SIGHUP; becomes a file when `remember: "always"`
+    /// creates the user rules file from the defaults.
+    rules: std::sync::RwLock<RulesSource>,
+    /// See [`ServeOptions::user_rules`].
+    pub user_rules: Option<PathBuf>,
+    /// Session grants.
+    pub grants: grants::Grants,
+    /// The last decision that said something, for `status`.
+    pub last_decision: std::sync::Mutex<Option<crate::protocol::LastDecision>>,
     /// Pending table and subscribers.
     pub hub: Hub,
     /// The configuration file's contents.
@@ -153,52 +169,72 @@ pub struct Shared {
 }
 
 impl Shared {
+    /// Where the rules come from now.
+    pub fn rules_source(&self) -> RulesSource {
+        self.rules.read().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+
+    /// Switches where the rules come from (the next reload reads it).
+    pub fn set_rules_source(&self, source: RulesSource) {
+        *self.rules.write().unwrap_or_else(|e| e.into_inner()) = source;
+    }
+
     /// The `status` result.
-    pub fn status(&self) -> serde_json::Value {
+    pub fn status(&self) -> crate::protocol::Status {
+        use crate::protocol::{Counters, RulesStatus, Status};
         let rules = self.controller.rules();
         let log = self.log.counters();
         let n = |c: &AtomicU64| c.load(Ordering::Relaxed);
-        serde_json::json!({
-            "version": env!("CARGO_PKG_VERSION"),
-            "protocol": crate::protocol::VERSION,
-            "pid": std::process::id(),
-            "uptime_s": self.started.elapsed().as_secs_f64(),
-            "socket": self.socket,
-            "log": self.log.path(),
-            "rules": {
-                "generation": rules.generation(),
-                "count": rules.len(),
-                "source": match &self.rules {
+        let now = std::time::SystemTime::now();
+        Status {
+            version: env!("CARGO_PKG_VERSION").to_string(),
+            protocol: crate::protocol::VERSION,
+            pid: std::process::id(),
+            uptime_s: self.started.elapsed().as_secs_f64(),
+            socket: self.socket.clone(),
+            log: self.log.path().to_path_buf(),
+            rules: RulesStatus {
+                generation: rules.generation(),
+                count: rules.len(),
+                source: match self.rules_source() {
                     RulesSource::File(path) => path.display().to_string(),
                     RulesSource::Defaults => "defaults".to_string(),
                 },
             },
-            "counters": {
-                "events": n(&self.stats.events),
-                "decisions": n(&self.stats.decisions),
-                "client_decisions": n(&self.stats.client_decisions),
-                "timeouts": n(&self.stats.timeouts),
-                "fallbacks": n(&self.stats.fallbacks),
-                "pending": self.hub.pending_count(),
-                "subscribers": self.hub.subscriber_count(),
-                "lagged_dropped": self.hub.lagged_dropped(),
-                "refused_peers": n(&self.stats.refused_peers),
-                "log_written": n(&log.written),
-                "log_dropped": n(&log.dropped),
-                "log_errors": n(&log.errors),
-                "log_rotations": n(&log.rotations),
-                "log_queued_bytes": log.queued_bytes.load(Ordering::Relaxed),
-                "subscriber_queued_bytes": self.hub.queued_bytes(),
-                "panics": n(&self.stats.panics),
-                "hooks_in_flight": n(&self.stats.hooks_in_flight),
-                "connections": self.admission.open(),
-                "max_connections": self.admission.cap(),
-                "shed_peers": self.admission.shed_count(),
+            counters: Counters {
+                events: n(&self.stats.events),
+                decisions: n(&self.stats.decisions),
+                client_decisions: n(&self.stats.client_decisions),
+                grant_decisions: n(&self.stats.grant_decisions),
+                timeouts: n(&self.stats.timeouts),
+                fallbacks: n(&self.stats.fallbacks),
+                pending: self.hub.pending_count() as u64,
+                grants: self.grants.count() as u64,
+                subscribers: self.hub.subscriber_count(),
+                lagged_dropped: self.hub.lagged_dropped(),
+                refused_peers: n(&self.stats.refused_peers),
+                log_written: n(&log.written),
+                log_dropped: n(&log.dropped),
+                log_errors: n(&log.errors),
+                log_rotations: n(&log.rotations),
+                log_queued_bytes: log.queued_bytes.load(Ordering::Relaxed) as u64,
+                subscriber_queued_bytes: self.hub.queued_bytes() as u64,
+                panics: n(&self.stats.panics),
+                hooks_in_flight: n(&self.stats.hooks_in_flight),
+                connections: self.admission.open() as u64,
+                max_connections: self.admission.cap() as u64,
+                shed_peers: self.admission.shed_count(),
             },
-            "projects": self.controller.projects().status(),
-            "adapter_dir": self.runs.adapter_dir(),
-            "runs": self.runs.list(),
-        })
+            projects: self.controller.projects().status(),
+            adapter_dir: self.runs.adapter_dir().to_path_buf(),
+            runs: self.runs.list(),
+            grants: self.grants.list(now),
+            last_decision: self
+                .last_decision
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .clone(),
+        }
     }
 }
 
@@ -305,7 +341,10 @@ pub fn run(options: ServeOptions) -> anyhow::Result<()> {
             fail_closed: options.fail_closed,
             max_frame: options.max_frame,
             uid: nix::unistd::geteuid().as_raw(),
-            rules: options.rules.clone(),
+            rules: std::sync::RwLock::new(options.rules.clone()),
+            user_rules: options.user_rules.clone(),
+            grants: grants::Grants::load(options.grants_file.clone(), std::time::SystemTime::now()),
+            last_decision: std::sync::Mutex::new(None),
             hub: Hub::default(),
             config: options.config.clone(),
             redactor,
@@ -325,6 +364,7 @@ pub fn run(options: ServeOptions) -> anyhow::Result<()> {
         tokio::spawn(handle_signals(shared.clone(), shutdown.clone()));
         tokio::spawn(watch_rules(shared.clone(), shutdown.clone()));
         tokio::spawn(refresh_projects(shared.clone(), shutdown.clone()));
+        tokio::spawn(grants::expire_loop(shared.clone(), shutdown.clone()));
         if let Some(interval) = systemd::watchdog_interval() {
             tokio::spawn(watchdog(shared.clone(), interval, shutdown.clone()));
         }
@@ -514,9 +554,6 @@ async fn handle_signals(shared: Arc<Shared>, shutdown: CancellationToken) {
 /// and read on a blocking thread: a slow filesystem never holds up the
 /// workers that answer hooks.
 async fn watch_rules(shared: Arc<Shared>, shutdown: CancellationToken) {
-    let RulesSource::File(path) = &shared.rules else {
-        return;
-    };
     fn fingerprint(path: &std::path::Path) -> Option<(i64, i64, u64, u64)> {
         use std::os::unix::fs::MetadataExt;
         std::fs::metadata(path)
@@ -529,7 +566,10 @@ async fn watch_rules(shared: Arc<Shared>, shutdown: CancellationToken) {
             .ok()
             .flatten()
     };
-    let mut last = stat(path.clone()).await;
+    // The source may become a file later (`remember: "always"` creates
+    // the user file from the defaults), so it is read at every tick.
+    let mut watched = None;
+    let mut last = None;
     let mut tick = tokio::time::interval(RULES_POLL);
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {
@@ -537,7 +577,15 @@ async fn watch_rules(shared: Arc<Shared>, shutdown: CancellationToken) {
             _ = shutdown.cancelled() => return,
             _ = tick.tick() => {}
         }
+        let RulesSource::File(path) = shared.rules_source() else {
+            continue;
+        };
         let now = stat(path.clone()).await;
+        if watched.as_ref() != Some(&path) {
+            watched = Some(path);
+            last = now;
+            continue;
+        }
         if now != last {
             last = now;
             tracing::info!(path = %path.display(), "rules file changed");
@@ -572,7 +620,7 @@ async fn reload_off_worker(shared: &Arc<Shared>) {
 
 /// Reloads the rules; a bad file keeps the current generation.
 pub fn reload(shared: &Shared) {
-    match load_rules(&shared.rules) {
+    match load_rules(&shared.rules_source()) {
         Ok(rules) => {
             let generation = shared.controller.replace_rules(rules);
             tracing::info!(generation, "rules reloaded");
