@@ -1227,11 +1227,21 @@ fn a_steer_reaches_the_next_model_request_and_status_shows_the_run() {
     assert_eq!(run["run_id"], run_id.as_str(), "{runs}");
     assert_eq!(run["prompt"], "please run the command");
     assert_eq!(run["state"], "running");
+    assert!(run["model"].is_string(), "the session's model: {run}");
     assert!(run["turns"].as_u64().unwrap() >= 1, "{run}");
     assert!(run.get("cost_usd").is_some(), "{run}");
 
-    let reply = approver.call(json!({"type": "steer", "run_id": run_id, "text": marker}));
-    assert_eq!(reply["type"], "ok", "{reply}");
+    // Through the command line: `hookd steer RUN_ID TEXT`.
+    let steered = Command::new(daemon::hookd_bin())
+        .args(["steer", &run_id, &marker, "--socket"])
+        .arg(&sdk.daemon.socket)
+        .output()
+        .unwrap();
+    assert!(
+        steered.status.success(),
+        "{}",
+        String::from_utf8_lossy(&steered.stderr)
+    );
     let reply = approver
         .call(json!({"type": "decide", "event_id": pending["short_id"], "verdict": "allow"}));
     assert_eq!(reply["type"], "ok", "{reply}");

@@ -215,6 +215,11 @@ fn a_session_grant_answers_later_events_of_its_session_but_never_over_a_deny() {
     let record = logged_decision(&d, event["event"]["id"].as_str().unwrap());
     assert_eq!(record["source"], format!("grant:{id}"));
     assert_eq!(record["grant_rule"], "Bash(npm:*)");
+    // Its subagents share the session id: granted too.
+    let mut subagent = bash("npm run lint", SESSION);
+    subagent["agent_id"] = json!("acc6486aafe01fbb1");
+    subagent["agent_type"] = json!("general-purpose");
+    assert_eq!(decision_of(&d.forward(&subagent, &[])), "allow");
     // A deny rule still wins over the grant.
     let out = d.forward(&bash("npm publish", SESSION), &[]);
     assert_eq!(decision_of(&out), "deny");
@@ -226,7 +231,7 @@ fn a_session_grant_answers_later_events_of_its_session_but_never_over_a_deny() {
 
     let status = d.status();
     assert_eq!(status["counters"]["grants"], 1);
-    assert_eq!(status["counters"]["grant_decisions"], 1);
+    assert_eq!(status["counters"]["grant_decisions"], 2);
     assert_eq!(status["grants"][0]["id"], id.as_str());
 
     // `hookd grants` lists and revokes.

@@ -890,6 +890,15 @@ fn on_sdk_message(run: &Run, message: Value, outcome: &mut Outcome, shared: &Arc
     }
     match message.get("type").and_then(Value::as_str) {
         Some("assistant") => shared.runs.update(run_id, |e| e.turns += 1),
+        // The model the session really uses, when the run did not name one.
+        Some("system") if message.get("subtype").and_then(Value::as_str) == Some("init") => {
+            if let Some(model) = message.get("model").and_then(Value::as_str) {
+                let model = model.to_string();
+                shared
+                    .runs
+                    .update(run_id, |e| e.model = e.model.take().or(Some(model)));
+            }
+        }
         Some("result") => {
             let cost = message.get("total_cost_usd").and_then(Value::as_f64);
             shared
