@@ -166,12 +166,10 @@ impl Event {
 /// name; whitespace runs read as one space, at most `max_chars`
 /// characters (the last one `…` when cut).
 pub fn input_summary(input: &Value, max_chars: usize) -> String {
+    fn field<'a>(v: Option<&'a Value>, name: &str) -> Option<&'a str> {
+        v.and_then(|v| v.get(name)).and_then(Value::as_str)
+    }
     let tool_input = input.get("tool_input");
-    let field = |v: Option<&Value>, name: &str| {
-        v.and_then(|v| v.get(name))
-            .and_then(Value::as_str)
-            .map(str::to_owned)
-    };
     let text = [
         "command",
         "file_path",
@@ -190,13 +188,22 @@ pub fn input_summary(input: &Value, max_chars: usize) -> String {
     .or_else(|| field(Some(input), "tool_name"))
     .or_else(|| field(Some(input), "hook_event_name"))
     .unwrap_or_default();
-    let words = text.split_whitespace().collect::<Vec<_>>().join(" ");
-    if words.chars().count() <= max_chars {
-        return words;
+    // Built word by word and cut as soon as it is long enough: a command
+    // can be megabytes long.
+    let mut line = String::new();
+    let mut chars = 0;
+    for word in text.split_whitespace() {
+        for c in (chars > 0).then_some(' ').into_iter().chain(word.chars()) {
+            if chars == max_chars {
+                line.pop();
+                line.push('…');
+                return line;
+            }
+            line.push(c);
+            chars += 1;
+        }
     }
-    let mut cut: String = words.chars().take(max_chars.saturating_sub(1)).collect();
-    cut.push('…');
-    cut
+    line
 }
 
 /// How an event appears in the log: `{"type":"event", ...}`.

@@ -27,7 +27,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use uuid::Uuid;
 
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use super::controller::Judgement;
 use super::hub::{random_u64, short_id, DecideError};
@@ -95,6 +95,9 @@ struct GrantsFile {
 pub struct Grants {
     path: Option<PathBuf>,
     active: Mutex<Vec<Active>>,
+    /// `active.len()`, read without the lock: every decision point asks
+    /// whether there are grants at all.
+    count: AtomicUsize,
     /// Held while the file is written, so writes never interleave and the
     /// last one holds the latest table.
     writing: Mutex<()>,
@@ -147,6 +150,7 @@ impl Grants {
         }
         Grants {
             path,
+            count: AtomicUsize::new(active.len()),
             active: Mutex::new(active),
             writing: Mutex::new(()),
             appending: Mutex::new(()),
@@ -155,7 +159,7 @@ impl Grants {
 
     /// Active grants now.
     pub fn count(&self) -> usize {
-        self.lock().len()
+        self.count.load(Ordering::Relaxed)
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, Vec<Active>> {
@@ -198,6 +202,7 @@ impl Grants {
             by: by.to_string(),
         };
         active.push(Active::new(record.clone())?);
+        self.count.store(active.len(), Ordering::Relaxed);
         Ok(record)
     }
 
@@ -205,7 +210,9 @@ impl Grants {
     pub fn revoke(&self, id: &str) -> Option<GrantRecord> {
         let mut active = self.lock();
         let at = active.iter().position(|g| g.record.id == id)?;
-        Some(active.remove(at).record)
+        let record = active.remove(at).record;
+        self.count.store(active.len(), Ordering::Relaxed);
+        Some(record)
     }
 
     /// Removes the grants whose TTL has passed at `now`.
@@ -225,6 +232,7 @@ impl Grants {
         }
         let (ended, kept): (Vec<Active>, Vec<Active>) = active.drain(..).partition(gone);
         *active = kept;
+        self.count.store(active.len(), Ordering::Relaxed);
         ended.into_iter().map(|g| g.record).collect()
     }
 
