@@ -12,12 +12,13 @@ use std::time::Duration;
 use futures_util::{SinkExt, StreamExt};
 use serde_json::Value;
 use tokio_util::codec::Framed;
-use uuid::Uuid;
 
-use crate::decision::{Answer, Verdict};
 use crate::protocol::codec::FrameCodec;
 use crate::protocol::handshake::{Handshake, HandshakeError};
-use crate::protocol::{Decide, ErrorFrame, Reply, ReqOnly, Request};
+use crate::protocol::{
+    Decide, ErrorFrame, GrantRecord, GrantRevoke, PendingItem, Reply, ReqOnly, Request, Status,
+    SteerRequest,
+};
 
 /// What went wrong talking to the daemon.
 #[derive(Debug, thiserror::Error)]
@@ -165,36 +166,53 @@ impl Client {
     }
 
     /// `status`.
-    pub fn status(&mut self) -> Result<Value, ClientError> {
+    pub fn status(&mut self) -> Result<Status, ClientError> {
         let req = self.req();
-        Ok(self
-            .call(Request::Status(ReqOnly { req }))?
-            .unwrap_or(Value::Null))
+        let result = self.call(Request::Status(ReqOnly { req }))?;
+        serde_json::from_value(result.unwrap_or(Value::Null))
+            .map_err(|e| ClientError::Protocol(format!("status: {e}")))
     }
 
     /// `pending`.
-    pub fn pending(&mut self) -> Result<Vec<Value>, ClientError> {
+    pub fn pending(&mut self) -> Result<Vec<PendingItem>, ClientError> {
         let req = self.req();
-        match self.call(Request::Pending(ReqOnly { req }))? {
-            Some(Value::Array(list)) => Ok(list),
-            other => Err(ClientError::Protocol(format!(
-                "pending: expected a list, got {other:?}"
-            ))),
-        }
+        let result = self.call(Request::Pending(ReqOnly { req }))?;
+        serde_json::from_value(result.unwrap_or(Value::Null))
+            .map_err(|e| ClientError::Protocol(format!("pending: {e}")))
     }
 
-    /// `decide`.
-    pub fn decide(
-        &mut self,
-        event_id: Uuid,
-        verdict: Verdict,
-        reason: Option<String>,
-    ) -> Result<(), ClientError> {
+    /// `decide` (its `req` is replaced by this client's next id); the
+    /// reply's `result` (a grant, or the remembered rule), if any.
+    pub fn decide(&mut self, decide: Decide) -> Result<Option<Value>, ClientError> {
         let req = self.req();
-        self.call(Request::Decide(Decide {
+        self.call(Request::Decide(Decide { req, ..decide }))
+    }
+
+    /// `grants`: the active session grants.
+    pub fn grants(&mut self) -> Result<Vec<GrantRecord>, ClientError> {
+        let req = self.req();
+        let result = self.call(Request::Grants(ReqOnly { req }))?;
+        serde_json::from_value(result.unwrap_or(Value::Null))
+            .map_err(|e| ClientError::Protocol(format!("grants: {e}")))
+    }
+
+    /// `grant_revoke`.
+    pub fn revoke_grant(&mut self, id: &str) -> Result<(), ClientError> {
+        let req = self.req();
+        self.call(Request::GrantRevoke(GrantRevoke {
             req,
-            event_id,
-            answer: Answer::new(verdict, reason),
+            id: id.to_string(),
+        }))
+        .map(|_| ())
+    }
+
+    /// `steer`.
+    pub fn steer(&mut self, run_id: &str, text: &str) -> Result<(), ClientError> {
+        let req = self.req();
+        self.call(Request::Steer(SteerRequest {
+            req,
+            run_id: run_id.to_string(),
+            text: text.to_string(),
         }))
         .map(|_| ())
     }

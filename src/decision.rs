@@ -103,6 +103,9 @@ pub enum Source {
     /// Not judged: a synthetic event from `hookd doctor --probe`, answered
     /// with [`crate::agent::claude::probe::answer`].
     Probe,
+    /// A session grant decided; the grant's id (the rule is the
+    /// decision's `grant_rule`).
+    Grant(String),
     /// A source this build does not know, as written: read from a newer
     /// daemon's log, never produced by this one.
     Unknown(String),
@@ -118,6 +121,7 @@ impl fmt::Display for Source {
             Source::Default => f.write_str("default"),
             Source::Copy => f.write_str("copy"),
             Source::Probe => f.write_str("probe"),
+            Source::Grant(id) => write!(f, "grant:{id}"),
             Source::Unknown(name) => f.write_str(name),
         }
     }
@@ -139,9 +143,10 @@ impl<'de> Deserialize<'de> for Source {
             "default" => Source::Default,
             "copy" => Source::Copy,
             "probe" => Source::Probe,
-            other => match other.strip_prefix("client:") {
-                Some(name) => Source::Client(name.to_string()),
-                None => Source::Unknown(other.to_string()),
+            other => match (other.strip_prefix("client:"), other.strip_prefix("grant:")) {
+                (Some(name), _) => Source::Client(name.to_string()),
+                (_, Some(id)) => Source::Grant(id.to_string()),
+                _ => Source::Unknown(other.to_string()),
             },
         })
     }
@@ -198,6 +203,14 @@ pub struct Decision {
     /// The deciding rule ids (empty unless `source` is `rule`).
     #[serde(default)]
     pub rule_ids: Vec<String>,
+    /// The permission rule of the grant that decided (`source`
+    /// `grant:<id>`), or the rule a client's answer was remembered as.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub grant_rule: Option<String>,
+    /// How the client's answer was remembered (`session`, `always`);
+    /// absent for `once` and for every other source.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub remembered: Option<crate::protocol::Remember>,
     /// The rules generation the event was judged under.
     pub generation: u64,
     /// Time from receiving the event to deciding, in microseconds.
@@ -222,6 +235,7 @@ mod tests {
             Source::Timeout,
             Source::Copy,
             Source::Probe,
+            Source::Grant("bcdef".into()),
         ] {
             let json = serde_json::to_string(&s).unwrap();
             assert_eq!(serde_json::from_str::<Source>(&json).unwrap(), s);

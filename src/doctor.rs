@@ -20,7 +20,6 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, SystemTime};
 
 use serde::Serialize;
-use serde_json::Value;
 
 use crate::agent::claude::{FailClosed, HookEventKind};
 use crate::install::{self, Inspection, Scope};
@@ -194,7 +193,7 @@ pub fn run(options: &DoctorOptions) -> Report {
 
     let rules = status
         .as_ref()
-        .and_then(|s| s["rules"]["source"].as_str())
+        .map(|s| s.rules.source.as_str())
         .filter(|s| *s != "defaults")
         .map(PathBuf::from)
         .or_else(|| options.default_rules.clone().filter(|p| p.exists()));
@@ -202,18 +201,14 @@ pub fn run(options: &DoctorOptions) -> Report {
 
     let log = status
         .as_ref()
-        .and_then(|s| s["log"].as_str())
-        .map(PathBuf::from)
+        .map(|s| s.log.clone())
         .or_else(|| options.default_log.clone());
     checks.push(check_log(log.as_deref()));
     checks.push(check_fired(log.as_deref(), SystemTime::now()));
     if options.probe {
         let daemon = probe::Daemon {
             socket: &options.socket,
-            log: status
-                .as_ref()
-                .and_then(|s| s["log"].as_str())
-                .map(Path::new),
+            log: status.as_ref().map(|s| s.log.as_path()),
         };
         checks.extend(probe::checks(&files, &options.project, &daemon));
     }
@@ -322,7 +317,7 @@ fn check_socket(socket: &Path) -> Check {
     }
 }
 
-fn check_daemon(socket: &Path) -> (Check, Option<Value>) {
+fn check_daemon(socket: &Path) -> (Check, Option<crate::protocol::Status>) {
     let name = "daemon";
     let fix = "start it: `systemctl --user start hookd.socket` (after `hookd service install`), \
                or `hookd serve` in a terminal; check HOOKD_SOCKET is the same for hookd and Claude Code";
@@ -333,12 +328,12 @@ fn check_daemon(socket: &Path) -> (Check, Option<Value>) {
         Ok(status) => {
             let message = format!(
                 "hookd {} (pid {}) answers, up {:.0}s, rules generation {} ({} rules from {})",
-                status["version"].as_str().unwrap_or("?"),
-                status["pid"],
-                status["uptime_s"].as_f64().unwrap_or(0.0),
-                status["rules"]["generation"],
-                status["rules"]["count"],
-                status["rules"]["source"].as_str().unwrap_or("?"),
+                status.version,
+                status.pid,
+                status.uptime_s,
+                status.rules.generation,
+                status.rules.count,
+                status.rules.source,
             );
             (Check::pass(name, message), Some(status))
         }

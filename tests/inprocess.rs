@@ -38,6 +38,8 @@ impl InProcess {
             max_frame: DEFAULT_MAX_FRAME,
             config: hookd::config::Config::parse(config, Path::new("config.toml")).unwrap(),
             adapter_dir: dir.path().join("adapter"),
+            grants_file: Some(dir.path().join("grants.json")),
+            user_rules: None,
         };
         let listener = tokio::net::UnixListener::bind(&options.socket).unwrap();
         let shared = Arc::new(Shared::new(

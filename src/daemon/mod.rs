@@ -24,6 +24,7 @@ pub mod connection;
 pub mod controller;
 #[cfg(feature = "fault-injection")]
 pub mod fault;
+pub mod grants;
 pub mod hook;
 pub mod hub;
 pub mod limits;
@@ -93,6 +94,12 @@ pub struct ServeOptions {
     pub config: crate::config::Config,
     /// Where the agent-SDK adapter (`adapter.mjs`, `node_modules/`) is.
     pub adapter_dir: PathBuf,
+    /// Where session grants are kept (`grants.json` in the state
+    /// directory); `None` keeps them in memory only.
+    pub grants_file: Option<PathBuf>,
+    /// The user rules file `remember: "always"` creates when the rules are
+    /// the embedded defaults (`$XDG_CONFIG_HOME/hookd/rules.toml`).
+    pub user_rules: Option<PathBuf>,
 }
 
 /// Counters for `status`.
@@ -104,6 +111,8 @@ pub struct Stats {
     pub decisions: AtomicU64,
     /// Decisions made by socket clients.
     pub client_decisions: AtomicU64,
+    /// Decisions made by session grants.
+    pub grant_decisions: AtomicU64,
     /// Pending events that reached their timeout or deadline.
     pub timeouts: AtomicU64,
     /// Decisions that were a fallback (timeout, no client, shutdown).
@@ -129,8 +138,15 @@ pub struct Shared {
     pub max_frame: usize,
     /// Peers must run as this uid.
     pub uid: u32,
-    /// Reloaded on SIGHUP.
-    pub rules: RulesSource,
+    /// Reloaded on SIGHUP; becomes a file when `remember: "always"`
+    /// creates the user rules file from the defaults.
+    rules: std::sync::RwLock<RulesSource>,
+    /// See [`ServeOptions::user_rules`].
+    pub user_rules: Option<PathBuf>,
+    /// Session grants.
+    pub grants: grants::Grants,
+    /// The last decision that said something, for `status`.
+    pub last_decision: std::sync::Mutex<Option<crate::protocol::LastDecision>>,
     /// Pending table and subscribers.
     pub hub: Hub,
     /// The configuration file's contents.
@@ -172,7 +188,10 @@ impl Shared {
             fail_closed: options.fail_closed,
             max_frame: options.max_frame,
             uid: nix::unistd::geteuid().as_raw(),
-            rules: options.rules.clone(),
+            rules: std::sync::RwLock::new(options.rules.clone()),
+            user_rules: options.user_rules.clone(),
+            grants: grants::Grants::load(options.grants_file.clone(), std::time::SystemTime::now()),
+            last_decision: std::sync::Mutex::new(None),
             hub: Hub::default(),
             config: options.config.clone(),
             redactor,
@@ -188,52 +207,72 @@ impl Shared {
         }
     }
 
+    /// Where the rules come from now.
+    pub fn rules_source(&self) -> RulesSource {
+        self.rules.read().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+
+    /// Switches where the rules come from (the next reload reads it).
+    pub fn set_rules_source(&self, source: RulesSource) {
+        *self.rules.write().unwrap_or_else(|e| e.into_inner()) = source;
+    }
+
     /// The `status` result.
-    pub fn status(&self) -> serde_json::Value {
+    pub fn status(&self) -> crate::protocol::Status {
+        use crate::protocol::{Counters, RulesStatus, Status};
         let rules = self.controller.rules();
         let log = self.log.counters();
         let n = |c: &AtomicU64| c.load(Ordering::Relaxed);
-        serde_json::json!({
-            "version": env!("CARGO_PKG_VERSION"),
-            "protocol": crate::protocol::VERSION,
-            "pid": std::process::id(),
-            "uptime_s": self.started.elapsed().as_secs_f64(),
-            "socket": self.socket,
-            "log": self.log.path(),
-            "rules": {
-                "generation": rules.generation(),
-                "count": rules.len(),
-                "source": match &self.rules {
+        let now = std::time::SystemTime::now();
+        Status {
+            version: env!("CARGO_PKG_VERSION").to_string(),
+            protocol: crate::protocol::VERSION,
+            pid: std::process::id(),
+            uptime_s: self.started.elapsed().as_secs_f64(),
+            socket: self.socket.clone(),
+            log: self.log.path().to_path_buf(),
+            rules: RulesStatus {
+                generation: rules.generation(),
+                count: rules.len(),
+                source: match self.rules_source() {
                     RulesSource::File(path) => path.display().to_string(),
                     RulesSource::Defaults => "defaults".to_string(),
                 },
             },
-            "counters": {
-                "events": n(&self.stats.events),
-                "decisions": n(&self.stats.decisions),
-                "client_decisions": n(&self.stats.client_decisions),
-                "timeouts": n(&self.stats.timeouts),
-                "fallbacks": n(&self.stats.fallbacks),
-                "pending": self.hub.pending_count(),
-                "subscribers": self.hub.subscriber_count(),
-                "lagged_dropped": self.hub.lagged_dropped(),
-                "refused_peers": n(&self.stats.refused_peers),
-                "log_written": n(&log.written),
-                "log_dropped": n(&log.dropped),
-                "log_errors": n(&log.errors),
-                "log_rotations": n(&log.rotations),
-                "log_queued_bytes": log.queued_bytes.load(Ordering::Relaxed),
-                "subscriber_queued_bytes": self.hub.queued_bytes(),
-                "panics": n(&self.stats.panics),
-                "hooks_in_flight": n(&self.stats.hooks_in_flight),
-                "connections": self.admission.open(),
-                "max_connections": self.admission.cap(),
-                "shed_peers": self.admission.shed_count(),
+            counters: Counters {
+                events: n(&self.stats.events),
+                decisions: n(&self.stats.decisions),
+                client_decisions: n(&self.stats.client_decisions),
+                grant_decisions: n(&self.stats.grant_decisions),
+                timeouts: n(&self.stats.timeouts),
+                fallbacks: n(&self.stats.fallbacks),
+                pending: self.hub.pending_count() as u64,
+                grants: self.grants.count() as u64,
+                subscribers: self.hub.subscriber_count(),
+                lagged_dropped: self.hub.lagged_dropped(),
+                refused_peers: n(&self.stats.refused_peers),
+                log_written: n(&log.written),
+                log_dropped: n(&log.dropped),
+                log_errors: n(&log.errors),
+                log_rotations: n(&log.rotations),
+                log_queued_bytes: log.queued_bytes.load(Ordering::Relaxed) as u64,
+                subscriber_queued_bytes: self.hub.queued_bytes() as u64,
+                panics: n(&self.stats.panics),
+                hooks_in_flight: n(&self.stats.hooks_in_flight),
+                connections: self.admission.open() as u64,
+                max_connections: self.admission.cap() as u64,
+                shed_peers: self.admission.shed_count(),
             },
-            "projects": self.controller.projects().status(),
-            "adapter_dir": self.runs.adapter_dir(),
-            "runs": self.runs.list(),
-        })
+            projects: self.controller.projects().status(),
+            adapter_dir: self.runs.adapter_dir().to_path_buf(),
+            runs: self.runs.list(),
+            grants: self.grants.list(now),
+            last_decision: self
+                .last_decision
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .clone(),
+        }
     }
 }
 
@@ -370,13 +409,14 @@ pub async fn serve(
 ) -> anyhow::Result<()> {
     tokio::spawn(watch_rules(shared.clone(), shutdown.clone()));
     tokio::spawn(refresh_projects(shared.clone(), shutdown.clone()));
+    tokio::spawn(grants::expire_loop(shared.clone(), shutdown.clone()));
     if let Some(interval) = systemd::watchdog_interval() {
         tokio::spawn(watchdog(shared.clone(), interval, shutdown.clone()));
     }
     let rules = shared.controller.rules();
     tracing::info!(
         socket = %shared.socket.display(),
-        rules = ?shared.rules,
+        rules = ?shared.rules_source(),
         rule_count = rules.len(),
         log = %shared.log.path().display(),
         permissive = shared.controller.permissive(),
@@ -557,9 +597,6 @@ async fn handle_signals(shared: Arc<Shared>, shutdown: CancellationToken) {
 /// and read on a blocking thread: a slow filesystem never holds up the
 /// workers that answer hooks.
 async fn watch_rules(shared: Arc<Shared>, shutdown: CancellationToken) {
-    let RulesSource::File(path) = &shared.rules else {
-        return;
-    };
     fn fingerprint(path: &std::path::Path) -> Option<(i64, i64, u64, u64)> {
         use std::os::unix::fs::MetadataExt;
         std::fs::metadata(path)
@@ -572,7 +609,10 @@ async fn watch_rules(shared: Arc<Shared>, shutdown: CancellationToken) {
             .ok()
             .flatten()
     };
-    let mut last = stat(path.clone()).await;
+    // The source may become a file later (`remember: "always"` creates
+    // the user file from the defaults), so it is read at every tick.
+    let mut watched = None;
+    let mut last = None;
     let mut tick = tokio::time::interval(RULES_POLL);
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {
@@ -580,7 +620,15 @@ async fn watch_rules(shared: Arc<Shared>, shutdown: CancellationToken) {
             _ = shutdown.cancelled() => return,
             _ = tick.tick() => {}
         }
+        let RulesSource::File(path) = shared.rules_source() else {
+            continue;
+        };
         let now = stat(path.clone()).await;
+        if watched.as_ref() != Some(&path) {
+            watched = Some(path);
+            last = now;
+            continue;
+        }
         if now != last {
             last = now;
             tracing::info!(path = %path.display(), "rules file changed");
@@ -615,7 +663,7 @@ async fn reload_off_worker(shared: &Arc<Shared>) {
 
 /// Reloads the rules; a bad file keeps the current generation.
 pub fn reload(shared: &Shared) {
-    match load_rules(&shared.rules) {
+    match load_rules(&shared.rules_source()) {
         Ok(rules) => {
             let generation = shared.controller.replace_rules(rules);
             tracing::info!(generation, "rules reloaded");

@@ -286,6 +286,8 @@ mod tests {
             },
             source: Source::Rule,
             rule_ids: vec!["a".into(), "b".into()],
+            grant_rule: Some("Bash(npm test:*)".into()),
+            remembered: Some(crate::protocol::Remember::Session),
             generation: 3,
             latency_us: 168,
         };
@@ -294,6 +296,8 @@ mod tests {
             answer: Answer::no_opinion(),
             source: Source::Client("phone".into()),
             rule_ids: vec![],
+            grant_rule: None,
+            remembered: None,
             ..full.clone()
         };
         for (decision, enforced) in [(&full, false), (&full, true), (&bare, true)] {
@@ -366,12 +370,12 @@ mod tests {
             panic!("not an event")
         };
         assert_eq!(logged.harness, "codex");
-        let decision = br#"{"type":"decision","decision_id":"0193a0b4-5c6d-7e8f-9a0b-1c2d3e4f5a6b","event_id":"0193a0b4-5c6d-7e8f-9a0b-1c2d3e4f5a6c","verdict":"allow","source":"grant:g1","rule_ids":[],"generation":1,"latency_us":5,"chain":"abc"}"#;
+        let decision = br#"{"type":"decision","decision_id":"0193a0b4-5c6d-7e8f-9a0b-1c2d3e4f5a6b","event_id":"0193a0b4-5c6d-7e8f-9a0b-1c2d3e4f5a6c","verdict":"allow","source":"webhook:w1","rule_ids":[],"generation":1,"latency_us":5,"chain":"abc"}"#;
         let LogRecord::Decision(logged) = LogRecord::parse(decision).unwrap() else {
             panic!("not a decision")
         };
-        assert_eq!(logged.decision.source, Source::Unknown("grant:g1".into()));
-        assert_eq!(logged.decision.source.to_string(), "grant:g1");
+        assert_eq!(logged.decision.source, Source::Unknown("webhook:w1".into()));
+        assert_eq!(logged.decision.source.to_string(), "webhook:w1");
         assert!(logged.was_judged());
         let later = br#"{"type":"checkpoint","hash":"abc"}"#;
         assert_eq!(LogRecord::parse(later).unwrap(), LogRecord::Unknown);
