@@ -8,6 +8,7 @@ use std::process::ExitCode;
 use anyhow::Context;
 use clap::{Parser, Subcommand};
 use hookd::agent::claude::FailClosed;
+use hookd::agent::Agent;
 use hookd::daemon::{self, RulesSource};
 use hookd::decision::Verdict;
 
@@ -241,6 +242,27 @@ impl SettingsTarget {
     }
 }
 
+/// An agent hookd judges (see [`Agent`]), as `--agent` names it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum AgentName {
+    /// Claude Code (and Agent SDK runs).
+    ClaudeCode,
+    /// OpenAI Codex CLI.
+    Codex,
+    /// Google Gemini CLI.
+    Gemini,
+}
+
+impl From<AgentName> for Agent {
+    fn from(name: AgentName) -> Agent {
+        match name {
+            AgentName::ClaudeCode => Agent::ClaudeCode,
+            AgentName::Codex => Agent::Codex,
+            AgentName::Gemini => Agent::Gemini,
+        }
+    }
+}
+
 /// The scope of `--fail-closed[=SCOPE]` (see [`FailClosed`]).
 #[derive(Debug, Clone, Copy, clap::ValueEnum)]
 enum FailScope {
@@ -337,6 +359,10 @@ enum RulesCommand {
     Explain {
         /// A hook input (JSON), or an event line from the log.
         event: PathBuf,
+        /// The agent whose hook input it is [default: an event line's
+        /// harness, else claude-code].
+        #[arg(long, value_enum, value_name = "AGENT")]
+        agent: Option<AgentName>,
         /// The rules [default: the daemon's rules file, else the defaults].
         #[arg(long, value_name = "FILE")]
         rules: Option<PathBuf>,
@@ -607,15 +633,30 @@ fn rules(command: RulesCommand) -> anyhow::Result<()> {
                 std::process::exit(1)
             }
         }
-        RulesCommand::Explain { event, rules, json } => {
+        RulesCommand::Explain {
+            event,
+            agent,
+            rules,
+            json,
+        } => {
             let text = std::fs::read_to_string(&event)
                 .with_context(|| format!("reading {}", event.display()))?;
             let mut input: serde_json::Value = serde_json::from_str(&text)
                 .with_context(|| format!("{} is not JSON", event.display()))?;
-            // An event line from the log carries the hook input inside it.
+            // An event line from the log carries the hook input inside it,
+            // and its agent.
+            let mut logged_agent = None;
             if input["type"] == "event" && input["input"].is_object() {
+                logged_agent =
+                    serde_json::from_value::<hookd::protocol::Harness>(input["harness"].clone())
+                        .ok()
+                        .map(hookd::protocol::Harness::agent);
                 input = input["input"].take();
             }
+            let agent = agent
+                .map(Agent::from)
+                .or(logged_agent)
+                .unwrap_or(Agent::ClaudeCode);
             let user = std::sync::Arc::new(daemon::load_rules(&rules_source(rules))?);
             let home = std::env::var_os("HOME").map(PathBuf::from);
             let project_dir = input["cwd"].as_str().map(PathBuf::from);
@@ -627,14 +668,40 @@ fn rules(command: RulesCommand) -> anyhow::Result<()> {
                     layers = layers.with_project(dir.clone(), std::sync::Arc::new(project));
                 }
             }
-            let mut query = hookd::rules::Query::new(&input);
-            query.project_dir = project_dir.as_deref();
-            query.home = home.as_deref();
-            let explanation = layers.explain(&query);
+            // The agent's event and tool mapped onto Claude Code's, as the
+            // daemon judges them: one explanation per rule input (a Codex
+            // patch has one per file it touches).
+            let name = input["hook_event_name"].as_str().unwrap_or("");
+            let event_name = match agent.event_kind(name) {
+                hookd::agent::claude::HookEventKind::Unknown => name.to_string(),
+                kind => kind.as_str().to_string(),
+            };
+            let rule_inputs = agent.rule_inputs(&input);
+            let explanations: Vec<_> = rule_inputs
+                .iter()
+                .map(|rule_input| {
+                    let mut query = hookd::rules::Query::new(rule_input).agent(agent);
+                    query.event = &event_name;
+                    query.project_dir = project_dir.as_deref();
+                    query.home = home.as_deref();
+                    layers.explain(&query)
+                })
+                .collect();
             if json {
-                println!("{}", serde_json::to_string_pretty(&explanation)?);
+                match explanations.as_slice() {
+                    [one] => println!("{}", serde_json::to_string_pretty(one)?),
+                    all => println!("{}", serde_json::to_string_pretty(all)?),
+                }
             } else {
-                print!("{explanation}");
+                if agent != Agent::ClaudeCode {
+                    println!("agent: {agent} ({name} judged as {event_name})");
+                }
+                for (i, explanation) in explanations.iter().enumerate() {
+                    if explanations.len() > 1 {
+                        println!("input {} of {}:", i + 1, explanations.len());
+                    }
+                    print!("{explanation}");
+                }
             }
             Ok(())
         }

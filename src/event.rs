@@ -9,6 +9,7 @@ use serde_json::Value;
 use uuid::Uuid;
 
 use crate::agent::claude::{HookEventKind, HookInput};
+use crate::agent::{Agent, ToolNames};
 use crate::protocol::Harness;
 
 /// A new time-ordered id (uuid v7). The random bits come from a per-thread
@@ -56,9 +57,12 @@ pub struct Event {
     pub harness: Harness,
     /// The typed view of `raw`.
     pub input: HookInput,
-    /// The hook input exactly as Claude Code sent it.
+    /// The hook input exactly as the agent sent it.
     pub raw: Value,
-    /// The `CLAUDE*` environment of the hook process.
+    /// The tool's names, the agent's own and the Claude Code one rules
+    /// judge it as, for tool events of Codex and Gemini whose names differ.
+    pub mapped_tool: Option<String>,
+    /// The environment of the hook process its dialect relays.
     pub env: BTreeMap<String, String>,
     /// The agent-SDK run it came from, if any.
     pub run_id: Option<String>,
@@ -76,11 +80,24 @@ pub struct Event {
 impl Event {
     /// A new event received now.
     pub fn new(harness: Harness, raw: Value, env: BTreeMap<String, String>) -> Event {
+        let agent = harness.agent();
+        let input = match agent {
+            Agent::ClaudeCode => HookInput::parse(&raw),
+            agent => HookInput::parse_with(&raw, |name| agent.event_kind(name)),
+        };
+        let mapped_tool = match agent {
+            Agent::ClaudeCode => None,
+            agent => agent
+                .tool_names(&raw)
+                .filter(|names| names.agent != names.claude)
+                .map(|ToolNames { claude, .. }| claude),
+        };
         Event {
             id: new_id(),
             received_at: SystemTime::now(),
             harness,
-            input: HookInput::parse(&raw),
+            input,
+            mapped_tool,
             raw,
             env,
             run_id: None,
@@ -102,16 +119,31 @@ impl Event {
         let name = crate::protocol::json::find_event_name(text.as_bytes());
         let mut event = Event::new(harness, Value::String(text), env);
         if let Some(name) = name {
-            event.input.kind = HookEventKind::from_name(&name);
+            event.input.kind = harness.agent().event_kind(&name);
             event.input.name = name;
         }
         event.input_error = Some(error);
         event
     }
 
-    /// The event kind.
+    /// The event kind: the agent's event mapped onto hookd's (Gemini's
+    /// `BeforeTool` is PreToolUse).
     pub fn kind(&self) -> HookEventKind {
         self.input.kind
+    }
+
+    /// The agent that fired it.
+    pub fn agent(&self) -> Agent {
+        self.harness.agent()
+    }
+
+    /// The name rules know the event by: its kind's, or the agent's own
+    /// name for an event no kind maps (which only `event = "*"` matches).
+    pub fn rule_event(&self) -> &str {
+        match self.kind() {
+            HookEventKind::Unknown => self.name(),
+            kind => kind.as_str(),
+        }
     }
 
     /// `hook_event_name` verbatim, or `unknown` when there is none.
@@ -155,6 +187,8 @@ impl Event {
             project_dir: self.env.get("CLAUDE_PROJECT_DIR").map(Path::new),
             kind: self.name(),
             tool: self.tool_name(),
+            mapped_kind: Some(self.rule_event()).filter(|k| *k != self.name()),
+            mapped_tool: self.mapped_tool.as_deref(),
             input,
             input_error: self.input_error.as_deref(),
         }
@@ -170,7 +204,8 @@ pub struct EventRecord<'a> {
     pub id: Uuid,
     /// RFC 3339, UTC.
     pub received_at: String,
-    /// `claude-code` or `agent-sdk`.
+    /// `claude-code`, `agent-sdk`, `codex` or `gemini`: which agent fired
+    /// it (an Agent SDK run's hooks are Claude Code's).
     pub harness: Harness,
     /// The agent-SDK run, for events of one.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -187,11 +222,19 @@ pub struct EventRecord<'a> {
     /// `CLAUDE_PROJECT_DIR`, when the hook had it.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub project_dir: Option<&'a Path>,
-    /// `hook_event_name` verbatim.
+    /// `hook_event_name` verbatim: the agent's own name.
     pub kind: &'a str,
-    /// The tool, for tool events.
+    /// The tool, for tool events: the agent's own name.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub tool: Option<&'a str>,
+    /// The hookd kind the agent's event maps onto, which rules name
+    /// (`PreToolUse` for Gemini's `BeforeTool`), when it differs from `kind`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub mapped_kind: Option<&'a str>,
+    /// The Claude Code tool rules judge the agent's tool as (`Bash` for
+    /// Gemini's `run_shell_command`), when it differs from `tool`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub mapped_tool: Option<&'a str>,
     /// The raw hook input.
     pub input: &'a Value,
     /// Why the input could not be read as JSON (`input` is then its text).

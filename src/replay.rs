@@ -16,8 +16,9 @@ use std::sync::Arc;
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::agent::claude::HookEventKind;
+use crate::agent::Agent;
 use crate::daemon::controller::answer_of;
+use crate::protocol::Harness;
 use crate::rules::{project_rules_path, Layers, Query, RuleSet};
 
 /// One decision that would change.
@@ -120,8 +121,9 @@ pub fn replay(
         };
         match value["type"].as_str() {
             Some("event") => {
-                let kind = HookEventKind::from_name(value["kind"].as_str().unwrap_or(""));
-                if kind.is_decision_point() {
+                let agent = agent_of(&value);
+                let kind = agent.event_kind(value["kind"].as_str().unwrap_or(""));
+                if agent.is_decision_point(kind) {
                     if let Some(id) = value["id"].as_str() {
                         events.insert(id.to_string(), value);
                     }
@@ -154,16 +156,25 @@ pub fn replay(
                     }
                 }
                 let input = &event["input"];
-                let evaluation = layers.evaluate(&Query {
-                    event: event["kind"].as_str().unwrap_or(""),
-                    input,
-                    project_dir: project_dir.as_deref(),
-                    home,
-                    // A Stop chain is not recounted: under other rules it
-                    // would not be the same chain. `stop_hook_active` alone
-                    // means "blocked once".
-                    stop_blocks: 0,
-                });
+                let agent = agent_of(&event);
+                let evaluation = crate::agent::evaluate(
+                    &layers,
+                    &agent.rule_inputs(input),
+                    &Query {
+                        event: event["mapped_kind"]
+                            .as_str()
+                            .or(event["kind"].as_str())
+                            .unwrap_or(""),
+                        agent,
+                        input,
+                        project_dir: project_dir.as_deref(),
+                        home,
+                        // A Stop chain is not recounted: under other rules it
+                        // would not be the same chain. `stop_hook_active` alone
+                        // means "blocked once".
+                        stop_blocks: 0,
+                    },
+                );
                 let answer = answer_of(&evaluation);
                 let old = value["verdict"].as_str().unwrap_or("none");
                 if answer.verdict.as_str() != old {
@@ -195,6 +206,13 @@ pub fn replay(
         }
     }
     Ok(report)
+}
+
+/// The agent of a logged event, from its `harness` (Claude Code's when
+/// absent or unknown).
+fn agent_of(event: &Value) -> Agent {
+    serde_json::from_value::<Harness>(event["harness"].clone())
+        .map_or(Agent::ClaudeCode, Harness::agent)
 }
 
 #[cfg(test)]

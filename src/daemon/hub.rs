@@ -23,8 +23,8 @@ use serde_json::{json, Value};
 use tokio::sync::{mpsc, oneshot};
 use uuid::Uuid;
 
-use crate::agent::claude::output::supported_verdicts;
 use crate::agent::claude::HookEventKind;
+use crate::agent::Agent;
 use crate::decision::Answer;
 use crate::protocol::{ErrorCode, Filter};
 
@@ -54,6 +54,8 @@ pub enum Resolution {
 pub struct EventMeta<'a> {
     /// `hook_event_name`.
     pub kind: &'a str,
+    /// The agent that fired it.
+    pub agent: Agent,
     /// Session id.
     pub session: Option<&'a str>,
     /// Tool name.
@@ -220,6 +222,7 @@ struct Subscriber {
 
 struct PendingEntry {
     kind: HookEventKind,
+    agent: Agent,
     name: String,
     session: Option<String>,
     tool: Option<String>,
@@ -326,6 +329,7 @@ impl Hub {
             .filter(|(_, e)| {
                 let meta = EventMeta {
                     kind: &e.name,
+                    agent: e.agent,
                     session: e.session.as_deref(),
                     tool: e.tool.as_deref(),
                     decision_point: true,
@@ -437,6 +441,7 @@ impl Hub {
         let (resolve, rx) = oneshot::channel();
         let entry = PendingEntry {
             kind,
+            agent: meta.agent,
             name: meta.kind.to_string(),
             session: meta.session.map(str::to_owned),
             tool: meta.tool.map(str::to_owned),
@@ -478,13 +483,14 @@ impl Hub {
                 },
             });
         };
-        let supported = supported_verdicts(entry.kind);
+        let supported = entry.agent.decidable_verdicts(entry.kind);
         if !supported.contains(&answer.verdict) {
             let list: Vec<&str> = supported.iter().map(|v| v.as_str()).collect();
             return Err(DecideError {
                 code: ErrorCode::InvalidRequest,
                 message: format!(
-                    "{} does not support verdict `{}`; use one of: {}",
+                    "{}'s {} does not support verdict `{}`; use one of: {}",
+                    entry.agent,
                     entry.name,
                     answer.verdict,
                     list.join(", ")
@@ -532,7 +538,8 @@ impl Hub {
                         "since": crate::time::rfc3339(e.since),
                         "waiting_ms": now.duration_since(e.received).as_millis() as u64,
                         "deadline_ms": e.deadline.saturating_duration_since(now).as_millis() as u64,
-                        "verdicts": supported_verdicts(e.kind).iter().map(|v| v.as_str()).collect::<Vec<_>>(),
+                        "agent": e.agent.as_str(),
+                        "verdicts": e.agent.decidable_verdicts(e.kind).iter().map(|v| v.as_str()).collect::<Vec<_>>(),
                     }),
                 )
             })
@@ -551,6 +558,7 @@ mod tests {
     fn meta(kind: &str) -> EventMeta<'_> {
         EventMeta {
             kind,
+            agent: Agent::ClaudeCode,
             session: Some("s1"),
             tool: Some("Bash"),
             decision_point: true,
@@ -575,6 +583,7 @@ mod tests {
         let f = |json: Value| serde_json::from_value::<Filter>(json).unwrap();
         let m = EventMeta {
             kind: "PreToolUse",
+            agent: Agent::ClaudeCode,
             session: Some("s1"),
             tool: Some("Bash"),
             decision_point: true,
@@ -645,6 +654,45 @@ mod tests {
         assert_eq!(err.code, ErrorCode::InvalidRequest);
         assert!(err.message.contains("deny"), "{}", err.message);
         assert_eq!(hub.pending_count(), 1);
+    }
+
+    #[test]
+    fn a_decide_is_checked_against_the_agents_verdicts() {
+        let hub = Hub::default();
+        let pending = |agent: Agent| {
+            let event = Uuid::now_v7();
+            let rx = hub.add_pending(
+                event,
+                HookEventKind::PreToolUse,
+                &EventMeta {
+                    agent,
+                    ..meta("PreToolUse")
+                },
+                Bytes::from_static(b"{}"),
+                Instant::now(),
+            );
+            (event, rx)
+        };
+        for agent in [Agent::Codex, Agent::Gemini] {
+            let (event, _rx) = pending(agent);
+            let err = hub
+                .decide(event, Answer::new(Verdict::Ask, None), "a")
+                .unwrap_err();
+            assert_eq!(err.code, ErrorCode::InvalidRequest);
+            assert!(err.message.contains(agent.as_str()), "{}", err.message);
+            let listed = hub.pending_list();
+            let item = listed.iter().find(|i| i["agent"] == agent.as_str());
+            assert_eq!(
+                item.unwrap()["verdicts"],
+                json!(["allow", "deny", "none"]),
+                "{agent}"
+            );
+            hub.decide(event, Answer::new(Verdict::Allow, None), "a")
+                .unwrap();
+        }
+        let (event, _rx) = pending(Agent::ClaudeCode);
+        hub.decide(event, Answer::new(Verdict::Ask, None), "a")
+            .unwrap();
     }
 
     #[tokio::test]
