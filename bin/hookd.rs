@@ -201,6 +201,12 @@ enum ServiceCommand {
 /// Which settings file, shared by install and uninstall.
 #[derive(Parser)]
 struct SettingsTarget {
+    /// The agent whose hooks file it is: claude-code, codex ($CODEX_HOME/hooks.json,
+    /// default ~/.codex/hooks.json; project: <project>/.codex/hooks.json),
+    /// gemini (~/.gemini/settings.json; project: <project>/.gemini/settings.json),
+    /// or all (every one of them found on PATH).
+    #[arg(long, value_enum, value_name = "AGENT", default_value = "claude-code")]
+    agent: AgentChoice,
     /// user (~/.claude/settings.json, or $CLAUDE_CONFIG_DIR/settings.json),
     /// project (<project>/.claude/settings.json) or local
     /// (<project>/.claude/settings.local.json) [default: user].
@@ -221,12 +227,32 @@ struct SettingsTarget {
 }
 
 impl SettingsTarget {
-    fn path(&self) -> anyhow::Result<PathBuf> {
+    /// The agents this command applies to, and those `all` skipped because
+    /// their command is not on PATH.
+    fn agents(&self) -> anyhow::Result<(Vec<Agent>, Vec<Agent>)> {
+        match self.agent.one() {
+            Some(agent) => Ok((vec![agent], Vec::new())),
+            None => {
+                if self.settings.is_some() {
+                    anyhow::bail!("--agent all writes each agent's own file; --settings names one file: give one --agent");
+                }
+                Ok(Agent::ALL
+                    .into_iter()
+                    .partition(|a| on_path(hookd::install::agent_program(*a))))
+            }
+        }
+    }
+
+    fn path(&self, agent: Agent) -> anyhow::Result<PathBuf> {
         if let Some(path) = &self.settings {
             return Ok(std::path::absolute(path)?);
         }
         let project = std::path::absolute(self.project.clone().unwrap_or_else(|| ".".into()))?;
-        hookd::install::settings_path(self.scope.unwrap_or(hookd::install::Scope::User), &project)
+        hookd::install::agent_settings_path(
+            agent,
+            self.scope.unwrap_or(hookd::install::Scope::User),
+            &project,
+        )
     }
 
     fn report(&self, outcome: &hookd::install::Outcome) -> anyhow::Result<()> {
@@ -240,6 +266,41 @@ impl SettingsTarget {
         println!("{}", outcome.summary());
         Ok(())
     }
+}
+
+/// `--agent` of install and uninstall: one agent, or every one found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum AgentChoice {
+    /// Claude Code (and Agent SDK runs): its settings.json.
+    ClaudeCode,
+    /// OpenAI Codex CLI: its hooks.json.
+    Codex,
+    /// Google Gemini CLI: its settings.json.
+    Gemini,
+    /// Every agent whose command (claude, codex, gemini) is on PATH.
+    All,
+}
+
+impl AgentChoice {
+    fn one(self) -> Option<Agent> {
+        match self {
+            AgentChoice::ClaudeCode => Some(Agent::ClaudeCode),
+            AgentChoice::Codex => Some(Agent::Codex),
+            AgentChoice::Gemini => Some(Agent::Gemini),
+            AgentChoice::All => None,
+        }
+    }
+}
+
+/// Whether an executable file called `program` is in a `PATH` directory.
+fn on_path(program: &str) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    std::env::var_os("PATH").is_some_and(|path| {
+        std::env::split_paths(&path).any(|dir| {
+            std::fs::metadata(dir.join(program))
+                .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+        })
+    })
 }
 
 /// An agent hookd judges (see [`Agent`]), as `--agent` names it.
@@ -285,8 +346,11 @@ fn fail_closed(scope: Option<FailScope>) -> FailClosed {
 struct InstallArgs {
     #[command(flatten)]
     target: SettingsTarget,
-    /// Events to register, comma-separated [default: every event but
-    /// WorktreeCreate, whose hook must create the worktree itself].
+    /// Events to register, comma-separated, in the agent's own names
+    /// [default: Claude Code: every event but WorktreeCreate, whose hook
+    /// must create the worktree itself; Codex: every event but Interrupt;
+    /// Gemini: every event but BeforeModel, AfterModel and
+    /// BeforeToolSelection].
     #[arg(long, value_name = "LIST")]
     events: Option<String>,
     /// When the daemon cannot answer, block instead of no opinion: tool
@@ -495,10 +559,7 @@ fn main() -> ExitCode {
         Command::Rules(command) => rules(command),
         Command::Replay { log, rules, json } => replay(&log, rules, json),
         Command::Install(args) => install(args),
-        Command::Uninstall { target } => target
-            .path()
-            .and_then(|path| hookd::install::uninstall(&path, target.dry_run))
-            .and_then(|outcome| target.report(&outcome)),
+        Command::Uninstall { target } => uninstall(&target),
         Command::Doctor {
             probe,
             socket,
@@ -835,23 +896,78 @@ fn status(client: &ClientArgs, json: bool) -> anyhow::Result<()> {
 }
 
 fn install(args: InstallArgs) -> anyhow::Result<()> {
-    let options = hookd::install::InstallOptions {
-        forwarder: hookd::install::resolve_forwarder(args.forwarder.as_deref())?,
-        events: match &args.events {
-            Some(list) => hookd::install::parse_events(list).map_err(anyhow::Error::msg)?,
-            None => hookd::install::default_events(),
-        },
-        fail_closed: fail_closed(args.fail_closed),
-    };
+    let (agents, skipped) = args.target.agents()?;
+    if agents.len() != 1 && args.events.is_some() {
+        anyhow::bail!("--events names one agent's events: give one --agent with it");
+    }
+    let forwarder = hookd::install::resolve_forwarder(args.forwarder.as_deref())?;
+    let mut options = Vec::new();
+    for agent in &agents {
+        options.push(hookd::install::InstallOptions {
+            agent: *agent,
+            forwarder: forwarder.clone(),
+            events: match &args.events {
+                Some(list) => {
+                    hookd::install::parse_events_for(*agent, list).map_err(anyhow::Error::msg)?
+                }
+                None => hookd::install::default_events_for(*agent),
+            },
+            fail_closed: fail_closed(args.fail_closed),
+        });
+    }
     if args.print {
-        print!("{}", hookd::install::hooks_block(&options));
+        for options in &options {
+            if options.agent != Agent::ClaudeCode || agents.len() > 1 {
+                println!("// {}", options.agent);
+            }
+            print!("{}", hookd::install::hooks_block(options));
+        }
         return Ok(());
     }
-    let path = args.target.path()?;
-    let outcome = hookd::install::install(&path, &options, args.target.dry_run)?;
-    args.target.report(&outcome)?;
-    if outcome.written && !args.target.json {
+    report_skipped(&skipped, args.target.json)?;
+    if agents.is_empty() {
+        anyhow::bail!(
+            "--agent all: none of claude, codex, gemini is on PATH; name one with --agent"
+        );
+    }
+    let mut written = false;
+    for options in &options {
+        let path = args.target.path(options.agent)?;
+        let outcome = hookd::install::install(&path, options, args.target.dry_run)?;
+        args.target.report(&outcome)?;
+        written |= outcome.written;
+        if !args.target.json && !args.target.dry_run {
+            if let Some(note) = hookd::install::after_install_note(options.agent) {
+                println!("{note}");
+            }
+        }
+    }
+    if written && !args.target.json {
         println!("`hookd doctor` checks the whole setup.");
+    }
+    Ok(())
+}
+
+fn uninstall(target: &SettingsTarget) -> anyhow::Result<()> {
+    let (agents, skipped) = target.agents()?;
+    report_skipped(&skipped, target.json)?;
+    for agent in agents {
+        let path = target.path(agent)?;
+        let outcome = hookd::install::uninstall(&path, target.dry_run)?;
+        target.report(&outcome)?;
+    }
+    Ok(())
+}
+
+/// Says which agents `--agent all` left out (on stderr: stdout may be JSON).
+fn report_skipped(skipped: &[Agent], json: bool) -> anyhow::Result<()> {
+    for agent in skipped {
+        let program = hookd::install::agent_program(*agent);
+        if json {
+            eprintln!("skipped {agent}: `{program}` is not on PATH");
+        } else {
+            println!("skipped {agent}: `{program}` is not on PATH");
+        }
     }
     Ok(())
 }
