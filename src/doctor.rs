@@ -23,8 +23,10 @@ use serde::Serialize;
 use serde_json::Value;
 
 use crate::agent::claude::{FailClosed, HookEventKind};
+use crate::agent::Agent;
 use crate::install::{self, Inspection, Scope};
 
+mod agents;
 mod probe;
 
 /// A Claude Code `timeout` at or above this is almost certainly meant as
@@ -54,6 +56,9 @@ pub struct DoctorOptions {
     pub default_rules: Option<PathBuf>,
     /// The events a complete registration covers.
     pub events: Vec<HookEventKind>,
+    /// Codex's and Gemini's registration files (user and project scope),
+    /// checked when they exist.
+    pub agent_settings: Vec<(Agent, Scope, PathBuf)>,
     /// Also run every registered hook command with a synthetic event
     /// (`--probe`, see [`probe`]).
     pub probe: bool,
@@ -63,6 +68,7 @@ impl DoctorOptions {
     /// The defaults from the environment, for `socket` and `project`.
     pub fn from_env(socket: PathBuf, project: PathBuf) -> anyhow::Result<DoctorOptions> {
         Ok(DoctorOptions {
+            agent_settings: agent_settings(&project),
             socket,
             project,
             forwarder: install::sibling_forwarder()?,
@@ -75,6 +81,19 @@ impl DoctorOptions {
             probe: false,
         })
     }
+}
+
+/// Codex's and Gemini's registration files in user and project scope.
+fn agent_settings(project: &Path) -> Vec<(Agent, Scope, PathBuf)> {
+    let mut files = Vec::new();
+    for agent in [Agent::Codex, Agent::Gemini] {
+        for scope in [Scope::User, Scope::Project] {
+            if let Ok(path) = install::agent_settings_path(agent, scope, project) {
+                files.push((agent, scope, path));
+            }
+        }
+    }
+    files
 }
 
 /// One check's result.
@@ -189,6 +208,16 @@ pub fn run(options: &DoctorOptions) -> Report {
         }
     }
     checks.push(check_coverage(&files, &options.events));
+    let mut agent_files: Vec<PathBuf> = Vec::new();
+    for (agent, scope, path) in &options.agent_settings {
+        // In the home directory the project file is the user file.
+        let same = fs::canonicalize(path).unwrap_or_else(|_| path.clone());
+        if agent_files.contains(&same) {
+            continue;
+        }
+        agent_files.push(same);
+        checks.extend(agents::check(*agent, *scope, path));
+    }
 
     let rules = status
         .as_ref()

@@ -1047,18 +1047,7 @@ pub fn inspect(text: &str) -> Result<Inspection, SettingsError> {
         }
         let command = h.handler["command"].as_str().unwrap_or_default();
         let shell_command = (!h.handler["args"].is_array()).then(|| command.to_string());
-        let (command, args): (String, Vec<String>) = match h.handler["args"].as_array() {
-            Some(args) => (
-                command.to_string(),
-                args.iter()
-                    .map(|a| a.as_str().map_or_else(|| a.to_string(), str::to_string))
-                    .collect(),
-            ),
-            None => {
-                let mut words = command.split_whitespace().map(str::to_string);
-                (words.next().unwrap_or_default(), words.collect())
-            }
-        };
+        let (command, args) = command_words(&h.handler).unwrap_or_default();
         let forwarder_timeout =
             args.iter()
                 .enumerate()

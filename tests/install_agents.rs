@@ -262,3 +262,80 @@ fn the_cli_writes_each_agents_file_and_all_skips_agents_not_on_path() {
     let gemini = std::fs::read_to_string(home.join(".gemini/settings.json")).unwrap();
     assert!(!gemini.contains("hook-forwarder"), "{gemini}");
 }
+
+#[test]
+fn doctor_checks_each_agents_registration() {
+    let home = tempfile::tempdir().unwrap();
+    let home = home.path();
+    let forwarder = daemon::forwarder_bin();
+    let forwarder = forwarder.to_str().unwrap();
+    for agent in ["codex", "gemini"] {
+        let out = hookd(
+            &["install", "--agent", agent, "--forwarder", forwarder],
+            home,
+            "/usr/bin:/bin",
+        );
+        assert!(out.status.success(), "{}", text(&out));
+    }
+    let doctor = || {
+        let out = Command::new(daemon::hookd_bin())
+            .args(["doctor", "--json", "--socket"])
+            .arg(home.join("none.sock"))
+            .arg("--project")
+            .arg(home)
+            .env_clear()
+            .env("HOME", home)
+            .env("PATH", "/usr/bin:/bin")
+            .output()
+            .unwrap();
+        let report: Value =
+            serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {}", text(&out)));
+        report["checks"].as_array().unwrap().clone()
+    };
+    let check = |checks: &[Value], name: &str| -> Value {
+        checks
+            .iter()
+            .find(|c| c["name"] == name)
+            .unwrap_or_else(|| panic!("no {name} check: {checks:#?}"))
+            .clone()
+    };
+    let checks = doctor();
+    let codex = check(&checks, "codex:user");
+    assert_eq!(codex["ok"], true, "{codex}");
+    assert!(
+        codex["message"].as_str().unwrap().contains("trusted"),
+        "{codex}"
+    );
+    assert_eq!(check(&checks, "gemini:user")["ok"], true);
+    assert!(
+        checks.iter().all(|c| c["name"] != "gemini:project"),
+        "no file, no check"
+    );
+
+    // A hand edit Gemini would silently ignore, and a registration without
+    // its agent.
+    let path = home.join(".gemini/settings.json");
+    let edited = std::fs::read_to_string(&path)
+        .unwrap()
+        .replacen("\"matcher\": \"*\"", "\"matcher\": \".*\"", 6)
+        .replace(" --agent gemini", "");
+    std::fs::write(&path, edited).unwrap();
+    let gemini = check(&doctor(), "gemini:user");
+    assert_eq!(gemini["ok"], false);
+    let message = gemini["message"].as_str().unwrap();
+    assert!(
+        message.contains("is not told `--agent gemini`"),
+        "{message}"
+    );
+    assert!(
+        message.contains("SessionStart") && message.contains("use \"*\""),
+        "{message}"
+    );
+    assert!(
+        gemini["fix"]
+            .as_str()
+            .unwrap()
+            .contains("hookd install --agent gemini"),
+        "{gemini}"
+    );
+}
