@@ -201,6 +201,7 @@ pub fn run(options: &DoctorOptions) -> Report {
         checks.push(check);
         if let Some(inspection) = inspection {
             files.push(SettingsFile {
+                agent: Agent::ClaudeCode,
                 scope,
                 path,
                 inspection,
@@ -209,6 +210,7 @@ pub fn run(options: &DoctorOptions) -> Report {
     }
     checks.push(check_coverage(&files, &options.events));
     let mut agent_files: Vec<PathBuf> = Vec::new();
+    let mut probed = Vec::new();
     for (agent, scope, path) in &options.agent_settings {
         // In the home directory the project file is the user file.
         let same = fs::canonicalize(path).unwrap_or_else(|_| path.clone());
@@ -216,8 +218,20 @@ pub fn run(options: &DoctorOptions) -> Report {
             continue;
         }
         agent_files.push(same);
-        checks.extend(agents::check(*agent, *scope, path));
+        if let Some((check, inspection)) = agents::check(*agent, *scope, path) {
+            checks.push(check);
+            // Probed with the Claude Code files (coverage is Claude Code's).
+            if let Some(inspection) = inspection {
+                probed.push(SettingsFile {
+                    agent: *agent,
+                    scope: *scope,
+                    path: path.clone(),
+                    inspection,
+                });
+            }
+        }
     }
+    files.extend(probed);
 
     let rules = status
         .as_ref()
@@ -556,6 +570,8 @@ fn find_executable(command: &str) -> Option<PathBuf> {
 
 /// A settings file doctor read, and what it registers.
 struct SettingsFile {
+    /// The agent that reads it (its hooks are probed in its form).
+    agent: Agent,
     scope: Scope,
     path: PathBuf,
     inspection: Inspection,
@@ -851,6 +867,7 @@ mod tests {
 
     fn file(scope: Scope, path: &str, text: &str) -> SettingsFile {
         SettingsFile {
+            agent: Agent::ClaudeCode,
             scope,
             path: PathBuf::from(path),
             inspection: inspection(text),

@@ -339,3 +339,72 @@ fn doctor_checks_each_agents_registration() {
         "{gemini}"
     );
 }
+
+#[test]
+fn doctor_probe_runs_each_agents_hooks_through_the_daemon() {
+    let d = daemon::Daemon::start();
+    let home = tempfile::tempdir().unwrap();
+    let home = home.path();
+    let forwarder = daemon::forwarder_bin();
+    let forwarder = forwarder.to_str().unwrap();
+    for agent in ["codex", "gemini"] {
+        let out = hookd(
+            &["install", "--agent", agent, "--forwarder", forwarder],
+            home,
+            "/usr/bin:/bin",
+        );
+        assert!(out.status.success(), "{}", text(&out));
+    }
+    let out = Command::new(daemon::hookd_bin())
+        .args(["doctor", "--probe", "--json", "--socket"])
+        .arg(&d.socket)
+        .arg("--project")
+        .arg(home)
+        .env_clear()
+        .env("HOME", home)
+        .env("PATH", "/usr/bin:/bin")
+        .env("HOOKD_SOCKET", &d.socket)
+        .output()
+        .unwrap();
+    let report: Value =
+        serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {}", text(&out)));
+    let probes: Vec<&Value> = report["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|c| c["name"].as_str().unwrap().starts_with("probe:"))
+        .collect();
+    for (agent, count) in [
+        (
+            "codex",
+            hookd::install::default_events_for(Agent::Codex).len(),
+        ),
+        (
+            "gemini",
+            hookd::install::default_events_for(Agent::Gemini).len(),
+        ),
+    ] {
+        let mine: Vec<&&Value> = probes
+            .iter()
+            .filter(|c| {
+                c["name"]
+                    .as_str()
+                    .unwrap()
+                    .starts_with(&format!("probe:{agent}:user:"))
+            })
+            .collect();
+        assert_eq!(mine.len(), count, "{agent}: {probes:#?}");
+        for c in mine {
+            assert_eq!(c["ok"], true, "{c}");
+        }
+    }
+    // The daemon logged them as the agents' probes.
+    let harnesses: Vec<String> = d
+        .log_lines()
+        .iter()
+        .filter(|l| l["type"] == "event")
+        .filter_map(|l| l["harness"].as_str().map(str::to_owned))
+        .collect();
+    assert!(harnesses.iter().any(|h| h == "codex"), "{harnesses:?}");
+    assert!(harnesses.iter().any(|h| h == "gemini"), "{harnesses:?}");
+}

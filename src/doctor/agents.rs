@@ -8,44 +8,57 @@ use std::path::Path;
 use super::Check;
 use crate::agent::claude::HookEventKind;
 use crate::agent::Agent;
-use crate::install::{self, Registration, Scope};
+use crate::install::{self, Inspection, Registration, Scope};
 
 /// Gemini compares the matcher of these events with their `source`,
 /// `trigger` or `reason` as a plain string: only `"*"`, `""` or no matcher
 /// matches them all (`".*"` silently matches none).
 const GEMINI_PLAIN_MATCHER_EVENTS: [&str; 3] = ["SessionStart", "SessionEnd", "PreCompress"];
 
-/// The check of `agent`'s registration file at `path` (`None` when there is
-/// no such file: nothing registered there, nothing to say).
-pub fn check(agent: Agent, scope: Scope, path: &Path) -> Option<Check> {
+/// The check of `agent`'s registration file at `path`, and what it
+/// registers when it could be read (`None` when there is no such file:
+/// nothing registered there, nothing to say).
+pub(super) fn check(
+    agent: Agent,
+    scope: Scope,
+    path: &Path,
+) -> Option<(Check, Option<Inspection>)> {
     let name = format!("{agent}:{}", scope.as_str());
     let text = match fs::read_to_string(path) {
         Ok(text) => text,
         Err(e) if e.kind() == io::ErrorKind::NotFound => return None,
         Err(e) => {
-            return Some(Check::fail(
-                name,
-                format!("{}: {e}", path.display()),
-                "make the file readable",
+            return Some((
+                Check::fail(
+                    name,
+                    format!("{}: {e}", path.display()),
+                    "make the file readable",
+                ),
+                None,
             ))
         }
     };
     let inspection = match install::inspect(&text) {
         Ok(inspection) => inspection,
         Err(e) => {
-            return Some(Check::fail(
-                name,
-                format!("{}:{e}", path.display()),
-                format!("fix the file: {agent} cannot use a file it cannot parse"),
+            return Some((
+                Check::fail(
+                    name,
+                    format!("{}:{e}", path.display()),
+                    format!("fix the file: {agent} cannot use a file it cannot parse"),
+                ),
+                None,
             ))
         }
     };
+    let check = check_registrations(agent, name, path, &inspection);
+    Some((check, Some(inspection)))
+}
+
+fn check_registrations(agent: Agent, name: String, path: &Path, inspection: &Inspection) -> Check {
     let regs = &inspection.registrations;
     if regs.is_empty() {
-        return Some(Check::pass(
-            name,
-            format!("{}: no hook-forwarder entry", path.display()),
-        ));
+        return Check::pass(name, format!("{}: no hook-forwarder entry", path.display()));
     }
     let mut problems = Vec::new();
     let mut fixes = Vec::new();
@@ -73,21 +86,21 @@ pub fn check(agent: Agent, scope: Scope, path: &Path) -> Option<Check> {
             Agent::Codex => "; Codex runs them once they are trusted (`codex`, /hooks)",
             _ => "",
         };
-        Some(Check::pass(
+        Check::pass(
             name,
             format!(
                 "{}: hook-forwarder --agent {agent} on {events} event{}{trust}",
                 path.display(),
                 if events == 1 { "" } else { "s" }
             ),
-        ))
+        )
     } else {
         fixes.dedup();
-        Some(Check::fail(
+        Check::fail(
             name,
             format!("{}: {}", path.display(), problems.join("; ")),
             fixes.join("; "),
-        ))
+        )
     }
 }
 
