@@ -8,6 +8,7 @@ use std::process::ExitCode;
 use anyhow::Context;
 use clap::{Parser, Subcommand};
 use hookd::agent::claude::FailClosed;
+use hookd::agent::Agent;
 use hookd::daemon::{self, RulesSource};
 use hookd::decision::Verdict;
 use hookd::protocol::log::LogRecord;
@@ -248,6 +249,12 @@ enum ServiceCommand {
 /// Which settings file, shared by install and uninstall.
 #[derive(Parser)]
 struct SettingsTarget {
+    /// The agent whose hooks file it is: claude-code, codex ($CODEX_HOME/hooks.json,
+    /// default ~/.codex/hooks.json; project: <project>/.codex/hooks.json),
+    /// gemini (~/.gemini/settings.json; project: <project>/.gemini/settings.json),
+    /// or all (every one of them found on PATH).
+    #[arg(long, value_enum, value_name = "AGENT", default_value = "claude-code")]
+    agent: AgentChoice,
     /// user (~/.claude/settings.json, or $CLAUDE_CONFIG_DIR/settings.json),
     /// project (<project>/.claude/settings.json) or local
     /// (<project>/.claude/settings.local.json) [default: user].
@@ -268,12 +275,32 @@ struct SettingsTarget {
 }
 
 impl SettingsTarget {
-    fn path(&self) -> anyhow::Result<PathBuf> {
+    /// The agents this command applies to, and those `all` skipped because
+    /// their command is not on PATH.
+    fn agents(&self) -> anyhow::Result<(Vec<Agent>, Vec<Agent>)> {
+        match self.agent.one() {
+            Some(agent) => Ok((vec![agent], Vec::new())),
+            None => {
+                if self.settings.is_some() {
+                    anyhow::bail!("--agent all writes each agent's own file; --settings names one file: give one --agent");
+                }
+                Ok(Agent::ALL
+                    .into_iter()
+                    .partition(|a| on_path(hookd::install::agent_program(*a))))
+            }
+        }
+    }
+
+    fn path(&self, agent: Agent) -> anyhow::Result<PathBuf> {
         if let Some(path) = &self.settings {
             return Ok(std::path::absolute(path)?);
         }
         let project = std::path::absolute(self.project.clone().unwrap_or_else(|| ".".into()))?;
-        hookd::install::settings_path(self.scope.unwrap_or(hookd::install::Scope::User), &project)
+        hookd::install::agent_settings_path(
+            agent,
+            self.scope.unwrap_or(hookd::install::Scope::User),
+            &project,
+        )
     }
 
     fn report(&self, outcome: &hookd::install::Outcome) -> anyhow::Result<()> {
@@ -286,6 +313,62 @@ impl SettingsTarget {
         }
         println!("{}", outcome.summary());
         Ok(())
+    }
+}
+
+/// `--agent` of install and uninstall: one agent, or every one found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum AgentChoice {
+    /// Claude Code (and Agent SDK runs): its settings.json.
+    ClaudeCode,
+    /// OpenAI Codex CLI: its hooks.json.
+    Codex,
+    /// Google Gemini CLI: its settings.json.
+    Gemini,
+    /// Every agent whose command (claude, codex, gemini) is on PATH.
+    All,
+}
+
+impl AgentChoice {
+    fn one(self) -> Option<Agent> {
+        match self {
+            AgentChoice::ClaudeCode => Some(Agent::ClaudeCode),
+            AgentChoice::Codex => Some(Agent::Codex),
+            AgentChoice::Gemini => Some(Agent::Gemini),
+            AgentChoice::All => None,
+        }
+    }
+}
+
+/// Whether an executable file called `program` is in a `PATH` directory.
+fn on_path(program: &str) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    std::env::var_os("PATH").is_some_and(|path| {
+        std::env::split_paths(&path).any(|dir| {
+            std::fs::metadata(dir.join(program))
+                .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+        })
+    })
+}
+
+/// An agent hookd judges (see [`Agent`]), as `--agent` names it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum AgentName {
+    /// Claude Code (and Agent SDK runs).
+    ClaudeCode,
+    /// OpenAI Codex CLI.
+    Codex,
+    /// Google Gemini CLI.
+    Gemini,
+}
+
+impl From<AgentName> for Agent {
+    fn from(name: AgentName) -> Agent {
+        match name {
+            AgentName::ClaudeCode => Agent::ClaudeCode,
+            AgentName::Codex => Agent::Codex,
+            AgentName::Gemini => Agent::Gemini,
+        }
     }
 }
 
@@ -311,8 +394,11 @@ fn fail_closed(scope: Option<FailScope>) -> FailClosed {
 struct InstallArgs {
     #[command(flatten)]
     target: SettingsTarget,
-    /// Events to register, comma-separated [default: every event but
-    /// WorktreeCreate, whose hook must create the worktree itself].
+    /// Events to register, comma-separated, in the agent's own names
+    /// [default: Claude Code: every event but WorktreeCreate, whose hook
+    /// must create the worktree itself; Codex: every event but Interrupt;
+    /// Gemini: every event but BeforeModel, AfterModel and
+    /// BeforeToolSelection].
     #[arg(long, value_name = "LIST")]
     events: Option<String>,
     /// When the daemon cannot answer, block instead of no opinion: tool
@@ -389,6 +475,10 @@ enum RulesCommand {
     Explain {
         /// A hook input (JSON), or an event line from the log.
         event: PathBuf,
+        /// The agent whose hook input it is [default: an event line's
+        /// harness, else claude-code].
+        #[arg(long, value_enum, value_name = "AGENT")]
+        agent: Option<AgentName>,
         /// The rules [default: the daemon's rules file, else the defaults].
         #[arg(long, value_name = "FILE")]
         rules: Option<PathBuf>,
@@ -548,10 +638,7 @@ fn main() -> ExitCode {
         Command::Rules(command) => rules(command),
         Command::Replay { log, rules, json } => replay(&log, rules, json),
         Command::Install(args) => install(args),
-        Command::Uninstall { target } => target
-            .path()
-            .and_then(|path| hookd::install::uninstall(&path, target.dry_run))
-            .and_then(|outcome| target.report(&outcome)),
+        Command::Uninstall { target } => uninstall(&target),
         Command::Doctor {
             probe,
             socket,
@@ -775,17 +862,33 @@ fn rules(command: RulesCommand) -> anyhow::Result<()> {
                 std::process::exit(1)
             }
         }
-        RulesCommand::Explain { event, rules, json } => {
+        RulesCommand::Explain {
+            event,
+            agent,
+            rules,
+            json,
+        } => {
             let text = std::fs::read_to_string(&event)
                 .with_context(|| format!("reading {}", event.display()))?;
             let mut input: serde_json::Value = serde_json::from_str(&text)
                 .with_context(|| format!("{} is not JSON", event.display()))?;
-            // An event line from the log carries the hook input inside it.
+            // An event line from the log carries the hook input inside it,
+            // and its agent.
+            let mut logged_agent = None;
             if let Ok(LogRecord::Event(logged)) = LogRecord::parse(text.trim_end().as_bytes()) {
                 if logged.input.is_object() {
+                    logged_agent = serde_json::from_value::<hookd::protocol::Harness>(
+                        serde_json::Value::String(logged.harness),
+                    )
+                    .ok()
+                    .map(hookd::protocol::Harness::agent);
                     input = logged.input;
                 }
             }
+            let agent = agent
+                .map(Agent::from)
+                .or(logged_agent)
+                .unwrap_or(Agent::ClaudeCode);
             let user = std::sync::Arc::new(daemon::load_rules(&rules_source(rules))?);
             let home = std::env::var_os("HOME").map(PathBuf::from);
             let project_dir = input["cwd"].as_str().map(PathBuf::from);
@@ -797,14 +900,40 @@ fn rules(command: RulesCommand) -> anyhow::Result<()> {
                     layers = layers.with_project(dir.clone(), std::sync::Arc::new(project));
                 }
             }
-            let mut query = hookd::rules::Query::new(&input);
-            query.project_dir = project_dir.as_deref();
-            query.home = home.as_deref();
-            let explanation = layers.explain(&query);
+            // The agent's event and tool mapped onto Claude Code's, as the
+            // daemon judges them: one explanation per rule input (a Codex
+            // patch has one per file it touches).
+            let name = input["hook_event_name"].as_str().unwrap_or("");
+            let event_name = match agent.event_kind(name) {
+                hookd::agent::claude::HookEventKind::Unknown => name.to_string(),
+                kind => kind.as_str().to_string(),
+            };
+            let rule_inputs = agent.rule_inputs(&input);
+            let explanations: Vec<_> = rule_inputs
+                .iter()
+                .map(|rule_input| {
+                    let mut query = hookd::rules::Query::new(rule_input).agent(agent);
+                    query.event = &event_name;
+                    query.project_dir = project_dir.as_deref();
+                    query.home = home.as_deref();
+                    layers.explain(&query)
+                })
+                .collect();
             if json {
-                println!("{}", serde_json::to_string_pretty(&explanation)?);
+                match explanations.as_slice() {
+                    [one] => println!("{}", serde_json::to_string_pretty(one)?),
+                    all => println!("{}", serde_json::to_string_pretty(all)?),
+                }
             } else {
-                print!("{explanation}");
+                if agent != Agent::ClaudeCode {
+                    println!("agent: {agent} ({name} judged as {event_name})");
+                }
+                for (i, explanation) in explanations.iter().enumerate() {
+                    if explanations.len() > 1 {
+                        println!("input {} of {}:", i + 1, explanations.len());
+                    }
+                    print!("{explanation}");
+                }
             }
             Ok(())
         }
@@ -975,27 +1104,87 @@ fn status(client: &ClientArgs, json: bool) -> anyhow::Result<()> {
 }
 
 fn install(args: InstallArgs) -> anyhow::Result<()> {
-    let options = hookd::install::InstallOptions {
-        forwarder: hookd::install::resolve_forwarder(args.forwarder.as_deref())?,
-        events: match &args.events {
-            Some(list) => hookd::install::parse_events(list).map_err(anyhow::Error::msg)?,
-            None => hookd::install::default_events(),
-        },
-        fail_closed: fail_closed(args.fail_closed),
-        statusline: match args.statusline {
-            true => Some(std::env::current_exe().context("finding this hookd for --statusline")?),
-            false => None,
-        },
+    let (agents, skipped) = args.target.agents()?;
+    if agents.len() != 1 && args.events.is_some() {
+        anyhow::bail!("--events names one agent's events: give one --agent with it");
+    }
+    let forwarder = hookd::install::resolve_forwarder(args.forwarder.as_deref())?;
+    // The status line is Claude Code's setting; other agents have none.
+    let statusline = match args.statusline {
+        true => Some(std::env::current_exe().context("finding this hookd for --statusline")?),
+        false => None,
     };
+    if statusline.is_some() && !agents.contains(&Agent::ClaudeCode) {
+        anyhow::bail!("--statusline is Claude Code's setting: install it with --agent claude-code");
+    }
+    let mut options = Vec::new();
+    for agent in &agents {
+        options.push(hookd::install::InstallOptions {
+            agent: *agent,
+            forwarder: forwarder.clone(),
+            events: match &args.events {
+                Some(list) => {
+                    hookd::install::parse_events_for(*agent, list).map_err(anyhow::Error::msg)?
+                }
+                None => hookd::install::default_events_for(*agent),
+            },
+            fail_closed: fail_closed(args.fail_closed),
+            statusline: statusline.clone().filter(|_| *agent == Agent::ClaudeCode),
+        });
+    }
     if args.print {
-        print!("{}", hookd::install::hooks_block(&options));
+        for options in &options {
+            if options.agent != Agent::ClaudeCode || agents.len() > 1 {
+                println!("// {}", options.agent);
+            }
+            print!("{}", hookd::install::hooks_block(options));
+        }
         return Ok(());
     }
-    let path = args.target.path()?;
-    let outcome = hookd::install::install(&path, &options, args.target.dry_run)?;
-    args.target.report(&outcome)?;
-    if outcome.written && !args.target.json {
+    report_skipped(&skipped, args.target.json)?;
+    if agents.is_empty() {
+        anyhow::bail!(
+            "--agent all: none of claude, codex, gemini is on PATH; name one with --agent"
+        );
+    }
+    let mut written = false;
+    for options in &options {
+        let path = args.target.path(options.agent)?;
+        let outcome = hookd::install::install(&path, options, args.target.dry_run)?;
+        args.target.report(&outcome)?;
+        written |= outcome.written;
+        if !args.target.json && !args.target.dry_run {
+            if let Some(note) = hookd::install::after_install_note(options.agent) {
+                println!("{note}");
+            }
+        }
+    }
+    if written && !args.target.json {
         println!("`hookd doctor` checks the whole setup.");
+    }
+    Ok(())
+}
+
+fn uninstall(target: &SettingsTarget) -> anyhow::Result<()> {
+    let (agents, skipped) = target.agents()?;
+    report_skipped(&skipped, target.json)?;
+    for agent in agents {
+        let path = target.path(agent)?;
+        let outcome = hookd::install::uninstall(&path, target.dry_run)?;
+        target.report(&outcome)?;
+    }
+    Ok(())
+}
+
+/// Says which agents `--agent all` left out (on stderr: stdout may be JSON).
+fn report_skipped(skipped: &[Agent], json: bool) -> anyhow::Result<()> {
+    for agent in skipped {
+        let program = hookd::install::agent_program(*agent);
+        if json {
+            eprintln!("skipped {agent}: `{program}` is not on PATH");
+        } else {
+            println!("skipped {agent}: `{program}` is not on PATH");
+        }
     }
     Ok(())
 }

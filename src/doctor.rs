@@ -22,10 +22,12 @@ use std::time::{Duration, SystemTime};
 use serde::Serialize;
 
 use crate::agent::claude::{FailClosed, HookEventKind};
+use crate::agent::Agent;
 use crate::install::{self, Inspection, Scope};
 use crate::protocol::log::{LogRecord, LoggedEvent};
 use crate::protocol::Harness;
 
+mod agents;
 mod probe;
 
 /// A Claude Code `timeout` at or above this is almost certainly meant as
@@ -55,6 +57,9 @@ pub struct DoctorOptions {
     pub default_rules: Option<PathBuf>,
     /// The events a complete registration covers.
     pub events: Vec<HookEventKind>,
+    /// Codex's and Gemini's registration files (user and project scope),
+    /// checked when they exist.
+    pub agent_settings: Vec<(Agent, Scope, PathBuf)>,
     /// Also run every registered hook command with a synthetic event
     /// (`--probe`, see `doctor/probe.rs`).
     pub probe: bool,
@@ -64,6 +69,7 @@ impl DoctorOptions {
     /// The defaults from the environment, for `socket` and `project`.
     pub fn from_env(socket: PathBuf, project: PathBuf) -> anyhow::Result<DoctorOptions> {
         Ok(DoctorOptions {
+            agent_settings: agent_settings(&project),
             socket,
             project,
             forwarder: install::sibling_forwarder()?,
@@ -76,6 +82,19 @@ impl DoctorOptions {
             probe: false,
         })
     }
+}
+
+/// Codex's and Gemini's registration files in user and project scope.
+fn agent_settings(project: &Path) -> Vec<(Agent, Scope, PathBuf)> {
+    let mut files = Vec::new();
+    for agent in [Agent::Codex, Agent::Gemini] {
+        for scope in [Scope::User, Scope::Project] {
+            if let Ok(path) = install::agent_settings_path(agent, scope, project) {
+                files.push((agent, scope, path));
+            }
+        }
+    }
+    files
 }
 
 /// One check's result.
@@ -183,6 +202,7 @@ pub fn run(options: &DoctorOptions) -> Report {
         checks.push(check);
         if let Some(inspection) = inspection {
             files.push(SettingsFile {
+                agent: Agent::ClaudeCode,
                 scope,
                 path,
                 inspection,
@@ -190,6 +210,29 @@ pub fn run(options: &DoctorOptions) -> Report {
         }
     }
     checks.push(check_coverage(&files, &options.events));
+    let mut agent_files: Vec<PathBuf> = Vec::new();
+    let mut probed = Vec::new();
+    for (agent, scope, path) in &options.agent_settings {
+        // In the home directory the project file is the user file.
+        let same = fs::canonicalize(path).unwrap_or_else(|_| path.clone());
+        if agent_files.contains(&same) {
+            continue;
+        }
+        agent_files.push(same);
+        if let Some((check, inspection)) = agents::check(*agent, *scope, path) {
+            checks.push(check);
+            // Probed with the Claude Code files (coverage is Claude Code's).
+            if let Some(inspection) = inspection {
+                probed.push(SettingsFile {
+                    agent: *agent,
+                    scope: *scope,
+                    path: path.clone(),
+                    inspection,
+                });
+            }
+        }
+    }
+    files.extend(probed);
 
     let rules = status
         .as_ref()
@@ -524,6 +567,8 @@ fn find_executable(command: &str) -> Option<PathBuf> {
 
 /// A settings file doctor read, and what it registers.
 struct SettingsFile {
+    /// The agent that reads it (its hooks are probed in its form).
+    agent: Agent,
     scope: Scope,
     path: PathBuf,
     inspection: Inspection,
@@ -822,6 +867,7 @@ mod tests {
 
     fn file(scope: Scope, path: &str, text: &str) -> SettingsFile {
         SettingsFile {
+            agent: Agent::ClaudeCode,
             scope,
             path: PathBuf::from(path),
             inspection: inspection(text),

@@ -8,6 +8,7 @@ use serde_json::Value;
 use uuid::Uuid;
 
 use crate::agent::claude::{HookEventKind, HookInput};
+use crate::agent::{Agent, ToolNames};
 use crate::protocol::Harness;
 
 /// A new time-ordered id (uuid v7). The random bits come from a per-thread
@@ -55,9 +56,12 @@ pub struct Event {
     pub harness: Harness,
     /// The typed view of `raw`.
     pub input: HookInput,
-    /// The hook input exactly as Claude Code sent it.
+    /// The hook input exactly as the agent sent it.
     pub raw: Value,
-    /// The `CLAUDE*` environment of the hook process.
+    /// The tool's names, the agent's own and the Claude Code one rules
+    /// judge it as, for tool events of Codex and Gemini whose names differ.
+    pub mapped_tool: Option<String>,
+    /// The environment of the hook process its dialect relays.
     pub env: BTreeMap<String, String>,
     /// The agent-SDK run it came from, if any.
     pub run_id: Option<String>,
@@ -75,11 +79,24 @@ pub struct Event {
 impl Event {
     /// A new event received now.
     pub fn new(harness: Harness, raw: Value, env: BTreeMap<String, String>) -> Event {
+        let agent = harness.agent();
+        let input = match agent {
+            Agent::ClaudeCode => HookInput::parse(&raw),
+            agent => HookInput::parse_with(&raw, |name| agent.event_kind(name)),
+        };
+        let mapped_tool = match agent {
+            Agent::ClaudeCode => None,
+            agent => agent
+                .tool_names(&raw)
+                .filter(|names| names.agent != names.claude)
+                .map(|ToolNames { claude, .. }| claude),
+        };
         Event {
             id: new_id(),
             received_at: SystemTime::now(),
             harness,
-            input: HookInput::parse(&raw),
+            input,
+            mapped_tool,
             raw,
             env,
             run_id: None,
@@ -101,16 +118,31 @@ impl Event {
         let name = crate::protocol::json::find_event_name(text.as_bytes());
         let mut event = Event::new(harness, Value::String(text), env);
         if let Some(name) = name {
-            event.input.kind = HookEventKind::from_name(&name);
+            event.input.kind = harness.agent().event_kind(&name);
             event.input.name = name;
         }
         event.input_error = Some(error);
         event
     }
 
-    /// The event kind.
+    /// The event kind: the agent's event mapped onto hookd's (Gemini's
+    /// `BeforeTool` is PreToolUse).
     pub fn kind(&self) -> HookEventKind {
         self.input.kind
+    }
+
+    /// The agent that fired it.
+    pub fn agent(&self) -> Agent {
+        self.harness.agent()
+    }
+
+    /// The name rules know the event by: its kind's, or the agent's own
+    /// name for an event no kind maps (which only `event = "*"` matches).
+    pub fn rule_event(&self) -> &str {
+        match self.kind() {
+            HookEventKind::Unknown => self.name(),
+            kind => kind.as_str(),
+        }
     }
 
     /// `hook_event_name` verbatim, or `unknown` when there is none.

@@ -1,4 +1,5 @@
-//! `hook-forwarder`: the command hook Claude Code spawns for every hook.
+//! `hook-forwarder`: the command hook Claude Code (or Codex CLI, or Gemini
+//! CLI: `--agent`) spawns for every hook.
 //!
 //! It connects to the daemon, reads the hook's stdin to EOF, sends one `hook`
 //! frame, waits for one `hook_result` and prints it verbatim. It must cost
@@ -16,10 +17,17 @@
 //! (`benches/forwarder.rs`, `HOOKD_FORWARDER_COMPARE`), they cost about 2 %
 //! of the round trip of the static build, a thread about 7 %.
 //!
+//! `--agent codex|gemini|claude-code` (written by `hookd install --agent`,
+//! default `claude-code`) names the agent whose hook JSON stdin holds: it
+//! goes to the daemon as the frame's `harness`, picks which environment
+//! variables are relayed ([`Agent::relays_env`]) and the fallback's form.
+//!
 //! When anything goes wrong (no daemon, deadline, bad reply, bad arguments)
-//! it applies the event's fallback (see [`crate::agent::claude::output::fallback`]),
-//! blocking what its `--fail-closed` scope covers, and prints exactly one
-//! machine-parseable line on stderr:
+//! it applies the event's fallback in the agent's own form (see
+//! [`Agent::fallback`]), blocking what its `--fail-closed` scope covers (an
+//! event name the agent does not have, fail-closed, gets
+//! [`crate::agent::universal_deny`], which every agent honors), and prints
+//! exactly one machine-parseable line on stderr:
 //!
 //! ```text
 //! hookd-forwarder: fallback event=PreToolUse reason=no_socket socket=/run/user/1000/hookd/hookd.sock
@@ -47,10 +55,11 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use serde::Deserialize;
 
-use crate::agent::claude::output::{self, HookOutput};
+use crate::agent::claude::output::HookOutput;
 use crate::agent::claude::{FailClosed, HookEventKind};
+use crate::agent::Agent;
 use crate::protocol::forwarder::{decode_reply, encode_hook, HookFrame};
-use crate::protocol::{json, Reply, DEFAULT_MAX_FRAME};
+use crate::protocol::{json, Harness, Reply, DEFAULT_MAX_FRAME};
 
 /// The forwarder's deadline when `--timeout` is not given: below Claude Code's
 /// own 30 s default for UserPromptSubmit, so the ladder holds with an
@@ -63,10 +72,14 @@ pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(25);
 pub const MAX_TIMEOUT: Duration = Duration::from_secs(24 * 60 * 60);
 
 const USAGE: &str = "\
-usage: hook-forwarder [--timeout SECS] [--fail-closed[=tools|all]] [--socket PATH] [--installed-by=WHO]
+usage: hook-forwarder [--agent NAME] [--timeout SECS] [--fail-closed[=tools|all]] [--socket PATH] [--installed-by=WHO]
 
-Registered as a command hook in Claude Code's settings.json: reads the hook's
-JSON on stdin, asks the hookd daemon, prints its decision.
+Registered as a command hook in Claude Code's settings.json (or Codex's
+hooks.json, or Gemini's settings.json): reads the hook's JSON on stdin, asks
+the hookd daemon, prints its decision.
+
+  --agent NAME     the agent that runs this hook: claude-code (the default),
+                   codex or gemini
 
   --timeout SECS   deadline for the whole exchange (default: 25, or two thirds
                    of Claude Code's default timeout for events with a shorter one)
@@ -84,6 +97,8 @@ Argument errors fall back too, keeping any --fail-closed on the line.
 /// Command-line options.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Options {
+    /// `--agent`; `None`: Claude Code.
+    pub agent: Option<Agent>,
     /// `--timeout`.
     pub timeout: Option<Duration>,
     /// `--fail-closed[=tools|all]`.
@@ -150,6 +165,7 @@ pub fn parse_args(args: &[OsString]) -> Result<Command, String> {
         };
         match flag {
             b"--timeout" => options.timeout = Some(parse_timeout(value("--timeout")?)?),
+            b"--agent" => options.agent = Some(parse_agent(value("--agent")?)?),
             b"--fail-closed" => {
                 let scope = match inline {
                     None => FailClosed::Tools,
@@ -187,6 +203,40 @@ pub fn parse_args(args: &[OsString]) -> Result<Command, String> {
         }
     }
     Ok(Command::Forward(options))
+}
+
+fn parse_agent(value: &OsStr) -> Result<Agent, String> {
+    value.to_str().and_then(Agent::from_name).ok_or_else(|| {
+        format!(
+            "--agent: unknown agent `{}`; use claude-code, codex or gemini",
+            value.to_string_lossy()
+        )
+    })
+}
+
+/// The agent an argument list names, read without parsing it: what applies
+/// when [`parse_args`] refuses the line, so that a typo elsewhere still
+/// gives the fallback in the agent's own form. `None` when no valid
+/// `--agent NAME` / `--agent=NAME` is on the line.
+pub fn agent_in(args: &[OsString]) -> Option<Agent> {
+    let mut found = None;
+    let mut previous_flag = false;
+    for arg in args {
+        let bytes = arg.as_bytes();
+        let name = match bytes.strip_prefix(b"--agent=") {
+            Some(name) => Some(name),
+            None if previous_flag => Some(bytes),
+            None => None,
+        };
+        if let Some(agent) = name
+            .and_then(|n| std::str::from_utf8(n).ok())
+            .and_then(Agent::from_name)
+        {
+            found = Some(agent);
+        }
+        previous_flag = bytes == b"--agent";
+    }
+    found
 }
 
 fn parse_timeout(value: &OsStr) -> Result<Duration, String> {
@@ -403,6 +453,7 @@ pub fn run(args: &[OsString]) -> i32 {
         Ok(Command::Forward(options)) => (options, None),
         Err(message) => {
             let options = Options {
+                agent: agent_in(args),
                 fail_closed: fail_closed_in(args),
                 ..Options::default()
             };
@@ -424,7 +475,8 @@ pub fn run(args: &[OsString]) -> i32 {
     };
     let (input, read) = read_stdin(early_deadline);
     let probe = Input::probe(&input);
-    let kind = HookEventKind::from_name(probe.name().unwrap_or(""));
+    let agent = options.agent.unwrap_or(Agent::ClaudeCode);
+    let kind = agent.event_kind(probe.name().unwrap_or(""));
     let event = probe.name().unwrap_or("unknown").to_string();
 
     let outcome = match (bad_args, read) {
@@ -437,6 +489,7 @@ pub fn run(args: &[OsString]) -> i32 {
             };
             exchange(
                 stream,
+                agent,
                 &input,
                 input_error,
                 options.fail_closed,
@@ -447,7 +500,7 @@ pub fn run(args: &[OsString]) -> i32 {
     let out = match outcome {
         Ok(out) => out,
         Err(failure) => {
-            let mut out = output::fallback(kind, options.fail_closed, failure.reason.as_str());
+            let mut out = agent.fallback(&event, options.fail_closed, failure.reason.as_str());
             out.stderr = fallback_line(&event, failure.reason, &socket, failure.detail.as_deref());
             out
         }
@@ -580,6 +633,7 @@ pub fn fallback_line(
 /// Sends the hook frame and waits for the matching `hook_result`.
 fn exchange(
     mut stream: UnixStream,
+    agent: Agent,
     input: &[u8],
     input_error: Option<&str>,
     fail_closed: FailClosed,
@@ -587,11 +641,12 @@ fn exchange(
 ) -> Result<HookOutput, Failure> {
     let id = request_id();
     let env: BTreeMap<String, String> = std::env::vars()
-        .filter(|(k, _)| k.starts_with("CLAUDE") || k == "HOOKD_RUN_ID")
+        .filter(|(k, _)| agent.relays_env(k))
         .collect();
     let budget_ms = u64::try_from(remaining(deadline)?.as_millis()).unwrap_or(u64::MAX);
     let frame = encode_hook(&HookFrame {
         id: &id,
+        harness: Harness::of_forwarded(agent),
         deadline_ms: budget_ms,
         fail_closed,
         env: &env,
@@ -690,6 +745,7 @@ mod tests {
                 timeout: Some(Duration::from_millis(2500)),
                 fail_closed: FailClosed::Tools,
                 socket: Some("/x.sock".into()),
+                agent: None,
             })
         );
         assert!(parse_args(&args(&["--timeout", "0"]))
@@ -705,6 +761,34 @@ mod tests {
             parse_args(&args(&["--help"])),
             Ok(Command::Print(_))
         ));
+    }
+
+    #[test]
+    fn the_agent_is_a_flag_and_survives_a_refused_line() {
+        let agent = |list: &[&str]| match parse_args(&args(list)) {
+            Ok(Command::Forward(o)) => Ok(o.agent),
+            Ok(Command::Print(_)) => panic!("printed"),
+            Err(e) => Err(e),
+        };
+        assert_eq!(agent(&[]), Ok(None));
+        assert_eq!(agent(&["--agent", "codex"]), Ok(Some(Agent::Codex)));
+        assert_eq!(agent(&["--agent=gemini"]), Ok(Some(Agent::Gemini)));
+        assert_eq!(agent(&["--agent=claude-code"]), Ok(Some(Agent::ClaudeCode)));
+        let e = agent(&["--agent", "copilot"]).unwrap_err();
+        assert!(e.contains("unknown agent `copilot`"), "{e}");
+        assert!(agent(&["--agent"]).unwrap_err().contains("needs a value"));
+        // A refused line keeps the agent, so the fallback has its form.
+        for line in [
+            &["--agent", "gemini", "--frob"][..],
+            &["--frob", "--agent=gemini"],
+            &["--timeout", "0", "--agent", "gemini"],
+        ] {
+            let line = args(line);
+            assert!(parse_args(&line).is_err());
+            assert_eq!(agent_in(&line), Some(Agent::Gemini), "{line:?}");
+        }
+        assert_eq!(agent_in(&args(&["--agent", "copilot"])), None);
+        assert_eq!(agent_in(&args(&["codex"])), None);
     }
 
     #[test]

@@ -1,5 +1,15 @@
 //! `hookd install` / `hookd uninstall`: register `hook-forwarder` in a Claude
-//! Code settings file, and take it out again.
+//! Code settings file, and take it out again. The same for Codex CLI's
+//! `hooks.json` and Gemini CLI's `settings.json` ([`InstallOptions::agent`]):
+//! all three hold `{"hooks": {EVENT: [{"matcher"?, "hooks": [HANDLER]}]}}`,
+//! with the agent's own event names, and a handler that is Claude Code's
+//! exec form (`command` + `args`, `timeout` in seconds), Codex's command
+//! line (`timeout` in seconds) or Gemini's command line (`name`, `timeout`
+//! in **milliseconds**); the two command lines run
+//! `hook-forwarder --agent codex|gemini …`. Each agent has its own timeout
+//! ladder ([`timings`]). Codex and Gemini groups have `"matcher": "*"`
+//! (Gemini compares a SessionStart, SessionEnd or PreCompress matcher as a
+//! plain string: `".*"` would silently drop those events).
 //!
 //! The core is pure: (settings text, options) → new text
 //! ([`install_text`], [`uninstall_text`]). Files are read and written only at
@@ -24,8 +34,9 @@
 //! touched.
 //!
 //! **Recognising our entries.** Every handler install writes runs a file
-//! named `hook-forwarder` with [`MARKER_ARG`] among its args; uninstall
-//! removes exactly those (the forwarder accepts and ignores the marker).
+//! named `hook-forwarder` with [`MARKER_ARG`] among its args (the words of
+//! its command line, for Codex and Gemini); uninstall removes exactly those
+//! (the forwarder accepts and ignores the marker).
 //! Hand-written forwarder entries without the marker are left alone.
 
 pub mod diff;
@@ -41,6 +52,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 use crate::agent::claude::{FailClosed, HookEventKind};
+use crate::agent::Agent;
 use jsontext::{Element, Node, Out, Style};
 
 /// The forwarder's file name: a handler whose `command` names a file called
@@ -54,15 +66,16 @@ pub const MARKER_ARG: &str = "--installed-by=hookd";
 pub const BACKUP_SUFFIX: &str = ".hookd-backup";
 
 /// How one event's handler is registered: the deadline ladder is
-/// `claude_s` (Claude Code kills the hook) > `forwarder_s` (the forwarder
+/// `agent_s` (the agent kills the hook) > `forwarder_s` (the forwarder
 /// gives up and applies the fallback) > the daemon's deadline (90 % of the
 /// forwarder's budget, `daemon::hook::daemon_budget`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 pub struct Timing {
     /// The forwarder's `--timeout`, in seconds.
     pub forwarder_s: u32,
-    /// Claude Code's `timeout`, in seconds.
-    pub claude_s: u32,
+    /// The agent's `timeout`, in seconds (Gemini's file gets it in
+    /// milliseconds).
+    pub agent_s: u32,
     /// Whether the handler is registered with `"async": true`.
     #[serde(rename = "async")]
     pub async_hook: bool,
@@ -115,7 +128,7 @@ pub const TIMINGS: [(EventClass, Timing); 3] = [
         EventClass::DecisionPoint,
         Timing {
             forwarder_s: 25,
-            claude_s: 30,
+            agent_s: 30,
             async_hook: false,
         },
     ),
@@ -123,7 +136,7 @@ pub const TIMINGS: [(EventClass, Timing); 3] = [
         EventClass::ObserveOnly,
         Timing {
             forwarder_s: 2,
-            claude_s: 5,
+            agent_s: 5,
             async_hook: false,
         },
     ),
@@ -131,31 +144,176 @@ pub const TIMINGS: [(EventClass, Timing); 3] = [
         EventClass::SessionEnd,
         Timing {
             forwarder_s: 1,
-            claude_s: 2,
+            agent_s: 2,
             async_hook: false,
         },
     ),
 ];
 
-/// The class of an event.
+/// Codex CLI's ladder, in seconds like Claude Code's. Codex's own default
+/// is 600 s; decision points get Claude Code's 30 s (25 s for the
+/// forwarder), observe-only events 5 s (2 s). Codex clamps SessionEnd
+/// hooks to 3 s whatever the file says, so 3 s is written (1 s for the
+/// forwarder): the ladder holds under the clamp.
+pub const CODEX_TIMINGS: [(EventClass, Timing); 3] = [
+    (
+        EventClass::DecisionPoint,
+        Timing {
+            forwarder_s: 25,
+            agent_s: 30,
+            async_hook: false,
+        },
+    ),
+    (
+        EventClass::ObserveOnly,
+        Timing {
+            forwarder_s: 2,
+            agent_s: 5,
+            async_hook: false,
+        },
+    ),
+    (
+        EventClass::SessionEnd,
+        Timing {
+            forwarder_s: 1,
+            agent_s: 3,
+            async_hook: false,
+        },
+    ),
+];
+
+/// Gemini CLI's ladder (written to its file in milliseconds). Gemini's own
+/// default is 60 s for every event; the same steps as Claude Code's keep a
+/// wedged daemon from holding a session for a minute.
+pub const GEMINI_TIMINGS: [(EventClass, Timing); 3] = [
+    (
+        EventClass::DecisionPoint,
+        Timing {
+            forwarder_s: 25,
+            agent_s: 30,
+            async_hook: false,
+        },
+    ),
+    (
+        EventClass::ObserveOnly,
+        Timing {
+            forwarder_s: 2,
+            agent_s: 5,
+            async_hook: false,
+        },
+    ),
+    (
+        EventClass::SessionEnd,
+        Timing {
+            forwarder_s: 1,
+            agent_s: 2,
+            async_hook: false,
+        },
+    ),
+];
+
+/// The timeout table of `agent`.
+pub fn timings(agent: Agent) -> &'static [(EventClass, Timing); 3] {
+    match agent {
+        Agent::ClaudeCode => &TIMINGS,
+        Agent::Codex => &CODEX_TIMINGS,
+        Agent::Gemini => &GEMINI_TIMINGS,
+    }
+}
+
+/// The class of a Claude Code event.
 pub fn class(kind: HookEventKind) -> EventClass {
+    class_for(Agent::ClaudeCode, kind)
+}
+
+/// The class of an event of `agent` (of hookd kind `kind`): a decision
+/// point is one the agent honors some verdict for.
+pub fn class_for(agent: Agent, kind: HookEventKind) -> EventClass {
     if kind == HookEventKind::SessionEnd {
         EventClass::SessionEnd
-    } else if kind.is_decision_point() {
+    } else if agent.is_decision_point(kind) {
         EventClass::DecisionPoint
     } else {
         EventClass::ObserveOnly
     }
 }
 
-/// The timing of an event's handler, from [`TIMINGS`].
+/// The timing of a Claude Code event's handler, from [`TIMINGS`].
 pub fn timing(kind: HookEventKind) -> Timing {
-    let class = class(kind);
-    TIMINGS
+    timing_for(Agent::ClaudeCode, kind)
+}
+
+/// The timing of `agent`'s handler for an event of kind `kind`.
+pub fn timing_for(agent: Agent, kind: HookEventKind) -> Timing {
+    let class = class_for(agent, kind);
+    timings(agent)
         .iter()
         .find(|(c, _)| *c == class)
         .map(|(_, t)| *t)
         .expect("every class has a row")
+}
+
+/// The name `agent` gives the event hookd knows as `kind` (`BeforeTool`
+/// for Gemini's PreToolUse); `None` when the agent has no such event.
+pub fn event_name(agent: Agent, kind: HookEventKind) -> Option<&'static str> {
+    match agent {
+        Agent::ClaudeCode => (kind != HookEventKind::Unknown).then(|| kind.as_str()),
+        Agent::Codex => crate::agent::codex::kind::name_of(kind),
+        Agent::Gemini => crate::agent::gemini::kind::name_of(kind),
+    }
+}
+
+/// The events registered for `agent` without `--events`: Claude Code's
+/// [`default_events`]; every Codex event hookd maps (not `Interrupt`, which
+/// nothing can decide); Gemini's events but the three model events, which
+/// carry the whole conversation and fire per streamed chunk.
+pub fn default_events_for(agent: Agent) -> Vec<HookEventKind> {
+    match agent {
+        Agent::ClaudeCode => default_events(),
+        Agent::Codex => crate::agent::codex::EVENTS
+            .iter()
+            .map(|e| e.kind)
+            .filter(|k| *k != HookEventKind::Unknown)
+            .collect(),
+        Agent::Gemini => crate::agent::gemini::EVENTS
+            .iter()
+            .filter(|e| e.registered_by_default && e.kind != HookEventKind::Unknown)
+            .map(|e| e.kind)
+            .collect(),
+    }
+}
+
+/// Parses `--events` for `agent`, in the agent's own names
+/// (`BeforeTool,AfterAgent` for Gemini).
+pub fn parse_events_for(agent: Agent, list: &str) -> Result<Vec<HookEventKind>, String> {
+    if agent == Agent::ClaudeCode {
+        return parse_events(list);
+    }
+    let known: Vec<&str> = default_events_for(agent)
+        .iter()
+        .filter_map(|k| event_name(agent, *k))
+        .collect();
+    let mut events = Vec::new();
+    for name in list.split(',').map(str::trim).filter(|n| !n.is_empty()) {
+        let kind = agent.event_kind(name);
+        if kind == HookEventKind::Unknown || event_name(agent, kind) != Some(name) {
+            return Err(format!(
+                "--events: {agent} has no event `{name}` that hookd judges (names are \
+                 case-sensitive); {agent}'s events: {}",
+                known.join(",")
+            ));
+        }
+        if !events.contains(&kind) {
+            events.push(kind);
+        }
+    }
+    if events.is_empty() {
+        return Err(format!(
+            "--events: give at least one event name, e.g. --events {}",
+            known.first().copied().unwrap_or("PreToolUse")
+        ));
+    }
+    Ok(events)
 }
 
 /// The events installed when `--events` is not given: all of Claude Code's
@@ -203,6 +361,9 @@ pub fn parse_events(list: &str) -> Result<Vec<HookEventKind>, String> {
 /// What to register.
 #[derive(Debug, Clone, PartialEq)]
 pub struct InstallOptions {
+    /// The agent whose file it is: its event names, handler shape and
+    /// timeouts, and the forwarder's `--agent`.
+    pub agent: Agent,
     /// The forwarder's absolute path (see [`resolve_forwarder`]).
     pub forwarder: PathBuf,
     /// The events, in the order they are added.
@@ -315,19 +476,45 @@ pub fn statusline_uninstall_text(text: &str) -> Result<(String, bool), SettingsE
     Ok((jsontext::apply(text, jsontext::remove(&root, &marks)), true))
 }
 
-/// The handler registered for `kind`, keys in the order written:
-/// `type, command, args, timeout[, async][, onFailure]`.
+/// The handler registered for `kind`, keys in the order written. Claude
+/// Code: `type, command, args, timeout[, async][, onFailure]`. Codex:
+/// `type, command, timeout` (seconds). Gemini: `type, name, command,
+/// timeout` (milliseconds). Codex and Gemini get a command line (see
+/// [`command_line`]).
 pub fn handler(kind: HookEventKind, options: &InstallOptions) -> Out {
-    let t = timing(kind);
-    let blocks = options.fail_closed.blocks(kind);
-    let mut args = vec![
-        Out::Str("--timeout".into()),
-        Out::Str(t.forwarder_s.to_string()),
-    ];
-    if blocks {
-        args.push(Out::Str(fail_closed_arg(options.fail_closed)));
+    let t = timing_for(options.agent, kind);
+    let blocks = options.fail_closed.blocks(kind) && options.agent.is_decision_point(kind);
+    let mut args = Vec::new();
+    if options.agent != Agent::ClaudeCode {
+        args.push("--agent".to_string());
+        args.push(options.agent.as_str().to_string());
     }
-    args.push(Out::Str(MARKER_ARG.into()));
+    args.push("--timeout".into());
+    args.push(t.forwarder_s.to_string());
+    if blocks {
+        args.push(fail_closed_arg(options.fail_closed));
+    }
+    args.push(MARKER_ARG.into());
+    let forwarder = options.forwarder.to_string_lossy().into_owned();
+    match options.agent {
+        Agent::ClaudeCode => {}
+        Agent::Codex => {
+            return Out::Object(vec![
+                ("type".into(), Out::Str("command".into())),
+                ("command".into(), Out::Str(command_line(&forwarder, &args))),
+                ("timeout".into(), Out::Int(t.agent_s.into())),
+            ])
+        }
+        Agent::Gemini => {
+            return Out::Object(vec![
+                ("type".into(), Out::Str("command".into())),
+                ("name".into(), Out::Str("hookd".into())),
+                ("command".into(), Out::Str(command_line(&forwarder, &args))),
+                ("timeout".into(), Out::Int(u64::from(t.agent_s) * 1000)),
+            ])
+        }
+    }
+    let args = args.into_iter().map(Out::Str).collect();
     let mut fields = vec![
         ("type".to_string(), Out::Str("command".into())),
         (
@@ -335,7 +522,7 @@ pub fn handler(kind: HookEventKind, options: &InstallOptions) -> Out {
             Out::Str(options.forwarder.to_string_lossy().into_owned()),
         ),
         ("args".to_string(), Out::Array(args)),
-        ("timeout".to_string(), Out::Int(t.claude_s.into())),
+        ("timeout".to_string(), Out::Int(t.agent_s.into())),
     ];
     if t.async_hook {
         fields.push(("async".into(), Out::Bool(true)));
@@ -359,20 +546,106 @@ pub fn fail_closed_arg(scope: FailClosed) -> String {
     }
 }
 
-/// The matcher group holding one handler (no matcher: every tool).
+/// A command line that runs `program` with `args` under `sh -c`, as
+/// Codex and Gemini run a hook's `command`: each word single-quoted when it
+/// holds anything a shell would read (`'` as `'\''`).
+pub fn command_line(program: &str, args: &[String]) -> String {
+    std::iter::once(program)
+        .chain(args.iter().map(String::as_str))
+        .map(|word| {
+            let plain = !word.is_empty()
+                && word
+                    .bytes()
+                    .all(|b| b.is_ascii_alphanumeric() || b"-_./=:,+@%".contains(&b));
+            if plain {
+                word.to_string()
+            } else {
+                format!("'{}'", word.replace('\'', "'\\''"))
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// The words of a command line as `sh` splits them, for the forms
+/// [`command_line`] writes and plain hand-written ones: blanks separate
+/// words, single and double quotes group, a backslash escapes outside
+/// single quotes. Anything fancier (`$`, globs) is kept as written.
+pub fn shell_words(line: &str) -> Vec<String> {
+    let mut words = Vec::new();
+    let mut word = String::new();
+    let mut in_word = false;
+    let mut chars = line.chars();
+    while let Some(c) = chars.next() {
+        match c {
+            c if c.is_whitespace() => {
+                if in_word {
+                    words.push(std::mem::take(&mut word));
+                    in_word = false;
+                }
+            }
+            '\'' => {
+                in_word = true;
+                for c in chars.by_ref() {
+                    if c == '\'' {
+                        break;
+                    }
+                    word.push(c);
+                }
+            }
+            '"' => {
+                in_word = true;
+                while let Some(c) = chars.next() {
+                    match c {
+                        '"' => break,
+                        '\\' => word.extend(chars.next()),
+                        c => word.push(c),
+                    }
+                }
+            }
+            '\\' => {
+                in_word = true;
+                word.extend(chars.next());
+            }
+            c => {
+                in_word = true;
+                word.push(c);
+            }
+        }
+    }
+    if in_word {
+        words.push(word);
+    }
+    words
+}
+
+/// The matcher group holding one handler: no matcher (every tool) for
+/// Claude Code; `"*"` for Codex and Gemini (see the module doc).
 fn group(kind: HookEventKind, options: &InstallOptions) -> Out {
-    Out::Object(vec![(
-        "hooks".into(),
-        Out::Array(vec![handler(kind, options)]),
-    )])
+    let hooks = ("hooks".into(), Out::Array(vec![handler(kind, options)]));
+    match options.agent {
+        Agent::ClaudeCode => Out::Object(vec![hooks]),
+        Agent::Codex | Agent::Gemini => {
+            Out::Object(vec![("matcher".into(), Out::Str("*".into())), hooks])
+        }
+    }
+}
+
+/// The agent's names of the chosen events (an event the agent does not
+/// have is skipped).
+fn event_names(options: &InstallOptions) -> Vec<(HookEventKind, &'static str)> {
+    options
+        .events
+        .iter()
+        .filter_map(|k| Some((*k, event_name(options.agent, *k)?)))
+        .collect()
 }
 
 fn hooks_object(options: &InstallOptions) -> Out {
     Out::Object(
-        options
-            .events
-            .iter()
-            .map(|k| (k.as_str().to_string(), Out::Array(vec![group(*k, options)])))
+        event_names(options)
+            .into_iter()
+            .map(|(k, name)| (name.to_string(), Out::Array(vec![group(k, options)])))
             .collect(),
     )
 }
@@ -490,28 +763,36 @@ fn check_unique_keys(
     Ok(())
 }
 
+/// A handler's program and arguments: exec form (`command` and `args`), or
+/// shell form (the words of the `command` line).
+fn command_words(handler: &Value) -> Option<(String, Vec<String>)> {
+    let command = handler["command"].as_str()?;
+    match handler["args"].as_array() {
+        Some(args) => Some((
+            command.to_string(),
+            args.iter()
+                .map(|a| a.as_str().map_or_else(|| a.to_string(), str::to_string))
+                .collect(),
+        )),
+        None => {
+            let mut words = shell_words(command).into_iter();
+            Some((words.next()?, words.collect()))
+        }
+    }
+}
+
 /// Whether a handler runs the forwarder: exec form (`command` is its path),
 /// or shell form (the command line's first word is).
 fn runs_forwarder(handler: &Value) -> bool {
     handler["type"] == "command"
-        && handler["command"]
-            .as_str()
-            .and_then(|c| {
-                if handler["args"].is_array() {
-                    Some(c)
-                } else {
-                    c.split_whitespace().next()
-                }
-            })
-            .is_some_and(|c| Path::new(c).file_name() == Some(FORWARDER_NAME.as_ref()))
+        && command_words(handler)
+            .is_some_and(|(c, _)| Path::new(&c).file_name() == Some(FORWARDER_NAME.as_ref()))
 }
 
 /// Whether `handler` is one `hookd install` wrote.
 pub fn is_installed_handler(handler: &Value) -> bool {
     runs_forwarder(handler)
-        && handler["args"]
-            .as_array()
-            .is_some_and(|args| args.iter().any(|a| a == MARKER_ARG))
+        && command_words(handler).is_some_and(|(_, args)| args.iter().any(|a| a == MARKER_ARG))
 }
 
 /// Every handler in the `hooks` object, with where it sits.
@@ -553,39 +834,42 @@ fn handlers<'n>(text: &str, root: &'n Node) -> Vec<Located<'n>> {
 }
 
 /// Whether the text already holds exactly what [`install_text`] would
-/// write: one plain group per chosen event holding the expected handler (key
-/// order and layout aside), and no other hookd handler.
+/// write: one group per chosen event holding the expected handler, as
+/// [`group`] writes it (key order and layout aside), and no other hookd
+/// handler.
 fn already_installed(text: &str, root: &Node, options: &InstallOptions) -> bool {
+    let names = event_names(options);
+    let only: Vec<&str> = names.iter().map(|(_, n)| *n).collect();
     let ours: Vec<Located> = handlers(text, root)
         .into_iter()
-        .filter(|h| touches(h, Some(&options.events)))
+        .filter(|h| touches(h, Some(&only)))
         .collect();
-    if ours.len() != options.events.len() {
+    if ours.len() != names.len() {
         return false;
     }
-    options.events.iter().all(|kind| {
-        let want = handler(*kind, options).to_value();
+    names.iter().all(|(kind, name)| {
+        let want = group(*kind, options).to_value();
         ours.iter().any(|h| {
-            h.event.key == kind.as_str()
-                && h.handler == want
-                && matches!(h.group, Node::Object { members, .. }
-                    if members.len() == 1 && members[0].value.items().len() == 1)
+            let span = h.group.span();
+            h.event.key == *name
+                && serde_json::from_str::<Value>(&text[span.start..span.end]).ok()
+                    == Some(want.clone())
         })
     })
 }
 
-/// Whether `h` is a handler `hookd install` wrote for one of `only` (any
-/// event when `None`).
-fn touches(h: &Located, only: Option<&[HookEventKind]>) -> bool {
+/// Whether `h` is a handler `hookd install` wrote for one of the events
+/// named `only` (any event when `None`).
+fn touches(h: &Located, only: Option<&[&str]>) -> bool {
     is_installed_handler(&h.handler)
-        && only.is_none_or(|kinds| kinds.iter().any(|k| k.as_str() == h.event.key))
+        && only.is_none_or(|names| names.iter().any(|n| *n == h.event.key))
 }
 
-/// Removes the handlers `hookd install` wrote (for the events in `only`, or
-/// all); returns the new text and how many handlers went. A matcher group
-/// left without handlers goes, then an event left without groups, then
-/// `hooks` left without events.
-fn remove_installed(text: &str, root: &Node, only: Option<&[HookEventKind]>) -> (String, usize) {
+/// Removes the handlers `hookd install` wrote (for the events named in
+/// `only`, or all); returns the new text and how many handlers went. A
+/// matcher group left without handlers goes, then an event left without
+/// groups, then `hooks` left without events.
+fn remove_installed(text: &str, root: &Node, only: Option<&[&str]>) -> (String, usize) {
     let located = handlers(text, root);
     let ours = |e: usize, g: usize, h: usize| {
         located.iter().any(|l| {
@@ -661,17 +945,17 @@ fn append_installed(text: &str, root: &Node, options: &InstallOptions) -> String
         )),
         Some(hooks) => {
             let mut new_events = Vec::new();
-            for kind in &options.events {
-                match hooks.value.get(kind.as_str()) {
+            for (kind, name) in event_names(options) {
+                match hooks.value.get(name) {
                     Some(event) => edits.push(jsontext::append(
                         text,
                         &event.value,
-                        &[Element::Item(group(*kind, options))],
+                        &[Element::Item(group(kind, options))],
                         &style,
                     )),
                     None => new_events.push(Element::Member(
-                        kind.as_str().into(),
-                        Out::Array(vec![group(*kind, options)]),
+                        name.into(),
+                        Out::Array(vec![group(kind, options)]),
                     )),
                 }
             }
@@ -704,7 +988,8 @@ pub fn install_text(
     if already_installed(text, &root, options) {
         return Ok(text.to_string());
     }
-    let (cleared, _) = remove_installed(text, &root, Some(&options.events));
+    let names: Vec<&str> = event_names(options).into_iter().map(|(_, n)| n).collect();
+    let (cleared, _) = remove_installed(text, &root, Some(&names));
     let root = parse_settings(&cleared)?;
     Ok(append_installed(&cleared, &root, options))
 }
@@ -885,18 +1170,7 @@ pub fn inspect(text: &str) -> Result<Inspection, SettingsError> {
         }
         let command = h.handler["command"].as_str().unwrap_or_default();
         let shell_command = (!h.handler["args"].is_array()).then(|| command.to_string());
-        let (command, args): (String, Vec<String>) = match h.handler["args"].as_array() {
-            Some(args) => (
-                command.to_string(),
-                args.iter()
-                    .map(|a| a.as_str().map_or_else(|| a.to_string(), str::to_string))
-                    .collect(),
-            ),
-            None => {
-                let mut words = command.split_whitespace().map(str::to_string);
-                (words.next().unwrap_or_default(), words.collect())
-            }
-        };
+        let (command, args) = command_words(&h.handler).unwrap_or_default();
         let forwarder_timeout =
             args.iter()
                 .enumerate()
@@ -993,6 +1267,72 @@ pub fn settings_path(scope: Scope, project: &Path) -> anyhow::Result<PathBuf> {
         Scope::Project => project.join(".claude").join("settings.json"),
         Scope::Local => project.join(".claude").join("settings.local.json"),
     })
+}
+
+/// The file holding `agent`'s hook registrations in `scope` for
+/// `project`. Claude Code: [`settings_path`]. Codex: `$CODEX_HOME/hooks.json`
+/// (default `~/.codex/hooks.json`), or the project's `.codex/hooks.json`,
+/// which Codex reads only in a project it trusts. Gemini:
+/// `~/.gemini/settings.json`, or the project's `.gemini/settings.json`.
+/// Neither has a local scope.
+pub fn agent_settings_path(agent: Agent, scope: Scope, project: &Path) -> anyhow::Result<PathBuf> {
+    let (dir, file) = match agent {
+        Agent::ClaudeCode => return settings_path(scope, project),
+        Agent::Codex => (".codex", "hooks.json"),
+        Agent::Gemini => (".gemini", "settings.json"),
+    };
+    match scope {
+        Scope::User if agent == Agent::Codex => {
+            if let Some(home) = std::env::var_os("CODEX_HOME").filter(|d| !d.is_empty()) {
+                return Ok(PathBuf::from(home).join(file));
+            }
+            Ok(home_dir(agent)?.join(dir).join(file))
+        }
+        Scope::User => Ok(home_dir(agent)?.join(dir).join(file)),
+        Scope::Project => Ok(project.join(dir).join(file)),
+        Scope::Local => bail!(
+            "--scope local: {agent} has no local settings file; use --scope user or --scope project"
+        ),
+    }
+}
+
+fn home_dir(agent: Agent) -> anyhow::Result<PathBuf> {
+    std::env::var_os("HOME")
+        .filter(|h| !h.is_empty())
+        .map(PathBuf::from)
+        .with_context(|| {
+            format!("--agent {agent} --scope user: HOME is not set; use --settings FILE")
+        })
+}
+
+/// The command that runs `agent`, looked up on `PATH` by
+/// `hookd install --agent all`.
+pub fn agent_program(agent: Agent) -> &'static str {
+    match agent {
+        Agent::ClaudeCode => "claude",
+        Agent::Codex => "codex",
+        Agent::Gemini => "gemini",
+    }
+}
+
+/// What the user must do after an install for `agent`'s hooks to run, if
+/// anything: Codex runs no hook it has not been told to trust, and says
+/// nothing when it skips one.
+pub fn after_install_note(agent: Agent) -> Option<&'static str> {
+    match agent {
+        Agent::Codex => Some(
+            "Codex runs no hook until you trust it, and skips untrusted hooks silently: \
+             start `codex` in a terminal and choose \"Trust all and continue\" when it \
+             lists the new hooks (or review them with /hooks). For `codex exec` in \
+             automation that already vets its hooks, `--dangerously-bypass-hook-trust` \
+             runs them without that step.",
+        ),
+        Agent::Gemini => Some(
+            "Gemini asks before it runs project-level hooks the first time; user-level \
+             hooks run at once.",
+        ),
+        Agent::ClaudeCode => None,
+    }
 }
 
 /// `$CLAUDE_CONFIG_DIR`, else `~/.claude`.
@@ -1175,7 +1515,10 @@ pub fn install(path: &Path, options: &InstallOptions, dry_run: bool) -> anyhow::
         changed,
         written: changed && !dry_run,
         backup,
-        events: options.events.iter().map(|k| k.as_str().into()).collect(),
+        events: event_names(options)
+            .into_iter()
+            .map(|(_, name)| name.into())
+            .collect(),
         removed: 0,
         diff: diff_for(path, before.as_deref(), &after),
         statusline,
@@ -1348,6 +1691,7 @@ mod tests {
     fn options(events: &[HookEventKind], fail_closed: FailClosed) -> InstallOptions {
         InstallOptions {
             statusline: None,
+            agent: Agent::ClaudeCode,
             forwarder: "/opt/hookd/bin/hook-forwarder".into(),
             events: events.to_vec(),
             fail_closed,
@@ -1359,7 +1703,7 @@ mod tests {
         for kind in default_events() {
             let t = timing(kind);
             let forwarder = std::time::Duration::from_secs(t.forwarder_s.into());
-            assert!(t.claude_s > t.forwarder_s, "{kind}");
+            assert!(t.agent_s > t.forwarder_s, "{kind}");
             assert!(
                 crate::daemon::hook::daemon_budget(forwarder) < forwarder,
                 "{kind}"
@@ -1368,7 +1712,7 @@ mod tests {
             // whose 1.5 s is raised on purpose to keep the ladder.
             if kind != HookEventKind::SessionEnd {
                 assert!(
-                    u64::from(t.claude_s) * 1000 <= kind.claude_default_timeout_ms(),
+                    u64::from(t.agent_s) * 1000 <= kind.claude_default_timeout_ms(),
                     "{kind}"
                 );
             }
@@ -1377,12 +1721,12 @@ mod tests {
             timing(HookEventKind::SessionEnd),
             Timing {
                 forwarder_s: 1,
-                claude_s: 2,
+                agent_s: 2,
                 async_hook: false
             }
         );
-        assert_eq!(timing(HookEventKind::PreToolUse).claude_s, 30);
-        assert_eq!(timing(HookEventKind::UserPromptSubmit).claude_s, 30);
+        assert_eq!(timing(HookEventKind::PreToolUse).agent_s, 30);
+        assert_eq!(timing(HookEventKind::UserPromptSubmit).agent_s, 30);
     }
 
     #[test]

@@ -16,9 +16,10 @@ use std::sync::Arc;
 use serde::Serialize;
 use uuid::Uuid;
 
-use crate::agent::claude::HookEventKind;
+use crate::agent::Agent;
 use crate::daemon::controller::answer_of;
 use crate::protocol::log::{LogRecord, LoggedEvent};
+use crate::protocol::Harness;
 use crate::rules::{project_rules_path, Layers, Query, RuleSet};
 
 /// One decision that would change.
@@ -121,7 +122,8 @@ pub fn replay(
         };
         let (event, logged) = match record {
             LogRecord::Event(event) => {
-                if HookEventKind::from_name(&event.kind).is_decision_point() {
+                let agent = agent_of(&event);
+                if agent.is_decision_point(agent.event_kind(&event.kind)) {
                     events.insert(event.id, event);
                 }
                 continue;
@@ -155,16 +157,22 @@ pub fn replay(
                 layers = layers.with_project(dir.clone(), project.clone());
             }
         }
-        let evaluation = layers.evaluate(&Query {
-            event: &event.kind,
-            input: &event.input,
-            project_dir: project_dir.as_deref(),
-            home,
-            // A Stop chain is not recounted: under other rules it would not
-            // be the same chain. `stop_hook_active` alone means "blocked
-            // once".
-            stop_blocks: 0,
-        });
+        let agent = agent_of(&event);
+        let evaluation = crate::agent::evaluate(
+            &layers,
+            &agent.rule_inputs(&event.input),
+            &Query {
+                event: event.mapped_kind.as_deref().unwrap_or(&event.kind),
+                agent,
+                input: &event.input,
+                project_dir: project_dir.as_deref(),
+                home,
+                // A Stop chain is not recounted: under other rules it would
+                // not be the same chain. `stop_hook_active` alone means
+                // "blocked once".
+                stop_blocks: 0,
+            },
+        );
         let answer = answer_of(&evaluation);
         let old = logged.decision.answer.verdict;
         if answer.verdict != old {
@@ -184,6 +192,13 @@ pub fn replay(
         }
     }
     Ok(report)
+}
+
+/// The agent of a logged event, from its `harness` (Claude Code's when
+/// absent or unknown).
+fn agent_of(event: &LoggedEvent) -> Agent {
+    serde_json::from_value::<Harness>(serde_json::Value::String(event.harness.clone()))
+        .map_or(Agent::ClaudeCode, Harness::agent)
 }
 
 #[cfg(test)]

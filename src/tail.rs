@@ -17,6 +17,7 @@
 //!   decision id, an RFC 3339 time or an age (`90s`, `10m`, `2h`, `1d`) all
 //!   become a lower bound on the line's id.
 
+use std::borrow::Cow;
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::fs::File;
 use std::io::{self, Read, Seek, SeekFrom, Write};
@@ -225,6 +226,11 @@ pub fn pretty(event: &LoggedEvent, decision: Option<&LoggedDecision>) -> String 
         .as_deref()
         .map_or("-", |s| s.get(..8).unwrap_or(s));
     let kind = &event.kind;
+    // Another agent's events are marked with it: `gemini:BeforeTool`.
+    let kind = match event.harness.as_str() {
+        agent @ ("codex" | "gemini") => Cow::Owned(format!("{agent}:{kind}")),
+        _ => Cow::Borrowed(kind.as_str()),
+    };
     let tool = event.tool.as_deref().unwrap_or("");
     let mut line = format!(
         "{time} {session:<8} {kind:<18} {tool:<10} {}",
@@ -566,5 +572,14 @@ mod tests {
         let line = pretty(&event, Some(&decision));
         assert_eq!(line, "02:18:06.747 1fce3faa PreToolUse         Bash       rm -rf build⏎ls  → deny rule:no-rm 168µs  no rm");
         assert!(pretty(&event, None).ends_with("(pending)"));
+        let LogRecord::Event(gemini) = record(
+            json!({"type":"event","id":"0193a0b4-5c6d-7e8f-9a0b-1c2d3e4f5a6d","received_at":"2026-11-22T02:18:06.747396Z","harness":"gemini","session_id":"71671cf4-0020","kind":"BeforeTool","tool":"run_shell_command","mapped_kind":"PreToolUse","mapped_tool":"Bash","input":{"tool_input":{"command":"ls"}}}),
+        ) else {
+            panic!("not an event")
+        };
+        assert_eq!(
+            pretty(&gemini, None),
+            "02:18:06.747 71671cf4 gemini:BeforeTool  run_shell_command ls  → (pending)"
+        );
     }
 }

@@ -274,7 +274,7 @@ fn measure_async_observe_only_hooks() {
                     "type": "command",
                     "command": command.to_str().unwrap(),
                     "args": ["--timeout", t.forwarder_s.to_string()],
-                    "timeout": t.claude_s,
+                    "timeout": t.agent_s,
                 });
                 if observe && mode.starts_with("async") {
                     handler["async"] = Value::Bool(true);

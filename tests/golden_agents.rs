@@ -14,8 +14,15 @@
 //!   and the rules Codex adds to it; every captured Codex input validates
 //!   against its input schema.
 //!
+//! - The same holds for what a real `hookd serve` answers every Codex input
+//!   through `hook-forwarder --agent codex`, under rules that deny, ask and
+//!   add context on every event, fail-open and fail-closed.
+//!
 //! `UPDATE_GOLDEN=1 cargo test --test golden_agents` rewrites the expected
 //! files; review the diff before committing it.
+
+#[path = "support/daemon.rs"]
+mod daemon;
 
 use std::borrow::Cow;
 use std::collections::BTreeSet;
@@ -621,4 +628,68 @@ fn every_codex_input_validates_against_its_schema() {
         let errors = schema_errors(schema, &raw);
         assert!(errors.is_empty(), "{set}/{stem}: {errors:?}");
     }
+}
+
+/// Every answer the daemon gives a Codex hook, whatever the rules say, is
+/// one Codex honors: rules that deny, ask and add context on every event,
+/// fail-open and fail-closed, answered with no client (asks fall back).
+#[test]
+fn every_codex_output_the_daemon_gives_validates_against_codex_schemas() {
+    let schemas = codex_schemas();
+    let rules = r#"
+[[rule]]
+id = "context-everywhere"
+action = "context"
+event = "*"
+reason = "hookd was here"
+
+[[rule]]
+id = "deny-echo"
+action = "deny"
+tool = ["Bash(echo:*)", "Edit"]
+event = ["PreToolUse", "PermissionRequest", "PostToolUse"]
+reason = "no echo"
+
+[[rule]]
+id = "ask-rest"
+action = "ask"
+event = "*"
+reason = "a person should look"
+"#;
+    let d = daemon::Daemon::start_with(daemon::DaemonOptions {
+        rules: Some(rules.into()),
+        ..Default::default()
+    });
+    let mut checked = 0;
+    for (set, stem, raw) in inputs(Agent::Codex) {
+        let name = raw["hook_event_name"].as_str().unwrap().to_string();
+        for args in [
+            &["--agent", "codex"][..],
+            &["--agent", "codex", "--fail-closed=all"],
+        ] {
+            let out = d.forward(&raw, args);
+            assert_eq!(out.status.code(), Some(0), "{set}/{stem} {args:?}");
+            assert!(
+                out.stderr.is_empty(),
+                "{set}/{stem}: {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+            if out.stdout.is_empty() {
+                continue;
+            }
+            let title = format!("{}.command.output", kebab(&name));
+            let schema = schemas.get(&title).unwrap_or_else(|| {
+                panic!("{set}/{stem}: Codex has no output for {name}, hookd wrote something")
+            });
+            let value: Value = serde_json::from_slice(&out.stdout).unwrap();
+            let mut errors = schema_errors(schema, &value);
+            errors.extend(codex_rule_errors(&name, &value));
+            assert!(
+                errors.is_empty(),
+                "{set}/{stem} {args:?}: Codex would drop {value}: {errors:?}"
+            );
+            checked += 1;
+        }
+    }
+    assert!(checked >= 20, "only {checked} outputs checked");
 }

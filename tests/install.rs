@@ -34,6 +34,7 @@ const ROUND_TRIP: [&str; 4] = [
 
 fn golden_options() -> InstallOptions {
     InstallOptions {
+        agent: hookd::agent::Agent::ClaudeCode,
         forwarder: "/opt/hookd/bin/hook-forwarder".into(),
         events: vec![
             HookEventKind::PreToolUse,

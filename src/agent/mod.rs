@@ -97,6 +97,20 @@ impl Agent {
         }
     }
 
+    /// The verdicts a client may `decide` an event of `kind` from this agent
+    /// with: those the agent honors and, for a tool call of Codex or Gemini
+    /// (PreToolUse), `allow`, which lets the agent's own flow run the tool
+    /// (it is written as "no opinion": neither CLI has a bare allow there).
+    /// Never `ask` for Codex or Gemini: neither can ask from a hook.
+    pub fn decidable_verdicts(self, kind: HookEventKind) -> &'static [Verdict] {
+        use Verdict::*;
+        match (self, kind) {
+            (Agent::ClaudeCode, _) => self.supported_verdicts(kind),
+            (Agent::Codex | Agent::Gemini, HookEventKind::PreToolUse) => &[Allow, Deny, NoOpinion],
+            _ => self.supported_verdicts(kind),
+        }
+    }
+
     /// Whether an event of `kind` from this agent is a decision point: the
     /// agent honors some verdict for it, so it is judged and may wait for a
     /// decision. Every other event is observe-only, answered at once.
@@ -154,6 +168,20 @@ impl Agent {
             Agent::ClaudeCode => crate::agent::claude::output::fallback(kind, fail_closed, why),
             Agent::Codex => crate::agent::codex::output::fallback(kind, fail_closed, why),
             Agent::Gemini => crate::agent::gemini::output::fallback(kind, fail_closed, why),
+        }
+    }
+
+    /// Whether a hook of this agent relays the environment variable `name`
+    /// to the daemon with the event. Claude Code: its `CLAUDE*` variables
+    /// and `HOOKD_RUN_ID` (see [`crate::daemon`]'s run copies). Gemini: its
+    /// allowlist, [`gemini::HOOK_ENV`], by name (the same environment holds
+    /// `GEMINI_API_KEY`). Codex adds nothing of its own to a hook's
+    /// environment ([`codex::HOOK_ENV`] is empty): the session is in stdin.
+    pub fn relays_env(self, name: &str) -> bool {
+        match self {
+            Agent::ClaudeCode => name.starts_with("CLAUDE") || name == "HOOKD_RUN_ID",
+            Agent::Codex => crate::agent::codex::HOOK_ENV.contains(&name),
+            Agent::Gemini => crate::agent::gemini::HOOK_ENV.contains(&name),
         }
     }
 

@@ -360,13 +360,22 @@ impl Controller {
     /// computation: its cost grows with the input.
     pub fn judge(&self, event: &Event, layers: &Layers) -> Judgement {
         let project_dir = event.project_dir();
-        let evaluation = layers.evaluate(&Query {
-            event: event.name(),
-            input: &event.raw,
-            project_dir: project_dir.as_deref(),
-            home: self.home.as_deref(),
-            stop_blocks: self.stops.blocks(event.kind(), &event.raw),
-        });
+        // The agent's dialect gives the Claude-shaped inputs the rules
+        // judge: one, or one per file a Codex patch touches, per URL a
+        // Gemini fetch reads.
+        let agent = event.agent();
+        let evaluation = crate::agent::evaluate(
+            layers,
+            &agent.rule_inputs(&event.raw),
+            &Query {
+                event: event.rule_event(),
+                agent,
+                input: &event.raw,
+                project_dir: project_dir.as_deref(),
+                home: self.home.as_deref(),
+                stop_blocks: self.stops.blocks(event.kind(), &event.raw),
+            },
+        );
         let answer = answer_of(&evaluation);
         let decided_by_rule =
             answer.verdict != Verdict::NoOpinion || answer.additional_context.is_some();

@@ -328,13 +328,32 @@ pub fn apply(shared: &Shared, event: &Event, judgement: Judgement) -> Judgement 
     };
     let project_dir = event.project_dir();
     let home = std::env::var_os("HOME").map(std::path::PathBuf::from);
-    let Some(hit) = shared.grants.judge(
-        session,
-        &event.raw,
-        project_dir.as_deref(),
-        home.as_deref(),
-        SystemTime::now(),
-    ) else {
+    // Grants are permission rules: they judge the Claude-shaped inputs the
+    // agent's dialect maps its hook onto, as the rules do, and combine the
+    // same way: a deny of any input denies, an allow needs every input.
+    let now = SystemTime::now();
+    let mut allow = None;
+    let mut deny = None;
+    let mut all_allowed = true;
+    for input in event.agent().rule_inputs(&event.raw) {
+        match shared.grants.judge(
+            session,
+            &input,
+            project_dir.as_deref(),
+            home.as_deref(),
+            now,
+        ) {
+            Some(hit) if hit.verdict == Verdict::Deny => {
+                deny = Some(hit);
+                break;
+            }
+            Some(hit) => {
+                allow.get_or_insert(hit);
+            }
+            None => all_allowed = false,
+        }
+    }
+    let Some(hit) = deny.or(allow.filter(|_| all_allowed)) else {
         return judgement;
     };
     if hit.verdict == Verdict::Allow && judgement.answer.verdict == Verdict::Allow {

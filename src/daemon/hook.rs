@@ -1,5 +1,11 @@
 //! Answering one hook: event → judgement (rules, then perhaps a client) →
-//! Claude Code output, always before the forwarder's deadline.
+//! the agent's output, always before the forwarder's deadline.
+//!
+//! Every agent takes the same path: the frame's `harness` names the agent,
+//! and its dialect ([`crate::agent::Agent`]) says which of hookd's kinds the
+//! event is, whether it is a decision point, what the rules judge (see
+//! [`super::controller`]), what an unanswered ask becomes and how the answer
+//! is written.
 //!
 //! The path of a decision point whose rules say `ask` (or that no rule
 //! decides, with `route_undecided`):
@@ -8,9 +14,12 @@
 //!   daemon stops;
 //! - nobody can → its fallback applies at once.
 //!
-//! The fallback of an `ask` is Claude Code's own prompt
-//! (`permissionDecision:"ask"` on PreToolUse): a person at the terminal is
-//! never left waiting on a daemon nobody watches. The fallback of an
+//! The fallback of an `ask` is the agent's own (see
+//! [`crate::agent::Agent::unanswered_ask`]): Claude Code's prompt
+//! (`permissionDecision:"ask"` on PreToolUse), so a person at the terminal is
+//! never left waiting on a daemon nobody watches; Codex's own flow (no
+//! opinion), or a deny where the hook fails closed; for Gemini, which would
+//! hang on an ask, a deny with the ask's reason. The fallback of an
 //! undecided event is "no opinion". The same applies whatever ends the wait
 //! (nobody left to decide, the timeout, the run's end, the daemon stopping).
 //!
@@ -35,6 +44,7 @@ use super::controller::Judgement;
 use super::hub::{ClientQueue, EventMeta, Hub, Resolution};
 use super::{unjudged, Shared};
 use crate::agent::claude::{output, FailClosed, HookEventKind};
+use crate::agent::Agent;
 use crate::config::Timeout;
 use crate::decision::{Answer, Decision, Source, Verdict};
 use crate::event::Event;
@@ -107,12 +117,13 @@ pub fn answer_in<'a>(
 ) -> impl Future<Output = HookResult> + Send + 'a {
     let in_flight = Gauge::enter(&shared.stats.hooks_in_flight);
     let id = req.id.clone();
-    let kind = HookEventKind::from_name(
-        req.input
-            .get("hook_event_name")
-            .and_then(Value::as_str)
-            .unwrap_or(""),
-    );
+    let agent = req.harness.agent();
+    let event_name = req
+        .input
+        .get("hook_event_name")
+        .and_then(Value::as_str)
+        .unwrap_or("unknown")
+        .to_string();
     let fail_closed = req.fail_closed.max(shared.fail_closed);
     AssertUnwindSafe(answer_unguarded(req, frame_bytes, run, shared, shutdown))
         .catch_unwind()
@@ -121,12 +132,12 @@ pub fn answer_in<'a>(
             answered.unwrap_or_else(|panic| {
                 tracing::error!(
                     hook = %id,
-                    event = %kind,
+                    event = %event_name,
                     panic = super::panic_message(&*panic),
                     "answering a hook panicked; it gets its fallback and the daemon goes on"
                 );
                 shared.stats.fallbacks.fetch_add(1, Ordering::Relaxed);
-                let out = output::fallback(kind, fail_closed, "internal_error");
+                let out = agent.fallback(&event_name, fail_closed, "internal_error");
                 HookResult {
                     id,
                     exit_code: out.exit_code,
@@ -175,6 +186,8 @@ async fn answer_unguarded(
         tracing::debug!(event = %event.name(), %problem, "hook input not fully typed; kept raw");
     }
     let kind = event.kind();
+    let agent = event.agent();
+    let decision_point = agent.is_decision_point(kind);
     shared.stats.events.fetch_add(1, Ordering::Relaxed);
 
     let judgement = if let Some(judgement) = unjudged {
@@ -188,7 +201,7 @@ async fn answer_unguarded(
             source: Source::Fallback,
             ..Judgement::default_for(rules.generation())
         }
-    } else if kind.is_decision_point() {
+    } else if decision_point {
         let judgement = judge(
             &event,
             rules,
@@ -206,15 +219,16 @@ async fn answer_unguarded(
     };
     #[cfg(feature = "fault-injection")]
     super::fault::after_judging(&event.raw);
-    let routed = kind.is_decision_point()
+    let routed = decision_point
         && judgement.enforced
         && (judgement.answer.verdict == Verdict::Ask
             || (judgement.source == Source::Default && shared.config.decisions.route_undecided));
     let meta = EventMeta {
         kind: event.name(),
+        agent,
         session: event.input.base.session_id.as_deref(),
         tool: event.tool_name(),
-        decision_point: kind.is_decision_point(),
+        decision_point,
         pending: true,
     };
     let pending = routed && shared.hub.has_decider(&meta);
@@ -247,7 +261,7 @@ async fn answer_unguarded(
                 &meta,
                 record,
                 deadline,
-                crate::grant::suggestions(&event.raw),
+                suggestions_for(&event),
                 asked_by,
             );
             (Some(resolution), Some(info))
@@ -297,24 +311,24 @@ async fn answer_unguarded(
                     let (remembered, grant_rule) = remembered.unzip();
                     Judgement { answer, source: Source::Client(client), grant_rule, remembered, ..judgement }
                 }
-                Ok(Resolution::Abandoned) | Err(_) => fallback_of(judgement, Source::Fallback),
+                Ok(Resolution::Abandoned) | Err(_) => fallback_of(judgement, Source::Fallback, agent, kind, fail_closed),
             },
             _ = tokio::time::sleep_until(wait_until.into()) => {
                 shared.hub.finish(event.id, "timeout");
                 shared.stats.timeouts.fetch_add(1, Ordering::Relaxed);
-                fallback_of(judgement, Source::Timeout)
+                fallback_of(judgement, Source::Timeout, agent, kind, fail_closed)
             }
             _ = run_ended(run) => {
                 shared.hub.finish(event.id, "fallback (run ended)");
-                fallback_of(judgement, Source::Fallback)
+                fallback_of(judgement, Source::Fallback, agent, kind, fail_closed)
             }
             _ = shutdown.cancelled() => {
                 shared.hub.finish(event.id, "shutdown");
-                fallback_of(judgement, Source::Fallback)
+                fallback_of(judgement, Source::Fallback, agent, kind, fail_closed)
             }
         }
     } else if routed {
-        fallback_of(judgement, Source::Fallback)
+        fallback_of(judgement, Source::Fallback, agent, kind, fail_closed)
     } else {
         judgement
     };
@@ -333,7 +347,7 @@ async fn answer_unguarded(
     }
 
     let out = if judgement.enforced {
-        output::render(kind, &judgement.answer)
+        agent.render(kind, &judgement.answer)
     } else {
         output::HookOutput::default()
     };
@@ -515,12 +529,19 @@ async fn run_ended(run: Option<&RunLink>) {
     }
 }
 
-/// What applies when a routed event gets no client decision: an `ask` goes
-/// to Claude Code's own prompt; an undecided event gets no opinion. The rule
-/// ids stay, so the log shows which rule asked.
-fn fallback_of(judgement: Judgement, source: Source) -> Judgement {
+/// What applies when a routed event gets no client decision: an `ask`
+/// becomes what `agent` does with an unanswered ask (Claude Code's own
+/// prompt, Codex's own flow, a deny for Gemini); an undecided event gets no
+/// opinion. The rule ids stay, so the log shows which rule asked.
+fn fallback_of(
+    judgement: Judgement,
+    source: Source,
+    agent: Agent,
+    kind: HookEventKind,
+    fail_closed: FailClosed,
+) -> Judgement {
     let answer = if judgement.answer.verdict == Verdict::Ask {
-        judgement.answer
+        agent.unanswered_ask(kind, fail_closed, judgement.answer)
     } else {
         Answer::no_opinion()
     };
@@ -529,6 +550,22 @@ fn fallback_of(judgement: Judgement, source: Source) -> Judgement {
         source,
         ..judgement
     }
+}
+
+/// The rules a person may remember an answer on `event` as: those of the
+/// Claude-shaped inputs its agent's dialect maps it onto (a Gemini
+/// `run_shell_command` is suggested as `Bash(…)`, one entry per file of a
+/// Codex patch), in order, without repeats.
+fn suggestions_for(event: &Event) -> Vec<crate::protocol::Suggestion> {
+    let mut all: Vec<crate::protocol::Suggestion> = Vec::new();
+    for input in event.agent().rule_inputs(&event.raw) {
+        for suggestion in crate::grant::suggestions(&input) {
+            if !all.contains(&suggestion) {
+                all.push(suggestion);
+            }
+        }
+    }
+    all
 }
 
 fn line(json: &[u8]) -> Bytes {

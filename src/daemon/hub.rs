@@ -23,8 +23,8 @@ use serde_json::Value;
 use tokio::sync::{mpsc, oneshot};
 use uuid::Uuid;
 
-use crate::agent::claude::output::supported_verdicts;
 use crate::agent::claude::HookEventKind;
+use crate::agent::Agent;
 use crate::decision::Answer;
 use crate::protocol::approval::{SHORT_ID_ALPHABET, SHORT_ID_LEN};
 use crate::protocol::{
@@ -60,6 +60,8 @@ pub enum Resolution {
 pub struct EventMeta<'a> {
     /// `hook_event_name`.
     pub kind: &'a str,
+    /// The agent that fired it.
+    pub agent: Agent,
     /// Session id.
     pub session: Option<&'a str>,
     /// Tool name.
@@ -229,6 +231,7 @@ struct PendingEntry {
     short_id: String,
     suggestions: Vec<Suggestion>,
     asked_by: AskedBy,
+    agent: Agent,
     name: String,
     session: Option<String>,
     tool: Option<String>,
@@ -395,6 +398,7 @@ impl Hub {
             .filter(|(_, e)| {
                 let meta = EventMeta {
                     kind: &e.name,
+                    agent: e.agent,
                     session: e.session.as_deref(),
                     tool: e.tool.as_deref(),
                     decision_point: true,
@@ -518,7 +522,7 @@ impl Hub {
             deadline_ms: deadline
                 .saturating_duration_since(Instant::now())
                 .as_millis() as u64,
-            verdicts: supported_verdicts(kind).to_vec(),
+            verdicts: meta.agent.decidable_verdicts(kind).to_vec(),
             suggestions: suggestions.clone(),
             asked_by: asked_by.clone(),
         };
@@ -527,6 +531,7 @@ impl Hub {
             short_id: short.clone(),
             suggestions,
             asked_by,
+            agent: meta.agent,
             name: meta.kind.to_string(),
             session: meta.session.map(str::to_owned),
             tool: meta.tool.map(str::to_owned),
@@ -575,13 +580,14 @@ impl Hub {
             return Err(gone(&table, event));
         };
         let entry = &table.waiting[&id];
-        let supported = supported_verdicts(entry.kind);
+        let supported = entry.agent.decidable_verdicts(entry.kind);
         if !supported.contains(&answer.verdict) {
             let list: Vec<&str> = supported.iter().map(|v| v.as_str()).collect();
             return Err(DecideError {
                 code: ErrorCode::InvalidRequest,
                 message: format!(
-                    "{} does not support verdict `{}`; use one of: {}",
+                    "{}'s {} does not support verdict `{}`; use one of: {}",
+                    entry.agent,
                     entry.name,
                     answer.verdict,
                     list.join(", ")
@@ -630,11 +636,12 @@ impl Hub {
                         event: serde_json::from_slice::<Value>(&e.record).unwrap_or(Value::Null),
                         since: crate::time::rfc3339(e.since),
                         waiting_ms: now.duration_since(e.received).as_millis() as u64,
+                        agent: Some(e.agent.as_str().to_string()),
                         info: PendingInfo {
                             short_id: e.short_id.clone(),
                             deadline_ms: e.deadline.saturating_duration_since(now).as_millis()
                                 as u64,
-                            verdicts: supported_verdicts(e.kind).to_vec(),
+                            verdicts: e.agent.decidable_verdicts(e.kind).to_vec(),
                             suggestions: e.suggestions.clone(),
                             asked_by: e.asked_by.clone(),
                         },
@@ -671,6 +678,7 @@ mod tests {
     fn meta(kind: &str) -> EventMeta<'_> {
         EventMeta {
             kind,
+            agent: Agent::ClaudeCode,
             session: Some("s1"),
             tool: Some("Bash"),
             decision_point: true,
@@ -695,6 +703,7 @@ mod tests {
         let f = |json: Value| serde_json::from_value::<Filter>(json).unwrap();
         let m = EventMeta {
             kind: "PreToolUse",
+            agent: Agent::ClaudeCode,
             session: Some("s1"),
             tool: Some("Bash"),
             decision_point: true,
@@ -845,6 +854,49 @@ mod tests {
         assert_eq!(err.code, ErrorCode::InvalidRequest);
         assert!(err.message.contains("deny"), "{}", err.message);
         assert_eq!(hub.pending_count(), 1);
+    }
+
+    #[test]
+    fn a_decide_is_checked_against_the_agents_verdicts() {
+        let hub = Hub::default();
+        let pending = |agent: Agent| {
+            let event = Uuid::now_v7();
+            let (rx, _info) = hub.add_pending(
+                event,
+                HookEventKind::PreToolUse,
+                &EventMeta {
+                    agent,
+                    ..meta("PreToolUse")
+                },
+                Bytes::from_static(b"{}"),
+                Instant::now(),
+                Vec::new(),
+                AskedBy::default(),
+            );
+            (EventRef::from(event), rx)
+        };
+        for agent in [Agent::Codex, Agent::Gemini] {
+            let (event, _rx) = pending(agent);
+            let err = hub
+                .decide(&event, Answer::new(Verdict::Ask, None), "a", None)
+                .unwrap_err();
+            assert_eq!(err.code, ErrorCode::InvalidRequest);
+            assert!(err.message.contains(agent.as_str()), "{}", err.message);
+            let listed = hub.pending_list();
+            let item = listed
+                .iter()
+                .find(|i| i.agent.as_deref() == Some(agent.as_str()));
+            assert_eq!(
+                item.unwrap().info.verdicts,
+                [Verdict::Allow, Verdict::Deny, Verdict::NoOpinion],
+                "{agent}"
+            );
+            hub.decide(&event, Answer::new(Verdict::Allow, None), "a", None)
+                .unwrap();
+        }
+        let (event, _rx) = pending(Agent::ClaudeCode);
+        hub.decide(&event, Answer::new(Verdict::Ask, None), "a", None)
+            .unwrap();
     }
 
     #[tokio::test]

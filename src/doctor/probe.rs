@@ -30,7 +30,8 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use super::{Check, SettingsFile};
-use crate::agent::claude::{probe, render, HookEventKind, HookOutput};
+use crate::agent::claude::{probe, HookOutput};
+use crate::agent::Agent;
 use crate::install::{Registration, Scope};
 use crate::protocol::log::LogRecord;
 
@@ -56,6 +57,9 @@ pub(super) struct Daemon<'a> {
 
 /// One registration to probe.
 struct Target<'a> {
+    /// The agent whose file registers it: the probe is its event, run and
+    /// answered in its form.
+    agent: Agent,
     scope: Scope,
     registration: &'a Registration,
     session: String,
@@ -83,11 +87,13 @@ pub(super) fn checks(files: &[SettingsFile], project: &Path, daemon: &Daemon<'_>
         for registration in &file.inspection.registrations {
             // Claude Code runs identical handlers once: so does the probe.
             let again = targets.iter().any(|t| {
-                t.registration.event == registration.event
+                t.agent == file.agent
+                    && t.registration.event == registration.event
                     && t.registration.runs_as_one_with(registration)
             });
             if !again {
                 targets.push(Target {
+                    agent: file.agent,
                     scope: file.scope,
                     registration,
                     session: format!("{}{}", probe::SESSION_PREFIX, crate::event::new_id()),
@@ -139,7 +145,21 @@ pub(super) fn checks(files: &[SettingsFile], project: &Path, daemon: &Daemon<'_>
 /// Runs `target`'s command as Claude Code would run a hook.
 fn run_hook(target: &Target<'_>, project: &Path) -> Ran {
     let r = target.registration;
-    let input = probe::input(&r.event, &target.session, project);
+    let agent = target.agent;
+    let kind = agent.event_kind(&r.event);
+    let input = match agent {
+        Agent::ClaudeCode => probe::input(&r.event, &target.session, project),
+        // Claude Code's probe of the same kind, under the agent's own
+        // event (and shell tool) name.
+        _ => {
+            let mut input = probe::input(kind.as_str(), &target.session, project);
+            input["hook_event_name"] = serde_json::Value::from(r.event.as_str());
+            if agent == Agent::Gemini && input.get("tool_name").is_some() {
+                input["tool_name"] = serde_json::Value::from("run_shell_command");
+            }
+            input
+        }
+    };
     let project_dir = project.display().to_string();
     let mut command = match &r.shell_command {
         Some(_) if r.shell.as_deref().is_some_and(|s| s != "bash") => {
@@ -165,10 +185,25 @@ fn run_hook(target: &Target<'_>, project: &Path) -> Ran {
     };
     command
         .current_dir(project)
-        .env_remove(crate::daemon::unjudged::RUN_ID_ENV)
-        .env("CLAUDE_PROJECT_DIR", project)
-        .env("CLAUDECODE", "1")
-        .env("CLAUDE_CODE_SESSION_ID", &target.session)
+        .env_remove(crate::daemon::unjudged::RUN_ID_ENV);
+    // What each agent adds to a hook's environment.
+    match agent {
+        Agent::ClaudeCode => {
+            command
+                .env("CLAUDE_PROJECT_DIR", project)
+                .env("CLAUDECODE", "1")
+                .env("CLAUDE_CODE_SESSION_ID", &target.session);
+        }
+        Agent::Codex => {}
+        Agent::Gemini => {
+            command
+                .env("CLAUDE_PROJECT_DIR", project)
+                .env("GEMINI_PROJECT_DIR", project)
+                .env("GEMINI_CWD", project)
+                .env("GEMINI_SESSION_ID", &target.session);
+        }
+    }
+    command
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -177,10 +212,16 @@ fn run_hook(target: &Target<'_>, project: &Path) -> Ran {
     let limit = r
         .timeout
         .filter(|t| t.is_finite() && *t > 0.0)
+        // Gemini's timeouts are milliseconds.
+        .map(|t| {
+            if agent == Agent::Gemini {
+                t / 1000.0
+            } else {
+                t
+            }
+        })
         .map(Duration::from_secs_f64)
-        .unwrap_or_else(|| {
-            Duration::from_millis(HookEventKind::from_name(&r.event).claude_default_timeout_ms())
-        });
+        .unwrap_or_else(|| Duration::from_millis(kind.claude_default_timeout_ms()));
     let wait = limit.min(LONGEST_WAIT);
     let started = Instant::now();
     let mut child = match command.spawn() {
@@ -333,11 +374,22 @@ fn read_probes(log: &Path, start: u64) -> HashMap<String, Logged> {
 /// The check for one probe.
 fn judge(target: &Target<'_>, ran: Ran, logged: Option<&Logged>, daemon: &Daemon<'_>) -> Check {
     let r = target.registration;
-    let name = format!("probe:{}:{}", target.scope.as_str(), r.event);
-    let reinstall = format!(
-        "re-run `hookd install --scope {}` (it rewrites hookd's entries), then `hookd doctor --probe`",
-        target.scope.as_str()
-    );
+    let (name, reinstall) = match target.agent {
+        Agent::ClaudeCode => (
+            format!("probe:{}:{}", target.scope.as_str(), r.event),
+            format!(
+                "re-run `hookd install --scope {}` (it rewrites hookd's entries), then `hookd doctor --probe`",
+                target.scope.as_str()
+            ),
+        ),
+        agent => (
+            format!("probe:{agent}:{}:{}", target.scope.as_str(), r.event),
+            format!(
+                "re-run `hookd install --agent {agent} --scope {}` (it rewrites hookd's entries), then `hookd doctor --probe`",
+                target.scope.as_str()
+            ),
+        ),
+    };
     let (output, elapsed) = match ran {
         Ran::NotRun(why) => return Check::fail(name, format!("fell back ({why})"), reinstall),
         Ran::TimedOut(after) => {
@@ -381,8 +433,8 @@ fn judge(target: &Target<'_>, ran: Ran, logged: Option<&Logged>, daemon: &Daemon
             fix,
         );
     }
-    let kind = HookEventKind::from_name(&r.event);
-    let expected = render(kind, &probe::answer(kind));
+    let kind = target.agent.event_kind(&r.event);
+    let expected = target.agent.render(kind, &probe::answer(kind));
     if !matches!(output.exit_code, 0 | 2) {
         // What a hook that failed looks like to Claude Code (the forwarder
         // itself never exits so).

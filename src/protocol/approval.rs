@@ -161,6 +161,10 @@ pub struct PendingItem {
     pub since: String,
     /// Milliseconds it has waited.
     pub waiting_ms: u64,
+    /// The agent that asks (`claude-code`, `codex`, `gemini`; an Agent
+    /// SDK run's hooks are Claude Code's).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agent: Option<String>,
     /// Short id, deadline, verdicts, suggestions, who asked.
     #[serde(flatten)]
     pub info: PendingInfo,

@@ -6,7 +6,7 @@
 
 use std::collections::BTreeMap;
 
-use super::{json, DecodeError, ErrorCode, Reply, VERSION};
+use super::{json, DecodeError, ErrorCode, Harness, Reply, VERSION};
 use crate::agent::claude::FailClosed;
 
 /// What goes into a `hook` frame.
@@ -14,11 +14,14 @@ use crate::agent::claude::FailClosed;
 pub struct HookFrame<'a> {
     /// The request id.
     pub id: &'a str,
+    /// The agent that fired the hook (`--agent`), as the frame's `harness`.
+    pub harness: Harness,
     /// The daemon must answer within this many milliseconds.
     pub deadline_ms: u64,
     /// Which events the forwarder blocks when it gets no answer.
     pub fail_closed: FailClosed,
-    /// The hook's `CLAUDE*` environment.
+    /// The hook's environment, as much of it as the agent's dialect relays
+    /// ([`crate::agent::Agent::relays_env`]).
     pub env: &'a BTreeMap<String, String>,
     /// The hook's stdin: one JSON value, unless `input_error` says why not.
     pub input: &'a [u8],
@@ -34,7 +37,9 @@ pub fn encode_hook(hook: &HookFrame<'_>) -> Vec<u8> {
     frame.extend_from_slice(VERSION.to_string().as_bytes());
     frame.extend_from_slice(br#","id":"#);
     serde_json::to_writer(&mut frame, hook.id).expect("a string serializes");
-    frame.extend_from_slice(br#","harness":"claude-code","deadline_ms":"#);
+    frame.extend_from_slice(br#","harness":""#);
+    frame.extend_from_slice(hook.harness.as_str().as_bytes());
+    frame.extend_from_slice(br#"","deadline_ms":"#);
     frame.extend_from_slice(hook.deadline_ms.to_string().as_bytes());
     if hook.fail_closed.is_on() {
         frame.extend_from_slice(br#","fail_closed":""#);
@@ -95,6 +100,7 @@ mod tests {
         let input = b"{\n  \"hook_event_name\": \"Stop\",\r\n  \"text\": \"a\\nb\"\n}\n";
         let frame = encode_hook(&HookFrame {
             id: "id-1",
+            harness: Harness::ClaudeCode,
             deadline_ms: 900,
             fail_closed: FailClosed::All,
             env: &env,
@@ -121,6 +127,7 @@ mod tests {
         let env = BTreeMap::new();
         let frame = encode_hook(&HookFrame {
             id: "id-2",
+            harness: Harness::Gemini,
             deadline_ms: 900,
             fail_closed: FailClosed::Tools,
             env: &env,
@@ -128,6 +135,7 @@ mod tests {
             input_error: Some("stdin is not UTF-8 (byte 33)"),
         });
         let hook = decode(&frame);
+        assert_eq!(hook.harness, Harness::Gemini);
         assert_eq!(hook.fail_closed, FailClosed::Tools);
         assert_eq!(
             hook.input,

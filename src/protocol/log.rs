@@ -99,9 +99,17 @@ pub struct LoggedEvent {
     pub project_dir: Option<String>,
     /// `hook_event_name` verbatim (`unknown` when there was none).
     pub kind: String,
-    /// The tool, for tool events.
+    /// The tool, for tool events (the agent's own name).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tool: Option<String>,
+    /// The hookd kind the agent's event maps onto, which rules name
+    /// (`PreToolUse` for Gemini's `BeforeTool`), when it differs from `kind`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mapped_kind: Option<String>,
+    /// The Claude Code tool rules judge the agent's tool as (`Bash` for
+    /// Gemini's `run_shell_command`), when it differs from `tool`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mapped_tool: Option<String>,
     /// The hook input (redacted in the log).
     pub input: Value,
     /// Why the input could not be read as JSON (`input` is then its text).
@@ -157,6 +165,10 @@ pub struct EventView<'a> {
     kind: &'a str,
     #[serde(skip_serializing_if = "Option::is_none")]
     tool: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    mapped_kind: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    mapped_tool: Option<&'a str>,
     input: &'a Value,
     #[serde(skip_serializing_if = "Option::is_none")]
     input_error: Option<&'a str>,
@@ -182,6 +194,8 @@ impl<'a> EventView<'a> {
             project_dir: event.env.get("CLAUDE_PROJECT_DIR").map(Path::new),
             kind: event.name(),
             tool: event.tool_name(),
+            mapped_kind: Some(event.rule_event()).filter(|k| *k != event.name()),
+            mapped_tool: event.mapped_tool.as_deref(),
             input,
             input_error: event.input_error.as_deref(),
         }

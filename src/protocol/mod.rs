@@ -41,6 +41,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::agent::claude::FailClosed;
+use crate::agent::Agent;
 use crate::decision::Answer;
 
 /// The protocol version this build speaks.
@@ -58,6 +59,10 @@ pub enum Harness {
     ClaudeCode,
     /// A Claude Agent SDK run, through the adapter.
     AgentSdk,
+    /// OpenAI Codex CLI, through `hook-forwarder --agent codex`.
+    Codex,
+    /// Google Gemini CLI, through `hook-forwarder --agent gemini`.
+    Gemini,
 }
 
 impl Harness {
@@ -66,6 +71,27 @@ impl Harness {
         match self {
             Harness::ClaudeCode => "claude-code",
             Harness::AgentSdk => "agent-sdk",
+            Harness::Codex => "codex",
+            Harness::Gemini => "gemini",
+        }
+    }
+
+    /// The agent whose hook JSON this harness speaks: an Agent SDK run is
+    /// Claude Code's.
+    pub fn agent(self) -> Agent {
+        match self {
+            Harness::ClaudeCode | Harness::AgentSdk => Agent::ClaudeCode,
+            Harness::Codex => Agent::Codex,
+            Harness::Gemini => Agent::Gemini,
+        }
+    }
+
+    /// The harness of a hook `hook-forwarder` relays for `agent`.
+    pub fn of_forwarded(agent: Agent) -> Harness {
+        match agent {
+            Agent::ClaudeCode => Harness::ClaudeCode,
+            Agent::Codex => Harness::Codex,
+            Agent::Gemini => Harness::Gemini,
         }
     }
 }
@@ -432,7 +458,9 @@ pub struct HookRequest {
         deserialize_with = "fail_closed_wire::deserialize"
     )]
     pub fail_closed: FailClosed,
-    /// The `CLAUDE*` environment variables the hook process was given.
+    /// The variables of the hook process's environment its agent's dialect
+    /// relays (Claude Code: `CLAUDE*` and `HOOKD_RUN_ID`; Gemini: its
+    /// `HOOK_ENV` allowlist; Codex: none).
     #[serde(default)]
     pub env: BTreeMap<String, String>,
     /// The hook's stdin, parsed but otherwise untouched; when `input_error`

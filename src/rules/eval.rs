@@ -110,6 +110,7 @@ impl Index {
 /// directories, the path a file tool touches, the split Bash command.
 pub(crate) struct Subject<'q> {
     pub event: &'q str,
+    pub agent: crate::agent::Agent,
     pub event_bit: u64,
     pub input: &'q Value,
     pub tool: Option<&'q str>,
@@ -201,6 +202,7 @@ impl<'q> Subject<'q> {
             && input.get("stop_hook_active") == Some(&Value::Bool(true));
         let mut s = Subject {
             event: q.event,
+            agent: q.agent,
             event_bit: EventSet::bit(q.event),
             input,
             tool,
@@ -668,7 +670,7 @@ pub(crate) fn collect(layers: &[LayerRef<'_>], s: &Subject<'_>) -> Matches {
         let fast = Some((&layer.set.sets, &cache));
         for ri in candidates(layer.set, s, &mut path_ids) {
             let rule = &layer.set.rules[ri as usize];
-            if !rule.events.has(s.event_bit) {
+            if !rule.events.has(s.event_bit) || rule.agent.is_some_and(|a| a != s.agent) {
                 continue;
             }
             if stop_chain_check(rule, s).is_some_and(|(may_block, _)| !may_block) {

@@ -128,7 +128,8 @@ pub(crate) fn explain(layers: &[LayerRef<'_>], q: &Query<'_>) -> Explanation {
             let event_ok = rule.events.has(s.event_bit);
             let outcome = match_rule_with(rule, &s, &path_ids, true, None);
             let held_back = stop_chain_check(rule, &s).is_some_and(|(may_block, _)| !may_block);
-            let matched = event_ok && outcome.matched() && !held_back;
+            let agent_ok = rule.agent.is_none_or(|a| a == s.agent);
+            let matched = event_ok && agent_ok && outcome.matched() && !held_back;
             let (checks, near) = checks(rule, &s, &path_ids, event_ok);
             let report = RuleReport {
                 id: qualified_id(layer.tag, &rule.id),
@@ -193,6 +194,17 @@ fn checks(rule: &Rule, s: &Subject<'_>, path_ids: &[usize], event_ok: bool) -> (
         false,
         &mut t,
     );
+    if let Some(agent) = rule.agent {
+        let ok = agent == s.agent;
+        let text = if ok {
+            format!("agent {agent}: the hook is {}'s", s.agent)
+        } else {
+            format!("agent {agent}: the hook is {}'s, not {agent}'s", s.agent)
+        };
+        // Weighs 1: a rule that matches but for the agent is the near miss
+        // worth showing.
+        check(ok, text, 1, false, &mut t);
+    }
     // Content, ignoring `when` (reported separately below).
     let content = match_rule_with(rule, s, path_ids, false, None);
     let env = s.env(None);

@@ -42,6 +42,7 @@ const RULE_KEYS: &[&str] = &[
     "action",
     "tool",
     "event",
+    "agent",
     "reason",
     "when",
     "repeat",
@@ -285,6 +286,7 @@ impl Reader<'_> {
         let mut action = None;
         let mut reason = None;
         let mut events = None;
+        let mut agent = None;
         let mut event_span = header;
         let mut tools = Vec::new();
         let mut tool_src = Vec::new();
@@ -307,6 +309,19 @@ impl Reader<'_> {
                     other => self.sink.error(
                         at,
                         format!("{label}: `action` must be a string (allow, deny, ask or context), found {}", other.type_str()),
+                    ),
+                },
+                "agent" => match v.get_ref() {
+                    DeValue::String(s) => match crate::agent::Agent::from_name(s) {
+                        Some(a) => agent = Some(a),
+                        None => self.sink.error(
+                            at,
+                            format!("{label}: `agent`: unknown agent {s:?}; expected one of claude-code, codex, gemini"),
+                        ),
+                    },
+                    other => self.sink.error(
+                        at,
+                        format!("{label}: `agent` must be a string (claude-code, codex or gemini), found {}", other.type_str()),
                     ),
                 },
                 "reason" => match v.get_ref() {
@@ -497,6 +512,7 @@ impl Reader<'_> {
             action,
             reason,
             events,
+            agent,
             tools,
             tool_src,
             when,

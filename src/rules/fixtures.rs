@@ -191,6 +191,7 @@ fn run_one(path: &Path, layers: &Layers) -> (bool, String) {
         .unwrap_or("");
     let q = Query {
         event,
+        agent: crate::agent::Agent::ClaudeCode,
         input: &fx.event,
         project_dir: fx.project_dir.as_deref(),
         home: fx.home.as_deref(),

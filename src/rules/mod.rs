@@ -47,7 +47,7 @@
 //! ```
 //!
 //! Keys: `id` (string, required), `action` (required), `tool`, `event`,
-//! `reason`, `when`, `repeat`, `max_blocks`. Anything else is an error, as
+//! `agent`, `reason`, `when`, `repeat`, `max_blocks`. Anything else is an error, as
 //! are wrong types, duplicate ids, invalid regexes and globs, and unknown
 //! action or event names. A `tool` naming no Claude Code tool (nor `mcp__…`)
 //! is a warning: it can never match.
@@ -66,7 +66,15 @@
 //!   and `tool_input`, so a rule written for "this tool call" judges the call
 //!   whichever of the two hooks asks (PermissionRequest does not fire in every
 //!   mode; PreToolUse does). Name PostToolUse and others explicitly; `"*"`
-//!   means every event, including ones this build does not know.
+//!   means every event, including ones this build does not know. Other
+//!   agents' events are named by the kind they map onto (Gemini's
+//!   `BeforeTool` is `PreToolUse`, Codex's `PreToolUse` is itself; see
+//!   [`crate::agent`]); `"*"` also matches the events no kind maps.
+//! - **`agent`** (`claude-code`, `codex` or `gemini`) restricts the rule to
+//!   the hooks of that agent (an Agent SDK run's are `claude-code`'s).
+//!   Without it a rule judges every agent's hooks: each dialect maps its
+//!   tools onto Claude Code's (Gemini's `run_shell_command` is `Bash`,
+//!   Codex's `apply_patch` is an `Edit` or `Write` of each file it touches).
 //! - **`when`**: see `cond.rs` — `field` (dotted input path, or `$command`,
 //!   `$command.args`, `$pipeline`, `$path`) with `equals`, `glob`, `regex`,
 //!   `contains`, `path`, `exists`, and `not` / `any` / `all`.
@@ -200,6 +208,7 @@ pub use fixtures::{run_fixtures, run_fixtures_layers, FixtureReport, FixtureResu
 pub use rule::{Action, EVENTS, TOOL_EVENTS};
 pub use tool::KNOWN_TOOLS;
 
+use crate::agent::Agent;
 use eval::{Index, LayerRef};
 use file::{compile, Layer};
 use rule::Rule;
@@ -484,6 +493,9 @@ pub struct Query<'a> {
     /// `hook_event_name`, e.g. `PreToolUse`; unknown names only match rules
     /// with `event = "*"`.
     pub event: &'a str,
+    /// The agent that fired the hook: rules with `agent = "…"` match only
+    /// its hooks.
+    pub agent: Agent,
     /// The raw hook input object (`tool_name`, `tool_input`, `cwd`, …).
     pub input: &'a serde_json::Value,
     /// `CLAUDE_PROJECT_DIR` if known; otherwise the input's `cwd` is the
@@ -507,11 +519,18 @@ impl<'a> Query<'a> {
                 .get("hook_event_name")
                 .and_then(|v| v.as_str())
                 .unwrap_or(""),
+            agent: Agent::ClaudeCode,
             input,
             project_dir: None,
             home: None,
             stop_blocks: 0,
         }
+    }
+
+    /// Set the agent that fired the hook.
+    pub fn agent(mut self, agent: Agent) -> Query<'a> {
+        self.agent = agent;
+        self
     }
 
     /// Set the project directory.

@@ -153,6 +153,8 @@ pub(crate) struct Rule {
     pub action: Action,
     pub reason: Option<String>,
     pub events: EventSet,
+    /// `agent`: the one agent whose hooks the rule judges; `None`: all.
+    pub agent: Option<crate::agent::Agent>,
     /// Any of these must match; empty means the rule has no `tool`.
     pub tools: Vec<ToolPattern>,
     /// The `tool` strings as written, parallel to `tools`.

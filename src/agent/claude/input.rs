@@ -192,6 +192,13 @@ pub struct HookInput {
 impl HookInput {
     /// Types a raw hook input. Never fails; see [`HookInput::problem`].
     pub fn parse(raw: &Value) -> HookInput {
+        HookInput::parse_with(raw, HookEventKind::from_name)
+    }
+
+    /// Types a raw hook input of an agent whose event names `kind_of` maps
+    /// onto hookd's kinds (another agent's dialect: its inputs share Claude
+    /// Code's common and tool fields). Never fails.
+    pub fn parse_with(raw: &Value, kind_of: impl Fn(&str) -> HookEventKind) -> HookInput {
         if !raw.is_object() {
             return HookInput {
                 kind: HookEventKind::Unknown,
@@ -214,7 +221,7 @@ impl HookInput {
                 String::new()
             }
         };
-        let kind = HookEventKind::from_name(&name);
+        let kind = kind_of(&name);
         let tool = if kind.has_tool() {
             typed::<ToolCall>(raw).unwrap_or_else(|e| {
                 problems.push(format!("tool fields: {e}"));

@@ -73,3 +73,8 @@ pub mod patch;
 
 pub use kind::{event, event_kind, CodexEvent, EVENTS};
 pub use output::{fallback, render};
+
+/// The variables of a Codex hook's environment worth relaying with the
+/// event: none. Codex adds nothing of its own (the session id is on stdin),
+/// and the rest is the user's whole environment, API keys included.
+pub const HOOK_ENV: &[&str] = &[];
