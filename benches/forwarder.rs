@@ -43,8 +43,8 @@ use std::process::{Child, Command, ExitStatus, Stdio};
 use std::thread;
 use std::time::{Duration, Instant};
 
-/// `../shared/reference/samples/PreToolUse.json`, compacted: the input of a
-/// real Claude Code PreToolUse hook.
+/// `tests/fixtures/events/PreToolUse.json`, compacted: the input of a real
+/// Claude Code PreToolUse hook.
 const INPUT: &str = r#"{"session_id":"1fce3faa-62dc-4336-ba9c-8494671dd902","transcript_path":"/home/dev/.claude/projects/-home-dev-project/1fce3faa-62dc-4336-ba9c-8494671dd902.jsonl","cwd":"/home/dev/project","prompt_id":"78c2655b-0522-4ddc-966c-038c0bd1064d","permission_mode":"bypassPermissions","effort":{"level":"medium"},"hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{"command":"echo hello > out.txt","description":"Write hello to out.txt"},"tool_use_id":"toolu_mock_0_1"}"#;
 
 /// The `CLAUDE*` variables Claude Code gives a hook; every forwarder copies

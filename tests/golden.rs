@@ -1,7 +1,7 @@
 //! Golden tests for the one module that knows Claude Code's output.
 //!
-//! Every hook input in `tests/fixtures/events/` (the real captures from
-//! `shared/reference/samples/` plus a hand-written input for every other
+//! Every hook input in `tests/fixtures/events/` (the real captures of
+//! Claude Code 2.1.330's hooks plus a hand-written input for every other
 //! event) is parsed into a typed event and rendered under each verdict its
 //! event supports, with context where the event accepts it, and as a
 //! fail-closed fallback (scope `all`). Each result must equal

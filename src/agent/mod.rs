@@ -235,7 +235,7 @@ pub const UNIVERSAL_DENY_EVENT: &str = "PreToolUse";
 
 /// The one tool-call answer that Claude Code, Codex CLI, Gemini CLI and
 /// Copilot CLI's Claude-format hooks all honor as a deny (observed with each
-/// pinned CLI, `shared/reference/agents/offline-agents.md`):
+/// pinned CLI; `tests/e2e_agents.rs` checks it against Codex and Gemini):
 ///
 /// ```json
 /// {"decision":"block","reason":R,"hookSpecificOutput":{"hookEventName":"PreToolUse",

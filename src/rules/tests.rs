@@ -1289,7 +1289,7 @@ tool = "Bash(curl *)"
 
 #[test]
 fn real_samples_evaluate() {
-    // Inputs shaped like the recorded samples (shared/reference/samples).
+    // Inputs shaped like the recorded samples (tests/fixtures/events).
     let pre = json!({
         "session_id": "1fce", "transcript_path": "/t.jsonl", "cwd": "/home/dev/project",
         "prompt_id": "78c2", "permission_mode": "bypassPermissions", "effort": {"level": "medium"},

@@ -26,7 +26,7 @@
 //! the pinned CLIs: `npm ci --prefix tests/agents` (what `scripts/test`
 //! does).
 //!
-//! Hermetic by construction (`shared/reference/agents/offline-agents.md`):
+//! Hermetic by construction:
 //! every run has its own HOME, `CODEX_HOME`/`~/.gemini`, TMPDIR and project
 //! dir under one temp dir removed on drop, a cleared environment, stdin from
 //! `/dev/null`, and the flags and settings that keep each CLI from calling

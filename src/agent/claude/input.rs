@@ -3,7 +3,7 @@
 //! Parsing never fails: an unknown event name, extra fields, or a field of an
 //! unexpected type are all kept (the raw JSON travels with the event) and only
 //! reported in [`HookInput::problem`]. Field lists follow
-//! `shared/reference/claude-code-hooks.md` §5; every event-specific field is
+//! Claude Code 2.1.330's hook inputs (real captures in `tests/fixtures/events/`); every event-specific field is
 //! optional here because Claude Code has added and dropped fields between
 //! releases and a hook must keep working across them.
 //!

@@ -6,9 +6,9 @@
 //!   inputs for the rules ([`patch`] reads `apply_patch`'s patch);
 //! - [`output`]: an answer → the exact output Codex honors.
 //!
-//! What is known comes from the real CLI run offline
-//! (`shared/reference/agents/samples/codex/`, `outputs.md`) and from the
-//! output schemas embedded in its binary
+//! What is known comes from the real CLI run offline (its captured hook
+//! inputs are `tests/fixtures/agents/codex/captured/`; what it honors is
+//! pinned by `tests/e2e_agents.rs`) and from the output schemas embedded in its binary
 //! (`tests/fixtures/agents/codex/hook-schemas.json`).
 //!
 //! # Events

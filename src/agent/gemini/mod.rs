@@ -6,9 +6,9 @@
 //!   inputs for the rules;
 //! - [`output`]: an answer → the exact output Gemini honors.
 //!
-//! What is known comes from the real CLI run offline
-//! (`shared/reference/agents/samples/gemini/`, `outputs.md`) and from its
-//! bundle (`packages/core/src/hooks/types.ts`).
+//! What is known comes from the real CLI run offline (its captured hook
+//! inputs are `tests/fixtures/agents/gemini/captured/`; what it honors is
+//! pinned by `tests/e2e_agents.rs`) and from its bundle (`packages/core/src/hooks/types.ts`).
 //!
 //! # Events
 //!
