@@ -125,6 +125,16 @@ enum Command {
         #[arg(long)]
         reason: Option<String>,
     },
+    /// Watch every event and answer the decisions waiting for a person, in a
+    /// full-screen terminal UI (`?` lists the keys).
+    Approve {
+        #[command(flatten)]
+        client: ClientArgs,
+        /// Line mode for dumb terminals, ssh and scripts: prints each pending
+        /// item and each resolution; reads `y|n|s|a|N ID [reason]` lines on stdin.
+        #[arg(long)]
+        plain: bool,
+    },
     /// Validate, explain and test rules.
     #[command(subcommand)]
     Rules(RulesCommand),
@@ -466,6 +476,7 @@ fn main() -> ExitCode {
             .connect()
             .and_then(|mut c| Ok(c.decide(event_id, verdict, reason)?)),
         Command::Status { client, json } => status(&client, json),
+        Command::Approve { client, plain } => approve(&client, plain),
         Command::Rules(command) => rules(command),
         Command::Replay { log, rules, json } => replay(&log, rules, json),
         Command::Install(args) => install(args),
@@ -492,6 +503,19 @@ fn main() -> ExitCode {
             ExitCode::FAILURE
         }
     }
+}
+
+fn approve(client: &ClientArgs, plain: bool) -> anyhow::Result<()> {
+    let socket = client
+        .socket
+        .clone()
+        .unwrap_or_else(hookd::paths::socket_path);
+    if plain {
+        return hookd::approve::plain::run(&socket, &mut Stdout);
+    }
+    // https://no-color.org: set and not empty.
+    let color = std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty());
+    hookd::approve::term::run(&socket, color)
 }
 
 fn run(args: RunArgs) -> ExitCode {
@@ -618,19 +642,7 @@ fn rules(command: RulesCommand) -> anyhow::Result<()> {
             }
             let user = std::sync::Arc::new(daemon::load_rules(&rules_source(rules))?);
             let home = std::env::var_os("HOME").map(PathBuf::from);
-            let project_dir = input["cwd"].as_str().map(PathBuf::from);
-            let mut layers = hookd::rules::Layers::new(user);
-            if let Some(dir) = &project_dir {
-                if let Ok(project) =
-                    hookd::rules::RuleSet::load_project(&hookd::rules::project_rules_path(dir))
-                {
-                    layers = layers.with_project(dir.clone(), std::sync::Arc::new(project));
-                }
-            }
-            let mut query = hookd::rules::Query::new(&input);
-            query.project_dir = project_dir.as_deref();
-            query.home = home.as_deref();
-            let explanation = layers.explain(&query);
+            let explanation = hookd::approve::explain::explain_with(&input, user, home.as_deref());
             if json {
                 println!("{}", serde_json::to_string_pretty(&explanation)?);
             } else {
