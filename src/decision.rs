@@ -103,6 +103,10 @@ pub enum Source {
     /// Not judged: a synthetic event from `hookd doctor --probe`, answered
     /// with [`crate::agent::claude::probe::answer`].
     Probe,
+    /// The person answered in Claude Code's own permission dialog while the
+    /// event waited for a client: Claude abandoned the hook, and the daemon
+    /// closed the pending event (verdict `none`; nobody reads the answer).
+    Terminal,
 }
 
 impl fmt::Display for Source {
@@ -115,6 +119,7 @@ impl fmt::Display for Source {
             Source::Default => f.write_str("default"),
             Source::Copy => f.write_str("copy"),
             Source::Probe => f.write_str("probe"),
+            Source::Terminal => f.write_str("terminal"),
         }
     }
 }
@@ -135,6 +140,7 @@ impl<'de> Deserialize<'de> for Source {
             "default" => Source::Default,
             "copy" => Source::Copy,
             "probe" => Source::Probe,
+            "terminal" => Source::Terminal,
             other => match other.strip_prefix("client:") {
                 Some(name) => Source::Client(name.to_string()),
                 None => {
@@ -248,6 +254,7 @@ mod tests {
             Source::Timeout,
             Source::Copy,
             Source::Probe,
+            Source::Terminal,
         ] {
             let json = serde_json::to_string(&s).unwrap();
             assert_eq!(serde_json::from_str::<Source>(&json).unwrap(), s);
