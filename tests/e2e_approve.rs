@@ -89,6 +89,7 @@ fn wait_subscribers(daemon: &Daemon, n: u64) {
 
 fn approver_in_tmux(daemon: &Daemon) -> Tmux {
     let env: [(&str, &OsStr); 0] = [];
+    let started = Instant::now();
     let tmux = Tmux::start(
         &hookd_bin(),
         [
@@ -99,6 +100,10 @@ fn approver_in_tmux(daemon: &Daemon) -> Tmux {
         &env,
     );
     tmux.wait_for("rules:", WAIT);
+    eprintln!(
+        "measured: tmux start to the approver's first screen with the daemon's status: {:?}",
+        started.elapsed()
+    );
     wait_subscribers(daemon, 1);
     tmux
 }

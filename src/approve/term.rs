@@ -30,6 +30,12 @@ use super::{connect, explain, next_frame, view, Backoff, Conn};
 /// Runs the approver on this terminal until `q`, Ctrl-C or a signal.
 /// `color`: false when `NO_COLOR` is set.
 pub fn run(socket: &Path, color: bool) -> anyhow::Result<()> {
+    use std::io::IsTerminal;
+    if !io::stdin().is_terminal() || !io::stdout().is_terminal() {
+        anyhow::bail!(
+            "hookd approve needs a terminal on stdin and stdout; for pipes, scripts and dumb terminals use `hookd approve --plain`"
+        );
+    }
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()

@@ -724,6 +724,26 @@ mod tests {
     }
 
     #[test]
+    fn no_color_means_no_colour() {
+        let coloured_cells = |color: bool| {
+            let mut state = state();
+            state.color = color;
+            state.apply(&json!({"type": "event", "pending": true, "deadline_ms": 1000,
+                "event": event("e1", "Edit", json!({"file_path": "/a", "old_string": "x", "new_string": "y"}))}));
+            let mut terminal = Terminal::new(TestBackend::new(120, 40)).unwrap();
+            terminal.draw(|f| draw(f, &state)).unwrap();
+            let buffer = terminal.backend().buffer().clone();
+            buffer
+                .content()
+                .iter()
+                .filter(|c| c.fg != Color::Reset || c.bg != Color::Reset)
+                .count()
+        };
+        assert!(coloured_cells(true) > 0);
+        assert_eq!(coloured_cells(false), 0);
+    }
+
+    #[test]
     fn a_tiny_terminal_does_not_panic() {
         let mut state = state();
         state.apply(
