@@ -310,11 +310,31 @@ fn no_in_the_terminal_closes_the_held_request_as_terminal() {
     let daemon = daemon();
     let mock = MockApi::start(&one_bash_call_script("touch made-by-claude.txt"));
     let mut client = approver(&daemon);
+    // `hookd approve` watches too, in a terminal of its own.
+    let tui = Tmux::start(
+        &daemon::hookd_bin(),
+        [
+            OsStr::new("approve"),
+            OsStr::new("--socket"),
+            daemon.socket.as_os_str(),
+        ],
+        &[],
+    );
+    tui.wait_for("rules:", WAIT);
+    let deadline = Instant::now() + WAIT;
+    while daemon.counter("subscribers") < 2 {
+        assert!(Instant::now() < deadline, "hookd approve did not subscribe");
+        std::thread::sleep(Duration::from_millis(20));
+    }
     let session = Session::start(&mock, &daemon);
     let id = held_permission_request(&session, &mut client);
+    tui.wait_for("PermissionRequest · Bash", WAIT);
     session.answer_dialog("2");
     let decision = decision_of(&mut client, &id);
     assert_eq!(decision["source"], "terminal", "{decision}");
+    // Gone from every client's screen; the feed says who answered.
+    let screen = tui.wait_for("nothing is waiting", WAIT);
+    assert!(screen.contains("terminal"), "{screen}");
     session.tmux.wait_for("Interrupted", WAIT);
     assert!(!session.project().join("made-by-claude.txt").exists());
     let pending = client.call(json!({"type": "pending"}));

@@ -499,6 +499,18 @@ impl State {
                 }
                 Vec::new()
             }
+            "grant" => {
+                // A daemon with grants (issue 10) tells every client.
+                let grant = &frame["grant"];
+                self.notice = Some(format!(
+                    "grant {}: {} {} for session {}",
+                    frame["change"].as_str().unwrap_or("changed"),
+                    grant["verdict"].as_str().unwrap_or("?"),
+                    grant["rule"].as_str().unwrap_or("?"),
+                    short(grant["session_id"].as_str().unwrap_or("?")),
+                ));
+                Vec::new()
+            }
             "run_start" => {
                 self.runs.push(RunRow {
                     run_id: frame["run_id"].as_str().unwrap_or("?").to_string(),
@@ -663,7 +675,14 @@ impl State {
                 }
             }
             Some(InFlight::Other(what)) => {
+                let result = &frame["result"];
                 self.notice = Some(match &error {
+                    // `always`: the daemon says which file got the rule.
+                    None if result["rules_file"].is_string() => format!(
+                        "{what}: added `{}` to {}",
+                        result["rule"].as_str().unwrap_or("?"),
+                        result["rules_file"].as_str().unwrap_or("?")
+                    ),
                     None => format!("{what}: done"),
                     Some(e) => format!("{what}: {e}"),
                 });
@@ -1066,6 +1085,10 @@ fn edit(mut text: String, key: KeyEvent) -> Edit {
     }
 }
 
+fn short(id: &str) -> String {
+    id.chars().take(8).collect()
+}
+
 fn first_line(text: &str) -> String {
     text.lines().next().unwrap_or("").to_string()
 }
@@ -1403,6 +1426,28 @@ mod tests {
         assert!(news.iter().any(
             |n| matches!(n, News::Resolved { id, by, .. } if id == "abcde" && by == "terminal")
         ));
+    }
+
+    #[test]
+    fn grants_and_remembered_rules_are_told() {
+        let mut state = with_pending(json!({"suggestions": [
+            {"remember": "always", "verdict": "allow", "rule": "Bash(npm test:*)"}]}));
+        state.on_key(ch('a'));
+        let asks = state.on_key(key(KeyCode::Enter));
+        let frame = state.frame(&asks[0]).unwrap();
+        state.apply(&json!({"type": "ok", "req": frame["req"],
+            "result": {"rules_file": "/home/u/.config/hookd/rules.toml", "rule": "Bash(npm test:*)"}}));
+        let notice = state.notice.clone().unwrap();
+        assert!(
+            notice.contains("added `Bash(npm test:*)` to /home/u/.config/hookd/rules.toml"),
+            "{notice}"
+        );
+        state.apply(&json!({"type": "grant", "change": "added", "grant": {
+            "id": "qwert", "verdict": "allow", "rule": "Bash(ls:*)", "session_id": "1fce3faa-62dc"}}));
+        assert_eq!(
+            state.notice.as_deref(),
+            Some("grant added: allow Bash(ls:*) for session 1fce3faa")
+        );
     }
 
     #[test]

@@ -16,7 +16,7 @@
 //!
 //! With a person at the Claude Code terminal ([`attended`]), Claude Code
 //! shows its own permission dialog and the person races the clients: a
-//! PreToolUse never waits (its `ask` brings up the dialog and a
+//! PreToolUse `ask` never waits (it brings up the dialog and a
 //! PermissionRequest), and a held PermissionRequest also ends when the
 //! person answers the dialog: the forwarder's connection closes (Claude
 //! Code kills the hook on "no"), or the same call's PostToolUse or the
@@ -250,12 +250,16 @@ async fn answer_unguarded(
     };
     #[cfg(feature = "fault-injection")]
     super::fault::after_judging(&event.raw);
-    // With a person at the terminal, a PreToolUse is answered at once: its
-    // `ask` makes Claude Code show its dialog and fire PermissionRequest,
-    // which waits for clients while the person can answer the dialog.
+    // With a person at the terminal, a PreToolUse `ask` is answered at
+    // once: Claude Code shows its dialog and fires PermissionRequest, which
+    // waits for clients while the person can answer the dialog. (An
+    // undecided PreToolUse under `route_undecided` still waits: answering
+    // it would not bring up a dialog.)
+    let to_dialog =
+        attended && kind == HookEventKind::PreToolUse && judgement.answer.verdict == Verdict::Ask;
     let routed = kind.is_decision_point()
         && judgement.enforced
-        && !(attended && kind == HookEventKind::PreToolUse)
+        && !to_dialog
         && (judgement.answer.verdict == Verdict::Ask
             || (judgement.source == Source::Default && shared.config.decisions.route_undecided));
     let meta = EventMeta {
