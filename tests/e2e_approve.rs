@@ -317,10 +317,21 @@ fn line_mode_prints_items_reads_answers_and_names_bad_lines() {
         "not from this branch"
     );
 
-    // The end of stdin ends it, successfully.
+    // A script: an answer, then the end of stdin; the reply is printed
+    // before it ends, successfully.
+    let forwarder = forward(&daemon, &pre_tool_use("npm ci"));
+    let header = plain.expect("pending ");
+    let id = header.split_whitespace().nth(1).unwrap().to_string();
+    plain.say(&format!("y {id}"));
     drop(plain.child.stdin.take());
+    plain.expect(&format!("ok: allow {id}"));
     let status = plain.child.wait().unwrap();
     assert!(status.success(), "{status}");
+    let out = answer(forwarder);
+    assert_eq!(
+        out["hookSpecificOutput"]["permissionDecision"], "allow",
+        "{out}"
+    );
 }
 
 /// The approver's CPU time while idle for 60 s (no events, no pending

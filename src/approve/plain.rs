@@ -29,7 +29,12 @@ use super::{connect, next_frame, Backoff, Conn};
 pub const USAGE: &str = "answer with `y|n|s|a|N ID [reason]`: y allow once, n deny, \
 s allow for the session, a always allow, N always deny";
 
-/// Runs line mode on stdin and `out` until stdin ends.
+/// How long, after the end of stdin, line mode waits for the replies to
+/// the answers it sent.
+const REPLY_GRACE: std::time::Duration = std::time::Duration::from_secs(5);
+
+/// Runs line mode on stdin and `out` until stdin ends (and the answers
+/// sent have their replies).
 pub fn run(socket: &Path, out: &mut impl Write) -> anyhow::Result<()> {
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -52,12 +57,23 @@ async fn lines(socket: &Path, out: &mut impl Write) -> anyhow::Result<()> {
     let mut retry_at = tokio::time::Instant::now();
     let mut printed: HashSet<String> = HashSet::new();
     let mut was_down = false;
+    // After the end of stdin, the answers already sent still get their
+    // replies printed (`echo "y kmnpq" | hookd approve --plain`), for a while.
+    let mut stdin_done: Option<tokio::time::Instant> = None;
     writeln!(out, "hookd approve: {USAGE}")?;
     out.flush()?;
     loop {
+        if let Some(since) = stdin_done {
+            if !state.awaiting_replies() || since.elapsed() >= REPLY_GRACE || conn.is_none() {
+                return Ok(());
+            }
+        }
         let requests = tokio::select! {
-            line = stdin.next_line() => match line.context("reading stdin")? {
-                None => return Ok(()),
+            line = stdin.next_line(), if stdin_done.is_none() => match line.context("reading stdin")? {
+                None => {
+                    stdin_done = Some(tokio::time::Instant::now());
+                    Vec::new()
+                }
                 Some(line) => match parse_line(&line, &state) {
                     Ok(None) => Vec::new(),
                     Ok(Some(request)) => vec![request],
@@ -101,6 +117,7 @@ async fn lines(socket: &Path, out: &mut impl Write) -> anyhow::Result<()> {
                 }
                 Vec::new()
             }
+            _ = tokio::time::sleep(REPLY_GRACE), if stdin_done.is_some() => Vec::new(),
             _ = term.recv() => return Ok(()),
             _ = int.recv() => return Ok(()),
             _ = hup.recv() => return Ok(()),

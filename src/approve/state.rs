@@ -412,6 +412,13 @@ impl State {
         Some(frame)
     }
 
+    /// Whether a decision, abort or message sent is still without its reply.
+    pub fn awaiting_replies(&self) -> bool {
+        self.in_flight
+            .values()
+            .any(|f| matches!(f, InFlight::Other(_)))
+    }
+
     /// What happened since the last call (line mode prints it).
     pub fn take_news(&mut self) -> Vec<News> {
         std::mem::take(&mut self.news)
