@@ -334,6 +334,40 @@ fn line_mode_prints_items_reads_answers_and_names_bad_lines() {
     );
 }
 
+/// A script that pipes an answer in at once: the answer waits until the
+/// table has been read, so the id is found.
+#[test]
+fn line_mode_reads_answers_only_once_it_knows_the_table() {
+    let daemon = daemon();
+    // An item already waiting, held by another subscriber.
+    let mut holder = daemon::RawClient::hello(&daemon.socket, "holder");
+    holder.call(json!({"type": "subscribe"}));
+    let forwarder = forward(&daemon, &pre_tool_use("npm ci"));
+    let held = holder.wait_for("the held event", |f| f["type"] == "event");
+    let id = held["event"]["id"].as_str().unwrap().to_string();
+    let out = Command::new(hookd_bin())
+        .args(["approve", "--plain", "--socket"])
+        .arg(&daemon.socket)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .and_then(|mut child| {
+            let mut stdin = child.stdin.take().unwrap();
+            writeln!(stdin, "y {id}")?;
+            drop(stdin);
+            child.wait_with_output()
+        })
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{text}");
+    assert!(text.contains("ok: allow"), "{text}");
+    let answered = answer(forwarder);
+    assert_eq!(
+        answered["hookSpecificOutput"]["permissionDecision"],
+        "allow"
+    );
+}
+
 /// The approver's CPU time while idle for 60 s (no events, no pending
 /// items): a measurement for the README, not an assertion. Run with
 /// `cargo test --test e2e_approve -- --ignored --nocapture idle_cpu`.

@@ -69,7 +69,7 @@ async fn lines(socket: &Path, out: &mut impl Write) -> anyhow::Result<()> {
             }
         }
         let requests = tokio::select! {
-            line = stdin.next_line(), if stdin_done.is_none() => match line.context("reading stdin")? {
+            line = stdin.next_line(), if stdin_done.is_none() && state.table_read => match line.context("reading stdin")? {
                 None => {
                     stdin_done = Some(tokio::time::Instant::now());
                     Vec::new()

@@ -329,6 +329,9 @@ pub struct State {
     pub dirty: bool,
     /// Set by `q`.
     pub quit: bool,
+    /// The daemon's pending table has been read since connecting (line mode
+    /// reads no answer before: an id typed at once must be found).
+    pub table_read: bool,
     next_seq: u64,
     next_req: u64,
     /// Our requests waiting for their reply: req → what it was.
@@ -368,6 +371,7 @@ impl State {
             notice: None,
             dirty: true,
             quit: false,
+            table_read: false,
             next_seq: 0,
             next_req: 1,
             in_flight: HashMap::new(),
@@ -434,6 +438,7 @@ impl State {
         self.pending.clear();
         self.runs.clear();
         self.in_flight.clear();
+        self.table_read = false;
         if matches!(
             self.mode,
             Mode::Reason { .. } | Mode::Confirm { .. } | Mode::Steer { .. }
@@ -657,6 +662,7 @@ impl State {
             Some(InFlight::Pending) => {
                 if let Some(list) = frame["result"].as_array() {
                     self.replace_pending(list);
+                    self.table_read = true;
                 }
             }
             Some(InFlight::Status) => {
