@@ -186,6 +186,21 @@ fn the_approver_says_the_daemon_is_down_and_reconnects() {
 }
 
 #[test]
+fn a_resized_terminal_is_redrawn_to_its_new_size() {
+    let daemon = daemon();
+    let tmux = approver_in_tmux(&daemon);
+    let widest = |screen: &str| screen.lines().map(|l| l.chars().count()).max().unwrap_or(0);
+    assert_eq!(widest(&tmux.capture_pane()), tmux::WIDTH as usize);
+    tmux.tmux(["resize-window", "-t", "0", "-x", "80", "-y", "24"]);
+    let screen = tmux.wait_until(WAIT, "a redraw at 80 columns", |screen| {
+        screen.contains("┐") && screen.lines().all(|l| l.chars().count() <= 80)
+    });
+    let border = screen.lines().find(|l| l.contains("Pending")).unwrap();
+    assert_eq!(border.chars().count(), 80, "{screen}");
+    assert!(border.ends_with('┐'), "{screen}");
+}
+
+#[test]
 fn sigterm_restores_the_terminal() {
     let daemon = daemon();
     let tmux = approver_in_tmux(&daemon);
