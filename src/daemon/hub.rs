@@ -12,6 +12,10 @@
 //! - When the last subscriber that can decide goes away, every pending event
 //!   is released at once to its fallback: nobody waits on a daemon nobody
 //!   watches.
+//! - A pending PermissionRequest of an attended Claude Code session is also
+//!   watched as a *dialog*: the person can answer it in Claude Code first,
+//!   and the events that show it (the same call's PostToolUse, the turn's
+//!   end) end it as answered in the terminal ([`Hub::answered_in_terminal`]).
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
