@@ -5,6 +5,7 @@
 //
 //   daemon → adapter (stdin):   start {run_id, prompt, options, hook_timeout_s}
 //                               decision {id, exit_code, stdout, stderr}
+//                               steer {text}
 //                               abort {}
 //   adapter → daemon (stdout):  ready {}, hook_event {id, input},
 //                               sdk_message {message}, done {…}, error {message}
@@ -87,6 +88,49 @@ function hookOutput(decision) {
   }
 }
 
+// ── The session's input ───────────────────────────────────────────────────
+
+// The prompt goes to the SDK as streaming input (an async iterable of user
+// messages), so `steer` can add a follow-up while the session works: the
+// SDK hands each message to Claude Code at once, which takes it into the
+// turn under way (after the current tool call) or runs it as the next
+// turn. The stream ends at the first `result` with nothing left to hand
+// over: Claude Code still answers what it was given, then the run ends as
+// it would with a plain string prompt. A steer after that is too late.
+const input = {
+  queue: [],
+  wake: null,
+  ended: false,
+  push(text) {
+    if (this.ended) return false;
+    this.queue.push({
+      type: "user",
+      session_id: "",
+      message: { role: "user", content: [{ type: "text", text }] },
+      parent_tool_use_id: null,
+    });
+    this.wake?.();
+    return true;
+  },
+  end() {
+    this.ended = true;
+    this.wake?.();
+  },
+  onResult() {
+    if (this.queue.length === 0) this.end();
+  },
+  async *messages() {
+    for (;;) {
+      while (this.queue.length > 0) {
+        yield this.queue.shift();
+      }
+      if (this.ended) return;
+      await new Promise((resolve) => (this.wake = resolve));
+      this.wake = null;
+    }
+  },
+};
+
 // ── The run ───────────────────────────────────────────────────────────────
 
 let run = null; // { query, controller } once started
@@ -142,8 +186,9 @@ async function canUseTool(toolName, toolInput, options) {
 async function start({ prompt, options = {}, hook_timeout_s }) {
   const matchers = [{ hooks: [onHook], ...(hook_timeout_s && { timeout: hook_timeout_s }) }];
   const controller = new AbortController();
+  input.push(prompt);
   const q = query({
-    prompt,
+    prompt: input.messages(),
     options: {
       ...options,
       hooks: Object.fromEntries(EVENTS.map((name) => [name, matchers])),
@@ -164,6 +209,7 @@ async function start({ prompt, options = {}, hook_timeout_s }) {
       if (message.type === "system" && message.subtype === "init") known.cwd = message.cwd;
       if (message.type === "result") result = message;
       send({ type: "sdk_message", message });
+      if (message.type === "result") input.onResult();
     }
   } catch (e) {
     diag(`the query ended with: ${e?.message ?? e}`);
@@ -198,6 +244,7 @@ async function start({ prompt, options = {}, hook_timeout_s }) {
 async function abort(why) {
   if (aborted) return;
   aborted = true;
+  input.end();
   diag(`aborting: ${why}`);
   if (!run) return stop();
   setTimeout(() => run.controller.abort(), INTERRUPT_GRACE_MS).unref();
@@ -212,6 +259,7 @@ async function abort(why) {
 // Lets the process exit once stdout has drained: stop reading stdin and
 // release every callback still waiting.
 function stop() {
+  input.end();
   lines.close();
   process.stdin.destroy();
   for (const resolve of waiting.values()) resolve(null);
@@ -240,6 +288,11 @@ lines.on("line", (line) => {
       resolve?.(frame);
       break;
     }
+    case "steer":
+      if (!run || !input.push(String(frame.text ?? ""))) {
+        diag("ignoring a steer: the session takes no more input");
+      }
+      break;
     case "abort":
       abort("the daemon asked");
       break;

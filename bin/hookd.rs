@@ -10,6 +10,7 @@ use clap::{Parser, Subcommand};
 use hookd::agent::claude::FailClosed;
 use hookd::daemon::{self, RulesSource};
 use hookd::decision::Verdict;
+use hookd::protocol::log::LogRecord;
 
 // Command output and a reader that goes away (`hookd replay … | head -1`).
 //
@@ -117,13 +118,51 @@ enum Command {
     Decide {
         #[command(flatten)]
         client: ClientArgs,
-        /// The pending event's id (from `hookd pending` or `hookd tail`).
-        event_id: uuid::Uuid,
+        /// The pending event: its short id or its uuid (from `hookd pending`).
+        event_id: hookd::protocol::EventRef,
         /// allow, deny, ask, defer or none.
         verdict: Verdict,
         /// Shown to the model (deny) or to the user (ask).
         #[arg(long)]
         reason: Option<String>,
+        /// once (this event), session (a grant for the rest of the session)
+        /// or always (a rule appended to the user rules file).
+        #[arg(long, value_name = "HOW", default_value = "once", value_parser = parse_remember)]
+        remember: hookd::protocol::Remember,
+        /// The permission rule to remember [default: the event's first suggestion].
+        #[arg(long, value_name = "RULE")]
+        rule: Option<String>,
+        /// With --remember session: the grant ends after this many seconds.
+        #[arg(long, value_name = "SECONDS")]
+        ttl: Option<u64>,
+    },
+    /// List the session grants (answers remembered for a session), or revoke one.
+    Grants {
+        #[command(flatten)]
+        client: ClientArgs,
+        #[command(subcommand)]
+        action: Option<GrantsCommand>,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Send a follow-up user message into a running agent-SDK run.
+    Steer {
+        #[command(flatten)]
+        client: ClientArgs,
+        /// The run (from `hookd status`).
+        run_id: String,
+        /// The message.
+        text: String,
+    },
+    /// Print one status line (daemon up/down, pending asks, the last
+    /// decision) for Claude Code's statusLine setting; never waits more
+    /// than 50 ms for the daemon.
+    Statusline {
+        /// Daemon socket [default: $HOOKD_SOCKET, then $XDG_RUNTIME_DIR/hookd/hookd.sock,
+        /// then /tmp/hookd-$UID/hookd.sock].
+        #[arg(long, value_name = "PATH")]
+        socket: Option<PathBuf>,
     },
     /// Watch every event and answer the decisions waiting for a person, in a
     /// full-screen terminal UI (`?` lists the keys).
@@ -191,6 +230,15 @@ enum Command {
     /// Run a Claude Agent SDK session through the daemon, under its rules,
     /// and stream it here. Exit 0 on success; Ctrl-C aborts the run.
     Run(RunArgs),
+}
+
+#[derive(Subcommand)]
+enum GrantsCommand {
+    /// End a grant now.
+    Revoke {
+        /// The grant's id (from `hookd grants`).
+        id: String,
+    },
 }
 
 #[derive(Subcommand)]
@@ -289,6 +337,10 @@ struct InstallArgs {
     /// The hook-forwarder to register [default: the one next to this hookd].
     #[arg(long, value_name = "PATH")]
     forwarder: Option<PathBuf>,
+    /// Also register `hookd statusline` as Claude Code's statusLine (a
+    /// statusLine already there is left alone).
+    #[arg(long)]
+    statusline: bool,
 }
 
 #[derive(Parser)]
@@ -370,7 +422,7 @@ enum RulesCommand {
 struct ClientArgs {
     /// Daemon socket [default: $HOOKD_SOCKET, then $XDG_RUNTIME_DIR/hookd/hookd.sock,
     /// then /tmp/hookd-$UID/hookd.sock].
-    #[arg(long, value_name = "PATH")]
+    #[arg(long, value_name = "PATH", global = true)]
     socket: Option<PathBuf>,
 }
 
@@ -441,6 +493,9 @@ struct ServeArgs {
     /// Largest frame accepted, in bytes.
     #[arg(long, value_name = "BYTES", default_value_t = hookd::protocol::DEFAULT_MAX_FRAME)]
     max_frame_bytes: usize,
+    /// Where session grants are kept [default: grants.json beside the event log].
+    #[arg(long, value_name = "FILE")]
+    grants: Option<PathBuf>,
     /// The agent-SDK adapter: the directory holding adapter.mjs and its
     /// node_modules (install them with `npm ci --prefix DIR`).
     #[arg(long, value_name = "DIR", env = "HOOKD_ADAPTER_DIR", default_value = concat!(env!("CARGO_MANIFEST_DIR"), "/adapter"))]
@@ -472,9 +527,33 @@ fn main() -> ExitCode {
             event_id,
             verdict,
             reason,
+            remember,
+            rule,
+            ttl,
+        } => decide(
+            &client,
+            hookd::protocol::Decide {
+                req: String::new(),
+                event_id,
+                answer: hookd::decision::Answer::new(verdict, reason),
+                remember,
+                rule,
+                ttl_s: ttl,
+            },
+        ),
+        Command::Grants {
+            client,
+            action,
+            json,
+        } => grants(&client, action, json),
+        Command::Steer {
+            client,
+            run_id,
+            text,
         } => client
             .connect()
-            .and_then(|mut c| Ok(c.decide(event_id, verdict, reason)?)),
+            .and_then(|mut c| Ok(c.steer(&run_id, &text)?)),
+        Command::Statusline { socket } => statusline(socket),
         Command::Status { client, json } => status(&client, json),
         Command::Approve { client, plain } => approve(&client, plain),
         Command::Rules(command) => rules(command),
@@ -560,6 +639,11 @@ fn run(args: RunArgs) -> ExitCode {
 fn serve(args: ServeArgs) -> anyhow::Result<()> {
     let rules = rules_source(args.rules);
     let log = log_path(args.log)?;
+    // The state directory is the log's (`$XDG_STATE_HOME/hookd/`).
+    let grants_file = args.grants.or_else(|| {
+        log.parent()
+            .map(|dir| dir.join(daemon::grants::GRANTS_FILE))
+    });
     let config = match args.config {
         Some(path) => hookd::config::Config::load(&path)?,
         None => match hookd::paths::default_config_path().filter(|p| p.exists()) {
@@ -576,7 +660,91 @@ fn serve(args: ServeArgs) -> anyhow::Result<()> {
         max_frame: args.max_frame_bytes,
         config,
         adapter_dir: args.adapter_dir,
+        grants_file,
+        user_rules: hookd::paths::default_rules_path(),
     })
+}
+
+fn parse_remember(text: &str) -> Result<hookd::protocol::Remember, String> {
+    serde_json::from_value(serde_json::Value::String(text.to_string()))
+        .map_err(|_| format!("`{text}`: expected once, session or always"))
+}
+
+fn decide(client: &ClientArgs, decide: hookd::protocol::Decide) -> anyhow::Result<()> {
+    let remember = decide.remember;
+    let result = client.connect()?.decide(decide)?;
+    match (remember, result) {
+        (hookd::protocol::Remember::Session, Some(result)) => {
+            let grant: hookd::protocol::GrantRecord = serde_json::from_value(result)?;
+            println!(
+                "grant {}: {} {} for session {}{}",
+                grant.id,
+                grant.verdict,
+                grant.rule,
+                grant.session_id,
+                grant
+                    .expires_at
+                    .map(|at| format!(" until {at}"))
+                    .unwrap_or_default()
+            );
+        }
+        (hookd::protocol::Remember::Always, Some(result)) => {
+            let done: hookd::protocol::Remembered = serde_json::from_value(result)?;
+            if done.created_from_defaults {
+                println!(
+                    "created {} from the embedded default rules",
+                    done.rules_file
+                );
+            }
+            println!("added {} to {}", done.rule, done.rules_file);
+            if let Some(note) = done.note {
+                println!("note: {note}");
+            }
+        }
+        _ => {}
+    }
+    Ok(())
+}
+
+fn grants(client: &ClientArgs, action: Option<GrantsCommand>, json: bool) -> anyhow::Result<()> {
+    let mut connection = client.connect()?;
+    if let Some(GrantsCommand::Revoke { id }) = action {
+        connection.revoke_grant(&id)?;
+        println!("revoked grant {id}");
+        return Ok(());
+    }
+    let list = connection.grants()?;
+    if json {
+        println!("{}", serde_json::to_string_pretty(&list)?);
+        return Ok(());
+    }
+    if list.is_empty() {
+        println!("no session grants");
+    }
+    for grant in &list {
+        println!(
+            "{}  {:<5} {}  session {}  by {}  since {}{}",
+            grant.id,
+            grant.verdict,
+            grant.rule,
+            grant.session_id,
+            grant.by,
+            grant.created_at,
+            grant
+                .expires_at
+                .as_ref()
+                .map(|at| format!("  until {at}"))
+                .unwrap_or_default()
+        );
+    }
+    Ok(())
+}
+
+fn statusline(socket: Option<PathBuf>) -> anyhow::Result<()> {
+    let socket = socket.unwrap_or_else(hookd::paths::socket_path);
+    let status = hookd::statusline::fetch(&socket, hookd::statusline::BUDGET);
+    println!("{}", hookd::statusline::render(status.as_ref()));
+    Ok(())
 }
 
 /// `--log FILE`, else the default event log path.
@@ -637,8 +805,10 @@ fn rules(command: RulesCommand) -> anyhow::Result<()> {
             let mut input: serde_json::Value = serde_json::from_str(&text)
                 .with_context(|| format!("{} is not JSON", event.display()))?;
             // An event line from the log carries the hook input inside it.
-            if input["type"] == "event" && input["input"].is_object() {
-                input = input["input"].take();
+            if let Ok(LogRecord::Event(logged)) = LogRecord::parse(text.trim_end().as_bytes()) {
+                if logged.input.is_object() {
+                    input = logged.input;
+                }
             }
             let user = std::sync::Arc::new(daemon::load_rules(&rules_source(rules))?);
             let home = std::env::var_os("HOME").map(PathBuf::from);
@@ -707,9 +877,7 @@ fn pending(client: &ClientArgs, json: bool) -> anyhow::Result<()> {
         // An ask waits only while a subscriber could decide it; without
         // one it goes straight to Claude Code's prompt, so say why the
         // list is empty rather than let it look like nothing asked.
-        let subscribers = connection.status()?["counters"]["subscribers"]
-            .as_u64()
-            .unwrap_or(0);
+        let subscribers = connection.status()?.counters.subscribers;
         if subscribers == 0 {
             println!(
                 "nothing pending — no client is subscribed, so asks go to Claude Code's own prompt"
@@ -719,19 +887,32 @@ fn pending(client: &ClientArgs, json: bool) -> anyhow::Result<()> {
         }
     }
     for item in &list {
-        let event = &item["event"];
+        let event = &item.event;
+        let line = serde_json::from_value::<hookd::protocol::log::LoggedEvent>(event.clone())
+            .map_or_else(
+                |e| format!("(unreadable event: {e})"),
+                |event| hookd::tail::pretty(&event, None),
+            );
         println!(
-            "{}  {}  waiting {}ms, {}ms left  [{}]",
+            "{}  {}  {}  waiting {}ms, {}ms left  [{}]",
+            item.info.short_id,
             event["id"].as_str().unwrap_or("?"),
-            hookd::tail::pretty(event, None).trim_end_matches("  → (pending)"),
-            item["waiting_ms"],
-            item["deadline_ms"],
-            item["verdicts"].as_array().map_or(String::new(), |v| v
+            line.trim_end_matches("  → (pending)"),
+            item.waiting_ms,
+            item.info.deadline_ms,
+            item.info
+                .verdicts
                 .iter()
-                .filter_map(|x| x.as_str())
+                .map(|v| v.as_str())
                 .collect::<Vec<_>>()
-                .join("|")),
+                .join("|"),
         );
+        if let Some(suggestion) = item.info.suggestions.first() {
+            println!(
+                "       remember as: {} (hookd decide {} allow --remember session|always)",
+                suggestion.rule, item.info.short_id
+            );
+        }
     }
     Ok(())
 }
@@ -742,39 +923,65 @@ fn status(client: &ClientArgs, json: bool) -> anyhow::Result<()> {
         println!("{}", serde_json::to_string_pretty(&status)?);
         return Ok(());
     }
-    let c = &status["counters"];
     println!(
         "hookd {} (pid {}), up {:.0}s on {}",
-        status["version"].as_str().unwrap_or("?"),
-        status["pid"],
-        status["uptime_s"].as_f64().unwrap_or(0.0),
-        status["socket"].as_str().unwrap_or("?")
+        status.version,
+        status.pid,
+        status.uptime_s,
+        status.socket.display()
     );
     println!(
         "rules: generation {}, {} rules from {}",
-        status["rules"]["generation"],
-        status["rules"]["count"],
-        status["rules"]["source"].as_str().unwrap_or("?")
+        status.rules.generation, status.rules.count, status.rules.source
     );
-    println!("log: {}", status["log"].as_str().unwrap_or("?"));
-    if let Some(counters) = c.as_object() {
+    println!("log: {}", status.log.display());
+    if let serde_json::Value::Object(counters) = serde_json::to_value(&status.counters)? {
         for (name, value) in counters {
-            println!("  {name:<18} {value}");
+            println!("  {name:<23} {value}");
         }
     }
-    if let Some(runs) = status["runs"].as_array() {
-        println!("agent-sdk runs: {}", runs.len());
-        for r in runs {
-            println!(
-                "  {}  {:<8} pid {}  {:.0}s  {}  {}",
-                r["run_id"].as_str().unwrap_or("?"),
-                r["state"].as_str().unwrap_or("?"),
-                r["pid"],
-                r["elapsed_s"].as_f64().unwrap_or(0.0),
-                r["client"].as_str().unwrap_or("?"),
-                r["cwd"].as_str().unwrap_or("?"),
-            );
-        }
+    if let Some(last) = &status.last_decision {
+        println!(
+            "last decision: {} {} {} ({})",
+            last.verdict,
+            last.kind,
+            last.summary,
+            if last.rule_ids.is_empty() {
+                last.source.clone()
+            } else {
+                last.rule_ids.join(", ")
+            }
+        );
+    }
+    println!("session grants: {}", status.grants.len());
+    for g in &status.grants {
+        println!(
+            "  {}  {:<5} {}  session {}{}",
+            g.id,
+            g.verdict,
+            g.rule,
+            g.session_id,
+            g.expires_at
+                .as_ref()
+                .map(|at| format!("  until {at}"))
+                .unwrap_or_default()
+        );
+    }
+    println!("agent-sdk runs: {}", status.runs.len());
+    for r in &status.runs {
+        println!(
+            "  {}  {:<8} pid {}  {:.0}s  {} turns  {}  {}  {}",
+            r.run_id,
+            r.state,
+            r.pid,
+            r.elapsed_s,
+            r.turns,
+            r.cost_usd
+                .map(|c| format!("${c:.4}"))
+                .unwrap_or_else(|| "$?".into()),
+            r.client,
+            r.cwd,
+        );
     }
     Ok(())
 }
@@ -787,6 +994,10 @@ fn install(args: InstallArgs) -> anyhow::Result<()> {
             None => hookd::install::default_events(),
         },
         fail_closed: fail_closed(args.fail_closed),
+        statusline: match args.statusline {
+            true => Some(std::env::current_exe().context("finding this hookd for --statusline")?),
+            false => None,
+        },
     };
     if args.print {
         print!("{}", hookd::install::hooks_block(&options));

@@ -1,16 +1,24 @@
-//! A small blocking client of the daemon's protocol, used by `hookd pending`,
-//! `hookd decide` and `hookd status` (and usable from other Rust programs).
+//! Clients of the daemon's protocol: a small blocking one, used by `hookd
+//! pending`, `hookd decide`, `hookd status` and `hookd doctor` (and usable
+//! from other Rust programs), and [`connect_async`], the async opening used
+//! by `hookd run` and the daemon's watchdog probe. Both open the connection
+//! with [`Handshake`], the one place the `hello`/`welcome` rules live.
 
 use std::io::{BufRead, BufReader, Write};
 use std::os::unix::net::UnixStream;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use futures_util::{SinkExt, StreamExt};
 use serde_json::Value;
-use uuid::Uuid;
+use tokio_util::codec::Framed;
 
-use crate::decision::{Answer, Verdict};
-use crate::protocol::{Decide, ErrorFrame, Hello, Reply, ReqOnly, Request, Role, VERSION};
+use crate::protocol::codec::FrameCodec;
+use crate::protocol::handshake::{Handshake, HandshakeError};
+use crate::protocol::{
+    Decide, ErrorFrame, GrantRecord, GrantRevoke, PendingItem, Reply, ReqOnly, Request, Status,
+    SteerRequest,
+};
 
 /// What went wrong talking to the daemon.
 #[derive(Debug, thiserror::Error)]
@@ -31,6 +39,46 @@ pub enum ClientError {
     /// The connection failed or the daemon sent something unexpected.
     #[error("talking to hookd: {0}")]
     Protocol(String),
+}
+
+impl From<HandshakeError> for ClientError {
+    fn from(e: HandshakeError) -> ClientError {
+        match e {
+            HandshakeError::Refused(refusal) => ClientError::Refused(refusal),
+            other => ClientError::Protocol(other.to_string()),
+        }
+    }
+}
+
+/// A connection to the daemon, opened by [`connect_async`]: frames in,
+/// frames out.
+pub type AsyncConnection = Framed<tokio::net::UnixStream, FrameCodec>;
+
+/// Connects to `socket` and says hello as `name` without blocking a thread;
+/// returns once the daemon has welcomed us. `max_frame` caps one frame from
+/// the daemon.
+pub async fn connect_async(
+    socket: &Path,
+    name: &str,
+    max_frame: usize,
+) -> Result<AsyncConnection, ClientError> {
+    let stream = tokio::net::UnixStream::connect(socket)
+        .await
+        .map_err(|source| ClientError::Connect {
+            path: socket.to_path_buf(),
+            source,
+        })?;
+    let mut conn = Framed::new(stream, FrameCodec::new(max_frame));
+    let handshake = Handshake::client(name);
+    let protocol = |e: crate::protocol::codec::FrameError| ClientError::Protocol(e.to_string());
+    conn.send(&handshake.hello()).await.map_err(protocol)?;
+    let line = conn
+        .next()
+        .await
+        .ok_or_else(|| ClientError::Protocol("hookd closed the connection".into()))?
+        .map_err(protocol)?;
+    handshake.welcome(&line)?;
+    Ok(conn)
 }
 
 /// A connected, welcomed client.
@@ -64,17 +112,16 @@ impl Client {
             reader: BufReader::new(stream),
             next_req: 1,
         };
-        client.send(&Request::Hello(Hello {
-            v: VERSION,
-            role: Role::Client,
-            name: name.to_string(),
-        }))?;
-        match client.recv()? {
-            Reply::Welcome(_) => Ok(client),
-            Reply::Error(e) => Err(ClientError::Refused(e)),
-            other => Err(ClientError::Protocol(format!(
-                "expected welcome, got {other:?}"
-            ))),
+        let handshake = Handshake::client(name);
+        client.send(&handshake.hello())?;
+        let mut line = Vec::new();
+        match client.reader.read_until(b'\n', &mut line) {
+            Ok(0) => Err(ClientError::Protocol("hookd closed the connection".into())),
+            Ok(_) => {
+                handshake.welcome(&line)?;
+                Ok(client)
+            }
+            Err(e) => Err(io(e)),
         }
     }
 
@@ -119,36 +166,53 @@ impl Client {
     }
 
     /// `status`.
-    pub fn status(&mut self) -> Result<Value, ClientError> {
+    pub fn status(&mut self) -> Result<Status, ClientError> {
         let req = self.req();
-        Ok(self
-            .call(Request::Status(ReqOnly { req }))?
-            .unwrap_or(Value::Null))
+        let result = self.call(Request::Status(ReqOnly { req }))?;
+        serde_json::from_value(result.unwrap_or(Value::Null))
+            .map_err(|e| ClientError::Protocol(format!("status: {e}")))
     }
 
     /// `pending`.
-    pub fn pending(&mut self) -> Result<Vec<Value>, ClientError> {
+    pub fn pending(&mut self) -> Result<Vec<PendingItem>, ClientError> {
         let req = self.req();
-        match self.call(Request::Pending(ReqOnly { req }))? {
-            Some(Value::Array(list)) => Ok(list),
-            other => Err(ClientError::Protocol(format!(
-                "pending: expected a list, got {other:?}"
-            ))),
-        }
+        let result = self.call(Request::Pending(ReqOnly { req }))?;
+        serde_json::from_value(result.unwrap_or(Value::Null))
+            .map_err(|e| ClientError::Protocol(format!("pending: {e}")))
     }
 
-    /// `decide`.
-    pub fn decide(
-        &mut self,
-        event_id: Uuid,
-        verdict: Verdict,
-        reason: Option<String>,
-    ) -> Result<(), ClientError> {
+    /// `decide` (its `req` is replaced by this client's next id); the
+    /// reply's `result` (a grant, or the remembered rule), if any.
+    pub fn decide(&mut self, decide: Decide) -> Result<Option<Value>, ClientError> {
         let req = self.req();
-        self.call(Request::Decide(Decide {
+        self.call(Request::Decide(Decide { req, ..decide }))
+    }
+
+    /// `grants`: the active session grants.
+    pub fn grants(&mut self) -> Result<Vec<GrantRecord>, ClientError> {
+        let req = self.req();
+        let result = self.call(Request::Grants(ReqOnly { req }))?;
+        serde_json::from_value(result.unwrap_or(Value::Null))
+            .map_err(|e| ClientError::Protocol(format!("grants: {e}")))
+    }
+
+    /// `grant_revoke`.
+    pub fn revoke_grant(&mut self, id: &str) -> Result<(), ClientError> {
+        let req = self.req();
+        self.call(Request::GrantRevoke(GrantRevoke {
             req,
-            event_id,
-            answer: Answer::new(verdict, reason),
+            id: id.to_string(),
+        }))
+        .map(|_| ())
+    }
+
+    /// `steer`.
+    pub fn steer(&mut self, run_id: &str, text: &str) -> Result<(), ClientError> {
+        let req = self.req();
+        self.call(Request::Steer(SteerRequest {
+            req,
+            run_id: run_id.to_string(),
+            text: text.to_string(),
         }))
         .map(|_| ())
     }

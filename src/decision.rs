@@ -107,6 +107,12 @@ pub enum Source {
     /// event waited for a client: Claude abandoned the hook, and the daemon
     /// closed the pending event (verdict `none`; nobody reads the answer).
     Terminal,
+    /// A session grant decided; the grant's id (the rule is the
+    /// decision's `grant_rule`).
+    Grant(String),
+    /// A source this build does not know, as written: read from a newer
+    /// daemon's log, never produced by this one.
+    Unknown(String),
 }
 
 impl fmt::Display for Source {
@@ -120,6 +126,8 @@ impl fmt::Display for Source {
             Source::Copy => f.write_str("copy"),
             Source::Probe => f.write_str("probe"),
             Source::Terminal => f.write_str("terminal"),
+            Source::Grant(id) => write!(f, "grant:{id}"),
+            Source::Unknown(name) => f.write_str(name),
         }
     }
 }
@@ -141,13 +149,10 @@ impl<'de> Deserialize<'de> for Source {
             "copy" => Source::Copy,
             "probe" => Source::Probe,
             "terminal" => Source::Terminal,
-            other => match other.strip_prefix("client:") {
-                Some(name) => Source::Client(name.to_string()),
-                None => {
-                    return Err(serde::de::Error::custom(format!(
-                        "unknown source `{other}`"
-                    )))
-                }
+            other => match (other.strip_prefix("client:"), other.strip_prefix("grant:")) {
+                (Some(name), _) => Source::Client(name.to_string()),
+                (_, Some(id)) => Source::Grant(id.to_string()),
+                _ => Source::Unknown(other.to_string()),
             },
         })
     }
@@ -204,36 +209,18 @@ pub struct Decision {
     /// The deciding rule ids (empty unless `source` is `rule`).
     #[serde(default)]
     pub rule_ids: Vec<String>,
+    /// The permission rule of the grant that decided (`source`
+    /// `grant:<id>`), or the rule a client's answer was remembered as.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub grant_rule: Option<String>,
+    /// How the client's answer was remembered (`session`, `always`);
+    /// absent for `once` and for every other source.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub remembered: Option<crate::protocol::Remember>,
     /// The rules generation the event was judged under.
     pub generation: u64,
     /// Time from receiving the event to deciding, in microseconds.
     pub latency_us: u64,
-}
-
-/// How a decision appears in the log and in `decision` frames:
-/// `{"type":"decision", ...}`.
-#[derive(Debug, Serialize)]
-pub struct DecisionRecord<'a> {
-    #[serde(rename = "type")]
-    tag: &'static str,
-    #[serde(flatten)]
-    decision: &'a Decision,
-    /// Only written when true: permissive mode logged this verdict but
-    /// answered "no opinion".
-    #[serde(skip_serializing_if = "std::ops::Not::not")]
-    permissive: bool,
-}
-
-impl Decision {
-    /// The log record; `enforced` is false when permissive mode kept the
-    /// verdict from Claude Code.
-    pub fn record(&self, enforced: bool) -> DecisionRecord<'_> {
-        DecisionRecord {
-            tag: "decision",
-            decision: self,
-            permissive: !enforced,
-        }
-    }
 }
 
 #[cfg(test)]
@@ -255,6 +242,7 @@ mod tests {
             Source::Copy,
             Source::Probe,
             Source::Terminal,
+            Source::Grant("bcdef".into()),
         ] {
             let json = serde_json::to_string(&s).unwrap();
             assert_eq!(serde_json::from_str::<Source>(&json).unwrap(), s);

@@ -20,10 +20,11 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, SystemTime};
 
 use serde::Serialize;
-use serde_json::Value;
 
 use crate::agent::claude::{FailClosed, HookEventKind};
 use crate::install::{self, Inspection, Scope};
+use crate::protocol::log::{LogRecord, LoggedEvent};
+use crate::protocol::Harness;
 
 mod probe;
 
@@ -55,7 +56,7 @@ pub struct DoctorOptions {
     /// The events a complete registration covers.
     pub events: Vec<HookEventKind>,
     /// Also run every registered hook command with a synthetic event
-    /// (`--probe`, see [`probe`]).
+    /// (`--probe`, see `doctor/probe.rs`).
     pub probe: bool,
 }
 
@@ -192,7 +193,7 @@ pub fn run(options: &DoctorOptions) -> Report {
 
     let rules = status
         .as_ref()
-        .and_then(|s| s["rules"]["source"].as_str())
+        .map(|s| s.rules.source.as_str())
         .filter(|s| *s != "defaults")
         .map(PathBuf::from)
         .or_else(|| options.default_rules.clone().filter(|p| p.exists()));
@@ -200,18 +201,14 @@ pub fn run(options: &DoctorOptions) -> Report {
 
     let log = status
         .as_ref()
-        .and_then(|s| s["log"].as_str())
-        .map(PathBuf::from)
+        .map(|s| s.log.clone())
         .or_else(|| options.default_log.clone());
     checks.push(check_log(log.as_deref()));
     checks.push(check_fired(log.as_deref(), SystemTime::now()));
     if options.probe {
         let daemon = probe::Daemon {
             socket: &options.socket,
-            log: status
-                .as_ref()
-                .and_then(|s| s["log"].as_str())
-                .map(Path::new),
+            log: status.as_ref().map(|s| s.log.as_path()),
         };
         checks.extend(probe::checks(&files, &options.project, &daemon));
     }
@@ -320,7 +317,7 @@ fn check_socket(socket: &Path) -> Check {
     }
 }
 
-fn check_daemon(socket: &Path) -> (Check, Option<Value>) {
+fn check_daemon(socket: &Path) -> (Check, Option<crate::protocol::Status>) {
     let name = "daemon";
     let fix = "start it: `systemctl --user start hookd.socket` (after `hookd service install`), \
                or `hookd serve` in a terminal; check HOOKD_SOCKET is the same for hookd and Claude Code";
@@ -331,12 +328,12 @@ fn check_daemon(socket: &Path) -> (Check, Option<Value>) {
         Ok(status) => {
             let message = format!(
                 "hookd {} (pid {}) answers, up {:.0}s, rules generation {} ({} rules from {})",
-                status["version"].as_str().unwrap_or("?"),
-                status["pid"],
-                status["uptime_s"].as_f64().unwrap_or(0.0),
-                status["rules"]["generation"],
-                status["rules"]["count"],
-                status["rules"]["source"].as_str().unwrap_or("?"),
+                status.version,
+                status.pid,
+                status.uptime_s,
+                status.rules.generation,
+                status.rules.count,
+                status.rules.source,
             );
             (Check::pass(name, message), Some(status))
         }
@@ -738,20 +735,24 @@ fn check_log(log: Option<&Path>) -> Check {
 }
 
 /// The last event line from Claude Code in `path` (or its first rotation).
-pub fn last_claude_code_event(path: &Path) -> Option<Value> {
+pub fn last_claude_code_event(path: &Path) -> Option<LoggedEvent> {
     let mut rotated = path.as_os_str().to_os_string();
     rotated.push(".1");
     [path.to_path_buf(), PathBuf::from(rotated)]
         .iter()
         .find_map(|p| {
             let text = read_tail(p, LOG_TAIL_BYTES).ok()?;
-            text.lines().rev().find_map(|line| {
-                let v: Value = serde_json::from_str(line).ok()?;
-                (v["type"] == "event"
-                    && v["harness"] == "claude-code"
-                    && !crate::agent::claude::probe::is_probe(&v["input"]))
-                .then_some(v)
-            })
+            text.lines()
+                .rev()
+                .find_map(|line| match LogRecord::parse(line.as_bytes()) {
+                    Ok(LogRecord::Event(event))
+                        if event.harness == Harness::ClaudeCode.as_str()
+                            && !crate::agent::claude::probe::is_probe(&event.input) =>
+                    {
+                        Some(event)
+                    }
+                    _ => None,
+                })
         })
 }
 
@@ -773,9 +774,7 @@ fn check_fired(log: Option<&Path>, now: SystemTime) -> Check {
     };
     match last_claude_code_event(log) {
         Some(event) => {
-            let at = event["received_at"]
-                .as_str()
-                .and_then(crate::time::parse_rfc3339);
+            let at = crate::time::parse_rfc3339(&event.received_at);
             let ago = at
                 .and_then(|t| now.duration_since(t).ok())
                 .map_or("at an unknown time".to_string(), |d| {
@@ -785,11 +784,12 @@ fn check_fired(log: Option<&Path>, now: SystemTime) -> Check {
                 name,
                 format!(
                     "last Claude Code event: {} {ago} (session {}, cwd {})",
-                    event["kind"].as_str().unwrap_or("?"),
-                    event["session_id"]
-                        .as_str()
+                    event.kind,
+                    event
+                        .session_id
+                        .as_deref()
                         .map_or("?", |s| &s[..s.len().min(8)]),
-                    event["cwd"].as_str().unwrap_or("?"),
+                    event.cwd.as_deref().unwrap_or("?"),
                 ),
             )
         }
@@ -961,9 +961,9 @@ mod tests {
         fs::write(
             &log,
             concat!(
-                r#"{"type":"event","harness":"claude-code","kind":"PreToolUse","received_at":"2026-11-22T10:00:00Z","session_id":"abcdef0123","cwd":"/p"}"#,
+                r#"{"type":"event","id":"0193a0b4-5c6d-7e8f-9a0b-1c2d3e4f5a6b","harness":"claude-code","kind":"PreToolUse","received_at":"2026-11-22T10:00:00Z","session_id":"abcdef0123","cwd":"/p","input":{}}"#,
                 "\n",
-                r#"{"type":"event","harness":"agent-sdk","kind":"Stop","received_at":"2026-11-22T10:01:00Z"}"#,
+                r#"{"type":"event","id":"0193a0b4-5c6d-7e8f-9a0b-1c2d3e4f5a6c","harness":"agent-sdk","kind":"Stop","received_at":"2026-11-22T10:01:00Z","input":{}}"#,
                 "\n{\"torn",
             ),
         )

@@ -1,10 +1,9 @@
 //! Events: one hook invocation, as hookd records and judges it.
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::SystemTime;
 
-use serde::Serialize;
 use serde_json::Value;
 use uuid::Uuid;
 
@@ -135,73 +134,68 @@ impl Event {
             .map(PathBuf::from)
             .or_else(|| self.input.base.cwd.as_deref().map(PathBuf::from))
     }
-
-    /// The log / subscription record of this event.
-    pub fn record(&self) -> EventRecord<'_> {
-        self.record_with_input(&self.raw)
-    }
-
-    /// The record with `input` in place of the raw input (e.g. redacted).
-    pub fn record_with_input<'a>(&'a self, input: &'a Value) -> EventRecord<'a> {
-        EventRecord {
-            kind_tag: "event",
-            id: self.id,
-            received_at: crate::time::rfc3339(self.received_at),
-            harness: self.harness,
-            run_id: self.run_id.as_deref(),
-            copy_of: self.copy_of,
-            session_id: self.input.base.session_id.as_deref(),
-            cwd: self.input.base.cwd.as_deref(),
-            project_dir: self.env.get("CLAUDE_PROJECT_DIR").map(Path::new),
-            kind: self.name(),
-            tool: self.tool_name(),
-            input,
-            input_error: self.input_error.as_deref(),
-        }
-    }
 }
 
-/// How an event appears in the log: `{"type":"event", ...}`.
-#[derive(Debug, Serialize)]
-pub struct EventRecord<'a> {
-    #[serde(rename = "type")]
-    kind_tag: &'static str,
-    /// The event id.
-    pub id: Uuid,
-    /// RFC 3339, UTC.
-    pub received_at: String,
-    /// `claude-code` or `agent-sdk`.
-    pub harness: Harness,
-    /// The agent-SDK run, for events of one.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub run_id: Option<&'a str>,
-    /// Where the judged original of this copy went (see [`Event::copy_of`]).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub copy_of: Option<&'a str>,
-    /// The session.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub session_id: Option<&'a str>,
-    /// The session's cwd.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub cwd: Option<&'a str>,
-    /// `CLAUDE_PROJECT_DIR`, when the hook had it.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub project_dir: Option<&'a Path>,
-    /// `hook_event_name` verbatim.
-    pub kind: &'a str,
-    /// The tool, for tool events.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub tool: Option<&'a str>,
-    /// The raw hook input.
-    pub input: &'a Value,
-    /// Why the input could not be read as JSON (`input` is then its text).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub input_error: Option<&'a str>,
+/// One short line saying what a hook input is about: the command, file
+/// path, URL, search pattern, prompt or message, else the tool or event
+/// name; whitespace runs read as one space, at most `max_chars`
+/// characters (the last one `…` when cut).
+pub fn input_summary(input: &Value, max_chars: usize) -> String {
+    fn field<'a>(v: Option<&'a Value>, name: &str) -> Option<&'a str> {
+        v.and_then(|v| v.get(name)).and_then(Value::as_str)
+    }
+    let tool_input = input.get("tool_input");
+    let text = [
+        "command",
+        "file_path",
+        "notebook_path",
+        "url",
+        "pattern",
+        "query",
+        "path",
+        "prompt",
+        "description",
+    ]
+    .iter()
+    .find_map(|name| field(tool_input, name))
+    .or_else(|| field(Some(input), "prompt"))
+    .or_else(|| field(Some(input), "message"))
+    .or_else(|| field(Some(input), "tool_name"))
+    .or_else(|| field(Some(input), "hook_event_name"))
+    .unwrap_or_default();
+    // Built word by word and cut as soon as it is long enough: a command
+    // can be megabytes long.
+    let mut line = String::new();
+    let mut chars = 0;
+    for word in text.split_whitespace() {
+        for c in (chars > 0).then_some(' ').into_iter().chain(word.chars()) {
+            if chars == max_chars {
+                line.pop();
+                line.push('…');
+                return line;
+            }
+            line.push(c);
+            chars += 1;
+        }
+    }
+    line
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn summaries_are_one_short_line() {
+        let bash =
+            serde_json::json!({"tool_name": "Bash", "tool_input": {"command": "rm  -rf\n /tmp/x"}});
+        assert_eq!(input_summary(&bash, 60), "rm -rf /tmp/x");
+        assert_eq!(input_summary(&bash, 5), "rm -…");
+        let prompt = serde_json::json!({"hook_event_name": "UserPromptSubmit", "prompt": "fix it"});
+        assert_eq!(input_summary(&prompt, 60), "fix it");
+        let stop = serde_json::json!({"hook_event_name": "Stop"});
+        assert_eq!(input_summary(&stop, 60), "Stop");
+    }
 
     #[test]
     fn ids_are_v7_unique_and_time_ordered() {

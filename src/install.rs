@@ -211,6 +211,108 @@ pub struct InstallOptions {
     /// covers get the forwarder's `--fail-closed[=all]` and Claude Code's
     /// `"onFailure":"block"`; the others neither.
     pub fail_closed: FailClosed,
+    /// Also register `hookd statusline` (this `hookd`) as Claude Code's
+    /// `statusLine`, unless the file already has one.
+    pub statusline: Option<PathBuf>,
+}
+
+/// What `--statusline` did to a settings file's `statusLine`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum StatuslineChange {
+    /// hookd's status line was added.
+    Added,
+    /// hookd's status line was there already.
+    Kept,
+    /// The file has a status line of its own; it was left alone.
+    SkippedOthers,
+    /// Uninstall: hookd's status line was removed.
+    Removed,
+}
+
+/// The `statusLine` command for `hookd` at `hookd`.
+pub fn statusline_command(hookd: &Path) -> String {
+    let path = hookd.display().to_string();
+    let quoted = if path
+        .bytes()
+        .all(|b| b.is_ascii_alphanumeric() || b"/._-+".contains(&b))
+    {
+        path
+    } else {
+        format!("'{}'", path.replace('\'', "'\\''"))
+    };
+    format!("{quoted} {STATUSLINE_ARG}")
+}
+
+/// The subcommand a status line of hookd's runs.
+const STATUSLINE_ARG: &str = "statusline";
+
+/// Whether a `statusLine` value is hookd's: a command whose program is
+/// named `hookd` and whose only argument is `statusline`.
+fn is_our_statusline(value: &Value) -> bool {
+    let Some(command) = value.get("command").and_then(Value::as_str) else {
+        return false;
+    };
+    let Some(program) = command.strip_suffix(&format!(" {STATUSLINE_ARG}")) else {
+        return false;
+    };
+    let program = program.trim().trim_matches('\'');
+    value.get("type").and_then(Value::as_str) == Some("command")
+        && Path::new(program).file_name().is_some_and(|n| n == "hookd")
+}
+
+/// `text` with hookd's `statusLine` added at the end of the top level,
+/// unless there is a `statusLine` already.
+pub fn statusline_install_text(
+    text: &str,
+    hookd: &Path,
+) -> Result<(String, StatuslineChange), SettingsError> {
+    let root = parse_settings(text)?;
+    if let Some(existing) = root.get("statusLine") {
+        let change = if is_our_statusline(&node_value(text, &existing.value)) {
+            StatuslineChange::Kept
+        } else {
+            StatuslineChange::SkippedOthers
+        };
+        return Ok((text.to_string(), change));
+    }
+    let value = Out::Object(vec![
+        ("type".into(), Out::Str("command".into())),
+        ("command".into(), Out::Str(statusline_command(hookd))),
+        ("padding".into(), Out::Int(0)),
+    ]);
+    let edit = jsontext::append(
+        text,
+        &root,
+        &[Element::Member("statusLine".into(), value)],
+        &Style::detect(text),
+    );
+    Ok((jsontext::apply(text, vec![edit]), StatuslineChange::Added))
+}
+
+/// The JSON value `node` spans in `text` (validated when parsed).
+fn node_value(text: &str, node: &Node) -> Value {
+    let span = node.span();
+    serde_json::from_str(&text[span.start..span.end]).unwrap_or(Value::Null)
+}
+
+/// `text` without hookd's `statusLine` (another one is left alone).
+pub fn statusline_uninstall_text(text: &str) -> Result<(String, bool), SettingsError> {
+    if text.trim().is_empty() {
+        return Ok((text.to_string(), false));
+    }
+    let root = parse_settings(text)?;
+    let Node::Object { members, .. } = &root else {
+        return Ok((text.to_string(), false));
+    };
+    let marks: Vec<bool> = members
+        .iter()
+        .map(|m| m.key == "statusLine" && is_our_statusline(&node_value(text, &m.value)))
+        .collect();
+    if !marks.iter().any(|m| *m) {
+        return Ok((text.to_string(), false));
+    }
+    Ok((jsontext::apply(text, jsontext::remove(&root, &marks)), true))
 }
 
 /// The handler registered for `kind`, keys in the order written:
@@ -593,6 +695,11 @@ pub fn install_text(
     let Some(text) = before.filter(|t| !t.trim().is_empty()) else {
         return Ok(hooks_block(options));
     };
+    // `--statusline` alone registers no hooks.
+    if options.events.is_empty() {
+        parse_settings(text)?;
+        return Ok(text.to_string());
+    }
     let root = parse_settings(text)?;
     if already_installed(text, &root, options) {
         return Ok(text.to_string());
@@ -602,6 +709,20 @@ pub fn install_text(
     Ok(append_installed(&cleared, &root, options))
 }
 
+/// [`install_text`], then `options.statusline` when asked for.
+fn install_all(
+    before: Option<&str>,
+    options: &InstallOptions,
+) -> Result<(String, Option<StatuslineChange>), SettingsError> {
+    let text = install_text(before, options)?;
+    match &options.statusline {
+        None => Ok((text, None)),
+        Some(hookd) => {
+            statusline_install_text(&text, hookd).map(|(text, change)| (text, Some(change)))
+        }
+    }
+}
+
 /// The settings text without the handlers `hookd install` wrote, and how
 /// many were removed.
 pub fn uninstall_text(before: &str) -> Result<(String, usize), SettingsError> {
@@ -609,7 +730,9 @@ pub fn uninstall_text(before: &str) -> Result<(String, usize), SettingsError> {
         return Ok((before.to_string(), 0));
     }
     let root = parse_settings(before)?;
-    Ok(remove_installed(before, &root, None))
+    let (text, removed) = remove_installed(before, &root, None);
+    let (text, statusline) = statusline_uninstall_text(&text)?;
+    Ok((text, removed + statusline as usize))
 }
 
 /// One handler that runs the forwarder, found in a settings file.
@@ -946,11 +1069,34 @@ pub struct Outcome {
     pub removed: usize,
     /// The change as a unified diff (empty when nothing changed).
     pub diff: String,
+    /// What `--statusline` did, when it was asked for.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub statusline: Option<StatuslineChange>,
 }
 
 impl Outcome {
     /// One human sentence saying what happened.
     pub fn summary(&self) -> String {
+        let main = self.hooks_summary();
+        match self.statusline {
+            Some(StatuslineChange::Added) => format!(
+                "{main}\n{}: {} hookd's statusLine",
+                self.settings.display(),
+                if self.written { "registered" } else { "would register" }
+            ),
+            Some(StatuslineChange::Kept) => format!(
+                "{main}\n{}: hookd's statusLine is already registered",
+                self.settings.display()
+            ),
+            Some(StatuslineChange::SkippedOthers) => format!(
+                "{main}\n{}: has a statusLine of its own; left it alone (remove it first to use `hookd statusline`)",
+                self.settings.display()
+            ),
+            Some(StatuslineChange::Removed) | None => main,
+        }
+    }
+
+    fn hooks_summary(&self) -> String {
         let path = self.settings.display();
         let n = self.events.len();
         let events = format!("{n} event{}", if n == 1 { "" } else { "s" });
@@ -1015,7 +1161,8 @@ fn diff_for(path: &Path, before: Option<&str>, after: &str) -> String {
 /// missing). With `dry_run`, nothing is written.
 pub fn install(path: &Path, options: &InstallOptions, dry_run: bool) -> anyhow::Result<Outcome> {
     let before = read_settings(path)?;
-    let after = install_text(before.as_deref(), options).map_err(|e| located(path, e))?;
+    let (after, statusline) =
+        install_all(before.as_deref(), options).map_err(|e| located(path, e))?;
     let changed = before.as_deref() != Some(after.as_str());
     let backup = if changed && !dry_run {
         write_settings(path, before.as_deref(), &after)?
@@ -1031,6 +1178,7 @@ pub fn install(path: &Path, options: &InstallOptions, dry_run: bool) -> anyhow::
         events: options.events.iter().map(|k| k.as_str().into()).collect(),
         removed: 0,
         diff: diff_for(path, before.as_deref(), &after),
+        statusline,
     })
 }
 
@@ -1074,6 +1222,7 @@ pub fn uninstall(path: &Path, dry_run: bool) -> anyhow::Result<Outcome> {
             Some(after) => diff_for(path, before.as_deref(), after),
             None => String::new(),
         },
+        statusline: None,
     })
 }
 
@@ -1198,6 +1347,7 @@ mod tests {
 
     fn options(events: &[HookEventKind], fail_closed: FailClosed) -> InstallOptions {
         InstallOptions {
+            statusline: None,
             forwarder: "/opt/hookd/bin/hook-forwarder".into(),
             events: events.to_vec(),
             fail_closed,

@@ -14,10 +14,11 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use serde::Serialize;
-use serde_json::Value;
+use uuid::Uuid;
 
 use crate::agent::claude::HookEventKind;
 use crate::daemon::controller::answer_of;
+use crate::protocol::log::{LogRecord, LoggedEvent};
 use crate::rules::{project_rules_path, Layers, Query, RuleSet};
 
 /// One decision that would change.
@@ -110,88 +111,76 @@ pub fn replay(
     let file = std::fs::File::open(log)
         .map_err(|e| std::io::Error::new(e.kind(), format!("{}: {e}", log.display())))?;
     let mut report = ReplayReport::default();
-    let mut events: HashMap<String, Value> = HashMap::new();
+    let mut events: HashMap<Uuid, LoggedEvent> = HashMap::new();
     let mut projects: HashMap<PathBuf, Option<Arc<RuleSet>>> = HashMap::new();
     for line in std::io::BufReader::new(file).split(b'\n') {
         let line = line?;
-        let Ok(value) = serde_json::from_slice::<Value>(&line) else {
+        let Ok(record) = LogRecord::parse(&line) else {
             report.skipped_lines += usize::from(!line.is_empty());
             continue;
         };
-        match value["type"].as_str() {
-            Some("event") => {
-                let kind = HookEventKind::from_name(value["kind"].as_str().unwrap_or(""));
-                if kind.is_decision_point() {
-                    if let Some(id) = value["id"].as_str() {
-                        events.insert(id.to_string(), value);
-                    }
+        let (event, logged) = match record {
+            LogRecord::Event(event) => {
+                if HookEventKind::from_name(&event.kind).is_decision_point() {
+                    events.insert(event.id, event);
                 }
+                continue;
             }
-            Some("decision") => {
-                let Some(event) = value["event_id"].as_str().and_then(|id| events.remove(id))
-                else {
-                    continue;
-                };
-                // Never judged live (copies of a run's hooks, doctor's
-                // probes): nothing a rule could change.
-                if matches!(value["source"].as_str(), Some("copy" | "probe")) {
-                    continue;
-                }
-                report.judged += 1;
-                let project_dir = event["project_dir"]
-                    .as_str()
-                    .or_else(|| event["cwd"].as_str())
-                    .map(PathBuf::from);
-                let mut layers = Layers::new(rules.clone());
-                if let Some(dir) = &project_dir {
-                    let project = projects.entry(dir.clone()).or_insert_with(|| {
-                        RuleSet::load_project(&project_rules_path(dir))
-                            .ok()
-                            .map(Arc::new)
-                    });
-                    if let Some(project) = project {
-                        layers = layers.with_project(dir.clone(), project.clone());
-                    }
-                }
-                let input = &event["input"];
-                let evaluation = layers.evaluate(&Query {
-                    event: event["kind"].as_str().unwrap_or(""),
-                    input,
-                    project_dir: project_dir.as_deref(),
-                    home,
-                    // A Stop chain is not recounted: under other rules it
-                    // would not be the same chain. `stop_hook_active` alone
-                    // means "blocked once".
-                    stop_blocks: 0,
-                });
-                let answer = answer_of(&evaluation);
-                let old = value["verdict"].as_str().unwrap_or("none");
-                if answer.verdict.as_str() != old {
-                    let ids = |v: &Value| {
-                        v.as_array()
-                            .map(|a| {
-                                a.iter()
-                                    .filter_map(|x| x.as_str().map(str::to_owned))
-                                    .collect()
-                            })
-                            .unwrap_or_default()
-                    };
-                    report.changes.push(Change {
-                        event_id: event["id"].as_str().unwrap_or("").to_string(),
-                        received_at: event["received_at"].as_str().unwrap_or("").to_string(),
-                        kind: event["kind"].as_str().unwrap_or("").to_string(),
-                        tool: event["tool"].as_str().map(str::to_owned),
-                        summary: crate::tail::summary(input),
-                        old: old.to_string(),
-                        old_source: value["source"].as_str().unwrap_or("?").to_string(),
-                        old_rule_ids: ids(&value["rule_ids"]),
-                        new: answer.verdict.as_str().to_string(),
-                        new_rule_ids: evaluation.rule_ids,
-                        new_reason: answer.reason,
-                    });
-                }
+            LogRecord::Decision(logged) => match events.remove(&logged.decision.event_id) {
+                Some(event) => (event, logged),
+                None => continue,
+            },
+            // Nothing to judge in a run's own records.
+            LogRecord::RunStart(_) | LogRecord::SdkMessage(_) | LogRecord::RunDone(_) => continue,
+            LogRecord::Unknown => {
+                report.skipped_lines += 1;
+                continue;
             }
-            _ => report.skipped_lines += 1,
+        };
+        // Never judged live (copies of a run's hooks, doctor's probes):
+        // nothing a rule could change.
+        if !logged.was_judged() {
+            continue;
+        }
+        report.judged += 1;
+        let project_dir = event.project_dir().map(PathBuf::from);
+        let mut layers = Layers::new(rules.clone());
+        if let Some(dir) = &project_dir {
+            let project = projects.entry(dir.clone()).or_insert_with(|| {
+                RuleSet::load_project(&project_rules_path(dir))
+                    .ok()
+                    .map(Arc::new)
+            });
+            if let Some(project) = project {
+                layers = layers.with_project(dir.clone(), project.clone());
+            }
+        }
+        let evaluation = layers.evaluate(&Query {
+            event: &event.kind,
+            input: &event.input,
+            project_dir: project_dir.as_deref(),
+            home,
+            // A Stop chain is not recounted: under other rules it would not
+            // be the same chain. `stop_hook_active` alone means "blocked
+            // once".
+            stop_blocks: 0,
+        });
+        let answer = answer_of(&evaluation);
+        let old = logged.decision.answer.verdict;
+        if answer.verdict != old {
+            report.changes.push(Change {
+                event_id: event.id.to_string(),
+                summary: crate::tail::summary(&event.input),
+                received_at: event.received_at,
+                kind: event.kind,
+                tool: event.tool,
+                old: old.as_str().to_string(),
+                old_source: logged.decision.source.to_string(),
+                old_rule_ids: logged.decision.rule_ids,
+                new: answer.verdict.as_str().to_string(),
+                new_rule_ids: evaluation.rule_ids,
+                new_reason: answer.reason,
+            });
         }
     }
     Ok(report)
@@ -205,14 +194,21 @@ mod tests {
     fn copies_and_probes_are_not_judged_again() {
         let dir = tempfile::tempdir().unwrap();
         let log = dir.path().join("events.jsonl");
-        let event = |id: &str| {
-            serde_json::json!({"type": "event", "id": id, "kind": "PreToolUse", "tool": "Bash",
+        // Event ids by name: uuid v7s, as the daemon writes them.
+        let ids: HashMap<&str, Uuid> = ["judged", "copy", "probe"]
+            .into_iter()
+            .map(|name| (name, crate::event::new_id()))
+            .collect();
+        let event = |name: &str| {
+            serde_json::json!({"type": "event", "id": ids[name], "received_at": "2026-11-22T10:00:00Z",
+                "harness": "claude-code", "kind": "PreToolUse", "tool": "Bash",
                 "input": {"hook_event_name": "PreToolUse", "tool_name": "Bash",
                           "tool_input": {"command": "rm -rf /"}}})
         };
-        let decision = |id: &str, source: &str| {
-            serde_json::json!({"type": "decision", "event_id": id, "verdict": "none",
-                               "source": source})
+        let decision = |name: &str, source: &str| {
+            serde_json::json!({"type": "decision", "decision_id": crate::event::new_id(),
+                               "event_id": ids[name], "verdict": "none", "source": source,
+                               "generation": 1, "latency_us": 5})
         };
         let lines = [
             event("judged"),
@@ -227,6 +223,6 @@ mod tests {
         let report = replay(&log, Arc::new(RuleSet::defaults()), None).unwrap();
         assert_eq!(report.judged, 1);
         let changed: Vec<&str> = report.changes.iter().map(|c| c.event_id.as_str()).collect();
-        assert_eq!(changed, ["judged"]);
+        assert_eq!(changed, [ids["judged"].to_string()]);
     }
 }

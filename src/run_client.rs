@@ -14,13 +14,8 @@ use std::path::PathBuf;
 use anyhow::Context;
 use futures_util::{SinkExt, StreamExt};
 use serde_json::Value;
-use tokio::net::UnixStream;
-use tokio_util::codec::Framed;
 
-use crate::protocol::codec::FrameCodec;
-use crate::protocol::{
-    AbortRequest, Hello, Reply, Request, Role, RunDone, RunOptions, RunRequest, VERSION,
-};
+use crate::protocol::{AbortRequest, Reply, Request, RunDone, RunOptions, RunRequest};
 use crate::tail::summary;
 
 /// Exit status when the run was aborted with Ctrl-C (128 + SIGINT).
@@ -55,20 +50,8 @@ pub fn run(args: RunArgs, out: &mut impl Write) -> anyhow::Result<u8> {
 }
 
 async fn stream(args: RunArgs, out: &mut impl Write) -> anyhow::Result<u8> {
-    let socket = UnixStream::connect(&args.socket).await.with_context(|| {
-        format!(
-            "cannot reach hookd at {} (is `hookd serve` running? is HOOKD_SOCKET right?)",
-            args.socket.display()
-        )
-    })?;
-    let mut conn = Framed::new(socket, FrameCodec::new(MAX_FRAME));
     let name = format!("hookd-run-{}", std::process::id());
-    conn.send(&Request::Hello(Hello {
-        v: VERSION,
-        role: Role::Client,
-        name,
-    }))
-    .await?;
+    let mut conn = crate::client::connect_async(&args.socket, &name, MAX_FRAME).await?;
     conn.send(&Request::Run(RunRequest {
         req: "run".into(),
         prompt: args.prompt.clone(),

@@ -27,6 +27,9 @@ use std::time::{Duration, SystemTime};
 use serde_json::Value;
 use uuid::Uuid;
 
+use crate::decision::Verdict;
+use crate::protocol::log::{LogRecord, LoggedDecision, LoggedEvent};
+
 /// How long `--follow` waits before looking again after reading lines.
 const BUSY_POLL: Duration = Duration::from_millis(10);
 
@@ -116,8 +119,8 @@ pub fn run(
     }
     if !options.json {
         // Events still waiting for a decision when the log ends.
-        let mut waiting: Vec<&Value> = tail.events.values().collect();
-        waiting.sort_by(|a, b| a["id"].as_str().cmp(&b["id"].as_str()));
+        let mut waiting: Vec<&LoggedEvent> = tail.events.values().map(|h| &h.event).collect();
+        waiting.sort_by_key(|event| event.id);
         for event in waiting {
             if !options.decisions {
                 if let Err(e) = writeln!(out, "{}", pretty(event, None)) {
@@ -140,18 +143,26 @@ fn quiet_broken_pipe(e: io::Error) -> io::Result<()> {
 struct Tail<'a> {
     options: &'a TailOptions,
     /// Matching events whose decision has not been seen yet.
-    events: HashMap<String, Value>,
+    events: HashMap<Uuid, HeldEvent>,
+}
+
+/// A matching event waiting for its decision.
+struct HeldEvent {
+    event: LoggedEvent,
+    /// The event's line verbatim, when it will be printed as JSON with its
+    /// decision (`--json --decisions`).
+    line: Option<Box<[u8]>>,
 }
 
 impl Tail<'_> {
     fn line(&mut self, line: &[u8], out: &mut impl Write) -> io::Result<()> {
-        let Ok(value) = serde_json::from_slice::<Value>(line) else {
+        let Ok(record) = LogRecord::parse(line) else {
             return Ok(()); // not ours to judge: skip what does not parse
         };
         let o = self.options;
-        match value["type"].as_str() {
-            Some("event") => {
-                if !self.event_matches(&value) || !after(&value["id"], o.since) {
+        match record {
+            LogRecord::Event(event) => {
+                if !self.event_matches(&event) || o.since.is_some_and(|since| event.id < since) {
                     return Ok(());
                 }
                 if o.json && !o.decisions {
@@ -162,88 +173,78 @@ impl Tail<'_> {
                 if self.events.len() > 100_000 {
                     self.events.clear();
                 }
-                if let Some(id) = value["id"].as_str() {
-                    self.events.insert(id.to_string(), value);
-                }
+                let line = (o.json && o.decisions).then(|| line.into());
+                self.events.insert(event.id, HeldEvent { event, line });
             }
-            Some("decision") => {
-                let Some(event) = value["event_id"]
-                    .as_str()
-                    .and_then(|id| self.events.remove(id))
-                else {
+            LogRecord::Decision(decision) => {
+                let Some(held) = self.events.remove(&decision.decision.event_id) else {
                     return Ok(());
                 };
-                if o.decisions && value["verdict"] == "none" {
+                if o.decisions && decision.decision.answer.verdict == Verdict::NoOpinion {
                     return Ok(());
                 }
                 if o.json {
-                    if o.decisions {
-                        serde_json::to_writer(&mut *out, &event)?;
+                    if let Some(event_line) = &held.line {
+                        out.write_all(event_line)?;
                         out.write_all(b"\n")?;
                     }
                     out.write_all(line)?;
                     out.write_all(b"\n")?;
                 } else {
-                    writeln!(out, "{}", pretty(&event, Some(&value)))?;
+                    writeln!(out, "{}", pretty(&held.event, Some(&decision)))?;
                 }
             }
-            _ => {}
+            LogRecord::RunStart(_)
+            | LogRecord::SdkMessage(_)
+            | LogRecord::RunDone(_)
+            | LogRecord::Unknown => {}
         }
         Ok(())
     }
 
-    fn event_matches(&self, event: &Value) -> bool {
+    fn event_matches(&self, event: &LoggedEvent) -> bool {
         let o = self.options;
-        o.kind.as_deref().is_none_or(|k| event["kind"] == k)
-            && o.tool.as_deref().is_none_or(|t| event["tool"] == t)
+        o.kind.as_deref().is_none_or(|k| event.kind == k)
+            && o.tool
+                .as_deref()
+                .is_none_or(|t| event.tool.as_deref() == Some(t))
             && o.session.as_deref().is_none_or(|s| {
-                event["session_id"]
-                    .as_str()
+                event
+                    .session_id
+                    .as_deref()
                     .is_some_and(|id| id.starts_with(s))
             })
     }
 }
 
-fn after(id: &Value, since: Option<Uuid>) -> bool {
-    match (since, id.as_str().and_then(|s| Uuid::parse_str(s).ok())) {
-        (None, _) => true,
-        (Some(since), Some(id)) => id >= since,
-        (Some(_), None) => false,
-    }
-}
-
 /// One human line for an event and (if decided) its decision.
-pub fn pretty(event: &Value, decision: Option<&Value>) -> String {
-    let time = event["received_at"]
-        .as_str()
-        .and_then(|t| t.get(11..23))
-        .unwrap_or("??:??:??.???");
-    let session = event["session_id"]
-        .as_str()
+pub fn pretty(event: &LoggedEvent, decision: Option<&LoggedDecision>) -> String {
+    let time = event.received_at.get(11..23).unwrap_or("??:??:??.???");
+    let session = event
+        .session_id
+        .as_deref()
         .map_or("-", |s| s.get(..8).unwrap_or(s));
-    let kind = event["kind"].as_str().unwrap_or("?");
-    let tool = event["tool"].as_str().unwrap_or("");
+    let kind = &event.kind;
+    let tool = event.tool.as_deref().unwrap_or("");
     let mut line = format!(
         "{time} {session:<8} {kind:<18} {tool:<10} {}",
-        summary(&event["input"])
+        summary(&event.input)
     );
     match decision {
         None => line.push_str("  → (pending)"),
-        Some(d) => {
-            let verdict = d["verdict"].as_str().unwrap_or("?");
-            let mut source = d["source"].as_str().unwrap_or("?").to_string();
-            if let Some(ids) = d["rule_ids"].as_array().filter(|ids| !ids.is_empty()) {
-                let ids: Vec<&str> = ids.iter().filter_map(Value::as_str).collect();
-                source = format!("{source}:{}", ids.join(","));
+        Some(logged) => {
+            let d = &logged.decision;
+            let verdict = d.answer.verdict;
+            let mut source = d.source.to_string();
+            if !d.rule_ids.is_empty() {
+                source = format!("{source}:{}", d.rule_ids.join(","));
             }
-            let latency = d["latency_us"]
-                .as_u64()
-                .map_or(String::new(), format_latency);
+            let latency = format_latency(d.latency_us);
             line.push_str(&format!("  → {verdict} {source} {latency}"));
-            if d["permissive"] == true {
+            if logged.permissive {
                 line.push_str(" (permissive: not sent)");
             }
-            if let Some(reason) = d["reason"].as_str() {
+            if let Some(reason) = &d.answer.reason {
                 line.push_str(&format!("  {}", clip(reason, 100)));
             }
         }
@@ -551,8 +552,17 @@ mod tests {
 
     #[test]
     fn pretty_lines_show_what_matters() {
-        let event = json!({"type":"event","id":"x","received_at":"2026-11-22T02:18:06.747396Z","session_id":"1fce3faa-62dc","kind":"PreToolUse","tool":"Bash","input":{"tool_input":{"command":"rm -rf build\nls"}}});
-        let decision = json!({"verdict":"deny","source":"rule","rule_ids":["no-rm"],"latency_us":168,"reason":"no rm"});
+        let record = |line: Value| LogRecord::parse(line.to_string().as_bytes()).unwrap();
+        let LogRecord::Event(event) = record(
+            json!({"type":"event","id":"0193a0b4-5c6d-7e8f-9a0b-1c2d3e4f5a6b","received_at":"2026-11-22T02:18:06.747396Z","harness":"claude-code","session_id":"1fce3faa-62dc","kind":"PreToolUse","tool":"Bash","input":{"tool_input":{"command":"rm -rf build\nls"}}}),
+        ) else {
+            panic!("not an event")
+        };
+        let LogRecord::Decision(decision) = record(
+            json!({"type":"decision","decision_id":"0193a0b4-5c6d-7e8f-9a0b-1c2d3e4f5a6c","event_id":"0193a0b4-5c6d-7e8f-9a0b-1c2d3e4f5a6b","verdict":"deny","source":"rule","rule_ids":["no-rm"],"generation":1,"latency_us":168,"reason":"no rm"}),
+        ) else {
+            panic!("not a decision")
+        };
         let line = pretty(&event, Some(&decision));
         assert_eq!(line, "02:18:06.747 1fce3faa PreToolUse         Bash       rm -rf build⏎ls  → deny rule:no-rm 168µs  no rm");
         assert!(pretty(&event, None).ends_with("(pending)"));

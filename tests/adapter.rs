@@ -1204,3 +1204,65 @@ fn a_hook_naming_a_run_is_a_copy_only_from_that_runs_claude_code() {
     assert_eq!(reply["type"], "ok", "{reply}");
     assert_eq!(frames_until_done(&mut owner).pop().unwrap()["ok"], true);
 }
+
+#[test]
+fn a_steer_reaches_the_next_model_request_and_status_shows_the_run() {
+    let marker = format!("steer-marker-{}", std::process::id());
+    let sdk = Sdk::start(
+        &claude::one_bash_call_script("touch steered.txt"),
+        Some(ASK_TOUCH),
+        Some("[decisions]\ntimeout = 30\n"),
+    );
+    let mut approver = sdk.client("approver");
+    let ok = approver.call(json!({"type": "subscribe", "filter": {"pending_only": true}}));
+    assert_eq!(ok["type"], "ok");
+    let mut owner = sdk.client("owner");
+    let run_id = sdk.run(&mut owner, json!({"cwd": sdk.project()}));
+    let pending = approver.wait_for("the run's pending PreToolUse", |f| {
+        f["type"] == "event" && f["pending"] == true
+    });
+    // What the approver's Runs pane shows.
+    let runs = sdk.status()["runs"].clone();
+    let run = &runs[0];
+    assert_eq!(run["run_id"], run_id.as_str(), "{runs}");
+    assert_eq!(run["prompt"], "please run the command");
+    assert_eq!(run["state"], "running");
+    assert!(run["model"].is_string(), "the session's model: {run}");
+    assert!(run["turns"].as_u64().unwrap() >= 1, "{run}");
+    assert!(run.get("cost_usd").is_some(), "{run}");
+
+    // Through the command line: `hookd steer RUN_ID TEXT`.
+    let steered = Command::new(daemon::hookd_bin())
+        .args(["steer", &run_id, &marker, "--socket"])
+        .arg(&sdk.daemon.socket)
+        .output()
+        .unwrap();
+    assert!(
+        steered.status.success(),
+        "{}",
+        String::from_utf8_lossy(&steered.stderr)
+    );
+    let reply = approver
+        .call(json!({"type": "decide", "event_id": pending["short_id"], "verdict": "allow"}));
+    assert_eq!(reply["type"], "ok", "{reply}");
+    let frames = frames_until_done(&mut owner);
+    assert_eq!(frames.last().unwrap()["ok"], true, "{:?}", frames.last());
+    // The follow-up is in a model request after the one that asked for the tool.
+    let requests = sdk.mock.message_requests();
+    let with_marker = requests
+        .iter()
+        .position(|r| r.to_string().contains(&marker))
+        .unwrap_or_else(|| {
+            panic!(
+                "no model request carries the steer:\n{}",
+                sdk.mock.describe_requests()
+            )
+        });
+    assert!(with_marker >= 1, "{}", sdk.mock.describe_requests());
+
+    // Steering an ended run, or none at all, says so.
+    let ended = approver.call(json!({"type": "steer", "run_id": run_id, "text": "late"}));
+    assert_eq!(ended["code"], "invalid_request", "{ended}");
+    let unknown = approver.call(json!({"type": "steer", "run_id": "nope", "text": "x"}));
+    assert_eq!(unknown["code"], "not_found", "{unknown}");
+}

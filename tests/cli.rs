@@ -73,12 +73,14 @@ fn big_log(dir: &std::path::Path) -> std::path::PathBuf {
         let id = format!("01900000-0000-7000-8000-{i:012}");
         let event = serde_json::json!({
             "type": "event", "id": id, "received_at": "2026-11-22T02:18:06.747396Z",
-            "session_id": "s", "kind": "PreToolUse", "tool": "Bash", "cwd": "/tmp",
+            "harness": "claude-code", "session_id": "s", "kind": "PreToolUse", "tool": "Bash", "cwd": "/tmp",
             "input": {"hook_event_name": "PreToolUse", "tool_name": "Bash", "cwd": "/tmp",
                       "tool_input": {"command": format!("rm -rf / # {i}")}},
         });
         let decision = serde_json::json!({
-            "type": "decision", "event_id": id, "verdict": "none", "source": "default",
+            "type": "decision", "decision_id": format!("01900000-0000-7000-9000-{i:012}"),
+            "event_id": id, "verdict": "none", "source": "default", "generation": 1,
+            "latency_us": 5,
         });
         text.push_str(&format!("{event}\n{decision}\n"));
     }

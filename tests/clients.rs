@@ -225,21 +225,6 @@ fn the_deadline_ladder_holds_while_a_client_thinks() {
 }
 
 #[test]
-fn a_never_timeout_is_held_until_decided() {
-    let d = routed_daemon("[decisions]\nroute_undecided = true\ntimeout = 0.2\n[decisions.timeouts]\nPreToolUse = \"never\"\n");
-    let mut c = subscriber(&d, "patient");
-    let fwd = forward_in_background(&d.socket, &bash("ls"), &["--timeout", "20"]);
-    let event = next_pending(&mut c);
-    std::thread::sleep(Duration::from_millis(1500));
-    let ok = c.call(json!({"type": "decide", "event_id": event["id"], "verdict": "allow"}));
-    assert_eq!(ok["type"], "ok", "{ok}");
-    assert_eq!(
-        stdout_json(&fwd.join().unwrap())["hookSpecificOutput"]["permissionDecision"],
-        "allow"
-    );
-}
-
-#[test]
 fn a_lagging_subscriber_gets_lagged_and_never_slows_decisions() {
     let d = Daemon::start();
     let mut lazy = RawClient::hello(&d.socket, "lazy");

@@ -122,6 +122,11 @@ fn a_person_allows_with_y_and_denies_with_n_and_a_reason_in_a_real_terminal() {
     );
     assert!(screen.contains("Pending (1)"), "{screen}");
     assert!(screen.contains("PreToolUse · Bash"), "{screen}");
+    assert!(
+        screen.contains("asked by: ask-npm — npm runs package scripts"),
+        "{screen}"
+    );
+    assert!(screen.contains("remember: s: Bash(npm test"), "{screen}");
     tmux.send_keys(&["y"]);
     let out = answer(forwarder);
     assert_eq!(
@@ -290,13 +295,20 @@ fn line_mode_prints_items_reads_answers_and_names_bad_lines() {
     let daemon = daemon();
     let mut plain = Plain::start(&daemon);
 
-    let forwarder = forward(&daemon, &pre_tool_use("npm test\nnpm run lint"));
+    let forwarder = forward(&daemon, &pre_tool_use("npm test -- --grep approve"));
     let header = plain.expect("pending ");
     assert!(header.contains("PreToolUse Bash"), "{header}");
     assert!(header.contains("deadline "), "{header}");
     let id = header.split_whitespace().nth(1).unwrap().to_string();
-    plain.expect("  $ npm test");
-    plain.expect("  npm run lint");
+    plain.expect("  $ npm test -- --grep approve");
+    plain.expect("  rule: ask-npm (npm runs package scripts)");
+    // What `s` would remember, shown before it is used.
+    let rule = plain
+        .expect("  s: ")
+        .trim_start()
+        .strip_prefix("s: ")
+        .unwrap()
+        .to_string();
 
     plain.say(&format!("x {id}"));
     plain.expect("error: `x` is not an answer");
@@ -304,20 +316,31 @@ fn line_mode_prints_items_reads_answers_and_names_bad_lines() {
     plain.expect("error: nothing pending is called `zzzzzz`");
     plain.say("y");
     plain.expect("error: `y` needs the id of a pending item");
-    plain.say(&format!("s {id}"));
-    plain.expect(&format!("error: no rule to remember for {id}"));
+    plain.say(&format!("y {id} because"));
+    plain.expect("error: only n and N take a reason");
 
-    plain.say(&format!("y {id}"));
-    plain.expect(&format!("decided {id}: allow by client:hookd-approve"));
+    plain.say(&format!("s {id}"));
+    plain.expect(&format!("ok: allow {id}, session {rule}"));
     let out = answer(forwarder);
     assert_eq!(
         out["hookSpecificOutput"]["permissionDecision"], "allow",
         "{out}"
     );
+    // The grant answers the same command of the session without asking.
+    let out = answer(forward(
+        &daemon,
+        &pre_tool_use("npm test -- --grep approve"),
+    ));
+    assert_eq!(
+        out["hookSpecificOutput"]["permissionDecision"], "allow",
+        "{out}"
+    );
 
-    let forwarder = forward(&daemon, &pre_tool_use("npm publish"));
+    let forwarder = forward(&daemon, &pre_tool_use("npm publish\nnpm run lint"));
     let header = plain.expect("pending ");
     let id = header.split_whitespace().nth(1).unwrap().to_string();
+    plain.expect("  $ npm publish");
+    plain.expect("  npm run lint");
     plain.say(&format!("n {id} not from this branch"));
     plain.expect(&format!(
         "decided {id}: deny by client:hookd-approve (not from this branch)"

@@ -41,6 +41,7 @@ fn golden_options() -> InstallOptions {
             HookEventKind::SessionEnd,
         ],
         fail_closed: FailClosed::Tools,
+        statusline: None,
     }
 }
 
@@ -611,4 +612,54 @@ fn fail_closed_means_tools_unless_all_is_asked_for() {
         stderr.contains("prompts") && stderr.contains("tools") && stderr.contains("all"),
         "{stderr}"
     );
+}
+
+#[test]
+fn statusline_is_spliced_in_beside_the_hooks_and_a_users_own_is_kept() {
+    let tmp = tempfile::tempdir().unwrap();
+    let file = tmp.path().join("settings.json");
+    let before = "{\n    \"model\": \"opus\"\n}\n";
+    fs::write(&file, before).unwrap();
+    let out = ok(&install(
+        tmp.path(),
+        &file,
+        &["--statusline", "--events", "Stop"],
+    ));
+    assert!(out.contains("registered hookd's statusLine"), "{out}");
+    let text = fs::read_to_string(&file).unwrap();
+    let settings: Value = serde_json::from_str(&text).unwrap();
+    let hookd = daemon::hookd_bin().display().to_string();
+    assert_eq!(
+        settings["statusLine"],
+        serde_json::json!({"type": "command", "command": format!("{hookd} statusline"), "padding": 0})
+    );
+    assert!(text.starts_with("{\n    \"model\": \"opus\",\n"), "{text}");
+    let again = ok(&install(
+        tmp.path(),
+        &file,
+        &["--statusline", "--events", "Stop"],
+    ));
+    assert!(
+        again.contains("statusLine is already registered"),
+        "{again}"
+    );
+    ok(&uninstall(tmp.path(), &file, &[]));
+    assert_eq!(fs::read_to_string(&file).unwrap(), before, "byte for byte");
+
+    // A statusLine the user has is never replaced, and uninstall keeps it.
+    let theirs = "{\"statusLine\": {\"type\": \"command\", \"command\": \"~/bin/my-line\"}}\n";
+    fs::write(&file, theirs).unwrap();
+    let out = ok(&install(
+        tmp.path(),
+        &file,
+        &["--statusline", "--events", "Stop"],
+    ));
+    assert!(
+        out.contains("has a statusLine of its own; left it alone"),
+        "{out}"
+    );
+    let settings: Value = serde_json::from_str(&fs::read_to_string(&file).unwrap()).unwrap();
+    assert_eq!(settings["statusLine"]["command"], "~/bin/my-line");
+    ok(&uninstall(tmp.path(), &file, &[]));
+    assert_eq!(fs::read_to_string(&file).unwrap(), theirs);
 }

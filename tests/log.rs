@@ -214,7 +214,7 @@ fn rotation_while_tailing_loses_nothing() {
 fn a_torn_last_line_is_repaired_at_start_and_skipped_by_readers() {
     let torn =
         "{\"type\":\"event\",\"id\":\"01a2010b-e61b-7309-aac2-2fa4573d7457\",\"kind\":\"Stop\"";
-    let good = "{\"type\":\"event\",\"id\":\"01a2010b-e61b-7309-aac2-000000000001\",\"received_at\":\"2026-11-22T02:00:00.000000Z\",\"kind\":\"Stop\",\"input\":{}}\n";
+    let good = "{\"type\":\"event\",\"id\":\"01a2010b-e61b-7309-aac2-000000000001\",\"received_at\":\"2026-11-22T02:00:00.000000Z\",\"harness\":\"claude-code\",\"kind\":\"Stop\",\"input\":{}}\n";
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("crashed.jsonl");
     std::fs::write(&file, format!("{good}{torn}")).unwrap();
@@ -394,16 +394,17 @@ fn fast_rotation_while_tailing_loses_and_repeats_nothing() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("events.jsonl");
     // ~5 lines per file: about 600 rotations; `keep` is large enough that
-    // no file is deleted before tail could read it.
+    // no file is deleted before tail could read it. Each line is a minimal
+    // event record (tail prints only what it can read), numbered by the
+    // last digits of its id.
     let config = LogConfig {
-        max_bytes: 400,
+        max_bytes: 640,
         keep: 700,
         ..LogConfig::default()
     };
     let line = |n: usize| {
         format!(
-            "{{\"type\":\"event\",\"id\":\"line-{n:05}\",\"pad\":\"{:>20}\"}}\n",
-            n
+            "{{\"type\":\"event\",\"id\":\"01900000-0000-7000-8000-{n:012}\",\"received_at\":\"\",\"harness\":\"\",\"kind\":\"\",\"input\":0}}\n"
         )
     };
     let log = EventLog::open(&path, &config);
@@ -480,7 +481,7 @@ fn fast_rotation_while_tailing_loses_and_repeats_nothing() {
         .lines()
         .map(|l| {
             let v: Value = serde_json::from_str(l).unwrap();
-            v["id"].as_str().unwrap()[5..].parse().unwrap()
+            v["id"].as_str().unwrap()[24..].parse().unwrap()
         })
         .collect();
     let missing: Vec<usize> = (0..LINES).filter(|n| !seen.contains(n)).collect();

@@ -52,10 +52,9 @@ fn an_empty_list_says_whether_anyone_could_hold_an_ask() {
     let waiting = daemon::forward_in_background(&d.socket, &input, &["--timeout", "5"]);
     let event = client.wait_for("the pending event", |f| f["pending"] == true);
     let listed = pending(&d);
-    assert!(
-        listed.starts_with(event["event"]["id"].as_str().unwrap()),
-        "{listed}"
-    );
+    let id = event["event"]["id"].as_str().unwrap();
+    let short = event["short_id"].as_str().unwrap();
+    assert!(listed.starts_with(&format!("{short}  {id}  ")), "{listed}");
     let decided =
         client.call(json!({"type": "decide", "event_id": event["event"]["id"], "verdict": "deny"}));
     assert_eq!(decided["type"], "ok", "{decided}");

@@ -108,3 +108,40 @@ fn adapter_vectors_round_trip() {
     round_trip::<ToAdapter>("adapter-in.ndjson");
     round_trip::<FromAdapter>("adapter-out.ndjson");
 }
+
+/// The `result`s of `pending`, `status`, `grants` and `decide` in the reply
+/// vectors read as their types (clients parse them so), and the current
+/// shapes (every field written) survive a round trip unchanged.
+#[test]
+fn typed_results_match_their_vectors() {
+    use hookd::protocol::{GrantRecord, PendingItem, Remembered, Status};
+    fn check<T: serde::de::DeserializeOwned + serde::Serialize>(result: &Value, exact: bool) {
+        let typed: T =
+            serde_json::from_value(result.clone()).unwrap_or_else(|e| panic!("{result}\n{e}"));
+        if exact {
+            assert_eq!(&serde_json::to_value(&typed).unwrap(), result);
+        }
+    }
+    let mut seen = std::collections::BTreeSet::new();
+    for line in lines("replies.ndjson") {
+        let reply: Value = serde_json::from_str(&line).unwrap();
+        if reply["type"] != "ok" || reply["result"].is_null() {
+            continue;
+        }
+        let result = &reply["result"];
+        let current = line.contains("\"short_id\"")
+            || line.contains("\"last_decision\"")
+            || line.contains("\"from_event\"")
+            || line.contains("\"rules_file\"");
+        match reply["req"].as_str().unwrap() {
+            "5" => check::<Vec<PendingItem>>(result, current),
+            "9" => check::<Status>(result, current),
+            "15" => check::<GrantRecord>(result, true),
+            "16" => check::<Remembered>(result, true),
+            "17" => check::<Vec<GrantRecord>>(result, true),
+            _ => continue,
+        }
+        seen.insert(reply["req"].as_str().unwrap().to_string());
+    }
+    assert_eq!(seen.len(), 5, "{seen:?}");
+}

@@ -31,7 +31,7 @@ use tokio::net::UnixStream;
 use tokio_util::codec::Framed;
 
 use crate::protocol::codec::FrameCodec;
-use crate::protocol::{Hello, Request as Frame, Role, VERSION};
+use crate::protocol::handshake::Handshake;
 
 /// The name the approver says hello with; decisions it sends are logged
 /// with source `client:hookd-approve`.
@@ -47,13 +47,9 @@ pub type Conn = Framed<UnixStream, FrameCodec>;
 pub async fn connect(socket: &Path) -> std::io::Result<Conn> {
     let stream = UnixStream::connect(socket).await?;
     let mut conn = Framed::new(stream, FrameCodec::new(MAX_FRAME));
-    conn.send(&Frame::Hello(Hello {
-        v: VERSION,
-        role: Role::Client,
-        name: CLIENT_NAME.to_string(),
-    }))
-    .await
-    .map_err(std::io::Error::other)?;
+    conn.send(&Handshake::client(CLIENT_NAME).hello())
+        .await
+        .map_err(std::io::Error::other)?;
     Ok(conn)
 }
 

@@ -381,7 +381,7 @@ impl State {
 
     /// The frame for `request`, remembering what it was so its reply can
     /// be told; `None` for local work ([`Request::Explain`]).
-    pub fn frame(&mut self, request: &Request) -> Option<Value> {
+    pub fn frame(&mut self, request: &Request) -> Option<crate::protocol::Request> {
         let req = self.next_req.to_string();
         let frame = request.frame(&req)?;
         self.next_req += 1;
@@ -1194,7 +1194,7 @@ mod tests {
             }
         );
         let sub = state.frame(&Request::Subscribe).unwrap();
-        assert_eq!(sub["filter"]["runs"], true);
+        assert_eq!(serde_json::to_value(sub).unwrap()["filter"]["runs"], true);
     }
 
     #[test]
@@ -1317,7 +1317,7 @@ mod tests {
         assert_eq!(asks, [Request::Pending]);
         assert_eq!(state.pending[0].deadline, None);
         let frame = state.frame(&Request::Pending).unwrap();
-        state.apply(&json!({"type": "ok", "req": frame["req"], "result": [
+        state.apply(&json!({"type": "ok", "req": frame.req().unwrap(), "result": [
             {"event": event(ID, "ls"), "deadline_ms": 5000, "verdicts": ["allow", "deny", "ask"]}
         ]}));
         assert_eq!(state.pending.len(), 1, "kept once");
@@ -1327,7 +1327,7 @@ mod tests {
         );
         // A table without it: the item is gone.
         let frame = state.frame(&Request::Pending).unwrap();
-        state.apply(&json!({"type": "ok", "req": frame["req"], "result": []}));
+        state.apply(&json!({"type": "ok", "req": frame.req().unwrap(), "result": []}));
         assert!(state.pending.is_empty());
     }
 
@@ -1421,7 +1421,7 @@ mod tests {
         let asks = state.on_key(ch('y'));
         let frame = state.frame(&asks[0]).unwrap();
         state.apply(
-            &json!({"type": "error", "req": frame["req"], "code": "already_decided",
+            &json!({"type": "error", "req": frame.req().unwrap(), "code": "already_decided",
                             "message": "event x was already decided by client:phone"}),
         );
         assert!(state.notice.as_deref().unwrap().contains("client:phone"));
@@ -1448,7 +1448,7 @@ mod tests {
         state.on_key(ch('a'));
         let asks = state.on_key(key(KeyCode::Enter));
         let frame = state.frame(&asks[0]).unwrap();
-        state.apply(&json!({"type": "ok", "req": frame["req"],
+        state.apply(&json!({"type": "ok", "req": frame.req().unwrap(),
             "result": {"rules_file": "/home/u/.config/hookd/rules.toml", "rule": "Bash(npm test:*)"}}));
         let notice = state.notice.clone().unwrap();
         assert!(

@@ -7,7 +7,12 @@
 //! send them yet and lights up when it does.
 
 use serde::Deserialize;
-use serde_json::{json, Value};
+use serde_json::Value;
+
+use crate::decision::Answer;
+use crate::protocol::{
+    AbortRequest, Decide, Filter, ReqOnly, Request as Frame, SteerRequest, Subscribe,
+};
 
 /// A rule the daemon offers to remember with a decision (`suggestions[]`).
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
@@ -52,27 +57,7 @@ pub struct PendingFacts {
     pub asked_by: Option<AskedBy>,
 }
 
-/// How long a decision is remembered (`decide.remember`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Remember {
-    /// This event only (the default).
-    Once,
-    /// Later events of the session, as a grant.
-    Session,
-    /// A rule appended to the user's rules file.
-    Always,
-}
-
-impl Remember {
-    /// The wire spelling.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Remember::Once => "once",
-            Remember::Session => "session",
-            Remember::Always => "always",
-        }
-    }
-}
+pub use crate::protocol::approval::Remember;
 
 /// Something the approver wants done: a request to the daemon, or (for
 /// [`Request::Explain`]) work done locally.
@@ -121,40 +106,45 @@ pub enum Request {
 
 impl Request {
     /// The frame to send with request id `req`; `None` for local work.
-    pub fn frame(&self, req: &str) -> Option<Value> {
+    pub fn frame(&self, req: &str) -> Option<Frame> {
+        let req = req.to_string();
         Some(match self {
-            Request::Subscribe => {
-                json!({"type": "subscribe", "req": req, "filter": {"runs": true}})
-            }
-            Request::Pending => json!({"type": "pending", "req": req}),
-            Request::Status => json!({"type": "status", "req": req}),
+            Request::Subscribe => Frame::Subscribe(Subscribe {
+                req,
+                filter: Filter {
+                    runs: true,
+                    ..Filter::default()
+                },
+                redact: false,
+            }),
+            Request::Pending => Frame::Pending(ReqOnly { req }),
+            Request::Status => Frame::Status(ReqOnly { req }),
             Request::Decide {
                 event_id,
                 verdict,
                 reason,
                 remember,
                 rule,
-            } => {
-                let mut frame = json!({
-                    "type": "decide", "req": req, "event_id": event_id, "verdict": verdict,
-                });
-                if let Some(reason) = reason {
-                    frame["reason"] = json!(reason);
-                }
-                // `once` is the default: left out, so a daemon that does not
-                // know `remember` reads exactly what it always did.
-                if *remember != Remember::Once {
-                    frame["remember"] = json!(remember.as_str());
-                }
-                if let Some(rule) = rule {
-                    frame["rule"] = json!(rule);
-                }
-                frame
-            }
-            Request::Abort { run_id } => json!({"type": "abort", "req": req, "run_id": run_id}),
-            Request::Steer { run_id, text } => {
-                json!({"type": "steer", "req": req, "run_id": run_id, "text": text})
-            }
+            } => Frame::Decide(Decide {
+                req,
+                // Both come from the daemon's own records.
+                event_id: event_id.parse().ok()?,
+                answer: Answer::new(verdict.parse().ok()?, reason.clone()),
+                // `once` is left off the wire: a daemon that does not know
+                // `remember` reads exactly what it always did.
+                remember: *remember,
+                rule: rule.clone(),
+                ttl_s: None,
+            }),
+            Request::Abort { run_id } => Frame::Abort(AbortRequest {
+                req,
+                run_id: run_id.clone(),
+            }),
+            Request::Steer { run_id, text } => Frame::Steer(SteerRequest {
+                req,
+                run_id: run_id.clone(),
+                text: text.clone(),
+            }),
             Request::Explain { .. } => return None,
         })
     }
@@ -163,33 +153,38 @@ impl Request {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
+
+    const ID: &str = "019ab0a4-1111-7000-8000-00000000abcd";
 
     #[test]
     fn a_decide_once_is_what_every_daemon_reads() {
         let once = Request::Decide {
-            event_id: "e".into(),
+            event_id: ID.into(),
             verdict: "allow".into(),
             reason: None,
             remember: Remember::Once,
             rule: None,
         };
         assert_eq!(
-            once.frame("7").unwrap(),
-            json!({"type": "decide", "req": "7", "event_id": "e", "verdict": "allow"})
+            serde_json::to_value(once.frame("7").unwrap()).unwrap(),
+            json!({"type": "decide", "req": "7", "event_id": ID, "verdict": "allow"})
         );
         let always = Request::Decide {
-            event_id: "e".into(),
+            event_id: ID.into(),
             verdict: "deny".into(),
             reason: Some("no".into()),
             remember: Remember::Always,
             rule: Some("Bash(rm:*)".into()),
         };
-        let frame = always.frame("8").unwrap();
+        let frame = serde_json::to_value(always.frame("8").unwrap()).unwrap();
         assert_eq!(frame["remember"], "always");
         assert_eq!(frame["rule"], "Bash(rm:*)");
         assert_eq!(frame["reason"], "no");
+        let sub = serde_json::to_value(Request::Subscribe.frame("1").unwrap()).unwrap();
+        assert_eq!(sub["filter"], json!({"runs": true}));
         assert!(Request::Explain {
-            event_id: "e".into(),
+            event_id: ID.into(),
             input: Value::Null
         }
         .frame("9")

@@ -56,6 +56,8 @@ pub const CAPABILITIES: &[&str] = &[
     "status",
     "run",
     "abort",
+    "grants",
+    "steer",
 ];
 
 type Conn = Framed<UnixStream, FrameCodec>;
@@ -291,8 +293,20 @@ async fn session(hello: Hello, mut conn: Conn, shared: &Arc<Shared>, shutdown: &
                         shared.hub.unsubscribe(client_id);
                         Reply::ok(&r.req, None)
                     }
-                    Request::Pending(r) => Reply::ok(&r.req, Some(serde_json::Value::Array(shared.hub.pending_list()))),
-                    Request::Status(r) => Reply::ok(&r.req, Some(shared.status())),
+                    Request::Pending(r) => Reply::ok(&r.req, Some(serde_json::to_value(shared.hub.pending_list()).expect("items serialize"))),
+                    Request::Status(r) => Reply::ok(&r.req, Some(serde_json::to_value(shared.status()).expect("status serializes"))),
+                    Request::Grants(r) => Reply::ok(&r.req, Some(serde_json::to_value(shared.grants.list(std::time::SystemTime::now())).expect("grants serialize"))),
+                    Request::GrantRevoke(g) => match shared.grants.revoke(&g.id) {
+                        Some(grant) => {
+                            super::grants::announce(shared, crate::protocol::GrantChange::Revoked, vec![grant]);
+                            Reply::ok(&g.req, None)
+                        }
+                        None => Reply::request_error(&g.req, ErrorCode::NotFound, format!("no active grant {}", g.id)),
+                    },
+                    Request::Steer(s) => match shared.runs.steer(&s.run_id, &s.text) {
+                        Ok(()) => Reply::ok(&s.req, None),
+                        Err(e) => Reply::request_error(&s.req, e.code, e.message),
+                    },
                     Request::Run(r) => {
                         let req = r.req.clone();
                         match shared.runs.start(shared, r, queue.clone(), &hello.name, shutdown) {
@@ -310,12 +324,7 @@ async fn session(hello: Hello, mut conn: Conn, shared: &Arc<Shared>, shutdown: &
                         Ok(()) => Reply::ok(&a.req, None),
                         Err(e) => Reply::request_error(&a.req, e.code, e.message),
                     },
-                    Request::Decide(d) => {
-                        match shared.hub.decide(d.event_id, d.answer, &hello.name) {
-                            Ok(()) => Reply::ok(&d.req, None),
-                            Err(e) => Reply::request_error(&d.req, e.code, e.message),
-                        }
-                    }
+                    Request::Decide(d) => super::grants::decide(shared, d, &hello.name).await,
                 };
                 send(&mut conn, &reply).await;
             }

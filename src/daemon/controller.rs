@@ -53,6 +53,11 @@ pub struct Judgement {
     pub generation: u64,
     /// False in permissive mode: the answer was logged, not sent.
     pub enforced: bool,
+    /// The rule of the session grant that decided, or that the client's
+    /// answer was remembered as.
+    pub grant_rule: Option<String>,
+    /// How a client's answer was remembered (`session`, `always`).
+    pub remembered: Option<crate::protocol::Remember>,
 }
 
 impl Judgement {
@@ -64,6 +69,8 @@ impl Judgement {
             rule_ids: Vec::new(),
             generation,
             enforced: true,
+            grant_rule: None,
+            remembered: None,
         }
     }
 }
@@ -260,12 +267,12 @@ impl ProjectLayers {
     }
 
     /// `{known, checks, loads}`, for `status`.
-    pub fn status(&self) -> serde_json::Value {
-        serde_json::json!({
-            "known": self.entries.lock().unwrap_or_else(|e| e.into_inner()).len(),
-            "checks": self.checks.load(Ordering::Relaxed),
-            "loads": self.loads.load(Ordering::Relaxed),
-        })
+    pub fn status(&self) -> crate::protocol::ProjectsStatus {
+        crate::protocol::ProjectsStatus {
+            known: self.entries.lock().unwrap_or_else(|e| e.into_inner()).len() as u64,
+            checks: self.checks.load(Ordering::Relaxed),
+            loads: self.loads.load(Ordering::Relaxed),
+        }
     }
 }
 
@@ -298,6 +305,11 @@ impl Controller {
             home: std::env::var_os("HOME").map(PathBuf::from),
             stops: Default::default(),
         }
+    }
+
+    /// True in permissive mode: verdicts are logged, "no opinion" is sent.
+    pub fn permissive(&self) -> bool {
+        self.permissive
     }
 
     /// The current generation. Events take this snapshot when they start and
@@ -370,6 +382,8 @@ impl Controller {
             rule_ids,
             generation: evaluation.generation,
             enforced: !self.permissive,
+            grant_rule: None,
+            remembered: None,
         }
     }
 }

@@ -47,7 +47,8 @@ use crate::agent::claude::{output, FailClosed, HookEventKind};
 use crate::config::Timeout;
 use crate::decision::{Answer, Decision, Source, Verdict};
 use crate::event::Event;
-use crate::protocol::{push_frame, Harness, HookRequest, HookResult, PushKind};
+use crate::protocol::log::{DecisionView, EventView};
+use crate::protocol::{push_frame, AskedBy, Harness, HookRequest, HookResult, PushKind};
 use crate::rules::{Layers, RuleSet};
 
 /// Hook inputs up to this size (the frame's bytes) are judged on the
@@ -234,7 +235,7 @@ async fn answer_unguarded(
             ..Judgement::default_for(rules.generation())
         }
     } else if kind.is_decision_point() {
-        judge(
+        let judgement = judge(
             &event,
             rules,
             frame_bytes,
@@ -243,7 +244,8 @@ async fn answer_unguarded(
             deadline,
             shutdown,
         )
-        .await
+        .await;
+        super::grants::apply(shared, &event, judgement)
     } else {
         // Observe-only: answered at once, never waits on anything.
         Judgement::default_for(rules.generation())
@@ -271,22 +273,41 @@ async fn answer_unguarded(
     };
     let pending = routed && shared.hub.has_decider(&meta);
     let meta = EventMeta { pending, ..meta };
+    if kind == HookEventKind::SessionEnd && event.copy_of.is_none() {
+        if let Some(session) = &event.input.base.session_id {
+            super::grants::end_session(shared, session);
+        }
+    }
 
     // Record the event: redacted for the log (and subscribers that asked),
     // raw for the others. One serialization each, shared by all.
     let redacted = shared.redactor.redact_value(&event.raw);
     let log_json =
-        serde_json::to_vec(&event.record_with_input(&redacted)).expect("records serialize");
+        serde_json::to_vec(&EventView::with_input(&event, &redacted)).expect("records serialize");
     let log_line = line(&log_json);
     shared.log.push(log_line.clone());
     // In the table before anyone is told it is pending: a client that
     // decides the instant it sees the event must find it there.
-    let resolution = pending.then(|| {
-        let record = log_line.slice(..log_line.len() - 1);
-        shared
-            .hub
-            .add_pending(event.id, kind, &meta, record, deadline)
-    });
+    let (resolution, info) = match pending {
+        true => {
+            let record = log_line.slice(..log_line.len() - 1);
+            let asked_by = AskedBy {
+                rule_ids: judgement.rule_ids.clone(),
+                reason: judgement.answer.reason.clone(),
+            };
+            let (resolution, info) = shared.hub.add_pending(
+                event.id,
+                kind,
+                &meta,
+                record,
+                deadline,
+                crate::grant::suggestions(&event.raw),
+                asked_by,
+            );
+            (Some(resolution), Some(info))
+        }
+        false => (None, None),
+    };
     let _entry = resolution.is_some().then(|| PendingEntry {
         hub: &shared.hub,
         id: event.id,
@@ -299,13 +320,18 @@ async fn answer_unguarded(
     }
     let mut frames: [Option<Bytes>; 2] = [None, None];
     let mut frame = |redact: bool| {
+        let kind = PushKind::Event {
+            pending,
+            info: info.as_ref(),
+        };
         frames[redact as usize]
             .get_or_insert_with(|| match (&redacted, redact) {
                 (Cow::Owned(_), false) => {
-                    let raw = serde_json::to_vec(&event.record()).expect("records serialize");
-                    push_frame(PushKind::Event { pending }, &raw)
+                    let raw =
+                        serde_json::to_vec(&EventView::of(&event)).expect("records serialize");
+                    push_frame(kind, &raw)
                 }
-                _ => push_frame(PushKind::Event { pending }, &log_json),
+                _ => push_frame(kind, &log_json),
             })
             .clone()
     };
@@ -326,9 +352,10 @@ async fn answer_unguarded(
         // or the shutdown signal) reaches this hook first.
         tokio::select! {
             resolved = resolution => match resolved {
-                Ok(Resolution::Decided { answer, client }) => {
+                Ok(Resolution::Decided { answer, client, remembered }) => {
                     shared.stats.client_decisions.fetch_add(1, Ordering::Relaxed);
-                    Judgement { answer, source: Source::Client(client), ..judgement }
+                    let (remembered, grant_rule) = remembered.unzip();
+                    Judgement { answer, source: Source::Client(client), grant_rule, remembered, ..judgement }
                 }
                 Ok(Resolution::Terminal) => answered_in_terminal(judgement),
                 Ok(Resolution::Abandoned) | Err(_) => fallback_of(judgement, Source::Fallback),
@@ -391,9 +418,17 @@ async fn answer_unguarded(
         answer: judgement.answer,
         source: judgement.source,
         rule_ids: judgement.rule_ids,
+        grant_rule: judgement.grant_rule,
+        remembered: judgement.remembered,
         generation: judgement.generation,
         latency_us: started.elapsed().as_micros() as u64,
     };
+    if judgement.enforced
+        && decision.answer.verdict != Verdict::NoOpinion
+        && !matches!(decision.source, Source::Copy | Source::Probe)
+    {
+        super::grants::note_last_decision(shared, &event, &decision);
+    }
     tracing::debug!(event = %event.name(), verdict = %decision.answer.verdict, source = %decision.source, "decided");
     shared.stats.decisions.fetch_add(1, Ordering::Relaxed);
     // A client's answer (reason, context, rewritten input) is redacted for
@@ -405,12 +440,10 @@ async fn answer_unguarded(
             ..decision.clone()
         }),
     };
-    let decision_json = serde_json::to_vec(
-        &redacted_decision
-            .as_ref()
-            .unwrap_or(&decision)
-            .record(judgement.enforced),
-    )
+    let decision_json = serde_json::to_vec(&DecisionView::of(
+        redacted_decision.as_ref().unwrap_or(&decision),
+        judgement.enforced,
+    ))
     .expect("records serialize");
     shared.log.push(line(&decision_json));
     // Built only if someone will receive it (most hooks have no subscriber).
@@ -419,7 +452,7 @@ async fn answer_unguarded(
         decision_frames[redact as usize]
             .get_or_insert_with(|| match (&redacted_decision, redact) {
                 (Some(_), false) => {
-                    let raw = serde_json::to_vec(&decision.record(judgement.enforced))
+                    let raw = serde_json::to_vec(&DecisionView::of(&decision, judgement.enforced))
                         .expect("records serialize");
                     push_frame(PushKind::Decision, &raw)
                 }

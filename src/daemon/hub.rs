@@ -23,14 +23,17 @@ use std::sync::{Arc, Mutex};
 use std::time::{Instant, SystemTime};
 
 use bytes::Bytes;
-use serde_json::{json, Value};
+use serde_json::Value;
 use tokio::sync::{mpsc, oneshot};
 use uuid::Uuid;
 
 use crate::agent::claude::output::supported_verdicts;
 use crate::agent::claude::HookEventKind;
 use crate::decision::Answer;
-use crate::protocol::{ErrorCode, Filter};
+use crate::protocol::approval::{SHORT_ID_ALPHABET, SHORT_ID_LEN};
+use crate::protocol::{
+    AskedBy, ErrorCode, EventRef, Filter, PendingInfo, PendingItem, Remember, Suggestion,
+};
 
 /// Frames a client may have queued before new ones are dropped (the byte
 /// budget, `[clients] queue_bytes`, usually binds first).
@@ -48,6 +51,9 @@ pub enum Resolution {
         answer: Answer,
         /// The client's name.
         client: String,
+        /// How the answer was remembered, and as which rule, when it was
+        /// (`session`, `always`).
+        remembered: Option<(Remember, String)>,
     },
     /// The last subscriber able to decide went away.
     Abandoned,
@@ -247,6 +253,9 @@ struct Subscriber {
 
 struct PendingEntry {
     kind: HookEventKind,
+    short_id: String,
+    suggestions: Vec<Suggestion>,
+    asked_by: AskedBy,
     name: String,
     session: Option<String>,
     tool: Option<String>,
@@ -263,25 +272,85 @@ struct PendingEntry {
 #[derive(Default)]
 struct PendingTable {
     waiting: HashMap<Uuid, PendingEntry>,
-    /// Recent outcomes (event id → who ended it), oldest first.
-    outcomes: VecDeque<(Uuid, String)>,
+    /// Short id → event id, for the events waiting now.
+    short_ids: HashMap<String, Uuid>,
+    /// Recent outcomes (event id, its short id → who ended it), oldest
+    /// first.
+    outcomes: VecDeque<(Uuid, String, String)>,
 }
 
 impl PendingTable {
-    fn remember(&mut self, id: Uuid, by: String) {
+    /// Takes event `id` out of the table (and frees its short id), noting
+    /// who ended it.
+    fn end(&mut self, id: Uuid, by: String) -> Option<PendingEntry> {
+        let entry = self.waiting.remove(&id)?;
+        self.short_ids.remove(&entry.short_id);
         if self.outcomes.len() == REMEMBERED_OUTCOMES {
             self.outcomes.pop_front();
         }
-        self.outcomes.push_back((id, by));
+        self.outcomes.push_back((id, entry.short_id.clone(), by));
+        Some(entry)
     }
 
-    fn outcome(&self, id: &Uuid) -> Option<&str> {
+    /// The event `event` names, if it waits now.
+    fn find(&self, event: &EventRef) -> Option<Uuid> {
+        match event {
+            EventRef::Id(id) => self.waiting.contains_key(id).then_some(*id),
+            EventRef::Short(short) => self.short_ids.get(short).copied(),
+        }
+    }
+
+    /// Who ended the event `event` names, if it ended recently. A short
+    /// id may have been reused since: the latest holder counts.
+    fn outcome(&self, event: &EventRef) -> Option<&str> {
         self.outcomes
             .iter()
             .rev()
-            .find(|(i, _)| i == id)
-            .map(|(_, by)| by.as_str())
+            .find(|(id, short, _)| match event {
+                EventRef::Id(i) => i == id,
+                EventRef::Short(s) => s == short,
+            })
+            .map(|(_, _, by)| by.as_str())
     }
+}
+
+/// A short id not `taken`: [`SHORT_ID_LEN`] letters of
+/// [`SHORT_ID_ALPHABET`], drawn from `random` (each `u64` gives one id),
+/// drawing again while the id is taken.
+pub fn short_id(mut random: impl FnMut() -> u64, taken: impl Fn(&str) -> bool) -> String {
+    loop {
+        let mut bits = random();
+        let id: String = (0..SHORT_ID_LEN)
+            .map(|_| {
+                let letter = SHORT_ID_ALPHABET[(bits % SHORT_ID_ALPHABET.len() as u64) as usize];
+                bits /= SHORT_ID_ALPHABET.len() as u64;
+                letter as char
+            })
+            .collect();
+        if !taken(&id) {
+            return id;
+        }
+    }
+}
+
+/// 64 random bits (from a fresh v7 uuid's random part).
+pub fn random_u64() -> u64 {
+    let bytes = crate::event::new_id().into_bytes();
+    u64::from_le_bytes(bytes[8..16].try_into().expect("8 bytes"))
+}
+
+/// What a `decide` may look at before it decides: the pending event, and
+/// what its answer could be remembered as.
+#[derive(Debug, Clone)]
+pub struct PendingView {
+    /// The event.
+    pub id: Uuid,
+    /// Its session, if it has one.
+    pub session: Option<String>,
+    /// Its suggestions.
+    pub suggestions: Vec<Suggestion>,
+    /// Its record (redacted, as in the log).
+    pub record: Bytes,
 }
 
 /// Why a `decide` was refused.
@@ -367,9 +436,8 @@ impl Hub {
             .map(|(id, _)| *id)
             .collect();
         for event_id in orphaned {
-            if let Some(entry) = table.waiting.remove(&event_id) {
+            if let Some(entry) = table.end(event_id, "fallback (no client left)".into()) {
                 let _ = entry.resolve.send(Resolution::Abandoned);
-                table.remember(event_id, "fallback (no client left)".into());
             }
         }
     }
@@ -430,6 +498,11 @@ impl Hub {
         });
     }
 
+    /// Pushes `frame` to every subscriber (`grant` frames).
+    pub fn push_to_all(&self, frame: Bytes) {
+        self.push_where(None, |_| frame.clone(), |_| true);
+    }
+
     fn push_where(
         &self,
         skip: Option<u64>,
@@ -454,8 +527,9 @@ impl Hub {
         }
     }
 
-    /// Puts an event in the pending table; the receiver resolves when a
-    /// client decides or the event is abandoned.
+    /// Puts an event in the pending table with a fresh short id; the
+    /// receiver resolves when a client decides or the event is abandoned.
+    /// Returns what clients are told about it with the pushed event.
     #[allow(clippy::too_many_arguments)]
     pub fn add_pending(
         &self,
@@ -464,10 +538,26 @@ impl Hub {
         meta: &EventMeta<'_>,
         record: Bytes,
         deadline: Instant,
-    ) -> oneshot::Receiver<Resolution> {
+        suggestions: Vec<Suggestion>,
+        asked_by: AskedBy,
+    ) -> (oneshot::Receiver<Resolution>, PendingInfo) {
         let (resolve, rx) = oneshot::channel();
+        let mut table = self.pending.lock().unwrap_or_else(|e| e.into_inner());
+        let short = short_id(random_u64, |s| table.short_ids.contains_key(s));
+        let info = PendingInfo {
+            short_id: short.clone(),
+            deadline_ms: deadline
+                .saturating_duration_since(Instant::now())
+                .as_millis() as u64,
+            verdicts: supported_verdicts(kind).to_vec(),
+            suggestions: suggestions.clone(),
+            asked_by: asked_by.clone(),
+        };
         let entry = PendingEntry {
             kind,
+            short_id: short.clone(),
+            suggestions,
+            asked_by,
             name: meta.kind.to_string(),
             session: meta.session.map(str::to_owned),
             tool: meta.tool.map(str::to_owned),
@@ -477,38 +567,45 @@ impl Hub {
             deadline,
             resolve,
         };
-        self.pending
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .waiting
-            .insert(id, entry);
-        rx
+        table.short_ids.insert(short, id);
+        table.waiting.insert(id, entry);
+        (rx, info)
     }
 
     /// Ends a pending event without a client decision (timeout, shutdown);
     /// `by` is what a late decider is told.
     pub fn finish(&self, id: Uuid, by: &str) {
         let mut table = self.pending.lock().unwrap_or_else(|e| e.into_inner());
-        if table.waiting.remove(&id).is_some() {
-            table.remember(id, by.to_string());
-        }
+        table.end(id, by.to_string());
+    }
+
+    /// The pending event `event` names, for a `decide` to check what it
+    /// will remember before it decides.
+    pub fn view(&self, event: &EventRef) -> Result<PendingView, DecideError> {
+        let table = self.pending.lock().unwrap_or_else(|e| e.into_inner());
+        let id = table.find(event).ok_or_else(|| gone(&table, event))?;
+        let entry = &table.waiting[&id];
+        Ok(PendingView {
+            id,
+            session: entry.session.clone(),
+            suggestions: entry.suggestions.clone(),
+            record: entry.record.clone(),
+        })
     }
 
     /// A client's decision. The first valid one wins.
-    pub fn decide(&self, id: Uuid, answer: Answer, client: &str) -> Result<(), DecideError> {
+    pub fn decide(
+        &self,
+        event: &EventRef,
+        answer: Answer,
+        client: &str,
+        remembered: Option<(Remember, String)>,
+    ) -> Result<(), DecideError> {
         let mut table = self.pending.lock().unwrap_or_else(|e| e.into_inner());
-        let Some(entry) = table.waiting.get(&id) else {
-            return Err(match table.outcome(&id) {
-                Some(by) => DecideError {
-                    code: ErrorCode::AlreadyDecided,
-                    message: format!("event {id} was already decided by {by}"),
-                },
-                None => DecideError {
-                    code: ErrorCode::NotFound,
-                    message: format!("no pending event {id}"),
-                },
-            });
+        let Some(id) = table.find(event) else {
+            return Err(gone(&table, event));
         };
+        let entry = &table.waiting[&id];
         let supported = supported_verdicts(entry.kind);
         if !supported.contains(&answer.verdict) {
             let list: Vec<&str> = supported.iter().map(|v| v.as_str()).collect();
@@ -522,8 +619,9 @@ impl Hub {
                 ),
             });
         }
-        let entry = table.waiting.remove(&id).expect("checked above");
-        table.remember(id, format!("client:{client}"));
+        let entry = table
+            .end(id, format!("client:{client}"))
+            .expect("checked above");
         drop(table);
         // The hook may have given up between our check and now; then its
         // fallback stands and this decision was too late.
@@ -532,6 +630,7 @@ impl Hub {
             .send(Resolution::Decided {
                 answer,
                 client: client.to_string(),
+                remembered,
             })
             .map_err(|_| DecideError {
                 code: ErrorCode::AlreadyDecided,
@@ -591,13 +690,12 @@ impl Hub {
         let mut table = self.pending.lock().unwrap_or_else(|e| e.into_inner());
         ended
             .into_iter()
-            .filter(|id| match table.waiting.remove(id) {
-                Some(entry) => {
-                    table.remember(*id, "terminal (answered in Claude Code)".into());
-                    entry.resolve.send(Resolution::Terminal).is_ok()
-                }
-                None => false,
-            })
+            .filter(
+                |id| match table.end(*id, "terminal (answered in Claude Code)".into()) {
+                    Some(entry) => entry.resolve.send(Resolution::Terminal).is_ok(),
+                    None => false,
+                },
+            )
             .count()
     }
 
@@ -611,22 +709,28 @@ impl Hub {
     }
 
     /// The pending events, oldest first, for a `pending` request.
-    pub fn pending_list(&self) -> Vec<Value> {
+    pub fn pending_list(&self) -> Vec<PendingItem> {
         let table = self.pending.lock().unwrap_or_else(|e| e.into_inner());
         let now = Instant::now();
-        let mut list: Vec<(&Instant, Value)> = table
+        let mut list: Vec<(&Instant, PendingItem)> = table
             .waiting
             .values()
             .map(|e| {
                 (
                     &e.received,
-                    json!({
-                        "event": serde_json::from_slice::<Value>(&e.record).unwrap_or(Value::Null),
-                        "since": crate::time::rfc3339(e.since),
-                        "waiting_ms": now.duration_since(e.received).as_millis() as u64,
-                        "deadline_ms": e.deadline.saturating_duration_since(now).as_millis() as u64,
-                        "verdicts": supported_verdicts(e.kind).iter().map(|v| v.as_str()).collect::<Vec<_>>(),
-                    }),
+                    PendingItem {
+                        event: serde_json::from_slice::<Value>(&e.record).unwrap_or(Value::Null),
+                        since: crate::time::rfc3339(e.since),
+                        waiting_ms: now.duration_since(e.received).as_millis() as u64,
+                        info: PendingInfo {
+                            short_id: e.short_id.clone(),
+                            deadline_ms: e.deadline.saturating_duration_since(now).as_millis()
+                                as u64,
+                            verdicts: supported_verdicts(e.kind).to_vec(),
+                            suggestions: e.suggestions.clone(),
+                            asked_by: e.asked_by.clone(),
+                        },
+                    },
                 )
             })
             .collect();
@@ -635,10 +739,25 @@ impl Hub {
     }
 }
 
+/// The error for a `decide` of an event that does not wait (any more).
+fn gone(table: &PendingTable, event: &EventRef) -> DecideError {
+    match table.outcome(event) {
+        Some(by) => DecideError {
+            code: ErrorCode::AlreadyDecided,
+            message: format!("event {event} was already decided by {by}"),
+        },
+        None => DecideError {
+            code: ErrorCode::NotFound,
+            message: format!("no pending event {event}"),
+        },
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::decision::Verdict;
+    use serde_json::json;
     use std::time::Duration;
 
     fn meta(kind: &str) -> EventMeta<'_> {
@@ -696,44 +815,124 @@ mod tests {
         let (_id, _rx, _) = subscriber(&hub, Filter::default(), 8);
         let event = Uuid::now_v7();
         let deadline = Instant::now() + Duration::from_secs(5);
-        let rx = hub.add_pending(
-            event,
-            HookEventKind::PreToolUse,
-            &meta("PreToolUse"),
-            Bytes::from_static(b"{}"),
-            deadline,
-        );
+        let rx = hub
+            .add_pending(
+                event,
+                HookEventKind::PreToolUse,
+                &meta("PreToolUse"),
+                Bytes::from_static(b"{}"),
+                deadline,
+                Vec::new(),
+                AskedBy::default(),
+            )
+            .0;
         assert_eq!(hub.pending_list().len(), 1);
-        let bad = hub.decide(event, Answer::new(Verdict::NoOpinion, None), "a");
+        let bad = hub.decide(
+            &event.into(),
+            Answer::new(Verdict::NoOpinion, None),
+            "a",
+            None,
+        );
         assert!(bad.is_ok(), "none is supported everywhere");
         let Resolution::Decided { client, .. } = rx.await.unwrap() else {
             panic!()
         };
         assert_eq!(client, "a");
         let late = hub
-            .decide(event, Answer::new(Verdict::Deny, None), "b")
+            .decide(&event.into(), Answer::new(Verdict::Deny, None), "b", None)
             .unwrap_err();
         assert_eq!(late.code, ErrorCode::AlreadyDecided);
         assert!(late.message.contains("client:a"), "{}", late.message);
         let unknown = hub
-            .decide(Uuid::now_v7(), Answer::default(), "b")
+            .decide(&Uuid::now_v7().into(), Answer::default(), "b", None)
             .unwrap_err();
         assert_eq!(unknown.code, ErrorCode::NotFound);
+    }
+
+    #[test]
+    fn short_ids_use_the_alphabet_and_skip_taken_ones() {
+        let mut draws = [7u64, 7, 7, 8].into_iter();
+        let first = short_id(|| 7, |_| false);
+        assert!(crate::protocol::approval::is_short_id(&first), "{first}");
+        let second = short_id(|| draws.next().unwrap(), |id| id == first);
+        assert_ne!(second, first, "a taken id is drawn again");
+        assert_eq!(second, short_id(|| 8, |_| false));
+        let many: std::collections::HashSet<String> = (0..10_000)
+            .map(|_| short_id(random_u64, |_| false))
+            .collect();
+        assert!(many
+            .iter()
+            .all(|id| id.bytes().all(|b| !b"ilo".contains(&b))));
+        assert!(many.len() > 9_900, "ids spread over the alphabet");
+    }
+
+    #[tokio::test]
+    async fn a_short_id_decides_and_is_free_again_once_its_event_ends() {
+        let hub = Hub::default();
+        let event = Uuid::now_v7();
+        let (rx, info) = hub.add_pending(
+            event,
+            HookEventKind::PreToolUse,
+            &meta("PreToolUse"),
+            Bytes::from_static(b"{}"),
+            Instant::now() + Duration::from_secs(5),
+            Vec::new(),
+            AskedBy::default(),
+        );
+        let short = EventRef::Short(info.short_id.clone());
+        assert_eq!(hub.pending_list()[0].info.short_id, info.short_id);
+        assert_eq!(hub.view(&short).unwrap().id, event);
+        hub.decide(&short, Answer::new(Verdict::Allow, None), "phone", None)
+            .unwrap();
+        assert!(matches!(rx.await.unwrap(), Resolution::Decided { .. }));
+        let late = hub
+            .decide(&short, Answer::new(Verdict::Deny, None), "b", None)
+            .unwrap_err();
+        assert_eq!(late.code, ErrorCode::AlreadyDecided);
+        assert!(late.message.contains("client:phone"), "{}", late.message);
+        // Freed: pending events never share a short id, ended ones may.
+        assert!(!hub
+            .pending
+            .lock()
+            .unwrap()
+            .short_ids
+            .contains_key(&info.short_id));
+        let ids: std::collections::HashSet<String> = (0..500)
+            .map(|_| {
+                hub.add_pending(
+                    Uuid::now_v7(),
+                    HookEventKind::PreToolUse,
+                    &meta("PreToolUse"),
+                    Bytes::from_static(b"{}"),
+                    Instant::now() + Duration::from_secs(5),
+                    Vec::new(),
+                    AskedBy::default(),
+                )
+                .1
+                .short_id
+            })
+            .collect();
+        assert_eq!(ids.len(), 500);
+        assert_eq!(hub.pending_count(), 500);
     }
 
     #[test]
     fn unsupported_verdicts_are_refused_and_the_event_stays_pending() {
         let hub = Hub::default();
         let event = Uuid::now_v7();
-        let _rx = hub.add_pending(
-            event,
-            HookEventKind::Stop,
-            &meta("Stop"),
-            Bytes::from_static(b"{}"),
-            Instant::now(),
-        );
+        let _rx = hub
+            .add_pending(
+                event,
+                HookEventKind::Stop,
+                &meta("Stop"),
+                Bytes::from_static(b"{}"),
+                Instant::now(),
+                Vec::new(),
+                AskedBy::default(),
+            )
+            .0;
         let err = hub
-            .decide(event, Answer::new(Verdict::Ask, None), "a")
+            .decide(&event.into(), Answer::new(Verdict::Ask, None), "a", None)
             .unwrap_err();
         assert_eq!(err.code, ErrorCode::InvalidRequest);
         assert!(err.message.contains("deny"), "{}", err.message);
@@ -753,13 +952,17 @@ mod tests {
             8,
         );
         let event = Uuid::now_v7();
-        let rx = hub.add_pending(
-            event,
-            HookEventKind::PreToolUse,
-            &meta("PreToolUse"),
-            Bytes::from_static(b"{}"),
-            Instant::now(),
-        );
+        let rx = hub
+            .add_pending(
+                event,
+                HookEventKind::PreToolUse,
+                &meta("PreToolUse"),
+                Bytes::from_static(b"{}"),
+                Instant::now(),
+                Vec::new(),
+                AskedBy::default(),
+            )
+            .0;
         hub.unsubscribe(b);
         assert_eq!(hub.pending_count(), 1, "a can still decide it");
         hub.unsubscribe(a);
@@ -773,12 +976,14 @@ mod tests {
         let (_id, _rx, _) = subscriber(&hub, Filter::default(), 8);
         let add = |call: u64| {
             let id = Uuid::now_v7();
-            let rx = hub.add_pending(
+            let (rx, _) = hub.add_pending(
                 id,
                 HookEventKind::PermissionRequest,
                 &meta("PermissionRequest"),
                 Bytes::from_static(b"{}"),
                 Instant::now() + Duration::from_secs(60),
+                Vec::new(),
+                AskedBy::default(),
             );
             hub.watch_dialog(id, "s1", call);
             (id, rx)
@@ -794,7 +999,12 @@ mod tests {
         assert_eq!(hub.answered_in_terminal("s1", Some(touch)), 1);
         assert!(matches!(ran_rx.await.unwrap(), Resolution::Terminal));
         let late = hub
-            .decide(ran, Answer::new(Verdict::Allow, None), "phone")
+            .decide(
+                &ran.into(),
+                Answer::new(Verdict::Allow, None),
+                "phone",
+                None,
+            )
             .unwrap_err();
         assert!(late.message.contains("terminal"), "{}", late.message);
         // The turn ending closes whatever dialog of the session is left.

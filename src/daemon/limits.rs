@@ -130,7 +130,7 @@ impl Admission {
 
     /// Asks every peer still without a first frame to go if it has been
     /// silent for [`SHED_AFTER`] or stalled for [`SHED_STALLED_AFTER`] (at
-    /// most every [`SHED_INTERVAL`]).
+    /// most every 100 ms, `SHED_INTERVAL`).
     pub fn shed_idle(&self) {
         let now = self.started.elapsed().as_millis() as u64 + 1;
         let last = self.last_shed_ms.load(Ordering::Relaxed);

@@ -22,7 +22,7 @@
 //!   `tracing::error!`, and retried with the next batch; decisions go on.
 //!   Torn lines repaired during a streak (each failed retry on a full disk
 //!   tears one) are reported once too. A streak ends after
-//!   [`STREAK_QUIET`] without a failure.
+//!   a minute (`STREAK_QUIET`) without a failure.
 //! - **Shutdown:** [`EventLog::close`] gives the writer [`CLOSE_GRACE`] to
 //!   write out what is queued. A writer stuck on a stalled disk is left
 //!   behind (the process exit ends it) and the lines it could not write are

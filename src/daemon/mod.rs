@@ -24,6 +24,7 @@ pub mod connection;
 pub mod controller;
 #[cfg(feature = "fault-injection")]
 pub mod fault;
+pub mod grants;
 pub mod hook;
 pub mod hub;
 pub mod limits;
@@ -48,6 +49,7 @@ use tokio::sync::Semaphore;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
+use crate::protocol::{Reply, ReqOnly, Request};
 use crate::redact::Redactor;
 use crate::rules::RuleSet;
 use controller::Controller;
@@ -92,6 +94,12 @@ pub struct ServeOptions {
     pub config: crate::config::Config,
     /// Where the agent-SDK adapter (`adapter.mjs`, `node_modules/`) is.
     pub adapter_dir: PathBuf,
+    /// Where session grants are kept (`grants.json` in the state
+    /// directory); `None` keeps them in memory only.
+    pub grants_file: Option<PathBuf>,
+    /// The user rules file `remember: "always"` creates when the rules are
+    /// the embedded defaults (`$XDG_CONFIG_HOME/hookd/rules.toml`).
+    pub user_rules: Option<PathBuf>,
 }
 
 /// Counters for `status`.
@@ -103,6 +111,8 @@ pub struct Stats {
     pub decisions: AtomicU64,
     /// Decisions made by socket clients.
     pub client_decisions: AtomicU64,
+    /// Decisions made by session grants.
+    pub grant_decisions: AtomicU64,
     /// Pending events that reached their timeout or deadline.
     pub timeouts: AtomicU64,
     /// Decisions that were a fallback (timeout, no client, shutdown).
@@ -124,12 +134,19 @@ pub struct Shared {
     pub log: EventLog,
     /// See [`ServeOptions::fail_closed`].
     pub fail_closed: crate::agent::claude::FailClosed,
-    /// See [`Config::max_frame`].
+    /// See [`ServeOptions::max_frame`].
     pub max_frame: usize,
     /// Peers must run as this uid.
     pub uid: u32,
-    /// Reloaded on SIGHUP.
-    pub rules: RulesSource,
+    /// Reloaded on SIGHUP; becomes a file when `remember: "always"`
+    /// creates the user rules file from the defaults.
+    rules: std::sync::RwLock<RulesSource>,
+    /// See [`ServeOptions::user_rules`].
+    pub user_rules: Option<PathBuf>,
+    /// Session grants.
+    pub grants: grants::Grants,
+    /// The last decision that said something, for `status`.
+    pub last_decision: std::sync::Mutex<Option<crate::protocol::LastDecision>>,
     /// Pending table and subscribers.
     pub hub: Hub,
     /// The configuration file's contents.
@@ -153,52 +170,109 @@ pub struct Shared {
 }
 
 impl Shared {
+    /// The state of a daemon serving `options` on `socket`: `rules` and
+    /// `redactor` are the loaded rules and the config's redaction (start-up
+    /// errors are the caller's), the event log's writer starts now.
+    /// `panics` counts the process's panics (see `run`'s panic hook).
+    pub fn new(
+        options: &ServeOptions,
+        rules: RuleSet,
+        redactor: Redactor,
+        socket: PathBuf,
+        max_connections: usize,
+        panics: Arc<AtomicU64>,
+    ) -> Shared {
+        Shared {
+            controller: Controller::new(rules, options.permissive),
+            log: EventLog::open(&options.log, &options.config.log),
+            fail_closed: options.fail_closed,
+            max_frame: options.max_frame,
+            uid: nix::unistd::geteuid().as_raw(),
+            rules: std::sync::RwLock::new(options.rules.clone()),
+            user_rules: options.user_rules.clone(),
+            grants: grants::Grants::load(options.grants_file.clone(), std::time::SystemTime::now()),
+            last_decision: std::sync::Mutex::new(None),
+            hub: Hub::default(),
+            config: options.config.clone(),
+            redactor,
+            stats: Stats {
+                panics,
+                ..Stats::default()
+            },
+            started: Instant::now(),
+            socket,
+            runs: runs::Runs::new(options.adapter_dir.clone()),
+            admission: limits::Admission::new(max_connections),
+            evaluations: Arc::new(Semaphore::new(evaluation_slots())),
+        }
+    }
+
+    /// Where the rules come from now.
+    pub fn rules_source(&self) -> RulesSource {
+        self.rules.read().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+
+    /// Switches where the rules come from (the next reload reads it).
+    pub fn set_rules_source(&self, source: RulesSource) {
+        *self.rules.write().unwrap_or_else(|e| e.into_inner()) = source;
+    }
+
     /// The `status` result.
-    pub fn status(&self) -> serde_json::Value {
+    pub fn status(&self) -> crate::protocol::Status {
+        use crate::protocol::{Counters, RulesStatus, Status};
         let rules = self.controller.rules();
         let log = self.log.counters();
         let n = |c: &AtomicU64| c.load(Ordering::Relaxed);
-        serde_json::json!({
-            "version": env!("CARGO_PKG_VERSION"),
-            "protocol": crate::protocol::VERSION,
-            "pid": std::process::id(),
-            "uptime_s": self.started.elapsed().as_secs_f64(),
-            "socket": self.socket,
-            "log": self.log.path(),
-            "rules": {
-                "generation": rules.generation(),
-                "count": rules.len(),
-                "source": match &self.rules {
+        let now = std::time::SystemTime::now();
+        Status {
+            version: env!("CARGO_PKG_VERSION").to_string(),
+            protocol: crate::protocol::VERSION,
+            pid: std::process::id(),
+            uptime_s: self.started.elapsed().as_secs_f64(),
+            socket: self.socket.clone(),
+            log: self.log.path().to_path_buf(),
+            rules: RulesStatus {
+                generation: rules.generation(),
+                count: rules.len(),
+                source: match self.rules_source() {
                     RulesSource::File(path) => path.display().to_string(),
                     RulesSource::Defaults => "defaults".to_string(),
                 },
             },
-            "counters": {
-                "events": n(&self.stats.events),
-                "decisions": n(&self.stats.decisions),
-                "client_decisions": n(&self.stats.client_decisions),
-                "timeouts": n(&self.stats.timeouts),
-                "fallbacks": n(&self.stats.fallbacks),
-                "pending": self.hub.pending_count(),
-                "subscribers": self.hub.subscriber_count(),
-                "lagged_dropped": self.hub.lagged_dropped(),
-                "refused_peers": n(&self.stats.refused_peers),
-                "log_written": n(&log.written),
-                "log_dropped": n(&log.dropped),
-                "log_errors": n(&log.errors),
-                "log_rotations": n(&log.rotations),
-                "log_queued_bytes": log.queued_bytes.load(Ordering::Relaxed),
-                "subscriber_queued_bytes": self.hub.queued_bytes(),
-                "panics": n(&self.stats.panics),
-                "hooks_in_flight": n(&self.stats.hooks_in_flight),
-                "connections": self.admission.open(),
-                "max_connections": self.admission.cap(),
-                "shed_peers": self.admission.shed_count(),
+            counters: Counters {
+                events: n(&self.stats.events),
+                decisions: n(&self.stats.decisions),
+                client_decisions: n(&self.stats.client_decisions),
+                grant_decisions: n(&self.stats.grant_decisions),
+                timeouts: n(&self.stats.timeouts),
+                fallbacks: n(&self.stats.fallbacks),
+                pending: self.hub.pending_count() as u64,
+                grants: self.grants.count() as u64,
+                subscribers: self.hub.subscriber_count(),
+                lagged_dropped: self.hub.lagged_dropped(),
+                refused_peers: n(&self.stats.refused_peers),
+                log_written: n(&log.written),
+                log_dropped: n(&log.dropped),
+                log_errors: n(&log.errors),
+                log_rotations: n(&log.rotations),
+                log_queued_bytes: log.queued_bytes.load(Ordering::Relaxed) as u64,
+                subscriber_queued_bytes: self.hub.queued_bytes() as u64,
+                panics: n(&self.stats.panics),
+                hooks_in_flight: n(&self.stats.hooks_in_flight),
+                connections: self.admission.open() as u64,
+                max_connections: self.admission.cap() as u64,
+                shed_peers: self.admission.shed_count(),
             },
-            "projects": self.controller.projects().status(),
-            "adapter_dir": self.runs.adapter_dir(),
-            "runs": self.runs.list(),
-        })
+            projects: self.controller.projects().status(),
+            adapter_dir: self.runs.adapter_dir().to_path_buf(),
+            runs: self.runs.list(),
+            grants: self.grants.list(now),
+            last_decision: self
+                .last_decision
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .clone(),
+        }
     }
 }
 
@@ -298,63 +372,19 @@ pub fn run(options: ServeOptions) -> anyhow::Result<()> {
                 )
             }
         };
-        let log = EventLog::open(&options.log, &options.config.log);
-        let shared = Arc::new(Shared {
-            controller: Controller::new(rules, options.permissive),
-            log,
-            fail_closed: options.fail_closed,
-            max_frame: options.max_frame,
-            uid: nix::unistd::geteuid().as_raw(),
-            rules: options.rules.clone(),
-            hub: Hub::default(),
-            config: options.config.clone(),
+        let shared = Arc::new(Shared::new(
+            &options,
+            rules,
             redactor,
-            stats: Stats {
-                panics,
-                ..Stats::default()
-            },
-            started: Instant::now(),
-            socket: socket_path,
-            runs: runs::Runs::new(options.adapter_dir.clone()),
-            admission: limits::Admission::new(limits::connection_cap(fd_limit)),
-            evaluations: Arc::new(Semaphore::new(evaluation_slots())),
-        });
+            socket_path,
+            limits::connection_cap(fd_limit),
+            panics,
+        ));
         listener.set_nonblocking(true)?;
         let listener = UnixListener::from_std(listener)?;
         let shutdown = CancellationToken::new();
         tokio::spawn(handle_signals(shared.clone(), shutdown.clone()));
-        tokio::spawn(watch_rules(shared.clone(), shutdown.clone()));
-        tokio::spawn(refresh_projects(shared.clone(), shutdown.clone()));
-        if let Some(interval) = systemd::watchdog_interval() {
-            tokio::spawn(watchdog(shared.clone(), interval, shutdown.clone()));
-        }
-        let rules = shared.controller.rules();
-        tracing::info!(
-            socket = %shared.socket.display(),
-            rules = ?options.rules,
-            rule_count = rules.len(),
-            log = %options.log.display(),
-            permissive = options.permissive,
-            max_connections = shared.admission.cap(),
-            "hookd listening"
-        );
-        notify(&format!(
-            "READY=1\nSTATUS=listening on {}\nMAINPID={}",
-            shared.socket.display(),
-            std::process::id()
-        ));
-        // On a worker thread, not the block_on thread: a connection then
-        // reaches its task without a hand-off between threads.
-        tokio::spawn(accept_loop(listener, shared.clone(), shutdown))
-            .await
-            .context("the accept loop failed")?;
-        notify("STOPPING=1");
-        // Every run was told to stop when the shutdown began; give them the
-        // grace they were promised before the process goes.
-        shared
-            .runs
-            .wait(SHUTDOWN_GRACE + Duration::from_secs(2))
-            .await;
+        serve(listener, shared.clone(), shutdown).await?;
         drop(bound);
         let lost = shared.log.close();
         if lost > 0 {
@@ -364,6 +394,53 @@ pub fn run(options: ServeOptions) -> anyhow::Result<()> {
         }
         Ok(())
     })
+}
+
+/// Serves `listener` with `shared` until `shutdown` is cancelled: the
+/// rules and projects watchers, the systemd watchdog (when systemd asks for
+/// one), the accept loop; then waits (bounded) for in-flight connections
+/// and runs. Signals, the socket's binding and the log's closing are the
+/// caller's: `run` for `hookd serve`, the test itself for a daemon tested
+/// in-process (on tokio's paused clock).
+pub async fn serve(
+    listener: UnixListener,
+    shared: Arc<Shared>,
+    shutdown: CancellationToken,
+) -> anyhow::Result<()> {
+    tokio::spawn(watch_rules(shared.clone(), shutdown.clone()));
+    tokio::spawn(refresh_projects(shared.clone(), shutdown.clone()));
+    tokio::spawn(grants::expire_loop(shared.clone(), shutdown.clone()));
+    if let Some(interval) = systemd::watchdog_interval() {
+        tokio::spawn(watchdog(shared.clone(), interval, shutdown.clone()));
+    }
+    let rules = shared.controller.rules();
+    tracing::info!(
+        socket = %shared.socket.display(),
+        rules = ?shared.rules_source(),
+        rule_count = rules.len(),
+        log = %shared.log.path().display(),
+        permissive = shared.controller.permissive(),
+        max_connections = shared.admission.cap(),
+        "hookd listening"
+    );
+    notify(&format!(
+        "READY=1\nSTATUS=listening on {}\nMAINPID={}",
+        shared.socket.display(),
+        std::process::id()
+    ));
+    // On a worker thread, not the caller's: a connection then reaches its
+    // task without a hand-off between threads.
+    tokio::spawn(accept_loop(listener, shared.clone(), shutdown))
+        .await
+        .context("the accept loop failed")?;
+    notify("STOPPING=1");
+    // Every run was told to stop when the shutdown began; give them the
+    // grace they were promised before the process goes.
+    shared
+        .runs
+        .wait(SHUTDOWN_GRACE + Duration::from_secs(2))
+        .await;
+    Ok(())
 }
 
 fn notify(state: &str) {
@@ -392,19 +469,25 @@ async fn watchdog(shared: Arc<Shared>, interval: Duration, shutdown: Cancellatio
 }
 
 async fn self_probe(socket: &std::path::Path) -> std::io::Result<()> {
-    use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
-    let mut stream = tokio::net::UnixStream::connect(socket).await?;
-    stream
-        .write_all(b"{\"type\":\"hello\",\"v\":1,\"role\":\"client\",\"name\":\"watchdog\"}\n{\"type\":\"status\",\"req\":\"w\"}\n")
-        .await?;
-    let mut lines = BufReader::new(stream).lines();
-    for expected in ["\"welcome\"", "\"ok\""] {
-        let line = lines.next_line().await?.unwrap_or_default();
-        if !line.contains(expected) {
-            return Err(std::io::Error::other(format!("unexpected reply: {line}")));
-        }
+    use futures_util::{SinkExt, StreamExt};
+    let mut conn =
+        crate::client::connect_async(socket, "watchdog", crate::protocol::DEFAULT_MAX_FRAME)
+            .await
+            .map_err(std::io::Error::other)?;
+    let status = Request::Status(ReqOnly { req: "w".into() });
+    conn.send(&status).await.map_err(std::io::Error::other)?;
+    let line = conn
+        .next()
+        .await
+        .unwrap_or(Ok(Default::default()))
+        .map_err(std::io::Error::other)?;
+    match serde_json::from_slice::<Reply>(&line) {
+        Ok(Reply::Ok(ok)) if ok.req == "w" => Ok(()),
+        _ => Err(std::io::Error::other(format!(
+            "unexpected reply: {}",
+            String::from_utf8_lossy(&line)
+        ))),
     }
-    Ok(())
 }
 
 /// Blocking threads that may evaluate large inputs at once: half the
@@ -514,9 +597,6 @@ async fn handle_signals(shared: Arc<Shared>, shutdown: CancellationToken) {
 /// and read on a blocking thread: a slow filesystem never holds up the
 /// workers that answer hooks.
 async fn watch_rules(shared: Arc<Shared>, shutdown: CancellationToken) {
-    let RulesSource::File(path) = &shared.rules else {
-        return;
-    };
     fn fingerprint(path: &std::path::Path) -> Option<(i64, i64, u64, u64)> {
         use std::os::unix::fs::MetadataExt;
         std::fs::metadata(path)
@@ -529,7 +609,10 @@ async fn watch_rules(shared: Arc<Shared>, shutdown: CancellationToken) {
             .ok()
             .flatten()
     };
-    let mut last = stat(path.clone()).await;
+    // The source may become a file later (`remember: "always"` creates
+    // the user file from the defaults), so it is read at every tick.
+    let mut watched = None;
+    let mut last = None;
     let mut tick = tokio::time::interval(RULES_POLL);
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {
@@ -537,7 +620,15 @@ async fn watch_rules(shared: Arc<Shared>, shutdown: CancellationToken) {
             _ = shutdown.cancelled() => return,
             _ = tick.tick() => {}
         }
+        let RulesSource::File(path) = shared.rules_source() else {
+            continue;
+        };
         let now = stat(path.clone()).await;
+        if watched.as_ref() != Some(&path) {
+            watched = Some(path);
+            last = now;
+            continue;
+        }
         if now != last {
             last = now;
             tracing::info!(path = %path.display(), "rules file changed");
@@ -572,7 +663,7 @@ async fn reload_off_worker(shared: &Arc<Shared>) {
 
 /// Reloads the rules; a bad file keeps the current generation.
 pub fn reload(shared: &Shared) {
-    match load_rules(&shared.rules) {
+    match load_rules(&shared.rules_source()) {
         Ok(rules) => {
             let generation = shared.controller.replace_rules(rules);
             tracing::info!(generation, "rules reloaded");

@@ -36,7 +36,7 @@ use bytes::Bytes;
 use futures_util::StreamExt;
 use nix::sys::signal::{killpg, Signal};
 use nix::unistd::Pid;
-use serde_json::{json, Map, Value};
+use serde_json::{Map, Value};
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
 use tokio::process::{Child, ChildStderr, ChildStdin};
 use tokio::sync::{mpsc, oneshot};
@@ -136,13 +136,30 @@ struct RunEntry {
     session_id: Option<String>,
     state: &'static str,
     aborts: mpsc::UnboundedSender<String>,
+    /// Follow-up user messages for the supervisor to hand the adapter.
+    steers: mpsc::UnboundedSender<String>,
+    /// The prompt's first [`PROMPT_SUMMARY_CHARS`] characters.
+    prompt: String,
+    /// Assistant messages so far (one per model turn).
+    turns: u64,
+    /// The cost so far, once a result message said.
+    cost_usd: Option<f64>,
 }
+
+/// How much of a run's prompt `status` shows.
+pub const PROMPT_SUMMARY_CHARS: usize = 200;
+
+/// How many ended runs are remembered, to tell a `steer` that its run has
+/// ended rather than never existed.
+const REMEMBERED_ENDED_RUNS: usize = 256;
 
 /// The run table and the supervisors' tasks.
 #[derive(Debug)]
 pub struct Runs {
     adapter_dir: PathBuf,
     table: Mutex<BTreeMap<String, RunEntry>>,
+    /// Recently ended runs, oldest first.
+    ended: Mutex<std::collections::VecDeque<String>>,
     tasks: TaskTracker,
 }
 
@@ -185,6 +202,7 @@ impl Runs {
         Runs {
             adapter_dir,
             table: Mutex::new(BTreeMap::new()),
+            ended: Mutex::new(std::collections::VecDeque::new()),
             tasks: TaskTracker::new(),
         }
     }
@@ -245,6 +263,7 @@ impl Runs {
             .map(str::to_owned);
         let cwd = plan.cwd.display().to_string();
         let (abort_tx, aborts) = mpsc::unbounded_channel();
+        let (steer_tx, steers) = mpsc::unbounded_channel();
         let (go, go_rx) = oneshot::channel();
         let now = SystemTime::now();
         self.table.lock().unwrap_or_else(|e| e.into_inner()).insert(
@@ -260,6 +279,10 @@ impl Runs {
                 session_id: Some(session_id),
                 state: "starting",
                 aborts: abort_tx.clone(),
+                steers: steer_tx,
+                prompt: request.prompt.chars().take(PROMPT_SUMMARY_CHARS).collect(),
+                turns: 0,
+                cost_usd: None,
             },
         );
         tracing::info!(run = %run_id, pid, client, provider = ?request.provider, model = ?model, cwd, "run started");
@@ -303,7 +326,7 @@ impl Runs {
         let (shared, shutdown) = (shared.clone(), shutdown.clone());
         self.tasks.spawn(async move {
             let outcome = supervise(
-                &run, child, stdin, stdout, go_rx, aborts, &shared, &shutdown,
+                &run, child, stdin, stdout, go_rx, aborts, steers, &shared, &shutdown,
             )
             .await;
             finish(&run, outcome, &shared).await;
@@ -399,24 +422,54 @@ impl Runs {
         }
     }
 
+    /// Sends `text` into run `run_id` as a follow-up user message (the
+    /// SDK's streaming input).
+    pub fn steer(&self, run_id: &str, text: &str) -> Result<(), Refused> {
+        let table = self.table.lock().unwrap_or_else(|e| e.into_inner());
+        match table.get(run_id) {
+            Some(entry) if entry.state == "running" => {
+                let _ = entry.steers.send(text.to_string());
+                Ok(())
+            }
+            Some(entry) => Err(Refused::invalid(format!(
+                "run {run_id} is {}, not running: it cannot take a message now",
+                entry.state
+            ))),
+            None if self
+                .ended
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .iter()
+                .any(|id| id == run_id) =>
+            {
+                Err(Refused::invalid(format!("run {run_id} has ended")))
+            }
+            None => Err(Refused {
+                code: ErrorCode::NotFound,
+                message: format!("no run {run_id}"),
+            }),
+        }
+    }
+
     /// The runs now, oldest first, for `status`.
-    pub fn list(&self) -> Vec<Value> {
+    pub fn list(&self) -> Vec<crate::protocol::RunSummary> {
         let table = self.table.lock().unwrap_or_else(|e| e.into_inner());
         table
             .iter()
-            .map(|(id, r)| {
-                json!({
-                    "run_id": id,
-                    "state": r.state,
-                    "pid": r.pid,
-                    "client": r.client,
-                    "started_at": crate::time::rfc3339(r.started_at),
-                    "elapsed_s": r.started.elapsed().as_secs_f64(),
-                    "provider": r.provider,
-                    "model": r.model,
-                    "cwd": r.cwd,
-                    "session_id": r.session_id,
-                })
+            .map(|(id, r)| crate::protocol::RunSummary {
+                run_id: id.clone(),
+                state: r.state.to_string(),
+                pid: r.pid,
+                client: r.client.clone(),
+                started_at: crate::time::rfc3339(r.started_at),
+                elapsed_s: r.started.elapsed().as_secs_f64(),
+                provider: r.provider.clone(),
+                model: r.model.clone(),
+                cwd: r.cwd.clone(),
+                session_id: r.session_id.clone(),
+                prompt: r.prompt.clone(),
+                turns: r.turns,
+                cost_usd: r.cost_usd,
             })
             .collect()
     }
@@ -488,6 +541,11 @@ impl Runs {
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .remove(run_id);
+        let mut ended = self.ended.lock().unwrap_or_else(|e| e.into_inner());
+        if ended.len() == REMEMBERED_ENDED_RUNS {
+            ended.pop_front();
+        }
+        ended.push_back(run_id.to_string());
     }
 }
 
@@ -658,6 +716,7 @@ async fn supervise(
     stdout: tokio::process::ChildStdout,
     go: oneshot::Receiver<()>,
     mut aborts: mpsc::UnboundedReceiver<String>,
+    mut steers: mpsc::UnboundedReceiver<String>,
     shared: &Arc<Shared>,
     shutdown: &CancellationToken,
 ) -> Outcome {
@@ -737,6 +796,10 @@ async fn supervise(
                         outcome.error = Some(e.message);
                     }
                 }
+            }
+            Some(text) = steers.recv() => {
+                tracing::info!(run = %run_id, chars = text.chars().count(), "steering run");
+                let _ = to_adapter.send(ToAdapter::Steer(crate::protocol::adapter::Steer { text }));
             }
             Some(by) = aborts.recv(), if outcome.aborted_by.is_none() => {
                 tracing::info!(run = %run_id, by, "aborting run");
@@ -824,6 +887,25 @@ fn on_sdk_message(run: &Run, message: Value, outcome: &mut Outcome, shared: &Arc
             let session = session.to_string();
             shared.runs.update(run_id, |e| e.session_id = Some(session));
         }
+    }
+    match message.get("type").and_then(Value::as_str) {
+        Some("assistant") => shared.runs.update(run_id, |e| e.turns += 1),
+        // The model the session really uses, when the run did not name one.
+        Some("system") if message.get("subtype").and_then(Value::as_str) == Some("init") => {
+            if let Some(model) = message.get("model").and_then(Value::as_str) {
+                let model = model.to_string();
+                shared
+                    .runs
+                    .update(run_id, |e| e.model = e.model.take().or(Some(model)));
+            }
+        }
+        Some("result") => {
+            let cost = message.get("total_cost_usd").and_then(Value::as_f64);
+            shared
+                .runs
+                .update(run_id, |e| e.cost_usd = cost.or(e.cost_usd));
+        }
+        _ => {}
     }
     if message.get("type").and_then(Value::as_str) == Some("result") {
         outcome.usage = message.get("usage").cloned();
@@ -1012,6 +1094,7 @@ async fn copy_stderr(stderr: ChildStderr, run_id: Arc<str>, shared: Arc<Shared>)
 mod tests {
     use super::*;
     use crate::protocol::RunOptions;
+    use serde_json::json;
 
     fn options(json: Value) -> RunOptions {
         serde_json::from_value(json).unwrap()

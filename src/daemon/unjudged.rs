@@ -61,6 +61,8 @@ pub fn recognise(
         // Even in permissive mode: a probe checks the output path, and a
         // copy's answer is "no opinion" anyway.
         enforced: true,
+        grant_rule: None,
+        remembered: None,
     };
     if probe::is_probe(&event.raw) {
         return Some(unjudged(probe::answer(event.kind()), Source::Probe));

@@ -29,11 +29,10 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use serde_json::Value;
-
 use super::{Check, SettingsFile};
 use crate::agent::claude::{probe, render, HookEventKind, HookOutput};
 use crate::install::{Registration, Scope};
+use crate::protocol::log::LogRecord;
 
 /// The longest doctor waits for one hook, whatever its `timeout` says (a
 /// timeout written in milliseconds would otherwise hold doctor for hours;
@@ -308,29 +307,21 @@ fn read_probes(log: &Path, start: u64) -> HashMap<String, Logged> {
         read_from(log, 0);
     }
     let mut sessions: HashMap<String, Logged> = HashMap::new();
-    let mut event_session: HashMap<String, String> = HashMap::new();
+    let mut event_session: HashMap<uuid::Uuid, String> = HashMap::new();
     for line in text.lines() {
-        let Ok(value) = serde_json::from_str::<Value>(line) else {
-            continue;
-        };
-        match value["type"].as_str() {
-            Some("event") => {
-                if let (Some(session), Some(id)) =
-                    (value["session_id"].as_str(), value["id"].as_str())
-                {
+        match LogRecord::parse(line.as_bytes()) {
+            Ok(LogRecord::Event(event)) => {
+                if let Some(session) = event.session_id {
                     if session.starts_with(probe::SESSION_PREFIX) {
-                        sessions.entry(session.to_string()).or_default();
-                        event_session.insert(id.to_string(), session.to_string());
+                        sessions.entry(session.clone()).or_default();
+                        event_session.insert(event.id, session);
                     }
                 }
             }
-            Some("decision") => {
-                let session = value["event_id"]
-                    .as_str()
-                    .and_then(|id| event_session.get(id));
-                if let Some(session) = session {
+            Ok(LogRecord::Decision(logged)) => {
+                if let Some(session) = event_session.get(&logged.decision.event_id) {
                     sessions.entry(session.clone()).or_default().source =
-                        value["source"].as_str().map(str::to_owned);
+                        Some(logged.decision.source.to_string());
                 }
             }
             _ => {}

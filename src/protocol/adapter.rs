@@ -22,6 +22,16 @@ pub enum ToAdapter {
     Decision(HookResult),
     /// End the run gracefully (the SDK's `interrupt()`).
     Abort(Empty),
+    /// A follow-up user message into the running session (the SDK's
+    /// streaming input).
+    Steer(Steer),
+}
+
+/// `steer`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Steer {
+    /// The user message's text.
+    pub text: String,
 }
 
 /// A message the adapter writes to its stdout.

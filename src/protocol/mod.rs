@@ -8,22 +8,37 @@
 //! - [`Reply`]: what the daemon sends back;
 //! - [`codec`]: async framing with a size cap (daemon side);
 //! - [`forwarder`]: the blocking, std-only encode/decode the forwarder uses;
+//! - [`handshake`]: the `hello` / `welcome` opening of a long-lived
+//!   connection, without IO (every client opens through it);
+//! - [`log`]: the event log's lines ([`log::LogRecord`]), which every reader
+//!   of the log uses;
 //! - [`json`]: reading hook inputs serde_json refuses by default (lone
 //!   surrogates, deep nesting);
 //! - [`adapter`]: the messages between the daemon and an agent-SDK adapter
-//!   child (over the child's stdin/stdout).
+//!   child (over the child's stdin/stdout);
+//! - [`approval`]: pending items, short ids, grants (the human loop);
+//! - [`status`]: the `status` reply.
 
 pub mod adapter;
+pub mod approval;
 pub mod codec;
 pub mod forwarder;
+pub mod handshake;
 pub mod json;
+pub mod log;
+pub mod status;
+
+pub use approval::{
+    AskedBy, EventRef, GrantChange, GrantPush, GrantRecord, GrantRevoke, PendingInfo, PendingItem,
+    Remember, Remembered, Suggestion,
+};
+pub use status::{Counters, LastDecision, ProjectsStatus, RulesStatus, RunSummary, Status};
 
 use std::collections::BTreeMap;
 use std::fmt;
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
-use uuid::Uuid;
 
 use crate::agent::claude::FailClosed;
 use crate::decision::Answer;
@@ -77,6 +92,12 @@ pub enum Request {
     Run(RunRequest),
     /// Client: end a run gracefully (then by force after a grace period).
     Abort(AbortRequest),
+    /// Client: list the active session grants.
+    Grants(ReqOnly),
+    /// Client: end a session grant now.
+    GrantRevoke(GrantRevoke),
+    /// Client: send a follow-up user message into a running run.
+    Steer(SteerRequest),
 }
 
 impl Request {
@@ -85,10 +106,15 @@ impl Request {
         match self {
             Request::Hook(_) | Request::Hello(_) => None,
             Request::Subscribe(s) => Some(&s.req),
-            Request::Unsubscribe(r) | Request::Pending(r) | Request::Status(r) => Some(&r.req),
+            Request::Unsubscribe(r)
+            | Request::Pending(r)
+            | Request::Status(r)
+            | Request::Grants(r) => Some(&r.req),
             Request::Decide(d) => Some(&d.req),
             Request::Run(r) => Some(&r.req),
             Request::Abort(a) => Some(&a.req),
+            Request::GrantRevoke(g) => Some(&g.req),
+            Request::Steer(s) => Some(&s.req),
         }
     }
 }
@@ -143,12 +169,23 @@ pub struct Filter {
 pub struct Decide {
     /// Chosen by the client, echoed in the reply.
     pub req: String,
-    /// The pending event.
-    pub event_id: Uuid,
+    /// The pending event: its uuid or its short id.
+    pub event_id: EventRef,
     /// The verdict and what goes with it (`verdict`, `reason`,
     /// `updated_input`, `additional_context` on the wire).
     #[serde(flatten)]
     pub answer: Answer,
+    /// `once` (the default), `session` (a grant) or `always` (a rule in
+    /// the user rules file).
+    #[serde(default, skip_serializing_if = "Remember::is_once")]
+    pub remember: Remember,
+    /// The rule to remember; default: the event's first suggestion for
+    /// `remember` and the verdict.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rule: Option<String>,
+    /// `session` only: the grant expires after this many seconds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ttl_s: Option<u64>,
 }
 
 /// `run`: start an agent-SDK run. The daemon answers `ok {result:{run_id}}`
@@ -226,6 +263,17 @@ pub struct AbortRequest {
     pub run_id: String,
 }
 
+/// `steer`: a follow-up user message into run `run_id`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SteerRequest {
+    /// Chosen by the client, echoed in the reply.
+    pub req: String,
+    /// The run, from the `run` request's `ok`.
+    pub run_id: String,
+    /// The message.
+    pub text: String,
+}
+
 /// A message the daemon sends to a peer.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
@@ -250,6 +298,9 @@ pub enum Reply {
     SdkMessage(SdkMessage),
     /// Pushed: a run ended (its owner; subscribers with `runs`).
     RunDone(RunDone),
+    /// Pushed to every subscriber: a session grant was added, revoked or
+    /// expired.
+    Grant(GrantPush),
 }
 
 /// `run_start`: a run's adapter was spawned. Also its line in the log.
@@ -335,6 +386,10 @@ pub struct EventPush {
     pub pending: bool,
     /// The event record, as in the log.
     pub event: Value,
+    /// For a pending event: short id, deadline, verdicts, suggestions, who
+    /// asked.
+    #[serde(flatten, default, skip_serializing_if = "Option::is_none")]
+    pub info: Option<PendingInfo>,
 }
 
 /// `decision`: pushed to subscribers.
@@ -619,12 +674,20 @@ impl Reply {
 
 /// Builds a pushed `event` or `decision` frame around an already serialized
 /// record, so one serialization serves the log and every subscriber.
-pub fn push_frame(kind: PushKind, record_json: &[u8]) -> bytes::Bytes {
+pub fn push_frame(kind: PushKind<'_>, record_json: &[u8]) -> bytes::Bytes {
     let mut frame = Vec::with_capacity(record_json.len() + 48);
     match kind {
-        PushKind::Event { pending } => {
+        PushKind::Event { pending, info } => {
             frame.extend_from_slice(br#"{"type":"event","pending":"#);
             frame.extend_from_slice(if pending { b"true" } else { b"false" });
+            if let Some(info) = info {
+                let info = serde_json::to_vec(info).expect("pending info serializes");
+                // The object's members without its braces.
+                if info.len() > 2 {
+                    frame.push(b',');
+                    frame.extend_from_slice(&info[1..info.len() - 1]);
+                }
+            }
             frame.extend_from_slice(br#","event":"#);
         }
         PushKind::Decision => frame.extend_from_slice(br#"{"type":"decision","decision":"#),
@@ -636,11 +699,13 @@ pub fn push_frame(kind: PushKind, record_json: &[u8]) -> bytes::Bytes {
 
 /// Which pushed frame [`push_frame`] builds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum PushKind {
+pub enum PushKind<'a> {
     /// `event`, waiting for a client or not.
     Event {
         /// Waiting for a client's `decide`.
         pending: bool,
+        /// What a client needs to decide it, when it is pending.
+        info: Option<&'a PendingInfo>,
     },
     /// `decision`.
     Decision,
@@ -692,6 +757,9 @@ impl Request {
             "status" => Request::Status(parse(line)?),
             "run" => Request::Run(parse(line)?),
             "abort" => Request::Abort(parse(line)?),
+            "grants" => Request::Grants(parse(line)?),
+            "grant_revoke" => Request::GrantRevoke(parse(line)?),
+            "steer" => Request::Steer(parse(line)?),
             other => {
                 return Err(DecodeError {
                     code: ErrorCode::InvalidFrame,
@@ -717,6 +785,9 @@ impl Request {
         "status",
         "run",
         "abort",
+        "grants",
+        "grant_revoke",
+        "steer",
     ];
 }
 

@@ -11,6 +11,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
+use hookd::protocol::handshake::Handshake;
+use hookd::protocol::log::LogRecord;
 use serde_json::Value;
 
 /// Path of the built `hookd` binary.
@@ -269,11 +271,20 @@ impl Drop for Daemon {
     }
 }
 
-/// Parses a JSONL file, skipping a torn last line.
+/// Parses the event log, skipping a torn last line. Every other line must
+/// read as a record [`LogRecord`] knows: whatever a test makes the daemon
+/// write, the readers' one type (tail, replay, doctor) reads it.
 pub fn read_log(path: &Path) -> Vec<Value> {
     let text = std::fs::read_to_string(path).unwrap_or_default();
     text.lines()
-        .filter_map(|l| serde_json::from_str(l).ok())
+        .filter_map(|l| {
+            let value = serde_json::from_str(l).ok()?;
+            match LogRecord::parse(l.as_bytes()) {
+                Ok(LogRecord::Unknown) => panic!("a log line of no known type: {l}"),
+                Ok(_) => Some(value),
+                Err(e) => panic!("a log line LogRecord cannot read ({e}): {l}"),
+            }
+        })
         .collect()
 }
 
@@ -354,12 +365,17 @@ impl RawClient {
         }
     }
 
-    /// Connects, says hello as `name` and checks the welcome.
+    /// Connects, says hello as `name` and checks the welcome, with the
+    /// clients' own handshake.
     pub fn hello(socket: &Path, name: &str) -> RawClient {
         let mut c = RawClient::connect(socket);
-        c.send(&serde_json::json!({"type": "hello", "v": 1, "role": "client", "name": name}));
-        let welcome = c.recv().expect("welcome");
-        assert_eq!(welcome["type"], "welcome", "{welcome}");
+        let handshake = Handshake::client(name);
+        c.send_raw(&handshake.hello_line()).unwrap();
+        let mut welcome = Vec::new();
+        c.reader.read_until(b'\n', &mut welcome).unwrap();
+        if let Err(e) = handshake.welcome(&welcome) {
+            panic!("{name}: {e}");
+        }
         c
     }
 

@@ -238,6 +238,40 @@ impl HookInput {
     }
 }
 
+/// The permission rules Claude Code suggests on a permission prompt
+/// (`permission_suggestions`, its `addRules` updates), in permission-rule
+/// syntax (`Bash(npm test:*)`), each with the verdict it suggests (only
+/// `allow` and `deny` updates; others are skipped).
+pub fn suggested_rules(input: &Value) -> Vec<(crate::decision::Verdict, String)> {
+    use crate::decision::Verdict;
+    let mut rules = Vec::new();
+    let updates = input
+        .get("permission_suggestions")
+        .and_then(Value::as_array);
+    for update in updates.into_iter().flatten() {
+        if update.get("type").and_then(Value::as_str) != Some("addRules") {
+            continue;
+        }
+        let verdict = match update.get("behavior").and_then(Value::as_str) {
+            Some("allow") => Verdict::Allow,
+            Some("deny") => Verdict::Deny,
+            _ => continue,
+        };
+        let listed = update.get("rules").and_then(Value::as_array);
+        for rule in listed.into_iter().flatten() {
+            let Some(tool) = rule.get("toolName").and_then(Value::as_str) else {
+                continue;
+            };
+            let text = match rule.get("ruleContent").and_then(Value::as_str) {
+                Some(content) => format!("{tool}({content})"),
+                None => tool.to_string(),
+            };
+            rules.push((verdict, text));
+        }
+    }
+    rules
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

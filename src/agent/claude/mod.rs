@@ -14,6 +14,6 @@ pub mod kind;
 pub mod output;
 pub mod probe;
 
-pub use input::HookInput;
+pub use input::{suggested_rules, HookInput};
 pub use kind::{FailClosed, HookEventKind};
 pub use output::{fallback, render, HookOutput};

@@ -1,0 +1,390 @@
+//! The event log's lines: one [`LogRecord`] per line, the one type every
+//! reader uses (`hookd tail`, `replay`, `doctor`, `rules explain` on a log
+//! line, the tests).
+//!
+//! The daemon writes through borrowed, serialize-only views ([`EventView`],
+//! [`DecisionView`]; the run records are their frames, [`RunStart`],
+//! [`SdkMessage`], [`RunDone`]) so that writing a line copies nothing; the
+//! round-trip tests below prove that what they write is what [`LogRecord`]
+//! reads. The `event` and `decision` records are also what the pushed
+//! `event` / `decision` frames carry.
+//!
+//! Readers are forward compatible: a newer daemon's log read by an older
+//! reader loses nothing it knows. Unknown fields are ignored, a line of an
+//! unknown `type` reads as [`LogRecord::Unknown`], an unknown decision
+//! source as [`Source::Unknown`] and a harness is kept as written.
+
+use std::borrow::Cow;
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use uuid::Uuid;
+
+use super::{RunDone, RunStart, SdkMessage};
+use crate::decision::{Decision, Source};
+use crate::event::Event;
+
+/// One line of the event log.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum LogRecord {
+    /// A hook invocation was received.
+    Event(LoggedEvent),
+    /// An event was decided.
+    Decision(LoggedDecision),
+    /// An agent-SDK run started.
+    RunStart(RunStart),
+    /// One SDK message of a run.
+    SdkMessage(SdkMessage),
+    /// A run ended.
+    RunDone(RunDone),
+    /// A line of a `type` this build does not know (a newer daemon's):
+    /// readers skip it.
+    #[serde(other)]
+    Unknown,
+}
+
+impl LogRecord {
+    /// Reads one line (without its `\n`).
+    ///
+    /// The same result as the derived `Deserialize`, without its cost: an
+    /// internally tagged enum buffers the whole line into an intermediate
+    /// tree first, and event lines carry hook inputs of megabytes. So the
+    /// `type` is read first (the rest is skipped without allocating), then
+    /// the line is deserialized once, straight into its record.
+    pub fn parse(line: &[u8]) -> serde_json::Result<LogRecord> {
+        #[derive(Deserialize)]
+        struct Tag<'a> {
+            #[serde(rename = "type", borrow)]
+            kind: Cow<'a, str>,
+        }
+        let tag: Tag<'_> = serde_json::from_slice(line)?;
+        Ok(match tag.kind.as_ref() {
+            "event" => LogRecord::Event(serde_json::from_slice(line)?),
+            "decision" => LogRecord::Decision(serde_json::from_slice(line)?),
+            "run_start" => LogRecord::RunStart(serde_json::from_slice(line)?),
+            "sdk_message" => LogRecord::SdkMessage(serde_json::from_slice(line)?),
+            "run_done" => LogRecord::RunDone(serde_json::from_slice(line)?),
+            _ => LogRecord::Unknown,
+        })
+    }
+}
+
+/// An `event` line, as read back.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LoggedEvent {
+    /// The event id (uuid v7: ids sort by time).
+    pub id: Uuid,
+    /// RFC 3339, UTC.
+    pub received_at: String,
+    /// Where it came from (`claude-code`, `agent-sdk`, …), as written: a
+    /// harness this build does not know is still readable.
+    pub harness: String,
+    /// The agent-SDK run, for events of one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub run_id: Option<String>,
+    /// Where the judged original of this copy went (`agent-sdk`,
+    /// `canUseTool`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub copy_of: Option<String>,
+    /// The session.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub session_id: Option<String>,
+    /// The session's cwd.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cwd: Option<String>,
+    /// `CLAUDE_PROJECT_DIR`, when the hook had it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub project_dir: Option<String>,
+    /// `hook_event_name` verbatim (`unknown` when there was none).
+    pub kind: String,
+    /// The tool, for tool events.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool: Option<String>,
+    /// The hook input (redacted in the log).
+    pub input: Value,
+    /// Why the input could not be read as JSON (`input` is then its text).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub input_error: Option<String>,
+}
+
+impl LoggedEvent {
+    /// The project root the event was judged in: `project_dir`, else the
+    /// session's cwd.
+    pub fn project_dir(&self) -> Option<&str> {
+        self.project_dir.as_deref().or(self.cwd.as_deref())
+    }
+}
+
+/// A `decision` line, as read back.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LoggedDecision {
+    /// The decision.
+    #[serde(flatten)]
+    pub decision: Decision,
+    /// Permissive mode logged this verdict but answered "no opinion".
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub permissive: bool,
+}
+
+impl LoggedDecision {
+    /// Never judged live (a copy of a run's hook, a doctor's probe):
+    /// nothing a rule could change.
+    pub fn was_judged(&self) -> bool {
+        !matches!(self.decision.source, Source::Copy | Source::Probe)
+    }
+}
+
+/// How the daemon writes an event line (and the record of a pushed `event`
+/// frame): a view of the [`Event`], nothing copied.
+#[derive(Debug, Serialize)]
+#[serde(tag = "type", rename = "event")]
+pub struct EventView<'a> {
+    id: Uuid,
+    received_at: String,
+    harness: super::Harness,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    run_id: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    copy_of: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    session_id: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    cwd: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    project_dir: Option<&'a Path>,
+    kind: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    tool: Option<&'a str>,
+    input: &'a Value,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    input_error: Option<&'a str>,
+}
+
+impl<'a> EventView<'a> {
+    /// The record of `event`, with its raw input.
+    pub fn of(event: &'a Event) -> EventView<'a> {
+        EventView::with_input(event, &event.raw)
+    }
+
+    /// The record of `event` with `input` in place of its raw input (e.g.
+    /// redacted).
+    pub fn with_input(event: &'a Event, input: &'a Value) -> EventView<'a> {
+        EventView {
+            id: event.id,
+            received_at: crate::time::rfc3339(event.received_at),
+            harness: event.harness,
+            run_id: event.run_id.as_deref(),
+            copy_of: event.copy_of,
+            session_id: event.input.base.session_id.as_deref(),
+            cwd: event.input.base.cwd.as_deref(),
+            project_dir: event.env.get("CLAUDE_PROJECT_DIR").map(Path::new),
+            kind: event.name(),
+            tool: event.tool_name(),
+            input,
+            input_error: event.input_error.as_deref(),
+        }
+    }
+}
+
+/// How the daemon writes a decision line (and the record of a pushed
+/// `decision` frame).
+#[derive(Debug, Serialize)]
+#[serde(tag = "type", rename = "decision")]
+pub struct DecisionView<'a> {
+    #[serde(flatten)]
+    decision: &'a Decision,
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    permissive: bool,
+}
+
+impl<'a> DecisionView<'a> {
+    /// The record of `decision`; `enforced` is false when permissive mode
+    /// kept the verdict from the agent.
+    pub fn of(decision: &'a Decision, enforced: bool) -> DecisionView<'a> {
+        DecisionView {
+            decision,
+            permissive: !enforced,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+
+    use serde_json::json;
+
+    use super::*;
+    use crate::decision::{Answer, Verdict};
+    use crate::protocol::Harness;
+
+    /// Writes `record` as the daemon does, reads it back with both readers
+    /// and checks nothing was lost or changed on the way.
+    fn read_back(written: &[u8]) -> LogRecord {
+        let parsed = LogRecord::parse(written).unwrap_or_else(|e| {
+            panic!("{e}: {}", String::from_utf8_lossy(written));
+        });
+        let derived: LogRecord = serde_json::from_slice(written).unwrap();
+        assert_eq!(parsed, derived, "parse and the derived Deserialize differ");
+        assert_eq!(
+            serde_json::to_value(&parsed).unwrap(),
+            serde_json::from_slice::<Value>(written).unwrap(),
+            "the reader lost or changed a field: {}",
+            String::from_utf8_lossy(written)
+        );
+        parsed
+    }
+
+    fn every_field_event() -> Event {
+        let raw = json!({
+            "session_id": "s1", "cwd": "/p", "hook_event_name": "PreToolUse",
+            "tool_name": "Bash", "tool_input": {"command": "ls"}
+        });
+        let env = BTreeMap::from([("CLAUDE_PROJECT_DIR".to_string(), "/p".to_string())]);
+        let mut event = Event::new(Harness::AgentSdk, raw, env);
+        event.run_id = Some("run-1".into());
+        event.copy_of = Some("canUseTool");
+        event.input_error = Some("bad".into());
+        event
+    }
+
+    #[test]
+    fn the_reader_reads_every_event_line_the_writer_writes() {
+        let full = every_field_event();
+        let bare = Event::new(Harness::ClaudeCode, json!({}), BTreeMap::new());
+        for event in [&full, &bare] {
+            let line = serde_json::to_vec(&EventView::of(event)).unwrap();
+            let LogRecord::Event(logged) = read_back(&line) else {
+                panic!("not an event: {}", String::from_utf8_lossy(&line));
+            };
+            assert_eq!(logged.id, event.id);
+            assert_eq!(logged.harness, event.harness.as_str());
+        }
+        let redacted = json!({"hook_event_name": "PreToolUse", "x": "[REDACTED]"});
+        let line = serde_json::to_vec(&EventView::with_input(&full, &redacted)).unwrap();
+        let LogRecord::Event(logged) = read_back(&line) else {
+            unreachable!()
+        };
+        assert_eq!(logged.input, redacted);
+        assert_eq!(logged.project_dir(), Some("/p"));
+        assert_eq!(logged.copy_of.as_deref(), Some("canUseTool"));
+    }
+
+    #[test]
+    fn the_reader_reads_every_decision_line_the_writer_writes() {
+        let full = Decision {
+            decision_id: crate::event::new_id(),
+            event_id: crate::event::new_id(),
+            run_id: Some("run-1".into()),
+            answer: Answer {
+                verdict: Verdict::Deny,
+                reason: Some("no".into()),
+                updated_input: Some(json!({"command": "true"})),
+                additional_context: Some("ctx".into()),
+            },
+            source: Source::Rule,
+            rule_ids: vec!["a".into(), "b".into()],
+            grant_rule: Some("Bash(npm test:*)".into()),
+            remembered: Some(crate::protocol::Remember::Session),
+            generation: 3,
+            latency_us: 168,
+        };
+        let bare = Decision {
+            run_id: None,
+            answer: Answer::no_opinion(),
+            source: Source::Client("phone".into()),
+            rule_ids: vec![],
+            grant_rule: None,
+            remembered: None,
+            ..full.clone()
+        };
+        for (decision, enforced) in [(&full, false), (&full, true), (&bare, true)] {
+            let line = serde_json::to_vec(&DecisionView::of(decision, enforced)).unwrap();
+            let LogRecord::Decision(logged) = read_back(&line) else {
+                panic!("not a decision: {}", String::from_utf8_lossy(&line));
+            };
+            assert_eq!(&logged.decision, decision);
+            assert_eq!(logged.permissive, !enforced);
+        }
+    }
+
+    #[test]
+    fn the_reader_reads_every_run_record_the_writer_writes() {
+        use crate::protocol::Reply;
+        let records = [
+            Reply::RunStart(RunStart {
+                run_id: "r".into(),
+                received_at: "2026-11-22T10:00:00Z".into(),
+                client: "cli".into(),
+                prompt: "hi".into(),
+                cwd: "/p".into(),
+                provider: Some("local".into()),
+                model: Some("haiku".into()),
+                pid: 7,
+            }),
+            Reply::SdkMessage(SdkMessage {
+                run_id: "r".into(),
+                received_at: "2026-11-22T10:00:01Z".into(),
+                session_id: Some("s".into()),
+                message: json!({"type": "assistant", "message": {"content": []}}),
+            }),
+            Reply::RunDone(RunDone {
+                run_id: "r".into(),
+                received_at: "2026-11-22T10:00:02Z".into(),
+                ok: false,
+                session_id: None,
+                usage: Some(json!({"input_tokens": 3})),
+                cost_usd: Some(0.5),
+                num_turns: Some(2),
+                duration_ms: 900,
+                result: Some("done".into()),
+                error: Some("aborted by client:cli".into()),
+            }),
+        ];
+        for record in records {
+            // The daemon logs a run record as the frame it pushes.
+            let line = serde_json::to_vec(&record).unwrap();
+            let read = read_back(&line);
+            let same = matches!(
+                (&record, &read),
+                (Reply::RunStart(a), LogRecord::RunStart(b)) if a == b
+            ) || matches!(
+                (&record, &read),
+                (Reply::SdkMessage(a), LogRecord::SdkMessage(b)) if a == b
+            ) || matches!(
+                (&record, &read),
+                (Reply::RunDone(a), LogRecord::RunDone(b)) if a == b
+            );
+            assert!(same, "{record:?} read back as {read:?}");
+        }
+    }
+
+    /// A newer daemon's log read by this build: unknown fields are ignored,
+    /// unknown line types and decision sources are readable.
+    #[test]
+    fn a_newer_daemons_lines_are_readable() {
+        let event = br#"{"type":"event","id":"0193a0b4-5c6d-7e8f-9a0b-1c2d3e4f5a6b","received_at":"t","harness":"codex","kind":"PreToolUse","input":{},"provenance":{"host":"h"}}"#;
+        let LogRecord::Event(logged) = LogRecord::parse(event).unwrap() else {
+            panic!("not an event")
+        };
+        assert_eq!(logged.harness, "codex");
+        let decision = br#"{"type":"decision","decision_id":"0193a0b4-5c6d-7e8f-9a0b-1c2d3e4f5a6b","event_id":"0193a0b4-5c6d-7e8f-9a0b-1c2d3e4f5a6c","verdict":"allow","source":"webhook:w1","rule_ids":[],"generation":1,"latency_us":5,"chain":"abc"}"#;
+        let LogRecord::Decision(logged) = LogRecord::parse(decision).unwrap() else {
+            panic!("not a decision")
+        };
+        assert_eq!(logged.decision.source, Source::Unknown("webhook:w1".into()));
+        assert_eq!(logged.decision.source.to_string(), "webhook:w1");
+        assert!(logged.was_judged());
+        let later = br#"{"type":"checkpoint","hash":"abc"}"#;
+        assert_eq!(LogRecord::parse(later).unwrap(), LogRecord::Unknown);
+        assert_eq!(
+            serde_json::from_slice::<LogRecord>(later).unwrap(),
+            LogRecord::Unknown
+        );
+        // Not a record at all: an error, which readers skip and count.
+        assert!(LogRecord::parse(br#"{"id":1}"#).is_err());
+        assert!(LogRecord::parse(b"{\"type\":\"event\",\"id\":").is_err());
+    }
+}

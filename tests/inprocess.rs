@@ -1,0 +1,214 @@
+//! The daemon driven in the test process on tokio's paused clock
+//! (`daemon::serve` on a real socket in a temp dir): the timeout and
+//! deadline logic of the pending table tested by moving the clock, not by
+//! waiting for it, and with no wall-clock assertion. The real binaries'
+//! smoke tests of the same paths stay in `clients.rs`.
+
+use std::path::Path;
+use std::sync::atomic::AtomicU64;
+use std::sync::Arc;
+use std::time::Duration;
+
+use futures_util::{SinkExt, StreamExt};
+use hookd::client::{connect_async, AsyncConnection};
+use hookd::daemon::{self, RulesSource, ServeOptions, Shared};
+use hookd::protocol::log::{LogRecord, LoggedDecision};
+use hookd::protocol::{Reply, DEFAULT_MAX_FRAME};
+use serde_json::{json, Value};
+use tokio::task::JoinHandle;
+use tokio_util::sync::CancellationToken;
+
+/// A daemon serving a temp socket inside this test's runtime.
+struct InProcess {
+    dir: tempfile::TempDir,
+    shared: Arc<Shared>,
+    shutdown: CancellationToken,
+    served: JoinHandle<anyhow::Result<()>>,
+}
+
+impl InProcess {
+    fn start(config: &str) -> InProcess {
+        let dir = tempfile::tempdir().unwrap();
+        let options = ServeOptions {
+            socket: dir.path().join("hookd.sock"),
+            rules: RulesSource::Defaults,
+            log: dir.path().join("events.jsonl"),
+            fail_closed: Default::default(),
+            permissive: false,
+            max_frame: DEFAULT_MAX_FRAME,
+            config: hookd::config::Config::parse(config, Path::new("config.toml")).unwrap(),
+            adapter_dir: dir.path().join("adapter"),
+            grants_file: Some(dir.path().join("grants.json")),
+            user_rules: None,
+        };
+        let listener = tokio::net::UnixListener::bind(&options.socket).unwrap();
+        let shared = Arc::new(Shared::new(
+            &options,
+            daemon::load_rules(&options.rules).unwrap(),
+            options.config.redactor().unwrap(),
+            options.socket.clone(),
+            64,
+            Arc::new(AtomicU64::new(0)),
+        ));
+        let shutdown = CancellationToken::new();
+        let served = tokio::spawn(daemon::serve(listener, shared.clone(), shutdown.clone()));
+        InProcess {
+            dir,
+            shared,
+            shutdown,
+            served,
+        }
+    }
+
+    async fn client(&self, name: &str) -> AsyncConnection {
+        connect_async(&self.socket(), name, DEFAULT_MAX_FRAME)
+            .await
+            .unwrap()
+    }
+
+    fn socket(&self) -> std::path::PathBuf {
+        self.dir.path().join("hookd.sock")
+    }
+
+    /// Stops the daemon and returns the decisions it logged.
+    async fn stop(self) -> Vec<LoggedDecision> {
+        self.shutdown.cancel();
+        self.served.await.unwrap().unwrap();
+        self.shared.log.close();
+        let text = std::fs::read_to_string(self.shared.log.path()).unwrap_or_default();
+        text.lines()
+            .filter_map(|l| match LogRecord::parse(l.as_bytes()) {
+                Ok(LogRecord::Decision(d)) => Some(d),
+                _ => None,
+            })
+            .collect()
+    }
+}
+
+async fn send(conn: &mut AsyncConnection, frame: Value) {
+    conn.send(&frame).await.unwrap();
+}
+
+async fn recv(conn: &mut AsyncConnection) -> Reply {
+    let line = conn.next().await.expect("a frame").unwrap();
+    serde_json::from_slice(&line).unwrap()
+}
+
+/// A subscriber that receives pending events.
+async fn decider(d: &InProcess) -> AsyncConnection {
+    let mut c = d.client("decider").await;
+    send(
+        &mut c,
+        json!({"type": "subscribe", "req": "s", "filter": {"pending_only": true}}),
+    )
+    .await;
+    assert!(matches!(recv(&mut c).await, Reply::Ok(_)));
+    c
+}
+
+/// A PreToolUse hook for `Bash(ls)` with the forwarder's deadline.
+fn hook(deadline: Duration) -> Value {
+    json!({"type": "hook", "id": "h", "deadline_ms": deadline.as_millis() as u64,
+           "input": {"hook_event_name": "PreToolUse", "session_id": "s", "cwd": "/tmp",
+                     "tool_name": "Bash", "tool_input": {"command": "ls"}}})
+}
+
+async fn next_pending(c: &mut AsyncConnection) -> Value {
+    loop {
+        if let Reply::Event(push) = recv(c).await {
+            if push.pending {
+                return push.event;
+            }
+        }
+    }
+}
+
+/// The pending timeout applies after exactly the configured time: not a
+/// moment before (the hook is still pending just short of it), and the
+/// fallback is logged with source `timeout`.
+#[tokio::test(start_paused = true)]
+async fn a_pending_event_times_out_after_its_timeout() {
+    let d = InProcess::start("[decisions]\nroute_undecided = true\ntimeout = 30\n");
+    let mut c = decider(&d).await;
+    let mut forwarder = d.client("forwarder-like").await;
+    let sent = tokio::time::Instant::now();
+    send(&mut forwarder, hook(Duration::from_secs(3600))).await;
+    next_pending(&mut c).await;
+    tokio::time::advance(Duration::from_millis(29_900)).await;
+    assert_eq!(d.shared.hub.pending_count(), 1, "timed out early");
+    tokio::time::advance(Duration::from_millis(200)).await;
+    let Reply::HookResult(result) = recv(&mut forwarder).await else {
+        panic!("no hook_result")
+    };
+    // On the paused clock: the answer came at the timeout, not later.
+    assert!(
+        sent.elapsed() < Duration::from_secs(31),
+        "answered at {:?}",
+        sent.elapsed()
+    );
+    assert_eq!(result.exit_code, 0);
+    assert!(result.stdout.is_empty(), "undecided → no opinion");
+    assert_eq!(d.shared.hub.pending_count(), 0);
+    drop((c, forwarder));
+    let decisions = d.stop().await;
+    assert_eq!(decisions.len(), 1);
+    assert_eq!(decisions[0].decision.source.to_string(), "timeout");
+}
+
+/// A `never` timeout holds the event for as long as the hook's deadline
+/// allows (an hour of the paused clock here), until a client decides.
+#[tokio::test(start_paused = true)]
+async fn a_never_timeout_is_held_until_decided() {
+    let d = InProcess::start(
+        "[decisions]\nroute_undecided = true\ntimeout = 0.2\n[decisions.timeouts]\nPreToolUse = \"never\"\n",
+    );
+    let mut c = decider(&d).await;
+    let mut forwarder = d.client("forwarder-like").await;
+    send(&mut forwarder, hook(Duration::from_secs(24 * 3600))).await;
+    let event = next_pending(&mut c).await;
+    tokio::time::advance(Duration::from_secs(3600)).await;
+    assert_eq!(d.shared.hub.pending_count(), 1, "a never timeout expired");
+    send(
+        &mut c,
+        json!({"type": "decide", "req": "d", "event_id": event["id"], "verdict": "allow"}),
+    )
+    .await;
+    let Reply::HookResult(result) = recv(&mut forwarder).await else {
+        panic!("no hook_result")
+    };
+    let out: Value = serde_json::from_str(&result.stdout).unwrap();
+    assert_eq!(out["hookSpecificOutput"]["permissionDecision"], "allow");
+    drop((c, forwarder));
+    let decisions = d.stop().await;
+    assert_eq!(decisions[0].decision.source.to_string(), "client:decider");
+}
+
+/// The daemon answers before the forwarder's deadline however long the
+/// pending timeout: with `never`, the hook gets its fallback just before
+/// the deadline, not after it.
+#[tokio::test(start_paused = true)]
+async fn a_pending_event_is_answered_before_the_forwarders_deadline() {
+    let d = InProcess::start("[decisions]\nroute_undecided = true\ntimeout = \"never\"\n");
+    let mut c = decider(&d).await;
+    let mut forwarder = d.client("forwarder-like").await;
+    let deadline = Duration::from_secs(600);
+    send(&mut forwarder, hook(deadline)).await;
+    next_pending(&mut c).await;
+    let sent = tokio::time::Instant::now();
+    let Reply::HookResult(result) = recv(&mut forwarder).await else {
+        panic!("no hook_result")
+    };
+    let answered = sent.elapsed();
+    assert!(
+        answered < deadline,
+        "answered after the deadline: {answered:?}"
+    );
+    assert!(
+        answered > deadline / 2,
+        "gave up long before the deadline: {answered:?}"
+    );
+    assert_eq!(result.exit_code, 0);
+    drop((c, forwarder));
+    let decisions = d.stop().await;
+    assert_eq!(decisions[0].decision.source.to_string(), "timeout");
+}

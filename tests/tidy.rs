@@ -1,0 +1,338 @@
+//! The layering invariants of ARCHITECTURE.md, checked on the sources (as
+//! rust-analyzer's `tidy.rs` does): each rule reads `src/`'s code lines
+//! (comments, and the `#[cfg(test)]` module that ends a file, are skipped)
+//! and names the file, the line and the invariant it breaks, and why the
+//! invariant exists. A substring check, not a parser: it misses a
+//! violation spelled through an alias, and that is the trade for a test
+//! anyone can read and extend.
+
+use std::path::{Path, PathBuf};
+
+/// Files that break a rule today, each with the reason it is allowed for
+/// now; the test prints them so they stay visible. A fixed file must leave
+/// this list (an entry that matches nothing fails the test).
+const ALLOWED: &[(&str, &str, &str)] = &[
+    (
+        "frame-tags",
+        "src/providers.rs",
+        "`{\"type\": \"disabled\"}` is the Agent SDK's `thinking` option (a provider's SDK \
+         options), not a frame; it could move to the adapter messages in protocol/adapter.rs",
+    ),
+    (
+        "agent-output",
+        "src/rules/file.rs",
+        "a rules-file error tells the user their `context` reason becomes Claude Code's \
+         additionalContext: user-facing text, not output built outside the dialect",
+    ),
+];
+
+struct Source {
+    path: String,
+    /// (line number, code) for every line before the file's test module,
+    /// comments excluded.
+    lines: Vec<(usize, String)>,
+}
+
+fn sources() -> Vec<Source> {
+    fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
+        for entry in std::fs::read_dir(dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                walk(&path, out);
+            } else if path.extension().is_some_and(|e| e == "rs") {
+                out.push(path);
+            }
+        }
+    }
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut files = Vec::new();
+    walk(&root.join("src"), &mut files);
+    walk(&root.join("bin"), &mut files);
+    files.sort();
+    files
+        .into_iter()
+        .map(|file| {
+            let text = std::fs::read_to_string(&file).unwrap();
+            let lines = text
+                .lines()
+                .enumerate()
+                .take_while(|(_, l)| l.trim() != "#[cfg(test)]")
+                .filter(|(_, l)| !l.trim_start().starts_with("//"))
+                .map(|(n, l)| (n + 1, l.to_string()))
+                .collect();
+            Source {
+                path: file
+                    .strip_prefix(root)
+                    .unwrap()
+                    .to_string_lossy()
+                    .into_owned(),
+                lines,
+            }
+        })
+        .collect()
+}
+
+/// One rule: which files it covers, what a line must not contain, and why.
+struct Rule {
+    name: &'static str,
+    covers: fn(&str) -> bool,
+    forbidden: &'static [&'static str],
+    why: &'static str,
+}
+
+/// The core: pure data in, data out.
+fn is_core(path: &str) -> bool {
+    [
+        "src/event.rs",
+        "src/decision.rs",
+        "src/redact.rs",
+        "src/config.rs",
+        "src/providers.rs",
+        "src/time.rs",
+    ]
+    .contains(&path)
+        || path.starts_with("src/rules/")
+        || path.starts_with("src/agent/")
+}
+
+/// The forwarder and what it uses; it is built alone, std + serde_json.
+fn is_forwarder(path: &str) -> bool {
+    [
+        "src/forwarder.rs",
+        "src/forwarder/sys.rs",
+        "src/paths.rs",
+        "src/protocol/forwarder.rs",
+        "src/protocol/json.rs",
+    ]
+    .contains(&path)
+}
+
+const RULES: &[Rule] = &[
+    Rule {
+        name: "core-is-pure",
+        covers: is_core,
+        forbidden: &[
+            "tokio::",
+            "use tokio",
+            "tracing::",
+            "use tracing",
+            "crate::daemon",
+            "crate::cli",
+            "crate::client",
+            "crate::run_client",
+        ],
+        why: "the core (events, decisions, rules, redaction, config, providers, time, the agent \
+              dialects) is data in, data out: replay, the CLI's reports and the tests judge \
+              exactly as the daemon does, without a runtime or a daemon to stand up",
+    },
+    Rule {
+        name: "frame-tags",
+        covers: |path| !path.starts_with("src/protocol/"),
+        forbidden: &[
+            "\"type\":",
+            "\"type\" :",
+            "\\\"type\\\"",
+            "tag = \"type\"",
+            "rename = \"type\"",
+        ],
+        why: "`protocol` is the only place that knows frame shapes: a frame built elsewhere \
+              drifts from PROTOCOL.md and the vectors unseen",
+    },
+    Rule {
+        name: "agent-output",
+        covers: |path| !path.starts_with("src/agent/"),
+        forbidden: &[
+            "hookSpecificOutput",
+            "permissionDecision",
+            "additionalContext",
+            "updatedInput",
+            "systemMessage",
+            "suppressOutput",
+            "stopReason",
+            "\"behavior\"",
+        ],
+        why: "an agent's output JSON is spelled in its dialect module only (src/agent/), where \
+              the golden tests pin it: a second spelling elsewhere goes stale when the agent \
+              changes its protocol",
+    },
+    Rule {
+        name: "forwarder-is-small",
+        covers: is_forwarder,
+        forbidden: &[
+            "tokio",
+            "tracing",
+            "uuid::",
+            "nix::",
+            "anyhow",
+            "bytes::",
+            "futures_util",
+            "jiff",
+            "regex",
+            "crate::daemon",
+            "crate::rules",
+            "crate::client",
+            "crate::config",
+        ],
+        why: "the forwarder runs once per hook: its start-up is on every tool call's path and \
+              it must work when the daemon's dependencies do not, so it uses std, serde_json, \
+              libc (the few system calls std lacks) and its own modules only",
+    },
+];
+
+/// The forwarder's `use` lines may name only these roots.
+const FORWARDER_USES: &[&str] = &[
+    "use std::",
+    "use serde::",
+    "use serde_json::",
+    "use libc",
+    "use crate::paths",
+    "use crate::forwarder",
+    "use crate::protocol::forwarder",
+    "use crate::protocol::json",
+    "use crate::protocol::{",
+    "use crate::agent::claude",
+    "use super::",
+    "use sys::",
+];
+
+/// `pattern` occurs in `line` not as the tail of a longer name
+/// (`unix::` does not contain `nix::`).
+fn contains_token(line: &str, pattern: &str) -> bool {
+    line.match_indices(pattern).any(|(at, _)| {
+        let before = line[..at].chars().next_back();
+        let starts_word = pattern.starts_with(|c: char| c.is_alphanumeric() || c == '_');
+        !starts_word || !before.is_some_and(|c| c.is_alphanumeric() || c == '_')
+    })
+}
+
+fn violations(sources: &[Source]) -> Vec<(String, &'static str, String)> {
+    let mut found = Vec::new();
+    for source in sources {
+        for rule in RULES {
+            if !(rule.covers)(&source.path) {
+                continue;
+            }
+            for (n, line) in &source.lines {
+                if let Some(bad) = rule.forbidden.iter().find(|f| contains_token(line, f)) {
+                    found.push((
+                        source.path.clone(),
+                        rule.name,
+                        format!(
+                            "{}:{n}: `{bad}` breaks `{}`: {}\n    {}",
+                            source.path,
+                            rule.name,
+                            rule.why,
+                            line.trim()
+                        ),
+                    ));
+                }
+            }
+        }
+        if is_forwarder(&source.path) {
+            for (n, line) in &source.lines {
+                let line = line.trim_start().trim_start_matches("pub ");
+                if line.starts_with("use ") && !FORWARDER_USES.iter().any(|u| line.starts_with(u)) {
+                    found.push((
+                        source.path.clone(),
+                        "forwarder-is-small",
+                        format!(
+                            "{}:{n}: `{line}` breaks `forwarder-is-small`: the forwarder imports \
+                             std, serde, serde_json and its own modules only (see FORWARDER_USES)",
+                            source.path
+                        ),
+                    ));
+                }
+            }
+        }
+    }
+    found
+}
+
+#[test]
+fn the_layers_hold() {
+    let sources = sources();
+    assert!(
+        sources.iter().any(|s| s.path == "src/forwarder.rs"),
+        "tidy found no sources"
+    );
+    let found = violations(&sources);
+    for (rule, path, why) in ALLOWED {
+        println!("tidy allows {path} under `{rule}` for now: {why}");
+        assert!(
+            found.iter().any(|(p, r, _)| p == path && r == rule),
+            "{path} no longer breaks `{rule}`: remove it from ALLOWED"
+        );
+    }
+    let broken: Vec<&str> = found
+        .iter()
+        .filter(|(path, rule, _)| !ALLOWED.iter().any(|(r, p, _)| p == path && r == rule))
+        .map(|(_, _, message)| message.as_str())
+        .collect();
+    assert!(
+        broken.is_empty(),
+        "{} layering invariant(s) broken:\n{}",
+        broken.len(),
+        broken.join("\n")
+    );
+}
+
+/// Each rule fires on a line that breaks it (the rules cannot silently
+/// match nothing), and only in the files it covers.
+#[test]
+fn each_rule_catches_what_it_forbids() {
+    let source = |path: &str, line: &str| Source {
+        path: path.into(),
+        lines: vec![(7, line.into())],
+    };
+    let cases = [
+        (
+            "src/rules/eval.rs",
+            "use tokio::sync::Mutex;",
+            "core-is-pure",
+        ),
+        ("src/event.rs", "    tracing::info!(\"x\");", "core-is-pure"),
+        (
+            "src/redact.rs",
+            "use crate::daemon::Shared;",
+            "core-is-pure",
+        ),
+        (
+            "src/daemon/hub.rs",
+            "json!({\"type\": \"event\"})",
+            "frame-tags",
+        ),
+        (
+            "src/tail.rs",
+            "out[\"hookSpecificOutput\"] = x;",
+            "agent-output",
+        ),
+        ("src/forwarder.rs", "use uuid::Uuid;", "forwarder-is-small"),
+        (
+            "src/paths.rs",
+            "use crate::rules::RuleSet;",
+            "forwarder-is-small",
+        ),
+    ];
+    for (path, line, rule) in cases {
+        let found = violations(&[source(path, line)]);
+        assert!(
+            found
+                .iter()
+                .any(|(_, r, m)| *r == rule && m.starts_with(&format!("{path}:7: "))),
+            "{path}: `{line}` should break `{rule}`: {found:?}"
+        );
+    }
+    let fine = [
+        ("src/daemon/hub.rs", "use tokio::sync::Mutex;"),
+        ("src/protocol/mod.rs", "#[serde(tag = \"type\")]"),
+        ("src/agent/claude/output.rs", "\"hookSpecificOutput\""),
+        ("src/daemon/mod.rs", "use uuid::Uuid;"),
+        ("src/paths.rs", "use std::os::unix::fs::MetadataExt;"),
+    ];
+    for (path, line) in fine {
+        assert!(
+            violations(&[source(path, line)]).is_empty(),
+            "{path}: `{line}` is allowed there"
+        );
+    }
+}
