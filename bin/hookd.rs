@@ -165,6 +165,16 @@ enum Command {
         #[arg(long, value_name = "PATH")]
         socket: Option<PathBuf>,
     },
+    /// Watch every event and answer the decisions waiting for a person, in a
+    /// full-screen terminal UI (`?` lists the keys).
+    Approve {
+        #[command(flatten)]
+        client: ClientArgs,
+        /// Line mode for dumb terminals, ssh and scripts: prints each pending
+        /// item and each resolution; reads `y|n|s|a|N ID [reason]` lines on stdin.
+        #[arg(long)]
+        plain: bool,
+    },
     /// Validate, explain and test rules.
     #[command(subcommand)]
     Rules(RulesCommand),
@@ -635,6 +645,7 @@ fn main() -> ExitCode {
             .and_then(|mut c| Ok(c.steer(&run_id, &text)?)),
         Command::Statusline { socket } => statusline(socket),
         Command::Status { client, json } => status(&client, json),
+        Command::Approve { client, plain } => approve(&client, plain),
         Command::Rules(command) => rules(command),
         Command::Replay { log, rules, json } => replay(&log, rules, json),
         Command::Install(args) => install(args),
@@ -658,6 +669,19 @@ fn main() -> ExitCode {
             ExitCode::FAILURE
         }
     }
+}
+
+fn approve(client: &ClientArgs, plain: bool) -> anyhow::Result<()> {
+    let socket = client
+        .socket
+        .clone()
+        .unwrap_or_else(hookd::paths::socket_path);
+    if plain {
+        return hookd::approve::plain::run(&socket, &mut Stdout);
+    }
+    // https://no-color.org: set and not empty.
+    let color = std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty());
+    hookd::approve::term::run(&socket, color)
 }
 
 fn run(args: RunArgs) -> ExitCode {
@@ -891,34 +915,10 @@ fn rules(command: RulesCommand) -> anyhow::Result<()> {
                 .unwrap_or(Agent::ClaudeCode);
             let user = std::sync::Arc::new(daemon::load_rules(&rules_source(rules))?);
             let home = std::env::var_os("HOME").map(PathBuf::from);
-            let project_dir = input["cwd"].as_str().map(PathBuf::from);
-            let mut layers = hookd::rules::Layers::new(user);
-            if let Some(dir) = &project_dir {
-                if let Ok(project) =
-                    hookd::rules::RuleSet::load_project(&hookd::rules::project_rules_path(dir))
-                {
-                    layers = layers.with_project(dir.clone(), std::sync::Arc::new(project));
-                }
-            }
-            // The agent's event and tool mapped onto Claude Code's, as the
-            // daemon judges them: one explanation per rule input (a Codex
-            // patch has one per file it touches).
+            let explanations =
+                hookd::approve::explain::explain_with(&input, agent, user, home.as_deref());
             let name = input["hook_event_name"].as_str().unwrap_or("");
-            let event_name = match agent.event_kind(name) {
-                hookd::agent::claude::HookEventKind::Unknown => name.to_string(),
-                kind => kind.as_str().to_string(),
-            };
-            let rule_inputs = agent.rule_inputs(&input);
-            let explanations: Vec<_> = rule_inputs
-                .iter()
-                .map(|rule_input| {
-                    let mut query = hookd::rules::Query::new(rule_input).agent(agent);
-                    query.event = &event_name;
-                    query.project_dir = project_dir.as_deref();
-                    query.home = home.as_deref();
-                    layers.explain(&query)
-                })
-                .collect();
+            let event_name = hookd::approve::explain::judged_event(agent, &input);
             if json {
                 match explanations.as_slice() {
                     [one] => println!("{}", serde_json::to_string_pretty(one)?),

@@ -136,7 +136,32 @@ pub async fn handle(stream: UnixStream, shared: &Arc<Shared>, shutdown: &Cancell
             send(&mut conn, &Reply::error(e.code, e.message, None)).await;
         }
         Ok(Request::Hook(req)) => {
-            let result = hook::answer(req, line.len(), shared, shutdown).await;
+            // A forwarder sends nothing after its hook: the connection
+            // becoming readable means it closed (Claude Code killed the
+            // hook), which a waiting event must hear about.
+            let peer_gone = CancellationToken::new();
+            let answering =
+                hook::answer_from_forwarder(req, line.len(), &peer_gone, shared, shutdown);
+            tokio::pin!(answering);
+            let mut watching = true;
+            let result = loop {
+                tokio::select! {
+                    result = &mut answering => break result,
+                    _ = conn.get_ref().readable(), if watching => {
+                        let mut byte = [0u8; 1];
+                        match conn.get_ref().try_read(&mut byte) {
+                            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {}
+                            Ok(0) | Err(_) => {
+                                peer_gone.cancel();
+                                watching = false;
+                            }
+                            // More bytes after the hook: not the forwarder
+                            // this daemon knows; it gets its answer, unwatched.
+                            Ok(_) => watching = false,
+                        }
+                    }
+                }
+            };
             send(&mut conn, &Reply::HookResult(result)).await;
         }
         Ok(Request::Hello(hello)) => session(hello, conn, shared, shutdown).await,

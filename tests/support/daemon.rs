@@ -330,6 +330,11 @@ impl RawClient {
         }
     }
 
+    /// How long [`RawClient::recv`] waits for a frame (10 s unless set).
+    pub fn set_read_timeout(&self, limit: Duration) {
+        self.reader.get_ref().set_read_timeout(Some(limit)).unwrap();
+    }
+
     /// Another handle on the connection's writing side (for a thread).
     pub fn try_clone_writer(&self) -> UnixStream {
         self.writer.try_clone().unwrap()
