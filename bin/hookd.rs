@@ -438,9 +438,11 @@ struct ServeArgs {
     adapter_dir: PathBuf,
 }
 
-/// The daemon allocates per hook (frames, JSON trees, records); mimalloc made
-/// it 25–40 % faster than glibc's allocator in benches/throughput.rs, for
-/// ~13 MiB more idle RSS. The forwarder keeps the system allocator.
+/// With the `mimalloc` feature, mimalloc is the daemon's allocator: faster
+/// under heavy load, for more idle memory (README, Performance: the
+/// system's allocator is the default because it keeps an idle daemon
+/// small). The forwarder always keeps the system allocator.
+#[cfg(feature = "mimalloc")]
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 

@@ -238,7 +238,11 @@ async fn session(hello: Hello, mut conn: Conn, shared: &Arc<Shared>, shutdown: &
                     }
                     Some(Ok(line)) => line,
                 };
-                let request = match Request::decode(&line) {
+                let request = Request::decode(&line);
+                let frame_bytes = line.len();
+                drop(line);
+                release_idle_buffer(&mut conn);
+                let request = match request {
                     Ok(request) => request,
                     Err(e) => {
                         tracing::warn!(name = %hello.name, code = %e.code, error = %e.message, "bad frame; closing that connection");
@@ -249,7 +253,6 @@ async fn session(hello: Hello, mut conn: Conn, shared: &Arc<Shared>, shutdown: &
                 let reply = match request {
                     Request::Hook(req) => {
                         let (shared, shutdown, reply_tx) = (shared.clone(), shutdown.clone(), reply_tx.clone());
-                        let frame_bytes = line.len();
                         in_flight += 1;
                         tokio::spawn(async move {
                             let result = hook::answer(req, frame_bytes, &shared, &shutdown).await;
@@ -302,6 +305,22 @@ async fn session(hello: Hello, mut conn: Conn, shared: &Arc<Shared>, shutdown: &
         let _ = shared.runs.abort(&run_id, "its client, which disconnected");
     }
     tracing::info!(name = %hello.name, "peer disconnected");
+}
+
+/// The read buffer a connection starts with (`Framed`'s own initial size).
+const READ_BUFFER_BYTES: usize = 8 * 1024;
+
+/// Gives back the read buffer's memory once it is empty: after a burst of
+/// pipelined hooks or a large input, a connection that waits for its hooks'
+/// decisions, or just stays open, would otherwise hold the largest burst it
+/// ever read (a split-off buffer keeps its whole allocation). A connection
+/// that keeps pipelining empties its buffer at most once per read: one
+/// allocation per read.
+fn release_idle_buffer(conn: &mut Conn) {
+    let buffer = conn.read_buffer_mut();
+    if buffer.is_empty() {
+        *buffer = bytes::BytesMut::with_capacity(READ_BUFFER_BYTES);
+    }
 }
 
 async fn reject(conn: &mut Conn, error: FrameError) {

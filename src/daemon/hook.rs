@@ -33,6 +33,7 @@ use uuid::Uuid;
 
 use super::controller::Judgement;
 use super::hub::{ClientQueue, EventMeta, Hub, Resolution};
+use super::stops::StopChains;
 use super::{unjudged, Shared};
 use crate::agent::claude::{output, FailClosed, HookEventKind};
 use crate::config::Timeout;
@@ -152,7 +153,7 @@ async fn answer_unguarded(
     let rules = shared.controller.rules();
     // Built in a block of its own: a named, shadowed `Event` would keep its
     // storage in this future's state for as long as the hook waits.
-    let (event, unjudged) = {
+    let (mut event, unjudged) = {
         let mut event = match req.input_error {
             None => Event::new(req.harness, req.input, req.env),
             Some(error) => {
@@ -189,7 +190,9 @@ async fn answer_unguarded(
             ..Judgement::default_for(rules.generation())
         }
     } else if kind.is_decision_point() {
-        judge(
+        // Boxed: this future's size is the memory every waiting hook holds,
+        // and judging's state, gone once judged, would set it.
+        Box::pin(judge(
             &event,
             rules,
             frame_bytes,
@@ -197,7 +200,7 @@ async fn answer_unguarded(
             shared,
             deadline,
             shutdown,
-        )
+        ))
         .await
     } else {
         // Observe-only: answered at once, never waits on anything.
@@ -209,51 +212,61 @@ async fn answer_unguarded(
         && judgement.enforced
         && (judgement.answer.verdict == Verdict::Ask
             || (judgement.source == Source::Default && shared.config.decisions.route_undecided));
-    let meta = EventMeta {
-        kind: event.name(),
-        session: event.input.base.session_id.as_deref(),
-        tool: event.tool_name(),
-        decision_point: kind.is_decision_point(),
-        pending: true,
-    };
-    let pending = routed && shared.hub.has_decider(&meta);
-    let meta = EventMeta { pending, ..meta };
+    let pending = routed && shared.hub.has_decider(&meta_of(&event, true));
 
     // Record the event: redacted for the log (and subscribers that asked),
-    // raw for the others. One serialization each, shared by all.
-    let redacted = shared.redactor.redact_value(&event.raw);
-    let log_json =
-        serde_json::to_vec(&EventView::with_input(&event, &redacted)).expect("records serialize");
-    let log_line = line(&log_json);
-    shared.log.push(log_line.clone());
-    // In the table before anyone is told it is pending: a client that
-    // decides the instant it sees the event must find it there.
-    let resolution = pending.then(|| {
-        let record = log_line.slice(..log_line.len() - 1);
-        shared
-            .hub
-            .add_pending(event.id, kind, &meta, record, deadline)
-    });
+    // raw for the others. One serialization each, shared by all, and all
+    // of it dropped before the wait but the log line (which the pending
+    // table keeps): a waiting hook holds as little as it can.
+    let resolution = {
+        let meta = meta_of(&event, pending);
+        let redacted = shared.redactor.redact_value(&event.raw);
+        let log_line = line(
+            &serde_json::to_vec(&EventView::with_input(&event, &redacted))
+                .expect("records serialize"),
+        );
+        let log_json = log_line.slice(..log_line.len() - 1);
+        shared.log.push(log_line);
+        // In the table before anyone is told it is pending: a client that
+        // decides the instant it sees the event must find it there.
+        let resolution = pending.then(|| {
+            shared
+                .hub
+                .add_pending(event.id, kind, &meta, log_json.clone(), deadline)
+        });
+        let mut frames: [Option<Bytes>; 2] = [None, None];
+        let mut frame = |redact: bool| {
+            frames[redact as usize]
+                .get_or_insert_with(|| match (&redacted, redact) {
+                    (Cow::Owned(_), false) => {
+                        let raw =
+                            serde_json::to_vec(&EventView::of(&event)).expect("records serialize");
+                        push_frame(PushKind::Event { pending }, &raw)
+                    }
+                    _ => push_frame(PushKind::Event { pending }, &log_json),
+                })
+                .clone()
+        };
+        shared.hub.publish(&meta, skip, &mut frame);
+        if let Some(run) = run {
+            run.owner.push(frame(false));
+        }
+        resolution
+    };
     let _entry = resolution.is_some().then(|| PendingEntry {
         hub: &shared.hub,
         id: event.id,
     });
-    let mut frames: [Option<Bytes>; 2] = [None, None];
-    let mut frame = |redact: bool| {
-        frames[redact as usize]
-            .get_or_insert_with(|| match (&redacted, redact) {
-                (Cow::Owned(_), false) => {
-                    let raw =
-                        serde_json::to_vec(&EventView::of(&event)).expect("records serialize");
-                    push_frame(PushKind::Event { pending }, &raw)
-                }
-                _ => push_frame(PushKind::Event { pending }, &log_json),
-            })
-            .clone()
-    };
-    shared.hub.publish(&meta, skip, &mut frame);
-    if let Some(run) = run {
-        run.owner.push(frame(false));
+    // What the stop chains need of the input once the answer is known.
+    let chain = StopChains::chain_fields(kind, &event.raw);
+    if resolution.is_some() {
+        // The input's tree is the largest part of a waiting event and
+        // nothing reads it after the wait (the log line, the chain fields
+        // and the typed input have what is needed): release it now, unless
+        // a slow evaluation that outlived its deadline still holds it.
+        if let Some(waiting) = Arc::get_mut(&mut event) {
+            waiting.raw = Value::Null;
+        }
     }
 
     let judgement = if let Some(resolution) = resolution {
@@ -304,7 +317,7 @@ async fn answer_unguarded(
         shared
             .controller
             .stop_chains()
-            .record(kind, &event.raw, blocked);
+            .record(kind, &chain, blocked);
     }
 
     let out = if judgement.enforced {
@@ -339,6 +352,7 @@ async fn answer_unguarded(
     ))
     .expect("records serialize");
     shared.log.push(line(&decision_json));
+    let meta = meta_of(&event, pending);
     // Built only if someone will receive it (most hooks have no subscriber).
     let mut decision_frames: [Option<Bytes>; 2] = [None, None];
     let mut frame = |redact: bool| {
@@ -442,6 +456,17 @@ fn evaluate(shared: &Shared, event: &Event, layers: &Layers) -> Judgement {
     #[cfg(feature = "fault-injection")]
     super::fault::while_judging(&event.raw);
     shared.controller.judge(event, layers)
+}
+
+/// The facts about `event` that subscribers' filters look at.
+fn meta_of(event: &Event, pending: bool) -> EventMeta<'_> {
+    EventMeta {
+        kind: event.name(),
+        session: event.input.base.session_id.as_deref(),
+        tool: event.tool_name(),
+        decision_point: event.kind().is_decision_point(),
+        pending,
+    }
 }
 
 /// Counts one hook in flight while it lives (a panic included).
