@@ -462,11 +462,17 @@ fn idle_connections(path: &std::path::Path, n: usize) -> Vec<std::os::fd::OwnedF
     let addr = UnixAddr::new(path).unwrap();
     let mut open = Vec::with_capacity(n);
     for _ in 0..n {
+        // Non-blocking through fcntl: SOCK_NONBLOCK is Linux's alone.
         let fd = socket(
             AddressFamily::Unix,
             SockType::Stream,
-            SockFlag::SOCK_NONBLOCK | SockFlag::SOCK_CLOEXEC,
+            SockFlag::empty(),
             None,
+        )
+        .unwrap();
+        nix::fcntl::fcntl(
+            &fd,
+            nix::fcntl::FcntlArg::F_SETFL(nix::fcntl::OFlag::O_NONBLOCK),
         )
         .unwrap();
         if connect(std::os::fd::AsRawFd::as_raw_fd(&fd), &addr).is_ok() {

@@ -17,7 +17,6 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use futures_util::{SinkExt, StreamExt};
-use nix::sys::socket::{getsockopt, sockopt::PeerCredentials};
 use tokio::net::UnixStream;
 use tokio::sync::mpsc;
 use tokio_util::codec::Framed;
@@ -62,7 +61,9 @@ type Conn = Framed<UnixStream, FrameCodec>;
 
 /// Serves one accepted connection to completion.
 pub async fn handle(stream: UnixStream, shared: &Arc<Shared>, shutdown: &CancellationToken) {
-    match getsockopt(&stream, PeerCredentials) {
+    // tokio's peer credentials: SO_PEERCRED on Linux, getpeereid and
+    // LOCAL_PEERPID on macOS and the BSDs.
+    match stream.peer_cred() {
         Ok(cred) if cred.uid() == shared.uid => {}
         Ok(cred) => {
             shared.stats.refused_peers.fetch_add(1, Ordering::Relaxed);
