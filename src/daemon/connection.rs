@@ -19,7 +19,7 @@ use std::time::{Duration, Instant};
 use futures_util::{SinkExt, StreamExt};
 use tokio::net::UnixStream;
 use tokio::sync::mpsc;
-use tokio_util::codec::Framed;
+use tokio_util::codec::{Framed, FramedParts};
 use tokio_util::sync::CancellationToken;
 
 use super::hub::{ClientQueue, CLIENT_QUEUE_FRAMES};
@@ -72,7 +72,7 @@ pub async fn handle(stream: UnixStream, shared: &Arc<Shared>, shutdown: &Cancell
                 peer_pid = cred.pid(),
                 "refused a peer running as another user"
             );
-            let mut conn = Framed::new(stream, FrameCodec::new(shared.max_frame));
+            let mut conn = framed(stream, shared.max_frame);
             let message = format!(
                 "this hookd serves uid {}; peers running as uid {} are refused",
                 shared.uid,
@@ -91,7 +91,7 @@ pub async fn handle(stream: UnixStream, shared: &Arc<Shared>, shutdown: &Cancell
         }
     }
     let accepted = Instant::now();
-    let mut conn = Framed::new(stream, FrameCodec::new(shared.max_frame));
+    let mut conn = framed(stream, shared.max_frame);
     // A connection accepted just before shutdown is still answered: its
     // first frame gets a short grace instead of being cut off.
     let stopping = async {
@@ -306,6 +306,16 @@ async fn session(hello: Hello, mut conn: Conn, shared: &Arc<Shared>, shutdown: &
         let _ = shared.runs.abort(&run_id, "its client, which disconnected");
     }
     tracing::info!(name = %hello.name, "peer disconnected");
+}
+
+/// `stream` framed, with a read buffer of [`READ_BUFFER_BYTES`] and a
+/// write buffer that starts empty and grows to what is written: most
+/// connections write one small reply, and a waiting connection should not
+/// hold `Framed`'s default 8 KiB for it.
+fn framed(stream: UnixStream, max_frame: usize) -> Conn {
+    let mut parts = FramedParts::new::<&Reply>(stream, FrameCodec::new(max_frame));
+    parts.read_buf = bytes::BytesMut::with_capacity(READ_BUFFER_BYTES);
+    Framed::from_parts(parts)
 }
 
 /// The read buffer a connection starts with (`Framed`'s own initial size).

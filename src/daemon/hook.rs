@@ -262,10 +262,10 @@ async fn answer_unguarded(
     if resolution.is_some() {
         // The input's tree is the largest part of a waiting event and
         // nothing reads it after the wait (the log line, the chain fields
-        // and the typed input have what is needed): release it now, unless
-        // a slow evaluation that outlived its deadline still holds it.
+        // and the names have what is needed): release it now, unless a
+        // slow evaluation that outlived its deadline still holds it.
         if let Some(waiting) = Arc::get_mut(&mut event) {
-            waiting.raw = Value::Null;
+            waiting.release_for_waiting();
         }
     }
 
