@@ -37,7 +37,7 @@ const SETTLE: Duration = Duration::from_millis(50);
 /// How many levels above a missing rules directory are watched for it to
 /// appear (`<project>/.claude/` → `<project>`; `~/.config/hookd/` →
 /// `~/.config`, `~`).
-const ANCESTORS: usize = 3;
+pub const ANCESTORS: usize = 3;
 
 /// A file identity: (mtime, mtime ns, size, inode). `None`: no file.
 pub type Fingerprint = Option<(i64, i64, u64, u64)>;
