@@ -127,28 +127,6 @@ impl Event {
         self.input.tool.tool_name.as_deref()
     }
 
-    /// Lets go of what only judging and recording needed (the input's tree,
-    /// the typed fields but the name, session and tool, the environment),
-    /// keeping what a hook reads once its wait for a client is over: ids,
-    /// kind and name, session, tool, run. For a pending event, whose wait
-    /// may last minutes: the daemon's memory per pending decision.
-    pub fn release_for_waiting(&mut self) {
-        use crate::agent::claude::input::{BaseInput, Payload, ToolCall};
-        self.raw = Value::Null;
-        self.env = BTreeMap::new();
-        let input = &mut self.input;
-        input.base = BaseInput {
-            session_id: input.base.session_id.take(),
-            ..BaseInput::default()
-        };
-        input.tool = ToolCall {
-            tool_name: input.tool.tool_name.take(),
-            ..ToolCall::default()
-        };
-        input.payload = Payload::Other;
-        input.problem = None;
-    }
-
     /// The project root: `CLAUDE_PROJECT_DIR`, else the session's cwd.
     pub fn project_dir(&self) -> Option<PathBuf> {
         self.env

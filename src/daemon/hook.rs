@@ -153,7 +153,7 @@ async fn answer_unguarded(
     let rules = shared.controller.rules();
     // Built in a block of its own: a named, shadowed `Event` would keep its
     // storage in this future's state for as long as the hook waits.
-    let (mut event, unjudged) = {
+    let (event, unjudged) = {
         let mut event = match req.input_error {
             None => Event::new(req.harness, req.input, req.env),
             Some(error) => {
@@ -259,15 +259,9 @@ async fn answer_unguarded(
     });
     // What the stop chains need of the input once the answer is known.
     let chain = StopChains::chain_fields(kind, &event.raw);
-    if resolution.is_some() {
-        // The input's tree is the largest part of a waiting event and
-        // nothing reads it after the wait (the log line, the chain fields
-        // and the names have what is needed): release it now, unless a
-        // slow evaluation that outlived its deadline still holds it.
-        if let Some(waiting) = Arc::get_mut(&mut event) {
-            waiting.release_for_waiting();
-        }
-    }
+    // From here on only the event's ids and names are read: the rest (the
+    // input's tree above all) goes now, before a pending event's wait.
+    let event = Judged::from(event);
 
     let judgement = if let Some(resolution) = resolution {
         let wait_until = match shared.config.decisions.timeout_for(event.name()) {
@@ -352,7 +346,7 @@ async fn answer_unguarded(
     ))
     .expect("records serialize");
     shared.log.push(line(&decision_json));
-    let meta = meta_of(&event, pending);
+    let meta = event.meta(pending);
     // Built only if someone will receive it (most hooks have no subscriber).
     let mut decision_frames: [Option<Bytes>; 2] = [None, None];
     let mut frame = |redact: bool| {
@@ -466,6 +460,63 @@ fn meta_of(event: &Event, pending: bool) -> EventMeta<'_> {
         tool: event.tool_name(),
         decision_point: event.kind().is_decision_point(),
         pending,
+    }
+}
+
+/// What a hook reads of its event once it is judged and recorded: a
+/// pending event holds this, not the event, while it waits for a client
+/// (the daemon's memory per pending decision).
+struct Judged {
+    id: Uuid,
+    run_id: Option<String>,
+    kind: HookEventKind,
+    name: String,
+    session: Option<String>,
+    tool: Option<String>,
+}
+
+impl From<Arc<Event>> for Judged {
+    /// Moves the names out when this was the last reference (always, but
+    /// after a slow evaluation that outlived its deadline); else copies them.
+    fn from(event: Arc<Event>) -> Judged {
+        match Arc::try_unwrap(event) {
+            Ok(event) => Judged {
+                id: event.id,
+                kind: event.input.kind,
+                name: if event.input.name.is_empty() {
+                    event.name().to_string()
+                } else {
+                    event.input.name
+                },
+                run_id: event.run_id,
+                session: event.input.base.session_id,
+                tool: event.input.tool.tool_name,
+            },
+            Err(event) => Judged {
+                id: event.id,
+                run_id: event.run_id.clone(),
+                kind: event.kind(),
+                name: event.name().to_string(),
+                session: event.input.base.session_id.clone(),
+                tool: event.tool_name().map(str::to_string),
+            },
+        }
+    }
+}
+
+impl Judged {
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    fn meta(&self, pending: bool) -> EventMeta<'_> {
+        EventMeta {
+            kind: &self.name,
+            session: self.session.as_deref(),
+            tool: self.tool.as_deref(),
+            decision_point: self.kind.is_decision_point(),
+            pending,
+        }
     }
 }
 
