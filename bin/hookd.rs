@@ -231,6 +231,33 @@ enum Command {
     /// Run a Claude Agent SDK session through the daemon, under its rules,
     /// and stream it here. Exit 0 on success; Ctrl-C aborts the run.
     Run(RunArgs),
+    /// The agent-SDK adapter `hookd run` needs (embedded in hookd; installed
+    /// with its pinned Agent SDK into $XDG_DATA_HOME/hookd/adapter/).
+    #[command(subcommand)]
+    Adapter(AdapterCommand),
+}
+
+#[derive(Subcommand)]
+enum AdapterCommand {
+    /// Install the embedded adapter and its pinned Agent SDK (`npm ci`) into
+    /// $XDG_DATA_HOME/hookd/adapter/<version>/; nothing to do when it is there.
+    Install {
+        /// Install into this directory instead.
+        #[arg(long, value_name = "DIR", env = "HOOKD_ADAPTER_DIR")]
+        dir: Option<PathBuf>,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Where the adapter is, and whether it is installed. Exit 1 when not.
+    Status {
+        /// Look in this directory instead.
+        #[arg(long, value_name = "DIR", env = "HOOKD_ADAPTER_DIR")]
+        dir: Option<PathBuf>,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 #[derive(Subcommand)]
@@ -587,14 +614,17 @@ struct ServeArgs {
     #[arg(long, value_name = "FILE")]
     grants: Option<PathBuf>,
     /// The agent-SDK adapter: the directory holding adapter.mjs and its
-    /// node_modules (install them with `npm ci --prefix DIR`).
-    #[arg(long, value_name = "DIR", env = "HOOKD_ADAPTER_DIR", default_value = concat!(env!("CARGO_MANIFEST_DIR"), "/adapter"))]
-    adapter_dir: PathBuf,
+    /// node_modules [default: the embedded adapter, as `hookd adapter
+    /// install` installs it in $XDG_DATA_HOME/hookd/adapter/<version>/].
+    #[arg(long, value_name = "DIR", env = "HOOKD_ADAPTER_DIR")]
+    adapter_dir: Option<PathBuf>,
 }
 
-/// The daemon allocates per hook (frames, JSON trees, records); mimalloc made
-/// it 25–40 % faster than glibc's allocator in benches/throughput.rs, for
-/// ~13 MiB more idle RSS. The forwarder keeps the system allocator.
+/// With the `mimalloc` feature, mimalloc is the daemon's allocator: faster
+/// under heavy load, for more idle memory (README, Performance: the
+/// system's allocator is the default because it keeps an idle daemon
+/// small). The forwarder always keeps the system allocator.
+#[cfg(feature = "mimalloc")]
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
@@ -660,6 +690,8 @@ fn main() -> ExitCode {
             service_install(bin_dir, dry_run)
         }
         Command::Run(args) => return run(args),
+        Command::Adapter(AdapterCommand::Install { dir, json }) => adapter_install(dir, json),
+        Command::Adapter(AdapterCommand::Status { dir, json }) => return adapter_status(dir, json),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -746,7 +778,10 @@ fn serve(args: ServeArgs) -> anyhow::Result<()> {
         permissive: args.permissive,
         max_frame: args.max_frame_bytes,
         config,
-        adapter_dir: args.adapter_dir,
+        adapter_dir: match args.adapter_dir {
+            Some(dir) => dir,
+            None => hookd::adapter::default_dir()?,
+        },
         grants_file,
         user_rules: hookd::paths::default_rules_path(),
     })
@@ -1213,6 +1248,65 @@ fn doctor(
         Ok(())
     } else {
         std::process::exit(1)
+    }
+}
+
+fn adapter_install(dir: Option<PathBuf>, json: bool) -> anyhow::Result<()> {
+    let dir = match dir {
+        Some(dir) => dir,
+        None => hookd::adapter::default_dir()?,
+    };
+    if !json {
+        eprintln!(
+            "installing the agent-SDK adapter {} into {} (npm ci)",
+            hookd::adapter::version(),
+            dir.display()
+        );
+    }
+    let outcome = hookd::adapter::install(&dir)?;
+    if json {
+        let status = hookd::adapter::status(&dir);
+        let out = serde_json::json!({ "outcome": outcome, "status": status });
+        println!("{out}");
+    } else if outcome == hookd::adapter::Installed::AlreadyInstalled {
+        println!("{}: already installed", dir.display());
+    } else {
+        println!("{}: installed", dir.display());
+    }
+    Ok(())
+}
+
+fn adapter_status(dir: Option<PathBuf>, json: bool) -> ExitCode {
+    let report = || -> anyhow::Result<bool> {
+        let dir = match dir {
+            Some(dir) => dir,
+            None => hookd::adapter::default_dir()?,
+        };
+        let status = hookd::adapter::status(&dir);
+        if json {
+            println!("{}", serde_json::to_string(&status)?);
+        } else {
+            let state = match (status.installed, status.embedded) {
+                (true, true) => "installed",
+                (true, false) => "installed, but not this hookd's adapter",
+                (false, _) => "not installed: run `hookd adapter install`",
+            };
+            println!("adapter {} in {}: {state}", status.version, dir.display());
+            match &status.node {
+                Some(node) => println!("node: {}", node.display()),
+                None => println!("node: not on PATH (install Node.js >= 18)"),
+            }
+        }
+        Ok(status.installed && status.node.is_some())
+    };
+    match report() {
+        Ok(true) => ExitCode::SUCCESS,
+        Ok(false) => ExitCode::FAILURE,
+        Err(e) if is_reader_gone(&e) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("hookd: {e:#}");
+            ExitCode::from(2)
+        }
     }
 }
 

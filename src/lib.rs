@@ -1,5 +1,6 @@
 //! hookd: an out-of-process hook daemon for Claude Code and the Claude Agent SDK.
 
+pub mod adapter;
 pub mod agent;
 pub mod approve;
 pub mod client;

@@ -51,6 +51,7 @@ use uuid::Uuid;
 
 use super::controller::Judgement;
 use super::hub::{tool_call_key, ClientQueue, EventMeta, Hub, Resolution};
+use super::stops::StopChains;
 use super::{unjudged, Shared};
 use crate::agent::claude::{output, FailClosed, HookEventKind};
 use crate::agent::Agent;
@@ -248,7 +249,9 @@ async fn answer_unguarded(
             ..Judgement::default_for(rules.generation())
         }
     } else if decision_point {
-        let judgement = judge(
+        // Boxed: this future's size is the memory every waiting hook holds,
+        // and judging's state, gone once judged, would set it.
+        let judgement = Box::pin(judge(
             &event,
             rules,
             frame_bytes,
@@ -256,7 +259,7 @@ async fn answer_unguarded(
             shared,
             deadline,
             shutdown,
-        )
+        ))
         .await;
         super::grants::apply(shared, &event, judgement)
     } else {
@@ -277,16 +280,7 @@ async fn answer_unguarded(
         && !to_dialog
         && (judgement.answer.verdict == Verdict::Ask
             || (judgement.source == Source::Default && shared.config.decisions.route_undecided));
-    let meta = EventMeta {
-        kind: event.name(),
-        agent,
-        session: event.input.base.session_id.as_deref(),
-        tool: event.tool_name(),
-        decision_point,
-        pending: true,
-    };
-    let pending = routed && shared.hub.has_decider(&meta);
-    let meta = EventMeta { pending, ..meta };
+    let pending = routed && shared.hub.has_decider(&meta_of(&event, agent, true));
     if kind == HookEventKind::SessionEnd && event.copy_of.is_none() {
         if let Some(session) = &event.input.base.session_id {
             super::grants::end_session(shared, session);
@@ -294,65 +288,80 @@ async fn answer_unguarded(
     }
 
     // Record the event: redacted for the log (and subscribers that asked),
-    // raw for the others. One serialization each, shared by all.
-    let redacted = shared.redactor.redact_value(&event.raw);
-    let log_json =
-        serde_json::to_vec(&EventView::with_input(&event, &redacted)).expect("records serialize");
-    let log_line = line(&log_json);
-    shared.log.push(log_line.clone());
-    // In the table before anyone is told it is pending: a client that
-    // decides the instant it sees the event must find it there.
-    let (resolution, info) = match pending {
-        true => {
-            let record = log_line.slice(..log_line.len() - 1);
-            let asked_by = AskedBy {
-                rule_ids: judgement.rule_ids.clone(),
-                reason: judgement.answer.reason.clone(),
-            };
-            let (resolution, info) = shared.hub.add_pending(
-                event.id,
-                kind,
-                &meta,
-                record,
-                deadline,
-                suggestions_for(&event),
-                asked_by,
-            );
-            (Some(resolution), Some(info))
+    // raw for the others. One serialization each, shared by all, and all
+    // of it dropped before the wait but the log line (which the pending
+    // table keeps): a waiting hook holds as little as it can.
+    let resolution = {
+        let meta = meta_of(&event, agent, pending);
+        let redacted = shared.redactor.redact_value(&event.raw);
+        let log_line = line(
+            &serde_json::to_vec(&EventView::with_input(&event, &redacted))
+                .expect("records serialize"),
+        );
+        let log_json = log_line.slice(..log_line.len() - 1);
+        shared.log.push(log_line);
+        // In the table before anyone is told it is pending: a client that
+        // decides the instant it sees the event must find it there.
+        let (resolution, info) = match pending {
+            true => {
+                let asked_by = AskedBy {
+                    rule_ids: judgement.rule_ids.clone(),
+                    reason: judgement.answer.reason.clone(),
+                };
+                let (resolution, info) = shared.hub.add_pending(
+                    event.id,
+                    kind,
+                    &meta,
+                    log_json.clone(),
+                    deadline,
+                    suggestions_for(&event),
+                    asked_by,
+                );
+                (Some(resolution), Some(info))
+            }
+            false => (None, None),
+        };
+        if resolution.is_some() && attended && kind == HookEventKind::PermissionRequest {
+            if let (Some(session), Some(tool)) = (&event.input.base.session_id, event.tool_name()) {
+                let call = tool_call_key(tool, &event.raw["tool_input"]);
+                shared.hub.watch_dialog(event.id, session, call);
+            }
         }
-        false => (None, None),
+        let mut frames: [Option<Bytes>; 2] = [None, None];
+        let mut frame = |redact: bool| {
+            let kind = PushKind::Event {
+                pending,
+                info: info.as_ref(),
+            };
+            frames[redact as usize]
+                .get_or_insert_with(|| match (&redacted, redact) {
+                    (Cow::Owned(_), false) => {
+                        let raw =
+                            serde_json::to_vec(&EventView::of(&event)).expect("records serialize");
+                        push_frame(kind, &raw)
+                    }
+                    _ => push_frame(kind, &log_json),
+                })
+                .clone()
+        };
+        shared.hub.publish(&meta, skip, &mut frame);
+        if let Some(run) = run {
+            run.owner.push(frame(false));
+        }
+        resolution
     };
     let _entry = resolution.is_some().then(|| PendingEntry {
         hub: &shared.hub,
         id: event.id,
     });
-    if resolution.is_some() && attended && kind == HookEventKind::PermissionRequest {
-        if let (Some(session), Some(tool)) = (&event.input.base.session_id, event.tool_name()) {
-            let call = tool_call_key(tool, &event.raw["tool_input"]);
-            shared.hub.watch_dialog(event.id, session, call);
-        }
-    }
-    let mut frames: [Option<Bytes>; 2] = [None, None];
-    let mut frame = |redact: bool| {
-        let kind = PushKind::Event {
-            pending,
-            info: info.as_ref(),
-        };
-        frames[redact as usize]
-            .get_or_insert_with(|| match (&redacted, redact) {
-                (Cow::Owned(_), false) => {
-                    let raw =
-                        serde_json::to_vec(&EventView::of(&event)).expect("records serialize");
-                    push_frame(kind, &raw)
-                }
-                _ => push_frame(kind, &log_json),
-            })
-            .clone()
-    };
-    shared.hub.publish(&meta, skip, &mut frame);
-    if let Some(run) = run {
-        run.owner.push(frame(false));
-    }
+    // What the stop chains and the status line need of the input once the
+    // answer is known.
+    let chain = StopChains::chain_fields(kind, &event.raw);
+    let summary =
+        crate::event::input_summary(&event.raw, super::grants::LAST_DECISION_SUMMARY_CHARS);
+    // From here on only the event's ids and names are read: the rest (the
+    // input's tree above all) goes now, before a pending event's wait.
+    let event = Judged::from(event);
 
     let judgement = if let Some(resolution) = resolution {
         let wait_until = match shared.config.decisions.timeout_for(event.name()) {
@@ -417,7 +426,7 @@ async fn answer_unguarded(
         shared
             .controller
             .stop_chains()
-            .record(kind, &event.raw, blocked);
+            .record(kind, &chain, blocked);
     }
 
     let out = if judgement.enforced {
@@ -441,7 +450,13 @@ async fn answer_unguarded(
         && decision.answer.verdict != Verdict::NoOpinion
         && !matches!(decision.source, Source::Copy | Source::Probe)
     {
-        super::grants::note_last_decision(shared, &event, &decision);
+        super::grants::note_last_decision(
+            shared,
+            &event.name,
+            event.tool.as_deref(),
+            summary,
+            &decision,
+        );
     }
     tracing::debug!(event = %event.name(), verdict = %decision.answer.verdict, source = %decision.source, "decided");
     shared.stats.decisions.fetch_add(1, Ordering::Relaxed);
@@ -460,6 +475,7 @@ async fn answer_unguarded(
     ))
     .expect("records serialize");
     shared.log.push(line(&decision_json));
+    let meta = event.meta(agent, pending);
     // Built only if someone will receive it (most hooks have no subscriber).
     let mut decision_frames: [Option<Bytes>; 2] = [None, None];
     let mut frame = |redact: bool| {
@@ -563,6 +579,76 @@ fn evaluate(shared: &Shared, event: &Event, layers: &Layers) -> Judgement {
     #[cfg(feature = "fault-injection")]
     super::fault::while_judging(&event.raw);
     shared.controller.judge(event, layers)
+}
+
+/// The facts about `event` that subscribers' filters look at.
+fn meta_of(event: &Event, agent: Agent, pending: bool) -> EventMeta<'_> {
+    EventMeta {
+        kind: event.name(),
+        agent,
+        session: event.input.base.session_id.as_deref(),
+        tool: event.tool_name(),
+        decision_point: agent.is_decision_point(event.kind()),
+        pending,
+    }
+}
+
+/// What a hook reads of its event once it is judged and recorded: a
+/// pending event holds this, not the event, while it waits for a client
+/// (the daemon's memory per pending decision).
+struct Judged {
+    id: Uuid,
+    run_id: Option<String>,
+    kind: HookEventKind,
+    name: String,
+    session: Option<String>,
+    tool: Option<String>,
+}
+
+impl From<Arc<Event>> for Judged {
+    /// Moves the names out when this was the last reference (always, but
+    /// after a slow evaluation that outlived its deadline); else copies them.
+    fn from(event: Arc<Event>) -> Judged {
+        match Arc::try_unwrap(event) {
+            Ok(event) => Judged {
+                id: event.id,
+                kind: event.input.kind,
+                name: if event.input.name.is_empty() {
+                    event.name().to_string()
+                } else {
+                    event.input.name
+                },
+                run_id: event.run_id,
+                session: event.input.base.session_id,
+                tool: event.input.tool.tool_name,
+            },
+            Err(event) => Judged {
+                id: event.id,
+                run_id: event.run_id.clone(),
+                kind: event.kind(),
+                name: event.name().to_string(),
+                session: event.input.base.session_id.clone(),
+                tool: event.tool_name().map(str::to_string),
+            },
+        }
+    }
+}
+
+impl Judged {
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    fn meta(&self, agent: Agent, pending: bool) -> EventMeta<'_> {
+        EventMeta {
+            kind: &self.name,
+            agent,
+            session: self.session.as_deref(),
+            tool: self.tool.as_deref(),
+            decision_point: agent.is_decision_point(self.kind),
+            pending,
+        }
+    }
 }
 
 /// Counts one hook in flight while it lives (a panic included).

@@ -130,6 +130,17 @@ impl Daemon {
             std::fs::write(&path, config).unwrap();
             cmd.arg("--config").arg(path);
         }
+        // The source tree's adapter (`npm ci --prefix adapter`), unless the
+        // test gives the daemon a data directory of its own (and installs
+        // the adapter there).
+        if options.env.iter().any(|(k, _)| k == "XDG_DATA_HOME") {
+            cmd.env_remove("HOOKD_ADAPTER_DIR");
+        } else {
+            cmd.env(
+                "HOOKD_ADAPTER_DIR",
+                concat!(env!("CARGO_MANIFEST_DIR"), "/adapter"),
+            );
+        }
         cmd.args(&options.args)
             .env("RUST_LOG", "hookd=debug")
             .env_remove("HOOKD_SOCKET")
