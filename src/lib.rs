@@ -1,6 +1,7 @@
 //! hookd: an out-of-process hook daemon for Claude Code and the Claude Agent SDK.
 
 pub mod agent;
+pub mod cli;
 pub mod client;
 pub mod config;
 pub mod daemon;

@@ -110,7 +110,7 @@ fn commands_exit_quietly_when_the_reader_goes_away() {
         &["tail", "--log", log],
         &["tail", "--json", "--log", log],
         // Following a log that shows nothing new: ends when the reader goes.
-        &["tail", "--follow", "--kind", "NoSuchEvent", "--log", log],
+        &["tail", "--follow", "--kind", "WorktreeCreate", "--log", log],
         &["replay", log, "--rules", rules],
         &["replay", log, "--rules", rules, "--json"],
         &["rules", "explain", event, "--rules", rules, "--json"],
@@ -177,4 +177,249 @@ fn a_bad_config_is_refused_without_echoing_its_values() {
         "{stderr}"
     );
     assert!(!stderr.contains("hunter2"), "{stderr}");
+}
+
+/// `hookd ARGS…` with XDG dirs inside `dir` (no user file is read).
+fn hookd_in(dir: &std::path::Path, args: &[&str]) -> std::process::Output {
+    Command::new(daemon::hookd_bin())
+        .args(args)
+        .env("XDG_CONFIG_HOME", dir.join("config"))
+        .env("XDG_STATE_HOME", dir.join("state"))
+        .env("HOME", dir)
+        .env_remove("NO_COLOR")
+        .env_remove("CLICOLOR_FORCE")
+        .stdin(Stdio::null())
+        .output()
+        .unwrap()
+}
+
+/// A fixture directory with one fixture that passes under the default rules
+/// and one that fails.
+fn fixtures_one_failing(dir: &std::path::Path) -> std::path::PathBuf {
+    let fixtures = dir.join("fixtures");
+    std::fs::create_dir_all(&fixtures).unwrap();
+    let event = serde_json::json!({"hook_event_name": "PreToolUse", "tool_name": "Bash",
+        "tool_input": {"command": "rm -rf /"}, "cwd": "/tmp", "session_id": "s"});
+    std::fs::write(
+        fixtures.join("a_pass.json"),
+        serde_json::json!({"event": event, "expect": {"verdict": "deny"}}).to_string(),
+    )
+    .unwrap();
+    std::fs::write(
+        fixtures.join("b_fail.json"),
+        serde_json::json!({"event": event, "expect": {"verdict": "allow"}}).to_string(),
+    )
+    .unwrap();
+    fixtures
+}
+
+/// A log with one PreToolUse `rm -rf /` that no rule decided: under the
+/// default rules replay finds a change.
+fn log_with_one_change(dir: &std::path::Path) -> std::path::PathBuf {
+    let log = dir.join("events.jsonl");
+    let id = "01900000-0000-7000-8000-000000000001";
+    let event = serde_json::json!({
+        "type": "event", "id": id, "received_at": "2026-11-22T02:18:06.747396Z",
+        "harness": "claude-code", "session_id": "s", "kind": "PreToolUse", "tool": "Bash", "cwd": "/tmp",
+        "input": {"hook_event_name": "PreToolUse", "tool_name": "Bash", "cwd": "/tmp",
+                  "tool_input": {"command": "rm -rf /"}},
+    });
+    let decision = serde_json::json!({
+        "type": "decision", "decision_id": "01900000-0000-7000-8000-000000000002", "event_id": id,
+        "verdict": "none", "source": "default", "rule_ids": [], "generation": 1, "latency_us": 10,
+    });
+    std::fs::write(&log, format!("{event}\n{decision}\n")).unwrap();
+    log
+}
+
+/// The exit status table of README ("Exit status"), through the binary:
+/// 0 ok, 1 problems found, 2 usage or operational error.
+#[test]
+fn exit_codes_follow_the_table() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let rules = d.join("rules.toml");
+    std::fs::write(&rules, hookd::rules::DEFAULTS_TOML).unwrap();
+    let bad_rules = d.join("bad.toml");
+    std::fs::write(&bad_rules, "[[rule]]\nid = \"x\"\naction = \"maybe\"\n").unwrap();
+    let fixtures = fixtures_one_failing(d);
+    let log = log_with_one_change(d);
+    let missing = d.join("missing");
+    let (rules, bad_rules, fixtures, log, missing) = (
+        rules.to_str().unwrap(),
+        bad_rules.to_str().unwrap(),
+        fixtures.to_str().unwrap(),
+        log.to_str().unwrap(),
+        missing.to_str().unwrap(),
+    );
+    let table: &[(&[&str], i32)] = &[
+        (&["rules", "check", rules], 0),
+        (&["rules", "defaults"], 0),
+        (&["tail", "--log", log], 0),
+        (&["rules", "check", bad_rules], 1),
+        (&["rules", "test", fixtures, "--rules", rules], 1),
+        (&["replay", log, "--rules", rules], 1),
+        (&["--no-such-flag"], 2),
+        (&["decide", "abcde", "alow"], 2),
+        (&["tail", "--kind", "PreTolUse", "--log", log], 2),
+        (&["status", "--socket", missing], 2),
+        (&["rules", "explain", missing], 2),
+        (&["tail", "--log", missing], 2),
+        (&["serve", "--config", missing, "--socket", missing], 2),
+    ];
+    for (args, code) in table {
+        let out = hookd_in(d, args);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(*code), "hookd {args:?}: {stderr}");
+        assert!(!stderr.contains("panicked"), "hookd {args:?}: {stderr}");
+    }
+}
+
+/// Typos in typed arguments are refused by clap with a suggestion.
+#[test]
+fn typed_arguments_suggest_the_value_meant() {
+    let dir = tempfile::tempdir().unwrap();
+    for (args, meant) in [
+        (&["decide", "abcde", "alow"][..], "'allow'"),
+        (&["tail", "--kind", "PreTolUse"][..], "'PreToolUse'"),
+        (
+            &["install", "--events", "PreToolUse,Stopp", "--print"][..],
+            "'Stop'",
+        ),
+        (
+            &["install", "--scope", "projet", "--print"][..],
+            "'project'",
+        ),
+        (
+            &["run", "--permission-mode", "acceptEdit", "hi"][..],
+            "'acceptEdits'",
+        ),
+        (
+            &["decide", "abcde", "allow", "--remember", "sesion"][..],
+            "'session'",
+        ),
+        (&["--color", "allways", "status"][..], "'always'"),
+    ] {
+        let out = hookd_in(dir.path(), args);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
+        assert!(stderr.contains(meant), "{args:?}: {stderr}");
+    }
+}
+
+/// An error prints each cause once: the io error under "cannot reach
+/// hookd" and under a file that cannot be read is not repeated.
+#[test]
+fn errors_print_each_cause_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let missing = dir.path().join("missing");
+    let missing = missing.to_str().unwrap();
+    for args in [
+        &["status", "--socket", missing][..],
+        &["rules", "explain", missing][..],
+        &["serve", "--rules", missing, "--socket", missing][..],
+        &["tail", "--follow", "--log", "/proc/self/mem/x"][..],
+    ] {
+        let out = hookd_in(dir.path(), args);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
+        let cause = ["No such file or directory", "Not a directory"]
+            .into_iter()
+            .find(|cause| stderr.contains(cause))
+            .unwrap_or_else(|| panic!("{args:?}: no cause in {stderr}"));
+        assert_eq!(stderr.matches(cause).count(), 1, "{args:?}: {stderr}");
+        assert!(stderr.starts_with("hookd: "), "{args:?}: {stderr}");
+    }
+}
+
+/// `hookd tail` names the log it looked for when there is none, and `-n N`
+/// prints the last N entries.
+#[test]
+fn tail_names_a_missing_log_and_prints_the_last_n() {
+    let dir = tempfile::tempdir().unwrap();
+    let missing = dir.path().join("nope.jsonl");
+    let out = hookd_in(dir.path(), &["tail", "--log", missing.to_str().unwrap()]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains(&format!("no event log at {}", missing.display())),
+        "{stderr}"
+    );
+    let log = big_log(dir.path());
+    let log = log.to_str().unwrap();
+    let out = hookd_in(dir.path(), &["tail", "-n", "3", "--log", log]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines.len(), 3, "{text}");
+    for (line, i) in lines.iter().zip(1997..) {
+        assert!(line.contains(&format!("rm -rf / # {i}")), "{text}");
+    }
+    let out = hookd_in(dir.path(), &["tail", "--json", "-n", "2", "--log", log]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    // The last event line and its decision line.
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines.len(), 2, "{text}");
+    assert!(lines[0].contains("\"type\":\"event\""), "{text}");
+    assert!(lines[0].contains("000000001999"), "{text}");
+    assert!(lines[1].contains("9000-000000001999"), "{text}");
+    let out = hookd_in(dir.path(), &["tail", "-n", "0", "--log", log]);
+    assert!(out.status.success() && out.stdout.is_empty(), "{out:?}");
+}
+
+/// Colour marks results only where allowed: never into a pipe by default,
+/// with `--color always` even there, never with `--color never`.
+#[test]
+fn colour_only_where_allowed() {
+    let dir = tempfile::tempdir().unwrap();
+    let fixtures = fixtures_one_failing(dir.path());
+    let fixtures = fixtures.to_str().unwrap();
+    let escape = |args: &[&str]| {
+        let out = hookd_in(dir.path(), args);
+        assert_eq!(out.status.code(), Some(1), "{out:?}");
+        let text = String::from_utf8_lossy(&out.stdout).into_owned();
+        assert!(text.contains("FAIL") && text.contains("ok"), "{text}");
+        text.contains('\x1b')
+    };
+    assert!(!escape(&["rules", "test", fixtures]));
+    assert!(escape(&["rules", "test", fixtures, "--color", "always"]));
+    assert!(!escape(&["rules", "test", fixtures, "--color", "never"]));
+    let out = Command::new(daemon::hookd_bin())
+        .args(["rules", "test", fixtures, "--color", "auto"])
+        .env("NO_COLOR", "1")
+        .output()
+        .unwrap();
+    assert!(!String::from_utf8_lossy(&out.stdout).contains('\x1b'));
+}
+
+/// Completion scripts know the subcommands, flags and typed values; the
+/// man page of `hookd install` names its flags.
+#[test]
+fn completions_and_man_pages_describe_the_flags() {
+    let dir = tempfile::tempdir().unwrap();
+    for shell in ["bash", "zsh", "fish", "elvish", "powershell"] {
+        let out = hookd_in(dir.path(), &["completions", shell]);
+        let script = String::from_utf8_lossy(&out.stdout);
+        assert!(out.status.success(), "{shell}: {out:?}");
+        for word in ["install", "fail-closed"] {
+            assert!(script.contains(word), "{shell} completions lack {word}");
+        }
+        // Elvish's and PowerShell's scripts complete flags, not values.
+        if !["elvish", "powershell"].contains(&shell) {
+            assert!(script.contains("acceptEdits"), "{shell}: no values");
+        }
+    }
+    let man = dir.path().join("man1");
+    let out = hookd_in(dir.path(), &["man", "--dir", man.to_str().unwrap()]);
+    assert!(out.status.success(), "{out:?}");
+    let page = std::fs::read_to_string(man.join("hookd-install.1")).unwrap();
+    for flag in [
+        "\\-\\-agent",
+        "\\-\\-scope",
+        "\\-\\-events",
+        "\\-\\-fail\\-closed",
+        "\\-\\-dry\\-run",
+        "\\-\\-statusline",
+    ] {
+        assert!(page.contains(flag), "hookd-install.1 lacks {flag}:\n{page}");
+    }
+    assert!(man.join("hookd-rules-check.1").exists());
 }
