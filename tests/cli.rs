@@ -5,6 +5,8 @@
 #[path = "support/daemon.rs"]
 mod daemon;
 
+use daemon::{fixture, forward_in_background, Daemon, DaemonOptions, RawClient};
+
 use std::process::{Command, Stdio};
 
 /// `hookd tail --since` with a value that is not an id, a time or an age:
@@ -422,4 +424,142 @@ fn completions_and_man_pages_describe_the_flags() {
         assert!(page.contains(flag), "hookd-install.1 lacks {flag}:\n{page}");
     }
     assert!(man.join("hookd-rules-check.1").exists());
+}
+
+/// `actual`, with `dir` written as `$DIR`, against
+/// `tests/fixtures/cli/NAME`; `UPDATE_GOLDEN=1` rewrites the file.
+fn assert_golden(name: &str, dir: &std::path::Path, actual: &[u8]) {
+    let actual = String::from_utf8_lossy(actual).replace(dir.to_str().unwrap(), "$DIR");
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/cli")
+        .join(name);
+    if std::env::var_os("UPDATE_GOLDEN").is_some() {
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(&path, &actual).unwrap();
+    }
+    let expected = std::fs::read_to_string(&path)
+        .unwrap_or_else(|_| panic!("{} is missing (UPDATE_GOLDEN=1 writes it)", path.display()));
+    assert_eq!(actual, expected, "{name} differs from {}", path.display());
+}
+
+/// The `--json` shapes README's table promises, pinned by golden files for
+/// the verbs that need no daemon.
+#[test]
+fn json_output_matches_the_golden_shapes() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let rules = d.join("rules.toml");
+    std::fs::write(&rules, hookd::rules::DEFAULTS_TOML).unwrap();
+    let bad_rules = d.join("bad.toml");
+    std::fs::write(&bad_rules, "[[rule]]\nid = \"x\"\naction = \"maybe\"\n").unwrap();
+    let fixtures = fixtures_one_failing(d);
+    let log = log_with_one_change(d);
+    let event = d.join("event.json");
+    std::fs::write(
+        &event,
+        r#"{"hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{"command":"rm -rf /"},"cwd":"/tmp"}"#,
+    )
+    .unwrap();
+    let settings = d.join("settings.json");
+    std::fs::write(&settings, "{}\n").unwrap();
+    let forwarder = d.join("hook-forwarder");
+    std::fs::write(&forwarder, "#!/bin/sh\n").unwrap();
+    std::fs::set_permissions(
+        &forwarder,
+        std::os::unix::fs::PermissionsExt::from_mode(0o755),
+    )
+    .unwrap();
+    let (rules, bad_rules, fixtures, log, event, settings, forwarder) = (
+        rules.to_str().unwrap(),
+        bad_rules.to_str().unwrap(),
+        fixtures.to_str().unwrap(),
+        log.to_str().unwrap(),
+        event.to_str().unwrap(),
+        settings.to_str().unwrap(),
+        forwarder.to_str().unwrap(),
+    );
+    let verbs: &[(&str, &[&str])] = &[
+        ("rules-check.json", &["rules", "check", bad_rules, "--json"]),
+        (
+            "rules-test.json",
+            &["rules", "test", fixtures, "--rules", rules, "--json"],
+        ),
+        (
+            "rules-explain.json",
+            &["rules", "explain", event, "--rules", rules, "--json"],
+        ),
+        ("replay.json", &["replay", log, "--rules", rules, "--json"]),
+        (
+            "install-dry-run.json",
+            &[
+                "install",
+                "--settings",
+                settings,
+                "--events",
+                "PreToolUse",
+                "--forwarder",
+                forwarder,
+                "--dry-run",
+                "--json",
+            ],
+        ),
+    ];
+    for (name, args) in verbs {
+        let out = hookd_in(d, args);
+        assert!(out.status.code() != Some(2), "{args:?}: {out:?}");
+        serde_json::from_slice::<serde_json::Value>(&out.stdout)
+            .unwrap_or_else(|e| panic!("{args:?}: not JSON ({e})"));
+        assert_golden(name, d, &out.stdout);
+    }
+}
+
+/// `hookd decide` confirms in one line which event it decided; `--json`
+/// gives the same as a document.
+#[test]
+fn decide_confirms_what_it_decided() {
+    let d = Daemon::start_with(DaemonOptions {
+        rules: Some(
+            "[[rule]]\nid = \"ask-npm\"\naction = \"ask\"\ntool = \"Bash(npm:*)\"\n".into(),
+        ),
+        config: Some("[decisions]\ntimeout = 20\n".into()),
+        ..DaemonOptions::default()
+    });
+    let mut subscriber = RawClient::hello(&d.socket, "approver");
+    let ok = subscriber.call(serde_json::json!({"type": "subscribe", "filter": {}}));
+    assert_eq!(ok["type"], "ok", "{ok}");
+    let mut decide = |command: &str, args: &[&str]| {
+        let mut input = fixture("PreToolUse.json");
+        input["tool_input"]["command"] = command.into();
+        let hook = forward_in_background(&d.socket, &input, &[]);
+        let pushed = subscriber.wait_for("a pending event", |f| {
+            f["type"] == "event" && f["pending"] == true
+        });
+        let short = pushed["short_id"].as_str().unwrap().to_string();
+        let id = pushed["event"]["id"].as_str().unwrap().to_string();
+        let out = Command::new(daemon::hookd_bin())
+            .arg("decide")
+            .args(
+                args.iter()
+                    .map(|a| a.replace("SHORT", &short).replace("ID", &id)),
+            )
+            .arg("--socket")
+            .arg(&d.socket)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{out:?}");
+        hook.join().unwrap();
+        (short, id, String::from_utf8(out.stdout).unwrap())
+    };
+    let (short, _, text) = decide("npm test", &["SHORT", "allow"]);
+    assert_eq!(
+        text,
+        format!("allowed {short} (PreToolUse Bash `npm test`)\n")
+    );
+    let (short, id, text) = decide("npm publish", &["ID", "deny", "--json"]);
+    let report: serde_json::Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(
+        report,
+        serde_json::json!({"event_id": id, "short_id": short, "verdict": "deny",
+            "kind": "PreToolUse", "tool": "Bash", "summary": "npm publish"})
+    );
 }
