@@ -959,6 +959,9 @@ fn rules(command: RulesCommand) -> anyhow::Result<Outcome> {
             } else {
                 LayerKind::User
             };
+            // A file that cannot be read is an operational error (exit 2),
+            // not a rules file with problems (exit 1).
+            std::fs::File::open(&path).with_context(|| format!("reading {}", path.display()))?;
             let report = check_as(&path, kind);
             if json {
                 print_json(&report)?;
@@ -1043,6 +1046,7 @@ fn rules(command: RulesCommand) -> anyhow::Result<Outcome> {
             Ok(Outcome::Success)
         }
         RulesCommand::Test { dir, rules, json } => {
+            std::fs::read_dir(&dir).with_context(|| format!("reading {}", dir.display()))?;
             let rules = daemon::load_rules(&rules_source(rules))?;
             let report = hookd::rules::run_fixtures(&dir, &rules);
             if json {

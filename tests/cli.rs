@@ -266,6 +266,9 @@ fn exit_codes_follow_the_table() {
         (&["tail", "--kind", "PreTolUse", "--log", log], 2),
         (&["status", "--socket", missing], 2),
         (&["rules", "explain", missing], 2),
+        (&["rules", "check", missing], 2),
+        (&["rules", "test", missing], 2),
+        (&["replay", missing], 2),
         (&["tail", "--log", missing], 2),
         (&["serve", "--config", missing, "--socket", missing], 2),
     ];
