@@ -57,8 +57,8 @@ struct Cli {
 }
 
 impl Cli {
-    /// The tracing filter: RUST_LOG when set, else the level -q/-v ask for
-    /// (info by default).
+    /// The tracing filter: RUST_LOG when set (not empty), else the level
+    /// -q/-v ask for (info by default).
     fn log_filter(&self) -> tracing_subscriber::EnvFilter {
         let level = match (self.quiet, self.verbose) {
             (0, 0) => "info",
@@ -67,8 +67,13 @@ impl Cli {
             (_, 1) => "debug",
             _ => "trace",
         };
-        tracing_subscriber::EnvFilter::try_from_default_env()
-            .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(level))
+        // An empty RUST_LOG counts as unset, as the flags' default.
+        match std::env::var("RUST_LOG") {
+            Ok(directives) if !directives.trim().is_empty() => {
+                tracing_subscriber::EnvFilter::new(directives)
+            }
+            _ => tracing_subscriber::EnvFilter::new(level),
+        }
     }
 }
 

@@ -566,3 +566,26 @@ fn decide_confirms_what_it_decided() {
             "kind": "PreToolUse", "tool": "Bash", "summary": "npm publish"})
     );
 }
+
+/// `-q`/`-v` set the daemon's log level on stderr when RUST_LOG does not.
+#[test]
+fn quiet_and_verbose_set_the_log_level() {
+    let level_lines = |args: &[&str]| {
+        let mut d = Daemon::start_with(DaemonOptions {
+            args: args.iter().map(|a| a.to_string()).collect(),
+            env: vec![("RUST_LOG".into(), String::new())],
+            ..DaemonOptions::default()
+        });
+        d.forward(&fixture("PreToolUse.json"), &[]);
+        d.stop();
+        let stderr = d.stderr();
+        let count = |level: &str| stderr.matches(&format!(" {level} ")).count();
+        (count("INFO"), count("DEBUG"), stderr)
+    };
+    let (info, debug, stderr) = level_lines(&[]);
+    assert!(info > 0 && debug == 0, "{stderr}");
+    let (info, debug, stderr) = level_lines(&["-v"]);
+    assert!(info > 0 && debug > 0, "{stderr}");
+    let (info, debug, stderr) = level_lines(&["-qq"]);
+    assert!(info == 0 && debug == 0, "{stderr}");
+}
