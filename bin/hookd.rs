@@ -145,6 +145,16 @@ enum Command {
         #[arg(long, value_name = "PATH")]
         socket: Option<PathBuf>,
     },
+    /// Watch every event and answer the decisions waiting for a person, in a
+    /// full-screen terminal UI (`?` lists the keys).
+    Approve {
+        #[command(flatten)]
+        client: ClientArgs,
+        /// Line mode for dumb terminals, ssh and scripts: prints each pending
+        /// item and each resolution; reads `y|n|s|a|N ID [reason]` lines on stdin.
+        #[arg(long)]
+        plain: bool,
+    },
     /// Validate, explain and test rules.
     #[command(subcommand)]
     Rules(RulesCommand),
@@ -215,6 +225,33 @@ enum Command {
         /// ~/.local/share/man/man1).
         #[arg(long, value_name = "DIR")]
         dir: Option<PathBuf>,
+    },
+    /// The agent-SDK adapter `hookd run` needs (embedded in hookd; installed
+    /// with its pinned Agent SDK into $XDG_DATA_HOME/hookd/adapter/).
+    #[command(subcommand)]
+    Adapter(AdapterCommand),
+}
+
+#[derive(Subcommand)]
+enum AdapterCommand {
+    /// Install the embedded adapter and its pinned Agent SDK (`npm ci`) into
+    /// $XDG_DATA_HOME/hookd/adapter/<version>/; nothing to do when it is there.
+    Install {
+        /// Install into this directory instead.
+        #[arg(long, value_name = "DIR", env = "HOOKD_ADAPTER_DIR")]
+        dir: Option<PathBuf>,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Where the adapter is, and whether it is installed. Exit 1 when not.
+    Status {
+        /// Look in this directory instead.
+        #[arg(long, value_name = "DIR", env = "HOOKD_ADAPTER_DIR")]
+        dir: Option<PathBuf>,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
     },
 }
 
@@ -582,14 +619,17 @@ struct ServeArgs {
     #[arg(long, value_name = "FILE")]
     grants: Option<PathBuf>,
     /// The agent-SDK adapter: the directory holding adapter.mjs and its
-    /// node_modules (install them with `npm ci --prefix DIR`).
-    #[arg(long, value_name = "DIR", env = "HOOKD_ADAPTER_DIR", default_value = concat!(env!("CARGO_MANIFEST_DIR"), "/adapter"))]
-    adapter_dir: PathBuf,
+    /// node_modules [default: the embedded adapter, as `hookd adapter
+    /// install` installs it in $XDG_DATA_HOME/hookd/adapter/<version>/].
+    #[arg(long, value_name = "DIR", env = "HOOKD_ADAPTER_DIR")]
+    adapter_dir: Option<PathBuf>,
 }
 
-/// The daemon allocates per hook (frames, JSON trees, records); mimalloc made
-/// it 25–40 % faster than glibc's allocator in benches/throughput.rs, for
-/// ~13 MiB more idle RSS. The forwarder keeps the system allocator.
+/// With the `mimalloc` feature, mimalloc is the daemon's allocator: faster
+/// under heavy load, for more idle memory (README, Performance: the
+/// system's allocator is the default because it keeps an idle daemon
+/// small). The forwarder always keeps the system allocator.
+#[cfg(feature = "mimalloc")]
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
@@ -645,6 +685,7 @@ fn main() -> ExitCode {
             .map(Outcome::from),
         Command::Statusline { socket } => statusline(socket).map(Outcome::from),
         Command::Status { client, json } => status(&client, json).map(Outcome::from),
+        Command::Approve { client, plain } => approve(&client, plain).map(Outcome::from),
         Command::Rules(command) => rules(command),
         Command::Replay { log, rules, json } => replay(&log, rules, json),
         Command::Install(args) => install(args).map(Outcome::from),
@@ -663,8 +704,24 @@ fn main() -> ExitCode {
         Command::Run(args) => run(args),
         Command::Completions { shell } => completions(shell).map(Outcome::from),
         Command::Man { dir } => man(dir.as_deref()).map(Outcome::from),
+        Command::Adapter(AdapterCommand::Install { dir, json }) => {
+            adapter_install(dir, json).map(Outcome::from)
+        }
+        Command::Adapter(AdapterCommand::Status { dir, json }) => adapter_status(dir, json),
     };
     hookd::cli::exit_code(result)
+}
+
+fn approve(client: &ClientArgs, plain: bool) -> anyhow::Result<()> {
+    let socket = client
+        .socket
+        .clone()
+        .unwrap_or_else(hookd::paths::socket_path);
+    if plain {
+        return hookd::approve::plain::run(&socket, &mut Stdout);
+    }
+    // --color and NO_COLOR, as for every command's output.
+    hookd::approve::term::run(&socket, hookd::cli::output::color_enabled())
 }
 
 fn run(args: RunArgs) -> anyhow::Result<Outcome> {
@@ -716,7 +773,10 @@ fn serve(args: ServeArgs) -> anyhow::Result<()> {
         permissive: args.permissive,
         max_frame: args.max_frame_bytes,
         config,
-        adapter_dir: args.adapter_dir,
+        adapter_dir: match args.adapter_dir {
+            Some(dir) => dir,
+            None => hookd::adapter::default_dir()?,
+        },
         grants_file,
         user_rules: hookd::paths::default_rules_path(),
     })
@@ -1004,34 +1064,10 @@ fn rules(command: RulesCommand) -> anyhow::Result<Outcome> {
                 .unwrap_or(Agent::ClaudeCode);
             let user = std::sync::Arc::new(daemon::load_rules(&rules_source(rules))?);
             let home = std::env::var_os("HOME").map(PathBuf::from);
-            let project_dir = input["cwd"].as_str().map(PathBuf::from);
-            let mut layers = hookd::rules::Layers::new(user);
-            if let Some(dir) = &project_dir {
-                if let Ok(project) =
-                    hookd::rules::RuleSet::load_project(&hookd::rules::project_rules_path(dir))
-                {
-                    layers = layers.with_project(dir.clone(), std::sync::Arc::new(project));
-                }
-            }
-            // The agent's event and tool mapped onto Claude Code's, as the
-            // daemon judges them: one explanation per rule input (a Codex
-            // patch has one per file it touches).
+            let explanations =
+                hookd::approve::explain::explain_with(&input, agent, user, home.as_deref());
             let name = input["hook_event_name"].as_str().unwrap_or("");
-            let event_name = match agent.event_kind(name) {
-                hookd::agent::claude::HookEventKind::Unknown => name.to_string(),
-                kind => kind.as_str().to_string(),
-            };
-            let rule_inputs = agent.rule_inputs(&input);
-            let explanations: Vec<_> = rule_inputs
-                .iter()
-                .map(|rule_input| {
-                    let mut query = hookd::rules::Query::new(rule_input).agent(agent);
-                    query.event = &event_name;
-                    query.project_dir = project_dir.as_deref();
-                    query.home = home.as_deref();
-                    layers.explain(&query)
-                })
-                .collect();
+            let event_name = hookd::approve::explain::judged_event(agent, &input);
             if json {
                 match explanations.as_slice() {
                     [one] => print_json(one)?,
@@ -1340,6 +1376,58 @@ fn doctor(
         print!("{report:#}");
     }
     Ok(Outcome::problems_unless(report.ok))
+}
+
+fn adapter_install(dir: Option<PathBuf>, json: bool) -> anyhow::Result<()> {
+    let dir = match dir {
+        Some(dir) => dir,
+        None => hookd::adapter::default_dir()?,
+    };
+    if !json {
+        eprintln!(
+            "installing the agent-SDK adapter {} into {} (npm ci)",
+            hookd::adapter::version(),
+            dir.display()
+        );
+    }
+    let outcome = hookd::adapter::install(&dir)?;
+    if json {
+        let status = hookd::adapter::status(&dir);
+        return print_json(&serde_json::json!({ "outcome": outcome, "status": status }));
+    }
+    if outcome == hookd::adapter::Installed::AlreadyInstalled {
+        println!("{}: already installed", dir.display());
+    } else {
+        println!("{}: installed", dir.display());
+    }
+    Ok(())
+}
+
+/// Exits 1 (problems found) when the adapter is not installed or Node is
+/// missing.
+fn adapter_status(dir: Option<PathBuf>, json: bool) -> anyhow::Result<Outcome> {
+    let dir = match dir {
+        Some(dir) => dir,
+        None => hookd::adapter::default_dir()?,
+    };
+    let status = hookd::adapter::status(&dir);
+    if json {
+        print_json(&status)?;
+    } else {
+        let state = match (status.installed, status.embedded) {
+            (true, true) => style::paint(style::GOOD, "installed"),
+            (true, false) => style::paint(style::NOTICE, "installed, but not this hookd's adapter"),
+            (false, _) => style::paint(style::BAD, "not installed: run `hookd adapter install`"),
+        };
+        println!("adapter {} in {}: {state}", status.version, dir.display());
+        match &status.node {
+            Some(node) => println!("node: {}", node.display()),
+            None => println!("node: not on PATH (install Node.js >= 18)"),
+        }
+    }
+    Ok(Outcome::problems_unless(
+        status.installed && status.node.is_some(),
+    ))
 }
 
 fn service_install(bin_dir: Option<PathBuf>, dry_run: bool, json: bool) -> anyhow::Result<()> {

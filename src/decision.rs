@@ -103,6 +103,10 @@ pub enum Source {
     /// Not judged: a synthetic event from `hookd doctor --probe`, answered
     /// with [`crate::agent::claude::probe::answer`].
     Probe,
+    /// The person answered in Claude Code's own permission dialog while the
+    /// event waited for a client: Claude abandoned the hook, and the daemon
+    /// closed the pending event (verdict `none`; nobody reads the answer).
+    Terminal,
     /// A session grant decided; the grant's id (the rule is the
     /// decision's `grant_rule`).
     Grant(String),
@@ -121,6 +125,7 @@ impl fmt::Display for Source {
             Source::Default => f.write_str("default"),
             Source::Copy => f.write_str("copy"),
             Source::Probe => f.write_str("probe"),
+            Source::Terminal => f.write_str("terminal"),
             Source::Grant(id) => write!(f, "grant:{id}"),
             Source::Unknown(name) => f.write_str(name),
         }
@@ -143,6 +148,7 @@ impl<'de> Deserialize<'de> for Source {
             "default" => Source::Default,
             "copy" => Source::Copy,
             "probe" => Source::Probe,
+            "terminal" => Source::Terminal,
             other => match (other.strip_prefix("client:"), other.strip_prefix("grant:")) {
                 (Some(name), _) => Source::Client(name.to_string()),
                 (_, Some(id)) => Source::Grant(id.to_string()),
@@ -235,6 +241,7 @@ mod tests {
             Source::Timeout,
             Source::Copy,
             Source::Probe,
+            Source::Terminal,
             Source::Grant("bcdef".into()),
         ] {
             let json = serde_json::to_string(&s).unwrap();

@@ -252,6 +252,13 @@ pub fn run(options: &DoctorOptions) -> Report {
         .or_else(|| options.default_log.clone());
     checks.push(check_log(log.as_deref()));
     checks.push(check_fired(log.as_deref(), SystemTime::now()));
+    // The running daemon's adapter, else the one it would use.
+    let adapter = status
+        .as_ref()
+        .map(|s| s.adapter_dir.clone())
+        .or_else(|| std::env::var_os("HOOKD_ADAPTER_DIR").map(PathBuf::from))
+        .map_or_else(crate::adapter::default_dir, Ok);
+    checks.push(check_adapter(adapter));
     if options.probe {
         let daemon = probe::Daemon {
             socket: &options.socket,
@@ -317,6 +324,44 @@ fn check_forwarder(path: &Path) -> Check {
         );
     }
     Check::pass(name, format!("{} ({version})", path.display()))
+}
+
+/// The agent-SDK adapter `hookd run` needs: installed, this build's, and
+/// Node.js to run it.
+fn check_adapter(dir: anyhow::Result<PathBuf>) -> Check {
+    let name = "adapter";
+    let dir = match dir {
+        Ok(dir) => dir,
+        Err(e) => return Check::fail(name, format!("{e:#}"), "set HOME"),
+    };
+    let status = crate::adapter::status(&dir);
+    if !status.installed {
+        return Check::fail(
+            name,
+            format!("{}: not installed (`hookd run` needs it)", dir.display()),
+            "run `hookd adapter install`",
+        );
+    }
+    let Some(node) = status.node else {
+        return Check::fail(
+            name,
+            format!("{}: installed, but `node` is not on PATH", dir.display()),
+            "install Node.js >= 18",
+        );
+    };
+    let which = if status.embedded {
+        format!("this hookd's ({})", status.version)
+    } else {
+        "not this hookd's embedded version".to_string()
+    };
+    Check::pass(
+        name,
+        format!(
+            "{}: installed, {which}; node: {}",
+            dir.display(),
+            node.display()
+        ),
+    )
 }
 
 fn check_socket(socket: &Path) -> Check {

@@ -1,6 +1,8 @@
 //! hookd: an out-of-process hook daemon for Claude Code and the Claude Agent SDK.
 
+pub mod adapter;
 pub mod agent;
+pub mod approve;
 pub mod cli;
 pub mod client;
 pub mod config;

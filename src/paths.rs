@@ -11,8 +11,14 @@ use std::fs::Metadata;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
-/// `sun_path` holds 108 bytes on Linux, including the terminating NUL.
+/// The longest socket path, in bytes: `sun_path` holds 108 bytes on Linux
+/// and 104 on macOS and the BSDs, including the terminating NUL.
+#[cfg(any(target_os = "linux", target_os = "android"))]
 pub const MAX_SOCKET_PATH_BYTES: usize = 107;
+/// The longest socket path, in bytes: `sun_path` holds 108 bytes on Linux
+/// and 104 on macOS and the BSDs, including the terminating NUL.
+#[cfg(not(any(target_os = "linux", target_os = "android")))]
+pub const MAX_SOCKET_PATH_BYTES: usize = 103;
 
 /// The socket path from the process environment.
 pub fn socket_path() -> PathBuf {

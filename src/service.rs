@@ -107,8 +107,15 @@ pub fn hookd_path(bin_dir: Option<&Path>) -> anyhow::Result<PathBuf> {
 }
 
 /// Writes the units into `dir` (created if missing) for `hookd`; with
-/// `dry_run`, writes nothing.
+/// `dry_run`, writes nothing. systemd runs only on Linux: elsewhere this
+/// refuses and says what to do instead.
 pub fn install(dir: &Path, hookd: &Path, dry_run: bool) -> anyhow::Result<ServiceOutcome> {
+    if !cfg!(target_os = "linux") {
+        bail!(
+            "`hookd service install` installs systemd user units, and systemd runs only on Linux \
+             (launchd is not supported): run `hookd serve` under your own supervisor instead"
+        );
+    }
     let wanted = [
         (dir.join("hookd.socket"), SOCKET_UNIT.to_string()),
         (dir.join("hookd.service"), service_unit(hookd)),

@@ -1266,3 +1266,122 @@ fn a_steer_reaches_the_next_model_request_and_status_shows_the_run() {
     let unknown = approver.call(json!({"type": "steer", "run_id": "nope", "text": "x"}));
     assert_eq!(unknown["code"], "not_found", "{unknown}");
 }
+
+/// `hookd adapter ARGS` with `data` as the data directory.
+fn adapter_command(data: &Path, args: &[&str]) -> std::process::Output {
+    Command::new(daemon::hookd_bin())
+        .arg("adapter")
+        .args(args)
+        .env("XDG_DATA_HOME", data)
+        .env_remove("HOOKD_ADAPTER_DIR")
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn an_installed_hookd_runs_the_embedded_adapter_from_its_data_directory() {
+    require_adapter(); // the npm cache then holds the pinned SDK: offline-safe
+    let data = tempfile::tempdir().unwrap();
+    let status = |data: &Path| -> Value {
+        let out = adapter_command(data, &["status", "--json"]);
+        serde_json::from_slice(&out.stdout).unwrap()
+    };
+    let before = status(data.path());
+    assert_eq!(before["installed"], false, "{before}");
+    let dir = PathBuf::from(before["dir"].as_str().unwrap());
+    assert!(
+        dir.starts_with(data.path().join("hookd/adapter")),
+        "{before}"
+    );
+
+    let out = adapter_command(data.path(), &["install"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(String::from_utf8_lossy(&out.stdout).ends_with(": installed\n"));
+    let after = status(data.path());
+    assert_eq!(
+        (&after["installed"], &after["embedded"]),
+        (&json!(true), &json!(true)),
+        "{after}"
+    );
+    // Nothing but the version's directory is left behind.
+    let entries: Vec<_> = std::fs::read_dir(data.path().join("hookd/adapter"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(entries, [dir.file_name().unwrap()]);
+
+    // A second install is a no-op.
+    use std::os::unix::fs::MetadataExt;
+    let inode = std::fs::metadata(&dir).unwrap().ino();
+    let again = adapter_command(data.path(), &["install"]);
+    assert!(again.status.success());
+    assert!(String::from_utf8_lossy(&again.stdout).contains("already installed"));
+    assert_eq!(std::fs::metadata(&dir).unwrap().ino(), inode);
+
+    // A daemon with no --adapter-dir runs it from there.
+    let sdk = Sdk::start_with(
+        &claude::one_bash_call_script("echo hi"),
+        Some(ALLOW_ECHO),
+        None,
+        |options, _| {
+            options
+                .env
+                .push(("XDG_DATA_HOME".into(), data.path().display().to_string()))
+        },
+    );
+    assert_eq!(sdk.daemon.status()["adapter_dir"], json!(dir));
+    let mut owner = sdk.client("owner");
+    sdk.run(
+        &mut owner,
+        json!({"cwd": sdk.project(), "permission_mode": "bypassPermissions"}),
+    );
+    let done = frames_until_done(&mut owner).pop().unwrap();
+    assert_eq!(done["ok"], true, "{done}\n{}", sdk.daemon.stderr());
+
+    // doctor reports it.
+    let out = Command::new(daemon::hookd_bin())
+        .args(["doctor", "--json", "--socket"])
+        .arg(&sdk.daemon.socket)
+        .env("XDG_DATA_HOME", data.path())
+        .output()
+        .unwrap();
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let check = report["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["name"] == "adapter")
+        .cloned()
+        .unwrap();
+    assert_eq!(check["ok"], true, "{check}");
+    assert!(
+        check["message"].as_str().unwrap().contains("this hookd's"),
+        "{check}"
+    );
+}
+
+#[test]
+fn doctor_says_how_to_install_a_missing_adapter() {
+    let data = tempfile::tempdir().unwrap();
+    let out = Command::new(daemon::hookd_bin())
+        .args(["doctor", "--json", "--socket"])
+        .arg(data.path().join("no.sock"))
+        .env("XDG_DATA_HOME", data.path())
+        .env_remove("HOOKD_ADAPTER_DIR")
+        .output()
+        .unwrap();
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let check = report["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["name"] == "adapter")
+        .cloned()
+        .unwrap();
+    assert_eq!(check["ok"], false, "{check}");
+    assert_eq!(check["fix"], "run `hookd adapter install`", "{check}");
+    let status = adapter_command(data.path(), &["status"]);
+    assert_eq!(status.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&status.stdout).contains("hookd adapter install"));
+}

@@ -486,7 +486,27 @@ fn a_grant_on_a_gemini_shell_call_is_a_bash_rule_and_covers_only_its_commands() 
     // The same command again: answered by the grant, never pending.
     let again = forward(shell("echo hello again")).join().unwrap();
     assert_eq!(again.status.code(), Some(0), "{}", stderr(&again));
-    let (_, decision) = logged(&d, "BeforeTool");
+    // The log is written behind the answer: wait for this call's lines.
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    let decision = loop {
+        let lines = d.log_lines();
+        let event = lines.iter().find(|l| {
+            l["type"] == "event" && l["input"]["tool_input"]["command"] == "echo hello again"
+        });
+        let decision = event.and_then(|event| {
+            lines
+                .iter()
+                .find(|l| l["type"] == "decision" && l["event_id"] == event["id"])
+        });
+        if let Some(decision) = decision {
+            break decision.clone();
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the second call is not in the log: {lines:#?}"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    };
     assert!(
         decision["source"].as_str().unwrap().starts_with("grant:"),
         "{decision}"

@@ -462,13 +462,19 @@ fn idle_connections(path: &std::path::Path, n: usize) -> Vec<std::os::fd::OwnedF
     let addr = UnixAddr::new(path).unwrap();
     let mut open = Vec::with_capacity(n);
     for _ in 0..n {
+        // Non-blocking and close-on-exec through fcntl (SOCK_NONBLOCK and
+        // SOCK_CLOEXEC are Linux's alone): the daemons other tests spawn
+        // meanwhile must not inherit these.
+        use nix::fcntl::{fcntl, FcntlArg, FdFlag, OFlag};
         let fd = socket(
             AddressFamily::Unix,
             SockType::Stream,
-            SockFlag::SOCK_NONBLOCK | SockFlag::SOCK_CLOEXEC,
+            SockFlag::empty(),
             None,
         )
         .unwrap();
+        fcntl(&fd, FcntlArg::F_SETFD(FdFlag::FD_CLOEXEC)).unwrap();
+        fcntl(&fd, FcntlArg::F_SETFL(OFlag::O_NONBLOCK)).unwrap();
         if connect(std::os::fd::AsRawFd::as_raw_fd(&fd), &addr).is_ok() {
             open.push(fd);
         }

@@ -42,7 +42,7 @@ fn line<'a>(text: &'a str, name: &str) -> &'a str {
         .unwrap_or_else(|| panic!("no `{name}` line in:\n{text}"))
 }
 
-const CHECKS: [&str; 10] = [
+const CHECKS: [&str; 11] = [
     "forwarder",
     "socket",
     "daemon",
@@ -53,6 +53,7 @@ const CHECKS: [&str; 10] = [
     "rules",
     "log",
     "hooks fire",
+    "adapter",
 ];
 
 #[test]

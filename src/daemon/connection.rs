@@ -17,10 +17,9 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use futures_util::{SinkExt, StreamExt};
-use nix::sys::socket::{getsockopt, sockopt::PeerCredentials};
 use tokio::net::UnixStream;
 use tokio::sync::mpsc;
-use tokio_util::codec::Framed;
+use tokio_util::codec::{Framed, FramedParts};
 use tokio_util::sync::CancellationToken;
 
 use super::hub::{ClientQueue, CLIENT_QUEUE_FRAMES};
@@ -64,7 +63,9 @@ type Conn = Framed<UnixStream, FrameCodec>;
 
 /// Serves one accepted connection to completion.
 pub async fn handle(stream: UnixStream, shared: &Arc<Shared>, shutdown: &CancellationToken) {
-    match getsockopt(&stream, PeerCredentials) {
+    // tokio's peer credentials: SO_PEERCRED on Linux, getpeereid and
+    // LOCAL_PEERPID on macOS and the BSDs.
+    match stream.peer_cred() {
         Ok(cred) if cred.uid() == shared.uid => {}
         Ok(cred) => {
             shared.stats.refused_peers.fetch_add(1, Ordering::Relaxed);
@@ -73,7 +74,7 @@ pub async fn handle(stream: UnixStream, shared: &Arc<Shared>, shutdown: &Cancell
                 peer_pid = cred.pid(),
                 "refused a peer running as another user"
             );
-            let mut conn = Framed::new(stream, FrameCodec::new(shared.max_frame));
+            let mut conn = framed(stream, shared.max_frame);
             let message = format!(
                 "this hookd serves uid {}; peers running as uid {} are refused",
                 shared.uid,
@@ -92,7 +93,7 @@ pub async fn handle(stream: UnixStream, shared: &Arc<Shared>, shutdown: &Cancell
         }
     }
     let accepted = Instant::now();
-    let mut conn = Framed::new(stream, FrameCodec::new(shared.max_frame));
+    let mut conn = framed(stream, shared.max_frame);
     // A connection accepted just before shutdown is still answered: its
     // first frame gets a short grace instead of being cut off.
     let stopping = async {
@@ -136,7 +137,32 @@ pub async fn handle(stream: UnixStream, shared: &Arc<Shared>, shutdown: &Cancell
             send(&mut conn, &Reply::error(e.code, e.message, None)).await;
         }
         Ok(Request::Hook(req)) => {
-            let result = hook::answer(req, line.len(), shared, shutdown).await;
+            // A forwarder sends nothing after its hook: the connection
+            // becoming readable means it closed (Claude Code killed the
+            // hook), which a waiting event must hear about.
+            let peer_gone = CancellationToken::new();
+            let answering =
+                hook::answer_from_forwarder(req, line.len(), &peer_gone, shared, shutdown);
+            tokio::pin!(answering);
+            let mut watching = true;
+            let result = loop {
+                tokio::select! {
+                    result = &mut answering => break result,
+                    _ = conn.get_ref().readable(), if watching => {
+                        let mut byte = [0u8; 1];
+                        match conn.get_ref().try_read(&mut byte) {
+                            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {}
+                            Ok(0) | Err(_) => {
+                                peer_gone.cancel();
+                                watching = false;
+                            }
+                            // More bytes after the hook: not the forwarder
+                            // this daemon knows; it gets its answer, unwatched.
+                            Ok(_) => watching = false,
+                        }
+                    }
+                }
+            };
             send(&mut conn, &Reply::HookResult(result)).await;
         }
         Ok(Request::Hello(hello)) => session(hello, conn, shared, shutdown).await,
@@ -240,7 +266,11 @@ async fn session(hello: Hello, mut conn: Conn, shared: &Arc<Shared>, shutdown: &
                     }
                     Some(Ok(line)) => line,
                 };
-                let request = match Request::decode(&line) {
+                let request = Request::decode(&line);
+                let frame_bytes = line.len();
+                drop(line);
+                release_idle_buffer(&mut conn);
+                let request = match request {
                     Ok(request) => request,
                     Err(e) => {
                         tracing::warn!(name = %hello.name, code = %e.code, error = %e.message, "bad frame; closing that connection");
@@ -251,7 +281,6 @@ async fn session(hello: Hello, mut conn: Conn, shared: &Arc<Shared>, shutdown: &
                 let reply = match request {
                     Request::Hook(req) => {
                         let (shared, shutdown, reply_tx) = (shared.clone(), shutdown.clone(), reply_tx.clone());
-                        let frame_bytes = line.len();
                         in_flight += 1;
                         tokio::spawn(async move {
                             let result = hook::answer(req, frame_bytes, &shared, &shutdown).await;
@@ -311,6 +340,32 @@ async fn session(hello: Hello, mut conn: Conn, shared: &Arc<Shared>, shutdown: &
         let _ = shared.runs.abort(&run_id, "its client, which disconnected");
     }
     tracing::info!(name = %hello.name, "peer disconnected");
+}
+
+/// `stream` framed, with a read buffer of [`READ_BUFFER_BYTES`] and a
+/// write buffer that starts empty and grows to what is written: most
+/// connections write one small reply, and a waiting connection should not
+/// hold `Framed`'s default 8 KiB for it.
+fn framed(stream: UnixStream, max_frame: usize) -> Conn {
+    let mut parts = FramedParts::new::<&Reply>(stream, FrameCodec::new(max_frame));
+    parts.read_buf = bytes::BytesMut::with_capacity(READ_BUFFER_BYTES);
+    Framed::from_parts(parts)
+}
+
+/// The read buffer a connection starts with (`Framed`'s own initial size).
+const READ_BUFFER_BYTES: usize = 8 * 1024;
+
+/// Gives back the read buffer's memory once it is empty: after a burst of
+/// pipelined hooks or a large input, a connection that waits for its hooks'
+/// decisions, or just stays open, would otherwise hold the largest burst it
+/// ever read (a split-off buffer keeps its whole allocation). A connection
+/// that keeps pipelining empties its buffer at most once per read: one
+/// allocation per read.
+fn release_idle_buffer(conn: &mut Conn) {
+    let buffer = conn.read_buffer_mut();
+    if buffer.is_empty() {
+        *buffer = bytes::BytesMut::with_capacity(READ_BUFFER_BYTES);
+    }
 }
 
 async fn reject(conn: &mut Conn, error: FrameError) {

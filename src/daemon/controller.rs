@@ -16,10 +16,11 @@
 //!   judged with the project's rules, as every later hook is; hooks of the
 //!   same project arriving meanwhile wait for that same load;
 //! - after that hooks use the cached rules, and [`ProjectLayers::refresh`]
-//!   (a background task, every [`PROJECT_POLL`]) stats every known file on
-//!   a blocking thread and reloads the changed ones: an edit applies within
-//!   about a second;
-//! - projects unused for [`PROJECT_IDLE`] are forgotten.
+//!   (on a blocking thread, when [`super::watch`] sees a known project's
+//!   rules directory change) stats every known file and reloads the changed
+//!   ones: an edit applies at once;
+//! - projects unused for [`PROJECT_IDLE`] are forgotten (when a new one
+//!   comes, or a file changes: no timer wakes an idle daemon for it).
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -32,9 +33,6 @@ use tokio::sync::watch;
 use crate::decision::{Answer, Source, Verdict};
 use crate::event::Event;
 use crate::rules::{project_rules_path, Action, Evaluation, Layers, Query, RuleSet};
-
-/// How often known project files are checked for changes.
-pub const PROJECT_POLL: Duration = Duration::from_secs(1);
 
 /// A project whose hooks stop for this long is forgotten (its next hook
 /// loads its file again).
@@ -94,15 +92,7 @@ pub fn answer_of(evaluation: &Evaluation) -> Answer {
     }
 }
 
-/// A project rules file's identity: (mtime, mtime ns, size, inode).
-type Fingerprint = (i64, i64, u64, u64);
-
-fn fingerprint(path: &Path) -> Option<Fingerprint> {
-    use std::os::unix::fs::MetadataExt;
-    std::fs::metadata(path)
-        .ok()
-        .map(|m| (m.mtime(), m.mtime_nsec(), m.size(), m.ino()))
-}
+use super::watch::{fingerprint, Fingerprint};
 
 /// One project's layer.
 struct ProjectEntry {
@@ -126,7 +116,7 @@ struct ProjectEntry {
 struct ProjectState {
     /// `None` until a load has checked the file; then the file's
     /// fingerprint (`None` inside when there is no file).
-    seen: Option<Option<Fingerprint>>,
+    seen: Option<Fingerprint>,
     rules: Option<Arc<RuleSet>>,
 }
 
@@ -140,6 +130,9 @@ pub struct ProjectLayers {
     checks: AtomicU64,
     /// Project files read and compiled, for `status`.
     loads: AtomicU64,
+    /// Told whenever a project becomes known or is forgotten: the watcher
+    /// then watches its directory, or stops.
+    known: watch::Sender<()>,
 }
 
 impl ProjectLayers {
@@ -150,7 +143,27 @@ impl ProjectLayers {
             epoch: Instant::now(),
             checks: AtomicU64::new(0),
             loads: AtomicU64::new(0),
+            known: watch::Sender::new(()),
         }
+    }
+
+    /// Changes whenever the set of known projects does (see
+    /// [`ProjectLayers::files`]).
+    pub fn subscribe(&self) -> watch::Receiver<()> {
+        self.known.subscribe()
+    }
+
+    /// The rules files of the projects known now.
+    pub fn files(&self) -> Vec<PathBuf> {
+        let entries = self.entries.lock().unwrap_or_else(|e| e.into_inner());
+        entries.keys().map(|dir| project_rules_path(dir)).collect()
+    }
+
+    /// Forgets the projects unused for [`PROJECT_IDLE`]; true if any was.
+    fn forget_idle(&self, entries: &mut HashMap<PathBuf, Arc<ProjectEntry>>) -> bool {
+        let (now, idle, before) = (self.now_s(), PROJECT_IDLE.as_secs(), entries.len());
+        entries.retain(|_, e| now.saturating_sub(e.last_used_s.load(Ordering::Relaxed)) < idle);
+        entries.len() != before
     }
 
     fn now_s(&self) -> u64 {
@@ -165,6 +178,7 @@ impl ProjectLayers {
             match entries.get(dir) {
                 Some(entry) => entry.clone(),
                 None => {
+                    self.forget_idle(&mut entries);
                     let entry = Arc::new(ProjectEntry {
                         dir: dir.to_path_buf(),
                         loaded: watch::Sender::new(false),
@@ -173,6 +187,7 @@ impl ProjectLayers {
                         last_used_s: AtomicU64::new(self.now_s()),
                     });
                     entries.insert(dir.to_path_buf(), entry.clone());
+                    self.known.send_replace(());
                     // Exactly one first load per project, whatever happens
                     // to the hooks waiting for it (their deadline may pass
                     // on a hung filesystem: they get their fallback, and no
@@ -240,14 +255,14 @@ impl ProjectLayers {
 
     /// Forgets the projects unused for [`PROJECT_IDLE`], then checks every
     /// other known project's file and reloads the changed ones. Blocking:
-    /// call it on a blocking thread (the daemon does, every
-    /// [`PROJECT_POLL`]).
+    /// call it on a blocking thread (the daemon does, when a rules
+    /// directory changes, see [`super::watch`]).
     pub fn refresh(&self) {
-        let now = self.now_s();
-        let idle = PROJECT_IDLE.as_secs();
         let known: Vec<Arc<ProjectEntry>> = {
             let mut entries = self.entries.lock().unwrap_or_else(|e| e.into_inner());
-            entries.retain(|_, e| now.saturating_sub(e.last_used_s.load(Ordering::Relaxed)) < idle);
+            if self.forget_idle(&mut entries) {
+                self.known.send_replace(());
+            }
             entries.values().cloned().collect()
         };
         for entry in known {

@@ -42,8 +42,10 @@ use crate::rules::{Action, Query, RuleSet};
 /// The file's name in the state directory.
 pub const GRANTS_FILE: &str = "grants.json";
 
-/// How often expired grants are swept (and announced).
-pub const EXPIRY_SWEEP: Duration = Duration::from_secs(1);
+/// How late after its expiry a grant may be swept (and announced): the
+/// sweep waits for the earliest expiry plus this, so grants that expire
+/// close together go in one sweep.
+pub const EXPIRY_SLACK: Duration = Duration::from_millis(50);
 
 /// A grant that matched an event.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -104,6 +106,10 @@ pub struct Grants {
     /// Held while a rule is appended to the user rules file: two appends
     /// must not both start from the old text.
     appending: Mutex<()>,
+    /// Told when a grant is added: the expiry sweep then looks again at
+    /// when it must wake (an idle daemon with no grant that expires has
+    /// no timer at all).
+    added: tokio::sync::Notify,
 }
 
 impl std::fmt::Debug for Grants {
@@ -154,6 +160,7 @@ impl Grants {
             active: Mutex::new(active),
             writing: Mutex::new(()),
             appending: Mutex::new(()),
+            added: tokio::sync::Notify::new(),
         }
     }
 
@@ -164,6 +171,11 @@ impl Grants {
 
     fn lock(&self) -> std::sync::MutexGuard<'_, Vec<Active>> {
         self.active.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// When the first grant that has a TTL expires, if any does.
+    pub fn next_expiry(&self) -> Option<SystemTime> {
+        self.lock().iter().filter_map(|g| g.expires).min()
     }
 
     /// Every grant live at `now`, oldest first.
@@ -203,6 +215,7 @@ impl Grants {
         };
         active.push(Active::new(record.clone())?);
         self.count.store(active.len(), Ordering::Relaxed);
+        self.added.notify_one();
         Ok(record)
     }
 
@@ -393,12 +406,18 @@ pub fn end_session(shared: &Arc<Shared>, session: &str) {
 }
 
 /// Keeps `decision` on `event` as the last one, for `status`.
-pub fn note_last_decision(shared: &Shared, event: &Event, decision: &Decision) {
+pub fn note_last_decision(
+    shared: &Shared,
+    kind: &str,
+    tool: Option<&str>,
+    summary: String,
+    decision: &Decision,
+) {
     let last = LastDecision {
         verdict: decision.answer.verdict,
-        kind: event.name().to_string(),
-        tool: event.tool_name().map(str::to_owned),
-        summary: crate::event::input_summary(&event.raw, LAST_DECISION_SUMMARY_CHARS),
+        kind: kind.to_string(),
+        tool: tool.map(str::to_owned),
+        summary,
         source: decision.source.to_string(),
         rule_ids: decision.rule_ids.clone(),
     };
@@ -411,14 +430,25 @@ pub fn note_last_decision(shared: &Shared, event: &Event, decision: &Decision) {
 /// How long `last_decision.summary` may be.
 pub const LAST_DECISION_SUMMARY_CHARS: usize = 60;
 
-/// Sweeps expired grants every [`EXPIRY_SWEEP`] until shutdown.
+/// Sweeps expired grants (and announces them) as they expire, until
+/// shutdown: it sleeps until the earliest expiry, and not at all while no
+/// grant has a TTL.
 pub async fn expire_loop(shared: Arc<Shared>, shutdown: tokio_util::sync::CancellationToken) {
-    let mut tick = tokio::time::interval(EXPIRY_SWEEP);
-    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {
+        let next = shared.grants.next_expiry();
+        let due = async {
+            match next {
+                Some(at) => {
+                    let wait = at.duration_since(SystemTime::now()).unwrap_or_default();
+                    tokio::time::sleep(wait + EXPIRY_SLACK).await
+                }
+                None => std::future::pending().await,
+            }
+        };
         tokio::select! {
             _ = shutdown.cancelled() => return,
-            _ = tick.tick() => {}
+            _ = shared.grants.added.notified() => continue,
+            _ = due => {}
         }
         let expired = shared.grants.expire(SystemTime::now());
         announce(&shared, GrantChange::Expired, expired);

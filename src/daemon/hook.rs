@@ -23,6 +23,15 @@
 //! undecided event is "no opinion". The same applies whatever ends the wait
 //! (nobody left to decide, the timeout, the run's end, the daemon stopping).
 //!
+//! With a person at the Claude Code terminal ([`attended`]), Claude Code
+//! shows its own permission dialog and the person races the clients: a
+//! PreToolUse `ask` never waits (it brings up the dialog and a
+//! PermissionRequest), and a held PermissionRequest also ends when the
+//! person answers the dialog: the forwarder's connection closes (Claude
+//! Code kills the hook on "no"), or the same call's PostToolUse or the
+//! turn's end arrives ("yes": the hook is left running). It is then
+//! decided as [`Source::Terminal`]. See tests/e2e/FINDINGS-interactive.md.
+//!
 //! Judging is bounded too: large inputs are evaluated off the async
 //! workers, and rules that cannot judge before the deadline (or panic) give
 //! the event's fallback.
@@ -41,7 +50,8 @@ use tokio_util::sync::CancellationToken;
 use uuid::Uuid;
 
 use super::controller::Judgement;
-use super::hub::{ClientQueue, EventMeta, Hub, Resolution};
+use super::hub::{tool_call_key, ClientQueue, EventMeta, Hub, Resolution};
+use super::stops::StopChains;
 use super::{unjudged, Shared};
 use crate::agent::claude::{output, FailClosed, HookEventKind};
 use crate::agent::Agent;
@@ -49,7 +59,7 @@ use crate::config::Timeout;
 use crate::decision::{Answer, Decision, Source, Verdict};
 use crate::event::Event;
 use crate::protocol::log::{DecisionView, EventView};
-use crate::protocol::{push_frame, AskedBy, HookRequest, HookResult, PushKind};
+use crate::protocol::{push_frame, AskedBy, Harness, HookRequest, HookResult, PushKind};
 use crate::rules::{Layers, RuleSet};
 
 /// Hook inputs up to this size (the frame's bytes) are judged on the
@@ -95,6 +105,20 @@ pub fn answer<'a>(
     answer_in(req, frame_bytes, None, shared, shutdown)
 }
 
+/// [`answer`], for the one hook of a forwarder's connection: `peer_gone`
+/// is cancelled when the forwarder goes away (Claude Code killed the hook:
+/// in an attended session, the person answered its dialog). A pending
+/// event then stops waiting and is closed, answered in the terminal.
+pub fn answer_from_forwarder<'a>(
+    req: HookRequest,
+    frame_bytes: usize,
+    peer_gone: &'a CancellationToken,
+    shared: &'a Arc<Shared>,
+    shutdown: &'a CancellationToken,
+) -> impl Future<Output = HookResult> + Send + 'a {
+    answer_with(req, frame_bytes, None, Some(peer_gone), shared, shutdown)
+}
+
 /// [`answer`], for a hook of agent-SDK run `run` (or of none): the same
 /// rules, pending table, clients, log and fallbacks; the run's owner also
 /// gets the frames, and a run that ends releases its pending events to
@@ -115,6 +139,17 @@ pub fn answer_in<'a>(
     shared: &'a Arc<Shared>,
     shutdown: &'a CancellationToken,
 ) -> impl Future<Output = HookResult> + Send + 'a {
+    answer_with(req, frame_bytes, run, None, shared, shutdown)
+}
+
+fn answer_with<'a>(
+    req: HookRequest,
+    frame_bytes: usize,
+    run: Option<&'a RunLink>,
+    peer_gone: Option<&'a CancellationToken>,
+    shared: &'a Arc<Shared>,
+    shutdown: &'a CancellationToken,
+) -> impl Future<Output = HookResult> + Send + 'a {
     let in_flight = Gauge::enter(&shared.stats.hooks_in_flight);
     let id = req.id.clone();
     let agent = req.harness.agent();
@@ -125,33 +160,41 @@ pub fn answer_in<'a>(
         .unwrap_or("unknown")
         .to_string();
     let fail_closed = req.fail_closed.max(shared.fail_closed);
-    AssertUnwindSafe(answer_unguarded(req, frame_bytes, run, shared, shutdown))
-        .catch_unwind()
-        .map(move |answered| {
-            drop(in_flight);
-            answered.unwrap_or_else(|panic| {
-                tracing::error!(
-                    hook = %id,
-                    event = %event_name,
-                    panic = super::panic_message(&*panic),
-                    "answering a hook panicked; it gets its fallback and the daemon goes on"
-                );
-                shared.stats.fallbacks.fetch_add(1, Ordering::Relaxed);
-                let out = agent.fallback(&event_name, fail_closed, "internal_error");
-                HookResult {
-                    id,
-                    exit_code: out.exit_code,
-                    stdout: out.stdout,
-                    stderr: out.stderr,
-                }
-            })
+    AssertUnwindSafe(answer_unguarded(
+        req,
+        frame_bytes,
+        run,
+        peer_gone,
+        shared,
+        shutdown,
+    ))
+    .catch_unwind()
+    .map(move |answered| {
+        drop(in_flight);
+        answered.unwrap_or_else(|panic| {
+            tracing::error!(
+                hook = %id,
+                event = %event_name,
+                panic = super::panic_message(&*panic),
+                "answering a hook panicked; it gets its fallback and the daemon goes on"
+            );
+            shared.stats.fallbacks.fetch_add(1, Ordering::Relaxed);
+            let out = agent.fallback(&event_name, fail_closed, "internal_error");
+            HookResult {
+                id,
+                exit_code: out.exit_code,
+                stdout: out.stdout,
+                stderr: out.stderr,
+            }
         })
+    })
 }
 
 async fn answer_unguarded(
     req: HookRequest,
     frame_bytes: usize,
     run: Option<&RunLink>,
+    peer_gone: Option<&CancellationToken>,
     shared: &Arc<Shared>,
     shutdown: &CancellationToken,
 ) -> HookResult {
@@ -189,6 +232,10 @@ async fn answer_unguarded(
     let agent = event.agent();
     let decision_point = agent.is_decision_point(kind);
     shared.stats.events.fetch_add(1, Ordering::Relaxed);
+    let attended = attended(&event);
+    if attended {
+        dialog_answered(&event, &shared.hub);
+    }
 
     let judgement = if let Some(judgement) = unjudged {
         judgement
@@ -202,7 +249,9 @@ async fn answer_unguarded(
             ..Judgement::default_for(rules.generation())
         }
     } else if decision_point {
-        let judgement = judge(
+        // Boxed: this future's size is the memory every waiting hook holds,
+        // and judging's state, gone once judged, would set it.
+        let judgement = Box::pin(judge(
             &event,
             rules,
             frame_bytes,
@@ -210,7 +259,7 @@ async fn answer_unguarded(
             shared,
             deadline,
             shutdown,
-        )
+        ))
         .await;
         super::grants::apply(shared, &event, judgement)
     } else {
@@ -219,20 +268,19 @@ async fn answer_unguarded(
     };
     #[cfg(feature = "fault-injection")]
     super::fault::after_judging(&event.raw);
+    // With a person at the terminal, a PreToolUse `ask` is answered at
+    // once: Claude Code shows its dialog and fires PermissionRequest, which
+    // waits for clients while the person can answer the dialog. (An
+    // undecided PreToolUse under `route_undecided` still waits: answering
+    // it would not bring up a dialog.)
+    let to_dialog =
+        attended && kind == HookEventKind::PreToolUse && judgement.answer.verdict == Verdict::Ask;
     let routed = decision_point
         && judgement.enforced
+        && !to_dialog
         && (judgement.answer.verdict == Verdict::Ask
             || (judgement.source == Source::Default && shared.config.decisions.route_undecided));
-    let meta = EventMeta {
-        kind: event.name(),
-        agent,
-        session: event.input.base.session_id.as_deref(),
-        tool: event.tool_name(),
-        decision_point,
-        pending: true,
-    };
-    let pending = routed && shared.hub.has_decider(&meta);
-    let meta = EventMeta { pending, ..meta };
+    let pending = routed && shared.hub.has_decider(&meta_of(&event, agent, true));
     if kind == HookEventKind::SessionEnd && event.copy_of.is_none() {
         if let Some(session) = &event.input.base.session_id {
             super::grants::end_session(shared, session);
@@ -240,59 +288,80 @@ async fn answer_unguarded(
     }
 
     // Record the event: redacted for the log (and subscribers that asked),
-    // raw for the others. One serialization each, shared by all.
-    let redacted = shared.redactor.redact_value(&event.raw);
-    let log_json =
-        serde_json::to_vec(&EventView::with_input(&event, &redacted)).expect("records serialize");
-    let log_line = line(&log_json);
-    shared.log.push(log_line.clone());
-    // In the table before anyone is told it is pending: a client that
-    // decides the instant it sees the event must find it there.
-    let (resolution, info) = match pending {
-        true => {
-            let record = log_line.slice(..log_line.len() - 1);
-            let asked_by = AskedBy {
-                rule_ids: judgement.rule_ids.clone(),
-                reason: judgement.answer.reason.clone(),
-            };
-            let (resolution, info) = shared.hub.add_pending(
-                event.id,
-                kind,
-                &meta,
-                record,
-                deadline,
-                suggestions_for(&event),
-                asked_by,
-            );
-            (Some(resolution), Some(info))
+    // raw for the others. One serialization each, shared by all, and all
+    // of it dropped before the wait but the log line (which the pending
+    // table keeps): a waiting hook holds as little as it can.
+    let resolution = {
+        let meta = meta_of(&event, agent, pending);
+        let redacted = shared.redactor.redact_value(&event.raw);
+        let log_line = line(
+            &serde_json::to_vec(&EventView::with_input(&event, &redacted))
+                .expect("records serialize"),
+        );
+        let log_json = log_line.slice(..log_line.len() - 1);
+        shared.log.push(log_line);
+        // In the table before anyone is told it is pending: a client that
+        // decides the instant it sees the event must find it there.
+        let (resolution, info) = match pending {
+            true => {
+                let asked_by = AskedBy {
+                    rule_ids: judgement.rule_ids.clone(),
+                    reason: judgement.answer.reason.clone(),
+                };
+                let (resolution, info) = shared.hub.add_pending(
+                    event.id,
+                    kind,
+                    &meta,
+                    log_json.clone(),
+                    deadline,
+                    suggestions_for(&event),
+                    asked_by,
+                );
+                (Some(resolution), Some(info))
+            }
+            false => (None, None),
+        };
+        if resolution.is_some() && attended && kind == HookEventKind::PermissionRequest {
+            if let (Some(session), Some(tool)) = (&event.input.base.session_id, event.tool_name()) {
+                let call = tool_call_key(tool, &event.raw["tool_input"]);
+                shared.hub.watch_dialog(event.id, session, call);
+            }
         }
-        false => (None, None),
+        let mut frames: [Option<Bytes>; 2] = [None, None];
+        let mut frame = |redact: bool| {
+            let kind = PushKind::Event {
+                pending,
+                info: info.as_ref(),
+            };
+            frames[redact as usize]
+                .get_or_insert_with(|| match (&redacted, redact) {
+                    (Cow::Owned(_), false) => {
+                        let raw =
+                            serde_json::to_vec(&EventView::of(&event)).expect("records serialize");
+                        push_frame(kind, &raw)
+                    }
+                    _ => push_frame(kind, &log_json),
+                })
+                .clone()
+        };
+        shared.hub.publish(&meta, skip, &mut frame);
+        if let Some(run) = run {
+            run.owner.push(frame(false));
+        }
+        resolution
     };
     let _entry = resolution.is_some().then(|| PendingEntry {
         hub: &shared.hub,
         id: event.id,
     });
-    let mut frames: [Option<Bytes>; 2] = [None, None];
-    let mut frame = |redact: bool| {
-        let kind = PushKind::Event {
-            pending,
-            info: info.as_ref(),
-        };
-        frames[redact as usize]
-            .get_or_insert_with(|| match (&redacted, redact) {
-                (Cow::Owned(_), false) => {
-                    let raw =
-                        serde_json::to_vec(&EventView::of(&event)).expect("records serialize");
-                    push_frame(kind, &raw)
-                }
-                _ => push_frame(kind, &log_json),
-            })
-            .clone()
-    };
-    shared.hub.publish(&meta, skip, &mut frame);
-    if let Some(run) = run {
-        run.owner.push(frame(false));
-    }
+    // What the stop chains and the status line need of the input once the
+    // answer is known.
+    let chain = StopChains::chain_fields(kind, &event.raw);
+    let summary =
+        crate::event::input_summary(&event.raw, super::grants::LAST_DECISION_SUMMARY_CHARS);
+    // From here on only the event's ids and names are read: the rest (the
+    // input's tree above all) goes now, before a pending event's wait.
+    let event = Judged::from(event);
 
     let judgement = if let Some(resolution) = resolution {
         let wait_until = match shared.config.decisions.timeout_for(event.name()) {
@@ -311,8 +380,21 @@ async fn answer_unguarded(
                     let (remembered, grant_rule) = remembered.unzip();
                     Judgement { answer, source: Source::Client(client), grant_rule, remembered, ..judgement }
                 }
+                Ok(Resolution::Terminal) => answered_in_terminal(judgement),
                 Ok(Resolution::Abandoned) | Err(_) => fallback_of(judgement, Source::Fallback, agent, kind, fail_closed),
             },
+            _ = peer_left(peer_gone) => {
+                // Claude Code kills a hook whose dialog the person answered
+                // (no, or Esc); anything else that ends a forwarder early
+                // (a killed CLI) leaves nobody to answer either.
+                if attended {
+                    shared.hub.finish(event.id, "terminal (answered in Claude Code)");
+                    answered_in_terminal(judgement)
+                } else {
+                    shared.hub.finish(event.id, "fallback (the hook went away)");
+                    fallback_of(judgement, Source::Fallback, agent, kind, fail_closed)
+                }
+            }
             _ = tokio::time::sleep_until(wait_until.into()) => {
                 shared.hub.finish(event.id, "timeout");
                 shared.stats.timeouts.fetch_add(1, Ordering::Relaxed);
@@ -332,6 +414,7 @@ async fn answer_unguarded(
     } else {
         judgement
     };
+    shared.hub.unwatch_dialog(event.id);
     if matches!(judgement.source, Source::Fallback | Source::Timeout) {
         shared.stats.fallbacks.fetch_add(1, Ordering::Relaxed);
     }
@@ -343,7 +426,7 @@ async fn answer_unguarded(
         shared
             .controller
             .stop_chains()
-            .record(kind, &event.raw, blocked);
+            .record(kind, &chain, blocked);
     }
 
     let out = if judgement.enforced {
@@ -367,7 +450,13 @@ async fn answer_unguarded(
         && decision.answer.verdict != Verdict::NoOpinion
         && !matches!(decision.source, Source::Copy | Source::Probe)
     {
-        super::grants::note_last_decision(shared, &event, &decision);
+        super::grants::note_last_decision(
+            shared,
+            &event.name,
+            event.tool.as_deref(),
+            summary,
+            &decision,
+        );
     }
     tracing::debug!(event = %event.name(), verdict = %decision.answer.verdict, source = %decision.source, "decided");
     shared.stats.decisions.fetch_add(1, Ordering::Relaxed);
@@ -386,6 +475,7 @@ async fn answer_unguarded(
     ))
     .expect("records serialize");
     shared.log.push(line(&decision_json));
+    let meta = event.meta(agent, pending);
     // Built only if someone will receive it (most hooks have no subscriber).
     let mut decision_frames: [Option<Bytes>; 2] = [None, None];
     let mut frame = |redact: bool| {
@@ -491,6 +581,76 @@ fn evaluate(shared: &Shared, event: &Event, layers: &Layers) -> Judgement {
     shared.controller.judge(event, layers)
 }
 
+/// The facts about `event` that subscribers' filters look at.
+fn meta_of(event: &Event, agent: Agent, pending: bool) -> EventMeta<'_> {
+    EventMeta {
+        kind: event.name(),
+        agent,
+        session: event.input.base.session_id.as_deref(),
+        tool: event.tool_name(),
+        decision_point: agent.is_decision_point(event.kind()),
+        pending,
+    }
+}
+
+/// What a hook reads of its event once it is judged and recorded: a
+/// pending event holds this, not the event, while it waits for a client
+/// (the daemon's memory per pending decision).
+struct Judged {
+    id: Uuid,
+    run_id: Option<String>,
+    kind: HookEventKind,
+    name: String,
+    session: Option<String>,
+    tool: Option<String>,
+}
+
+impl From<Arc<Event>> for Judged {
+    /// Moves the names out when this was the last reference (always, but
+    /// after a slow evaluation that outlived its deadline); else copies them.
+    fn from(event: Arc<Event>) -> Judged {
+        match Arc::try_unwrap(event) {
+            Ok(event) => Judged {
+                id: event.id,
+                kind: event.input.kind,
+                name: if event.input.name.is_empty() {
+                    event.name().to_string()
+                } else {
+                    event.input.name
+                },
+                run_id: event.run_id,
+                session: event.input.base.session_id,
+                tool: event.input.tool.tool_name,
+            },
+            Err(event) => Judged {
+                id: event.id,
+                run_id: event.run_id.clone(),
+                kind: event.kind(),
+                name: event.name().to_string(),
+                session: event.input.base.session_id.clone(),
+                tool: event.tool_name().map(str::to_string),
+            },
+        }
+    }
+}
+
+impl Judged {
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    fn meta(&self, agent: Agent, pending: bool) -> EventMeta<'_> {
+        EventMeta {
+            kind: &self.name,
+            agent,
+            session: self.session.as_deref(),
+            tool: self.tool.as_deref(),
+            decision_point: agent.is_decision_point(self.kind),
+            pending,
+        }
+    }
+}
+
 /// Counts one hook in flight while it lives (a panic included).
 struct Gauge<'a>(&'a AtomicU64);
 
@@ -518,6 +678,64 @@ struct PendingEntry<'a> {
 impl Drop for PendingEntry<'_> {
     fn drop(&mut self) {
         self.hub.finish(self.id, "fallback (internal error)");
+    }
+}
+
+/// Resolves when the forwarder has gone; never for a hook that did not
+/// come from one.
+async fn peer_left(peer_gone: Option<&CancellationToken>) {
+    match peer_gone {
+        Some(token) => token.cancelled().await,
+        None => std::future::pending().await,
+    }
+}
+
+/// Whether a person sits at the Claude Code terminal this hook came from:
+/// Claude Code 2.1.330 sets `CLAUDE_CODE_SESSION_ATTENDED=1` for hooks of
+/// an interactive session, `0` for `-p` and SDK sessions
+/// (tests/e2e/FINDINGS-interactive.md). Only then does it show its own
+/// permission dialog.
+pub fn attended(event: &Event) -> bool {
+    event.harness == Harness::ClaudeCode
+        && event
+            .env
+            .get("CLAUDE_CODE_SESSION_ATTENDED")
+            .is_some_and(|v| v == "1")
+}
+
+/// Ends the pending PermissionRequests whose dialog `event` shows was
+/// answered in the terminal: the tool ran (PostToolUse, PostToolUseFailure
+/// for the same call: the person said yes), or the turn is over (Stop, a
+/// new prompt, the session's end). A "no" needs nothing here: Claude Code
+/// kills the hook, and its forwarder's connection closes.
+fn dialog_answered(event: &Event, hub: &Hub) {
+    let Some(session) = event.input.base.session_id.as_deref() else {
+        return;
+    };
+    let call = match event.kind() {
+        HookEventKind::PostToolUse | HookEventKind::PostToolUseFailure => match event.tool_name() {
+            Some(tool) => Some(tool_call_key(tool, &event.raw["tool_input"])),
+            None => return,
+        },
+        HookEventKind::Stop
+        | HookEventKind::StopFailure
+        | HookEventKind::UserPromptSubmit
+        | HookEventKind::SessionEnd => None,
+        _ => return,
+    };
+    let ended = hub.answered_in_terminal(session, call);
+    if ended > 0 {
+        tracing::debug!(session, ended, event = %event.name(), "answered in Claude Code's dialog");
+    }
+}
+
+/// A pending event the person answered in Claude Code's dialog: nobody
+/// reads this hook's answer any more; "no opinion", logged as `terminal`.
+fn answered_in_terminal(judgement: Judgement) -> Judgement {
+    Judgement {
+        answer: Answer::no_opinion(),
+        source: Source::Terminal,
+        ..judgement
     }
 }
 

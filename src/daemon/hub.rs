@@ -12,6 +12,10 @@
 //! - When the last subscriber that can decide goes away, every pending event
 //!   is released at once to its fallback: nobody waits on a daemon nobody
 //!   watches.
+//! - A pending PermissionRequest of an attended Claude Code session is also
+//!   watched as a *dialog*: the person can answer it in Claude Code first,
+//!   and the events that show it (the same call's PostToolUse, the turn's
+//!   end) end it as answered in the terminal ([`Hub::answered_in_terminal`]).
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
@@ -53,6 +57,29 @@ pub enum Resolution {
     },
     /// The last subscriber able to decide went away.
     Abandoned,
+    /// The person answered in Claude Code's own permission dialog (see
+    /// [`Hub::watch_dialog`]).
+    Terminal,
+}
+
+/// A PermissionRequest held for clients while Claude Code shows its own
+/// dialog for the same tool call, in an attended session.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Dialog {
+    session: String,
+    /// [`tool_call_key`] of the call the dialog asks about.
+    tool_call: u64,
+}
+
+/// A tool call's identity within a session: its tool name and input (JSON
+/// with sorted keys, so the same input hashes the same whichever event
+/// carries it).
+pub fn tool_call_key(tool: &str, tool_input: &Value) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut hasher = std::collections::hash_map::DefaultHasher::new();
+    tool.hash(&mut hasher);
+    tool_input.to_string().hash(&mut hasher);
+    hasher.finish()
 }
 
 /// The facts about an event that filters look at.
@@ -342,6 +369,10 @@ pub struct DecideError {
 #[derive(Default)]
 pub struct Hub {
     pending: Mutex<PendingTable>,
+    /// Pending events whose question Claude Code also shows in its own
+    /// dialog, by event id: what ends them from the terminal's side.
+    dialogs: Mutex<HashMap<Uuid, Dialog>>,
+    dialog_count: AtomicUsize,
     subscribers: Mutex<HashMap<u64, Subscriber>>,
     next_client: AtomicU64,
     subscriber_count: AtomicU64,
@@ -611,6 +642,67 @@ impl Hub {
                 code: ErrorCode::AlreadyDecided,
                 message: format!("event {id} reached its deadline before this decision"),
             })
+    }
+
+    /// Pending event `id` is a PermissionRequest for tool call `tool_call`
+    /// of attended `session`: Claude Code shows its dialog meanwhile. When
+    /// the person answers there, [`Hub::answered_in_terminal`] ends it.
+    pub fn watch_dialog(&self, id: Uuid, session: &str, tool_call: u64) {
+        let mut dialogs = self.dialogs.lock().unwrap_or_else(|e| e.into_inner());
+        dialogs.insert(
+            id,
+            Dialog {
+                session: session.to_string(),
+                tool_call,
+            },
+        );
+        self.dialog_count.store(dialogs.len(), Ordering::Relaxed);
+    }
+
+    /// Forgets event `id`'s dialog (its wait is over).
+    pub fn unwatch_dialog(&self, id: Uuid) {
+        if self.dialog_count.load(Ordering::Relaxed) == 0 {
+            return;
+        }
+        let mut dialogs = self.dialogs.lock().unwrap_or_else(|e| e.into_inner());
+        dialogs.remove(&id);
+        self.dialog_count.store(dialogs.len(), Ordering::Relaxed);
+    }
+
+    /// An event of `session` shows that the person answered Claude Code's
+    /// dialog: tool call `tool_call` ran (PostToolUse), or, with `None`, the
+    /// turn is over (Stop, a new prompt). The pending events waiting on
+    /// those dialogs end as answered in the terminal; returns how many.
+    /// Costs one atomic load while no dialog is watched.
+    pub fn answered_in_terminal(&self, session: &str, tool_call: Option<u64>) -> usize {
+        if self.dialog_count.load(Ordering::Relaxed) == 0 {
+            return 0;
+        }
+        let ended: Vec<Uuid> = {
+            let mut dialogs = self.dialogs.lock().unwrap_or_else(|e| e.into_inner());
+            let ended: Vec<Uuid> = dialogs
+                .iter()
+                .filter(|(_, d)| {
+                    d.session == session && tool_call.is_none_or(|call| call == d.tool_call)
+                })
+                .map(|(id, _)| *id)
+                .collect();
+            for id in &ended {
+                dialogs.remove(id);
+            }
+            self.dialog_count.store(dialogs.len(), Ordering::Relaxed);
+            ended
+        };
+        let mut table = self.pending.lock().unwrap_or_else(|e| e.into_inner());
+        ended
+            .into_iter()
+            .filter(
+                |id| match table.end(*id, "terminal (answered in Claude Code)".into()) {
+                    Some(entry) => entry.resolve.send(Resolution::Terminal).is_ok(),
+                    None => false,
+                },
+            )
+            .count()
     }
 
     /// Number of pending events.
@@ -928,6 +1020,50 @@ mod tests {
         hub.unsubscribe(a);
         assert!(matches!(rx.await.unwrap(), Resolution::Abandoned));
         assert_eq!(hub.pending_count(), 0);
+    }
+
+    #[tokio::test]
+    async fn a_dialog_answered_in_the_terminal_ends_its_pending_event() {
+        let hub = Hub::default();
+        let (_id, _rx, _) = subscriber(&hub, Filter::default(), 8);
+        let add = |call: u64| {
+            let id = Uuid::now_v7();
+            let (rx, _) = hub.add_pending(
+                id,
+                HookEventKind::PermissionRequest,
+                &meta("PermissionRequest"),
+                Bytes::from_static(b"{}"),
+                Instant::now() + Duration::from_secs(60),
+                Vec::new(),
+                AskedBy::default(),
+            );
+            hub.watch_dialog(id, "s1", call);
+            (id, rx)
+        };
+        let touch = tool_call_key("Bash", &json!({"command": "touch a", "description": "x"}));
+        let same = tool_call_key("Bash", &json!({"description": "x", "command": "touch a"}));
+        assert_eq!(touch, same, "key order does not matter");
+        let (ran, ran_rx) = add(touch);
+        let (other, _other_rx) = add(touch + 1);
+        // Another session's tool run, or another call, ends nothing.
+        assert_eq!(hub.answered_in_terminal("s2", Some(touch)), 0);
+        assert_eq!(hub.answered_in_terminal("s1", Some(touch + 2)), 0);
+        assert_eq!(hub.answered_in_terminal("s1", Some(touch)), 1);
+        assert!(matches!(ran_rx.await.unwrap(), Resolution::Terminal));
+        let late = hub
+            .decide(
+                &ran.into(),
+                Answer::new(Verdict::Allow, None),
+                "phone",
+                None,
+            )
+            .unwrap_err();
+        assert!(late.message.contains("terminal"), "{}", late.message);
+        // The turn ending closes whatever dialog of the session is left.
+        assert_eq!(hub.answered_in_terminal("s1", None), 1);
+        assert_eq!(hub.pending_count(), 0);
+        assert_eq!(hub.dialog_count.load(Ordering::Relaxed), 0);
+        hub.unwatch_dialog(other);
     }
 
     #[test]

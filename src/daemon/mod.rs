@@ -11,8 +11,8 @@
 //!
 //! Shutdown (SIGTERM/SIGINT): stop accepting, answer in-flight hooks with
 //! their fallback, remove the socket, flush the log (for a bounded time),
-//! exit 0. SIGHUP reloads the rules file; a bad file keeps the last good
-//! generation.
+//! exit 0. SIGHUP reloads the rules file, and so does a change to it (see
+//! [`watch`]); a bad file keeps the last good generation.
 //!
 //! Panics: a panic in a task ends that task only (the release profile
 //! unwinds; only the forwarder is built with `panic=abort`). A hook whose
@@ -34,6 +34,7 @@ pub mod socket;
 pub mod stops;
 pub mod systemd;
 pub mod unjudged;
+pub mod watch;
 
 use std::any::Any;
 use std::panic::AssertUnwindSafe;
@@ -55,11 +56,6 @@ use crate::rules::RuleSet;
 use controller::Controller;
 use hub::Hub;
 use log::EventLog;
-
-/// How often the rules file is checked for changes. Polling (mtime, size,
-/// inode) needs no watcher dependency and also catches editors that replace
-/// the file by renaming a new one over it.
-const RULES_POLL: Duration = Duration::from_secs(1);
 
 /// How long in-flight connections get to finish after a shutdown signal.
 /// Hooks answer their fallback at once; this only bounds slow writes.
@@ -147,6 +143,12 @@ pub struct Shared {
     pub grants: grants::Grants,
     /// The last decision that said something, for `status`.
     pub last_decision: std::sync::Mutex<Option<crate::protocol::LastDecision>>,
+    /// The rules file as the last reload found it (before reading it): the
+    /// watcher reloads only when the file differs from that.
+    pub rules_seen: std::sync::Mutex<watch::Fingerprint>,
+    /// Told when the rules source changes (the defaults become a file):
+    /// the watcher then watches the new file.
+    pub rules_source_changed: tokio::sync::Notify,
     /// Pending table and subscribers.
     pub hub: Hub,
     /// The configuration file's contents.
@@ -192,6 +194,11 @@ impl Shared {
             user_rules: options.user_rules.clone(),
             grants: grants::Grants::load(options.grants_file.clone(), std::time::SystemTime::now()),
             last_decision: std::sync::Mutex::new(None),
+            rules_seen: std::sync::Mutex::new(match &options.rules {
+                RulesSource::File(path) => watch::fingerprint(path),
+                RulesSource::Defaults => None,
+            }),
+            rules_source_changed: tokio::sync::Notify::new(),
             hub: Hub::default(),
             config: options.config.clone(),
             redactor,
@@ -215,6 +222,7 @@ impl Shared {
     /// Switches where the rules come from (the next reload reads it).
     pub fn set_rules_source(&self, source: RulesSource) {
         *self.rules.write().unwrap_or_else(|e| e.into_inner()) = source;
+        self.rules_source_changed.notify_one();
     }
 
     /// The `status` result.
@@ -407,8 +415,7 @@ pub async fn serve(
     shared: Arc<Shared>,
     shutdown: CancellationToken,
 ) -> anyhow::Result<()> {
-    tokio::spawn(watch_rules(shared.clone(), shutdown.clone()));
-    tokio::spawn(refresh_projects(shared.clone(), shutdown.clone()));
+    tokio::spawn(watch::watch_rules(shared.clone(), shutdown.clone()));
     tokio::spawn(grants::expire_loop(shared.clone(), shutdown.clone()));
     if let Some(interval) = systemd::watchdog_interval() {
         tokio::spawn(watchdog(shared.clone(), interval, shutdown.clone()));
@@ -593,77 +600,20 @@ async fn handle_signals(shared: Arc<Shared>, shutdown: CancellationToken) {
     shutdown.cancel();
 }
 
-/// Reloads the rules whenever the rules file changes. The file is stat'ed
-/// and read on a blocking thread: a slow filesystem never holds up the
-/// workers that answer hooks.
-async fn watch_rules(shared: Arc<Shared>, shutdown: CancellationToken) {
-    fn fingerprint(path: &std::path::Path) -> Option<(i64, i64, u64, u64)> {
-        use std::os::unix::fs::MetadataExt;
-        std::fs::metadata(path)
-            .ok()
-            .map(|m| (m.mtime(), m.mtime_nsec(), m.size(), m.ino()))
-    }
-    let stat = |path: PathBuf| async move {
-        tokio::task::spawn_blocking(move || fingerprint(&path))
-            .await
-            .ok()
-            .flatten()
-    };
-    // The source may become a file later (`remember: "always"` creates
-    // the user file from the defaults), so it is read at every tick.
-    let mut watched = None;
-    let mut last = None;
-    let mut tick = tokio::time::interval(RULES_POLL);
-    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-    loop {
-        tokio::select! {
-            _ = shutdown.cancelled() => return,
-            _ = tick.tick() => {}
-        }
-        let RulesSource::File(path) = shared.rules_source() else {
-            continue;
-        };
-        let now = stat(path.clone()).await;
-        if watched.as_ref() != Some(&path) {
-            watched = Some(path);
-            last = now;
-            continue;
-        }
-        if now != last {
-            last = now;
-            tracing::info!(path = %path.display(), "rules file changed");
-            reload_off_worker(&shared).await;
-        }
-    }
-}
-
-/// Checks the known projects' rules files for changes (see
-/// [`controller`]), on a blocking thread.
-async fn refresh_projects(shared: Arc<Shared>, shutdown: CancellationToken) {
-    let mut tick = tokio::time::interval(controller::PROJECT_POLL);
-    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-    loop {
-        tokio::select! {
-            _ = shutdown.cancelled() => return,
-            _ = tick.tick() => {}
-        }
-        let projects = shared.controller.projects().clone();
-        // No thread is woken for a daemon that has seen no project.
-        if !projects.is_empty() {
-            let _ = tokio::task::spawn_blocking(move || projects.refresh()).await;
-        }
-    }
-}
-
 /// [`reload`] on a blocking thread.
-async fn reload_off_worker(shared: &Arc<Shared>) {
+pub(crate) async fn reload_off_worker(shared: &Arc<Shared>) {
     let shared = shared.clone();
     let _ = tokio::task::spawn_blocking(move || reload(&shared)).await;
 }
 
 /// Reloads the rules; a bad file keeps the current generation.
 pub fn reload(shared: &Shared) {
-    match load_rules(&shared.rules_source()) {
+    let source = shared.rules_source();
+    if let RulesSource::File(path) = &source {
+        // Noted before reading: a change made during the read is a change.
+        *shared.rules_seen.lock().unwrap_or_else(|e| e.into_inner()) = watch::fingerprint(path);
+    }
+    match load_rules(&source) {
         Ok(rules) => {
             let generation = shared.controller.replace_rules(rules);
             tracing::info!(generation, "rules reloaded");

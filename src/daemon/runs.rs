@@ -371,24 +371,17 @@ impl Runs {
             .adapter_dir
             .join("node_modules/@anthropic-ai/claude-agent-sdk/package.json");
         if !sdk.is_file() {
-            let mut message = format!(
-                "the agent-SDK adapter's dependencies are not installed in {dir}: run \
-                 `npm ci --prefix {dir}`",
+            let message = format!(
+                "the agent-SDK adapter is not installed in {dir}: run `hookd adapter install` \
+                 (or, for an adapter directory of hookd's source, `npm ci --prefix {dir}`)",
                 dir = self.adapter_dir.display()
             );
-            if !self.adapter_dir.join("package.json").is_file() {
-                message.push_str(&format!(
-                    " ({} has no package.json: --adapter-dir / HOOKD_ADAPTER_DIR must name the \
-                     adapter/ directory of hookd's source)",
-                    self.adapter_dir.display()
-                ));
-            }
             return Err(Refused::unavailable(message));
         }
         if !self.adapter_dir.join("adapter.mjs").is_file() {
             return Err(Refused::unavailable(format!(
-                "no adapter.mjs in {}: --adapter-dir / HOOKD_ADAPTER_DIR must name the adapter/ \
-                 directory of hookd's source",
+                "no adapter.mjs in {}: run `hookd adapter install`, or name a directory holding \
+                 the adapter with --adapter-dir / HOOKD_ADAPTER_DIR",
                 self.adapter_dir.display()
             )));
         }

@@ -45,7 +45,31 @@ fn chain_of(kind: HookEventKind, input: &Value) -> Option<(&str, Option<&str>)> 
     }
 }
 
+/// Whether `kind` ends every chain of its session.
+fn ends_session(kind: HookEventKind) -> bool {
+    matches!(
+        kind,
+        HookEventKind::UserPromptSubmit | HookEventKind::SessionEnd
+    )
+}
+
 impl StopChains {
+    /// The part of a `kind` hook input that [`StopChains::record`] reads
+    /// (its session and subagent ids; nothing for events that are no part
+    /// of a chain): a waiting hook keeps this, not the input.
+    pub fn chain_fields(kind: HookEventKind, input: &Value) -> Value {
+        if chain_of(kind, input).is_none() && !ends_session(kind) {
+            return Value::Null;
+        }
+        let mut fields = serde_json::Map::new();
+        for key in ["session_id", "agent_id"] {
+            if let Some(value) = input.get(key) {
+                fields.insert(key.to_string(), value.clone());
+            }
+        }
+        Value::Object(fields)
+    }
+
     /// How many times in a row the chain of this Stop or SubagentStop has
     /// been blocked so far (0 for any other event).
     pub fn blocks(&self, kind: HookEventKind, input: &Value) -> u32 {
@@ -64,12 +88,8 @@ impl StopChains {
     /// session's end ends all the session's chains. Other events are
     /// ignored (without taking the lock).
     pub fn record(&self, kind: HookEventKind, input: &Value, blocked: bool) {
-        let ends_session = matches!(
-            kind,
-            HookEventKind::UserPromptSubmit | HookEventKind::SessionEnd
-        );
         let chain = chain_of(kind, input);
-        if chain.is_none() && !ends_session {
+        if chain.is_none() && !ends_session(kind) {
             return;
         }
         let mut sessions = self.sessions.lock().unwrap_or_else(|e| e.into_inner());
@@ -137,6 +157,30 @@ mod tests {
         chains.record(SessionEnd, &prompt, false);
         assert_eq!(chains.blocks(Stop, &stop), 0);
         assert!(chains.sessions.lock().unwrap().is_empty());
+    }
+
+    #[test]
+    fn the_chain_fields_record_what_the_whole_input_would() {
+        let chains = StopChains::default();
+        let sub = json!({"session_id": "s", "agent_id": "a", "last_assistant_message": "done"});
+        chains.record(
+            SubagentStop,
+            &StopChains::chain_fields(SubagentStop, &sub),
+            true,
+        );
+        assert_eq!(chains.blocks(SubagentStop, &sub), 1);
+        let prompt = json!({"session_id": "s", "prompt": "go on"});
+        chains.record(
+            UserPromptSubmit,
+            &StopChains::chain_fields(UserPromptSubmit, &prompt),
+            false,
+        );
+        assert_eq!(chains.blocks(SubagentStop, &sub), 0);
+        assert_eq!(
+            StopChains::chain_fields(PreToolUse, &sub),
+            Value::Null,
+            "not a chain's"
+        );
     }
 
     #[test]

@@ -74,14 +74,19 @@ pub fn notify(state: &str) -> io::Result<bool> {
         return Ok(false);
     };
     let socket = UnixDatagram::unbound()?;
-    let bytes = target.as_encoded_bytes();
-    if let Some(name) = bytes.strip_prefix(b"@") {
+    // `@name`: a socket in Linux's abstract namespace (systemd exists only
+    // there; elsewhere such a name is a path like any other).
+    #[cfg(any(target_os = "linux", target_os = "android"))]
+    if let Some(name) = target.as_encoded_bytes().strip_prefix(b"@") {
+        #[cfg(target_os = "android")]
+        use std::os::android::net::SocketAddrExt;
+        #[cfg(target_os = "linux")]
         use std::os::linux::net::SocketAddrExt;
         let addr = std::os::unix::net::SocketAddr::from_abstract_name(name)?;
         socket.send_to_addr(state.as_bytes(), &addr)?;
-    } else {
-        socket.send_to(state.as_bytes(), Path::new(&target))?;
+        return Ok(true);
     }
+    socket.send_to(state.as_bytes(), Path::new(&target))?;
     Ok(true)
 }
 

@@ -130,6 +130,17 @@ impl Daemon {
             std::fs::write(&path, config).unwrap();
             cmd.arg("--config").arg(path);
         }
+        // The source tree's adapter (`npm ci --prefix adapter`), unless the
+        // test gives the daemon a data directory of its own (and installs
+        // the adapter there).
+        if options.env.iter().any(|(k, _)| k == "XDG_DATA_HOME") {
+            cmd.env_remove("HOOKD_ADAPTER_DIR");
+        } else {
+            cmd.env(
+                "HOOKD_ADAPTER_DIR",
+                concat!(env!("CARGO_MANIFEST_DIR"), "/adapter"),
+            );
+        }
         cmd.args(&options.args)
             .env("RUST_LOG", "hookd=debug")
             .env_remove("HOOKD_SOCKET")
@@ -328,6 +339,11 @@ impl RawClient {
             writer: stream.try_clone().unwrap(),
             reader: BufReader::new(stream),
         }
+    }
+
+    /// How long [`RawClient::recv`] waits for a frame (10 s unless set).
+    pub fn set_read_timeout(&self, limit: Duration) {
+        self.reader.get_ref().set_read_timeout(Some(limit)).unwrap();
     }
 
     /// Another handle on the connection's writing side (for a thread).

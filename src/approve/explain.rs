@@ -1,0 +1,84 @@
+//! `e` on a pending item, and `hookd rules explain`: which rules match a
+//! hook input and which nearly did, under a rules source and the input's
+//! project layer.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use serde_json::Value;
+
+use crate::agent::claude::HookEventKind;
+use crate::agent::Agent;
+use crate::daemon::{load_rules, RulesSource};
+use crate::protocol::Harness;
+use crate::rules::{project_rules_path, Explanation, Layers, Query, RuleSet};
+
+/// The rules source a daemon's `status` names (`rules.source`): a path, or
+/// `defaults`.
+pub fn source_named(name: &str) -> RulesSource {
+    if name == "defaults" {
+        RulesSource::Defaults
+    } else {
+        RulesSource::File(PathBuf::from(name))
+    }
+}
+
+/// The agent whose hook a record with this `harness` is (Claude Code's
+/// when unknown: an Agent SDK run's hooks are Claude Code's).
+pub fn agent_of_harness(harness: &str) -> Agent {
+    serde_json::from_value::<Harness>(Value::String(harness.to_string()))
+        .map_or(Agent::ClaudeCode, Harness::agent)
+}
+
+/// The event name rules judge `agent`'s hook `input` as (`PreToolUse` for
+/// Gemini's `BeforeTool`); an event the agent's dialect does not map keeps
+/// its own name.
+pub fn judged_event(agent: Agent, input: &Value) -> String {
+    let name = input["hook_event_name"].as_str().unwrap_or("");
+    match agent.event_kind(name) {
+        HookEventKind::Unknown => name.to_string(),
+        kind => kind.as_str().to_string(),
+    }
+}
+
+/// Explains `agent`'s hook `input` under `user` rules and the project
+/// layer of the input's `cwd`, if it has one, as the daemon judges it: one
+/// explanation per Claude-shaped input the agent's dialect maps the hook
+/// onto (a Codex patch has one per file it touches).
+pub fn explain_with(
+    input: &Value,
+    agent: Agent,
+    user: Arc<RuleSet>,
+    home: Option<&Path>,
+) -> Vec<Explanation> {
+    let project_dir = input["cwd"].as_str().map(PathBuf::from);
+    let mut layers = Layers::new(user);
+    if let Some(dir) = &project_dir {
+        if let Ok(project) = RuleSet::load_project(&project_rules_path(dir)) {
+            layers = layers.with_project(dir.clone(), Arc::new(project));
+        }
+    }
+    let event = judged_event(agent, input);
+    agent
+        .rule_inputs(input)
+        .iter()
+        .map(|rule_input| {
+            let mut query = Query::new(rule_input).agent(agent);
+            query.event = &event;
+            query.project_dir = project_dir.as_deref();
+            query.home = home;
+            layers.explain(&query)
+        })
+        .collect()
+}
+
+/// [`explain_with`] the rules of `source`, as text.
+pub fn explain(input: &Value, agent: Agent, source: &RulesSource) -> anyhow::Result<String> {
+    let user = Arc::new(load_rules(source)?);
+    let home = std::env::var_os("HOME").map(PathBuf::from);
+    let texts: Vec<String> = explain_with(input, agent, user, home.as_deref())
+        .iter()
+        .map(ToString::to_string)
+        .collect();
+    Ok(texts.join("\n"))
+}

@@ -1,0 +1,392 @@
+//! `hookd approve --plain`: line mode for dumb terminals, ssh sessions and
+//! scripts. Prints each pending item (id, tool, the whole input, the rule
+//! that asked, the deadline) and each resolution; reads answers as lines on
+//! stdin:
+//!
+//! ```text
+//! y|n|s|a|N <id> [reason]
+//! ```
+//!
+//! A bad line gets one `error: …` line naming what was wrong, and the loop
+//! goes on. The same [`State`] as the full-screen approver keeps the table.
+//! Ends at the end of stdin, or on SIGTERM / SIGINT / SIGHUP.
+
+use std::collections::HashSet;
+use std::io::Write;
+use std::path::Path;
+use std::time::{Instant, SystemTime};
+
+use anyhow::Context;
+use futures_util::SinkExt;
+use tokio::io::{AsyncBufReadExt, BufReader};
+use tokio::signal::unix::{signal, SignalKind};
+
+use super::state::{News, PendingItem, State, DEFAULT_DENY_REASON};
+use super::wire::{Remember, Request};
+use super::{connect, next_frame, Backoff, Conn};
+
+/// The answers line mode reads, for its usage and error lines.
+pub const USAGE: &str = "answer with `y|n|s|a|N ID [reason]`: y allow once, n deny, \
+s allow for the session, a always allow, N always deny";
+
+/// How long, after the end of stdin, line mode waits for the replies to
+/// the answers it sent.
+const REPLY_GRACE: std::time::Duration = std::time::Duration::from_secs(5);
+
+/// Runs line mode on stdin and `out` until stdin ends (and the answers
+/// sent have their replies).
+pub fn run(socket: &Path, out: &mut impl Write) -> anyhow::Result<()> {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .context("starting the async runtime")?;
+    runtime.block_on(lines(socket, out))
+}
+
+async fn lines(socket: &Path, out: &mut impl Write) -> anyhow::Result<()> {
+    let on = |kind| signal(kind).context("installing signal handlers");
+    let (mut term, mut int, mut hup) = (
+        on(SignalKind::terminate())?,
+        on(SignalKind::interrupt())?,
+        on(SignalKind::hangup())?,
+    );
+    let mut state = State::new(&socket.display().to_string(), Instant::now(), false);
+    let mut stdin = BufReader::new(tokio::io::stdin()).lines();
+    let mut conn: Option<Conn> = None;
+    let mut backoff = Backoff::new();
+    let mut retry_at = tokio::time::Instant::now();
+    let mut printed: HashSet<String> = HashSet::new();
+    let mut was_down = false;
+    // After the end of stdin, the answers already sent still get their
+    // replies printed (`echo "y kmnpq" | hookd approve --plain`), for a while.
+    let mut stdin_done: Option<tokio::time::Instant> = None;
+    writeln!(out, "hookd approve: {USAGE}")?;
+    out.flush()?;
+    loop {
+        if let Some(since) = stdin_done {
+            if !state.awaiting_replies() || since.elapsed() >= REPLY_GRACE || conn.is_none() {
+                return Ok(());
+            }
+        }
+        let requests = tokio::select! {
+            line = stdin.next_line(), if stdin_done.is_none() && state.table_read => match line.context("reading stdin")? {
+                None => {
+                    stdin_done = Some(tokio::time::Instant::now());
+                    Vec::new()
+                }
+                Some(line) => match parse_line(&line, &state) {
+                    Ok(None) => Vec::new(),
+                    Ok(Some(request)) => vec![request],
+                    Err(e) => {
+                        writeln!(out, "error: {e}")?;
+                        Vec::new()
+                    }
+                },
+            },
+            frame = next_frame(&mut conn) => match frame {
+                Some(frame) => {
+                    state.now = Instant::now();
+                    state.apply(&frame)
+                }
+                None => {
+                    conn = None;
+                    writeln!(out, "hookd closed the connection; reconnecting")?;
+                    state.disconnected("closed", 1);
+                    was_down = true;
+                    retry_at = tokio::time::Instant::now() + backoff.next_delay();
+                    Vec::new()
+                }
+            },
+            _ = tokio::time::sleep_until(retry_at), if conn.is_none() => {
+                match connect(socket).await {
+                    Ok(c) => {
+                        if was_down {
+                            writeln!(out, "connected to hookd at {}", socket.display())?;
+                        }
+                        conn = Some(c);
+                        backoff.reset();
+                        was_down = false;
+                    }
+                    Err(e) => {
+                        if !was_down {
+                            writeln!(out, "hookd is down at {} ({e}); retrying", socket.display())?;
+                            was_down = true;
+                        }
+                        retry_at = tokio::time::Instant::now() + backoff.next_delay();
+                    }
+                }
+                Vec::new()
+            }
+            _ = tokio::time::sleep(REPLY_GRACE), if stdin_done.is_some() => Vec::new(),
+            _ = term.recv() => return Ok(()),
+            _ = int.recv() => return Ok(()),
+            _ = hup.recv() => return Ok(()),
+        };
+        for request in requests {
+            let (Some(c), Some(frame)) = (conn.as_mut(), state.frame(&request)) else {
+                writeln!(out, "error: not connected to hookd; nothing was sent")?;
+                continue;
+            };
+            if let Err(e) = c.send(&frame).await {
+                writeln!(out, "error: sending to hookd: {e}")?;
+            }
+        }
+        for news in state.take_news() {
+            match news {
+                News::Waiting(_) => {}
+                News::Resolved {
+                    id,
+                    verdict,
+                    by,
+                    reason,
+                } => {
+                    let reason = reason.map(|r| format!(" ({r})")).unwrap_or_default();
+                    writeln!(out, "decided {id}: {verdict} by {by}{reason}")?;
+                }
+                News::Reply { what, error: None } => writeln!(out, "ok: {what}")?,
+                News::Reply {
+                    what,
+                    error: Some(e),
+                } => writeln!(out, "error: {what}: {e}")?,
+            }
+        }
+        // An item is printed once its deadline is known (a daemon that
+        // does not push it gives it in the table read right after).
+        for item in &state.pending {
+            if item.deadline.is_some() && printed.insert(item.event_id.clone()) {
+                write!(out, "{}", describe(item, state.now))?;
+            }
+        }
+        printed.retain(|id| state.pending.iter().any(|p| &p.event_id == id));
+        out.flush()?;
+    }
+}
+
+/// A pending item as line mode prints it.
+pub fn describe(item: &PendingItem, now: Instant) -> String {
+    let mut text = format!(
+        "pending {}  {} {}  session {} ({})",
+        item.display_id(),
+        item.event,
+        item.tool.as_deref().unwrap_or("-"),
+        item.session
+            .as_deref()
+            .map_or("-".to_string(), |s| s.chars().take(8).collect()),
+        item.project.as_deref().unwrap_or("?"),
+    );
+    if let Some(deadline) = item.deadline {
+        let left = deadline.saturating_duration_since(now);
+        let at = SystemTime::now() + left;
+        text.push_str(&format!(
+            "  deadline {}s ({})",
+            left.as_secs(),
+            crate::time::rfc3339(at)
+        ));
+    }
+    text.push('\n');
+    let input = &item.input["tool_input"];
+    let whole = match input["command"].as_str() {
+        Some(command) => format!("$ {command}"),
+        None if input.is_null() => item.input.to_string(),
+        None => input.to_string(),
+    };
+    for line in whole.lines() {
+        text.push_str(&format!("  {line}\n"));
+    }
+    match &item.asked_by {
+        Some(asked) if !asked.rule_ids.is_empty() => {
+            text.push_str(&format!("  rule: {}", asked.rule_ids.join(", ")));
+            if let Some(reason) = &asked.reason {
+                text.push_str(&format!(" ({reason})"));
+            }
+            text.push('\n');
+        }
+        Some(_) => text.push_str("  rule: none decided\n"),
+        None => {}
+    }
+    for (key, remember, verdict) in [
+        ('s', Remember::Session, "allow"),
+        ('a', Remember::Always, "allow"),
+    ] {
+        if let Some(s) = item.suggestion(remember, verdict) {
+            text.push_str(&format!("  {key}: {}\n", s.rule));
+        }
+    }
+    text
+}
+
+/// One line of input → the request it makes (`None` for a blank line).
+pub fn parse_line(line: &str, state: &State) -> Result<Option<Request>, String> {
+    let line = line.trim();
+    if line.is_empty() {
+        return Ok(None);
+    }
+    let (verb, rest) = line.split_once(char::is_whitespace).unwrap_or((line, ""));
+    let (verdict, remember) = match verb {
+        "y" => ("allow", Remember::Once),
+        "n" => ("deny", Remember::Once),
+        "s" => ("allow", Remember::Session),
+        "a" => ("allow", Remember::Always),
+        "N" => ("deny", Remember::Always),
+        other => return Err(format!("`{other}` is not an answer; {USAGE}")),
+    };
+    let rest = rest.trim_start();
+    let (id, reason) = rest.split_once(char::is_whitespace).unwrap_or((rest, ""));
+    if id.is_empty() {
+        return Err(format!(
+            "`{verb}` needs the id of a pending item, e.g. `{verb} kmnpq`"
+        ));
+    }
+    let reason = reason.trim();
+    let item = find(id, state)?;
+    if !reason.is_empty() && verdict == "allow" {
+        return Err(format!(
+            "only n and N take a reason; `{verb} {id}` was not sent"
+        ));
+    }
+    if !item.accepts(verdict) {
+        return Err(format!(
+            "{} ({}) does not take {verdict}; it takes {}",
+            item.display_id(),
+            item.event,
+            item.verdicts.join(", ")
+        ));
+    }
+    let rule = match remember {
+        Remember::Once => None,
+        _ => Some(
+            item.suggestion(remember, verdict)
+                .ok_or_else(|| {
+                    format!(
+                        "no rule to remember for {}; answer it with y or n",
+                        item.display_id()
+                    )
+                })?
+                .rule
+                .clone(),
+        ),
+    };
+    let reason = (verdict == "deny").then(|| {
+        if reason.is_empty() {
+            DEFAULT_DENY_REASON.to_string()
+        } else {
+            reason.to_string()
+        }
+    });
+    Ok(Some(Request::Decide {
+        event_id: item.event_id.clone(),
+        verdict: verdict.to_string(),
+        reason,
+        remember,
+        rule,
+    }))
+}
+
+fn find<'a>(id: &str, state: &'a State) -> Result<&'a PendingItem, String> {
+    let matching: Vec<&PendingItem> = state.pending.iter().filter(|p| p.answers_to(id)).collect();
+    match matching.as_slice() {
+        [one] => Ok(one),
+        [] if state.pending.is_empty() => Err(format!(
+            "nothing pending is called `{id}` (nothing is pending)"
+        )),
+        [] => Err(format!(
+            "nothing pending is called `{id}`; pending now: {}",
+            state
+                .pending
+                .iter()
+                .map(PendingItem::display_id)
+                .collect::<Vec<_>>()
+                .join(", ")
+        )),
+        several => Err(format!(
+            "`{id}` names {} pending items ({}); type more of it",
+            several.len(),
+            several
+                .iter()
+                .map(|p| p.display_id())
+                .collect::<Vec<_>>()
+                .join(", ")
+        )),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn state_with(items: &[(&str, Option<&str>)]) -> State {
+        let mut state = State::new("/s", Instant::now(), false);
+        for (id, short) in items {
+            state.apply(&json!({"type": "event", "pending": true, "deadline_ms": 20000,
+                "short_id": short, "verdicts": ["allow", "deny"],
+                "suggestions": if short.is_some() {
+                    json!([{"remember": "session", "verdict": "allow", "rule": "Bash(ls:*)"}])
+                } else { json!([]) },
+                "event": {"id": id, "kind": "PreToolUse", "tool": "Bash", "cwd": "/home/dev/project",
+                          "session_id": "1fce3faa-62dc", "input": {"tool_input": {"command": "ls -la\necho two"}}}}));
+        }
+        state
+    }
+
+    #[test]
+    fn answers_are_parsed_and_bad_lines_name_what_was_wrong() {
+        let state = state_with(&[
+            ("019ab0a4-1111-7000-8000-00000000abcd", Some("kmnpq")),
+            ("019ab0a4-1111-7000-8000-0000000000ef", None),
+        ]);
+        assert_eq!(parse_line("   ", &state), Ok(None));
+        let Ok(Some(Request::Decide {
+            verdict, reason, ..
+        })) = parse_line("y kmnpq", &state)
+        else {
+            panic!()
+        };
+        assert_eq!((verdict.as_str(), reason), ("allow", None));
+        let Ok(Some(Request::Decide { reason, .. })) = parse_line("n 0000ef not today", &state)
+        else {
+            panic!()
+        };
+        assert_eq!(reason.as_deref(), Some("not today"));
+        let Ok(Some(Request::Decide { reason, .. })) = parse_line("n kmnpq", &state) else {
+            panic!()
+        };
+        assert_eq!(reason.as_deref(), Some(DEFAULT_DENY_REASON));
+        let Ok(Some(Request::Decide { remember, rule, .. })) = parse_line("s kmnpq", &state) else {
+            panic!()
+        };
+        assert_eq!(
+            (remember, rule.as_deref()),
+            (Remember::Session, Some("Bash(ls:*)"))
+        );
+        let errors = [
+            ("x kmnpq", "`x` is not an answer"),
+            ("y", "`y` needs the id"),
+            (
+                "y zzzzz",
+                "nothing pending is called `zzzzz`; pending now: kmnpq, 0000ef",
+            ),
+            ("y 019ab0a4", "names 2 pending items"),
+            ("y kmnpq because", "only n and N take a reason"),
+            ("s 0000ef", "no rule to remember for 0000ef"),
+        ];
+        for (line, want) in errors {
+            let e = parse_line(line, &state).unwrap_err();
+            assert!(e.contains(want), "{line}: {e}");
+        }
+    }
+
+    #[test]
+    fn an_item_is_described_whole() {
+        let state = state_with(&[("019ab0a4-1111-7000-8000-00000000abcd", Some("kmnpq"))]);
+        let text = describe(&state.pending[0], state.now);
+        assert!(
+            text.starts_with(
+                "pending kmnpq  PreToolUse Bash  session 1fce3faa (project)  deadline 20s ("
+            ),
+            "{text}"
+        );
+        assert!(text.contains("\n  $ ls -la\n  echo two\n"), "{text}");
+        assert!(text.contains("  s: Bash(ls:*)\n"), "{text}");
+    }
+}

@@ -1,0 +1,214 @@
+//! What `hookd approve` reads from and sends to the daemon, read-side only.
+//!
+//! The daemon's typed frames live in [`crate::protocol`]; the fields issue
+//! 10 adds (`short_id`, `suggestions`, `asked_by`, `deadline_ms` on pushed
+//! events, `remember`, `steer`; see `protocol/PROTOCOL.md` §7) are read
+//! here as optional, so the approver works against a daemon that does not
+//! send them yet and lights up when it does.
+
+use serde::Deserialize;
+use serde_json::Value;
+
+use crate::decision::Answer;
+use crate::protocol::{
+    AbortRequest, Decide, Filter, ReqOnly, Request as Frame, SteerRequest, Subscribe,
+};
+
+/// A rule the daemon offers to remember with a decision (`suggestions[]`).
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+pub struct Suggestion {
+    /// `session` or `always`.
+    pub remember: String,
+    /// `allow` or `deny`.
+    pub verdict: String,
+    /// Permission-rule syntax, e.g. `Bash(npm test:*)`.
+    pub rule: String,
+}
+
+/// Which rule(s) said ask (`asked_by`).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+pub struct AskedBy {
+    /// Empty when the event was routed because no rule decided.
+    #[serde(default)]
+    pub rule_ids: Vec<String>,
+    /// The asking rule's reason.
+    #[serde(default)]
+    pub reason: Option<String>,
+}
+
+/// A pending item as a `pending` reply lists it, or the pending facts a
+/// pushed `event` frame carries beside its `event`.
+#[derive(Debug, Clone, Default, Deserialize)]
+pub struct PendingFacts {
+    /// Milliseconds left until the daemon gives up waiting.
+    #[serde(default)]
+    pub deadline_ms: Option<u64>,
+    /// The verdicts the event accepts.
+    #[serde(default)]
+    pub verdicts: Vec<String>,
+    /// Five letters, unique among items pending now.
+    #[serde(default)]
+    pub short_id: Option<String>,
+    /// Rules that could be remembered with the decision, narrowest first.
+    #[serde(default)]
+    pub suggestions: Vec<Suggestion>,
+    /// Which rule(s) asked.
+    #[serde(default)]
+    pub asked_by: Option<AskedBy>,
+}
+
+pub use crate::protocol::approval::Remember;
+
+/// Something the approver wants done: a request to the daemon, or (for
+/// [`Request::Explain`]) work done locally.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Request {
+    /// `subscribe` to every event and to runs.
+    Subscribe,
+    /// `pending`: the whole table (at start and after `lagged`).
+    Pending,
+    /// `status`: rules source, runs (at start and after `lagged`).
+    Status,
+    /// `decide` an event.
+    Decide {
+        /// The event's uuid.
+        event_id: String,
+        /// `allow`, `deny`, …
+        verdict: String,
+        /// Shown to the model (deny).
+        reason: Option<String>,
+        /// How long the answer holds.
+        remember: Remember,
+        /// The rule to remember (with `session` / `always`).
+        rule: Option<String>,
+    },
+    /// `abort` a run.
+    Abort {
+        /// The run.
+        run_id: String,
+    },
+    /// `steer`: a follow-up user message into a run.
+    Steer {
+        /// The run.
+        run_id: String,
+        /// The message.
+        text: String,
+    },
+    /// Show `hookd rules explain` for a pending event (done locally, with
+    /// the daemon's rules source).
+    Explain {
+        /// The event's uuid.
+        event_id: String,
+        /// The hook input.
+        input: Value,
+        /// The event record's `harness`: which agent's hook it is.
+        harness: String,
+    },
+}
+
+impl Request {
+    /// The frame to send with request id `req`; `None` for local work.
+    pub fn frame(&self, req: &str) -> Option<Frame> {
+        let req = req.to_string();
+        Some(match self {
+            Request::Subscribe => Frame::Subscribe(Subscribe {
+                req,
+                filter: Filter {
+                    runs: true,
+                    ..Filter::default()
+                },
+                redact: false,
+            }),
+            Request::Pending => Frame::Pending(ReqOnly { req }),
+            Request::Status => Frame::Status(ReqOnly { req }),
+            Request::Decide {
+                event_id,
+                verdict,
+                reason,
+                remember,
+                rule,
+            } => Frame::Decide(Decide {
+                req,
+                // Both come from the daemon's own records.
+                event_id: event_id.parse().ok()?,
+                answer: Answer::new(verdict.parse().ok()?, reason.clone()),
+                // `once` is left off the wire: a daemon that does not know
+                // `remember` reads exactly what it always did.
+                remember: *remember,
+                rule: rule.clone(),
+                ttl_s: None,
+            }),
+            Request::Abort { run_id } => Frame::Abort(AbortRequest {
+                req,
+                run_id: run_id.clone(),
+            }),
+            Request::Steer { run_id, text } => Frame::Steer(SteerRequest {
+                req,
+                run_id: run_id.clone(),
+                text: text.clone(),
+            }),
+            Request::Explain { .. } => return None,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    const ID: &str = "019ab0a4-1111-7000-8000-00000000abcd";
+
+    #[test]
+    fn a_decide_once_is_what_every_daemon_reads() {
+        let once = Request::Decide {
+            event_id: ID.into(),
+            verdict: "allow".into(),
+            reason: None,
+            remember: Remember::Once,
+            rule: None,
+        };
+        assert_eq!(
+            serde_json::to_value(once.frame("7").unwrap()).unwrap(),
+            json!({"type": "decide", "req": "7", "event_id": ID, "verdict": "allow"})
+        );
+        let always = Request::Decide {
+            event_id: ID.into(),
+            verdict: "deny".into(),
+            reason: Some("no".into()),
+            remember: Remember::Always,
+            rule: Some("Bash(rm:*)".into()),
+        };
+        let frame = serde_json::to_value(always.frame("8").unwrap()).unwrap();
+        assert_eq!(frame["remember"], "always");
+        assert_eq!(frame["rule"], "Bash(rm:*)");
+        assert_eq!(frame["reason"], "no");
+        let sub = serde_json::to_value(Request::Subscribe.frame("1").unwrap()).unwrap();
+        assert_eq!(sub["filter"], json!({"runs": true}));
+        assert!(Request::Explain {
+            event_id: ID.into(),
+            input: Value::Null,
+            harness: "claude-code".into(),
+        }
+        .frame("9")
+        .is_none());
+    }
+
+    #[test]
+    fn pending_facts_read_old_and_new_daemons() {
+        let old: PendingFacts =
+            serde_json::from_value(json!({"event": {}, "deadline_ms": 900, "verdicts": ["allow"]}))
+                .unwrap();
+        assert_eq!(old.deadline_ms, Some(900));
+        assert!(old.short_id.is_none() && old.suggestions.is_empty() && old.asked_by.is_none());
+        let new: PendingFacts = serde_json::from_value(json!({
+            "short_id": "abcde",
+            "suggestions": [{"remember": "session", "verdict": "allow", "rule": "Bash(npm test:*)"}],
+            "asked_by": {"rule_ids": ["ask-npm"], "reason": "npm runs scripts"},
+        }))
+        .unwrap();
+        assert_eq!(new.short_id.as_deref(), Some("abcde"));
+        assert_eq!(new.suggestions[0].rule, "Bash(npm test:*)");
+        assert_eq!(new.asked_by.unwrap().rule_ids, ["ask-npm"]);
+    }
+}
