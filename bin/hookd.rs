@@ -1,28 +1,25 @@
 //! `hookd`: the daemon and its command line. Flags are parsed here; the work
 //! is done by the library.
 
-use std::io::{self, Write as _};
+use std::io::Write as _;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::Context;
+use clap::builder::TypedValueParser as _;
 use clap::{Parser, Subcommand};
 use hookd::agent::claude::FailClosed;
 use hookd::agent::Agent;
+use hookd::cli::output::{print_json, style, ColorWhen, Stdout};
+use hookd::cli::Outcome;
 use hookd::daemon::{self, RulesSource};
 use hookd::decision::Verdict;
 use hookd::protocol::log::LogRecord;
 
-// Command output and a reader that goes away (`hookd replay … | head -1`).
-//
-// Rust ignores SIGPIPE, so a write to a closed pipe fails with EPIPE, and
-// std's `print!`/`println!` panic on any write error. The daemon must keep
-// ignoring SIGPIPE (it writes to sockets; so do the client commands), so
-// instead every command prints through `Stdout`, which tags EPIPE as
-// `ReaderGone`, and `main` ends the command quietly (exit 0) on it. These two
-// macros shadow std's in this file, so no `print!` here can panic, including
-// ones added later; they return the error with `?` from the enclosing
-// function, which must return `anyhow::Result`.
+// Every command prints through `Stdout` (see `hookd::cli::output`): these
+// two macros shadow std's in this file, so no `print!` here can panic on a
+// reader that went away, including ones added later; they return the error
+// with `?` from the enclosing function, which must return `anyhow::Result`.
 macro_rules! println {
     ($($arg:tt)*) => {
         writeln!(Stdout, $($arg)*)?
@@ -34,71 +31,50 @@ macro_rules! print {
     };
 }
 
-/// The process's stdout, for command output: a write the reader is no longer
-/// there to take fails with a [`ReaderGone`] error.
-struct Stdout;
-
-impl io::Write for Stdout {
-    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        io::stdout().write(buf).map_err(tag_reader_gone)
-    }
-
-    fn write_all(&mut self, buf: &[u8]) -> io::Result<()> {
-        io::stdout().lock().write_all(buf).map_err(tag_reader_gone)
-    }
-
-    fn flush(&mut self) -> io::Result<()> {
-        io::stdout().flush().map_err(tag_reader_gone)
-    }
-}
-
-/// stdout's reader went away (EPIPE): not a failure of the command.
-#[derive(Debug, thiserror::Error)]
-#[error("the reader of stdout went away")]
-struct ReaderGone;
-
-fn tag_reader_gone(e: io::Error) -> io::Error {
-    if e.kind() == io::ErrorKind::BrokenPipe {
-        io::Error::new(io::ErrorKind::BrokenPipe, ReaderGone)
-    } else {
-        e
-    }
-}
-
-/// Whether `e` is, or was caused by, a write to stdout nobody reads any more.
-fn is_reader_gone(e: &anyhow::Error) -> bool {
-    e.chain().any(|cause| {
-        cause
-            .downcast_ref::<io::Error>()
-            .and_then(io::Error::get_ref)
-            .is_some_and(|inner| inner.is::<ReaderGone>())
-    })
-}
-
-/// Whether stdout is a pipe or socket whose reader has gone, without
-/// writing to it: what `tail --follow` checks while the log is quiet, so
-/// `hookd tail -f | head -1` ends even when nothing more is logged.
-fn stdout_reader_gone() -> bool {
-    let mut fd = libc::pollfd {
-        fd: libc::STDOUT_FILENO,
-        events: 0,
-        revents: 0,
-    };
-    // SAFETY: one valid, initialised pollfd and a zero timeout; poll only
-    // writes `revents`. POLLERR and POLLHUP are reported whatever `events`.
-    let ready = unsafe { libc::poll(&mut fd, 1, 0) };
-    ready == 1 && fd.revents & (libc::POLLERR | libc::POLLHUP) != 0
-}
-
 #[derive(Parser)]
 #[command(
     name = "hookd",
     version,
-    about = "Out-of-process hook daemon for Claude Code and the Claude Agent SDK"
+    about = "Out-of-process hook daemon for Claude Code and the Claude Agent SDK",
+    after_help = "Exit status: 0 ok; 1 problems found (rules check, rules test, doctor, \
+                  replay with changed decisions); 2 usage or operational error (bad \
+                  flag, daemon unreachable, file unreadable)."
 )]
 struct Cli {
     #[command(subcommand)]
     command: Command,
+    /// When to colour human output [default: auto: when stdout is a
+    /// terminal and NO_COLOR is unset].
+    #[arg(long, value_enum, value_name = "WHEN", global = true, default_value_t = ColorWhen::Auto, hide_default_value = true)]
+    color: ColorWhen,
+    /// Log less on stderr (-q: warnings and errors, -qq: errors only).
+    #[arg(short, long, action = clap::ArgAction::Count, global = true, conflicts_with = "verbose")]
+    quiet: u8,
+    /// Log more on stderr (-v: debug, -vv: trace). RUST_LOG, when set,
+    /// takes precedence (e.g. RUST_LOG=hookd=debug).
+    #[arg(short, long, action = clap::ArgAction::Count, global = true)]
+    verbose: u8,
+}
+
+impl Cli {
+    /// The tracing filter: RUST_LOG when set (not empty), else the level
+    /// -q/-v ask for (info by default).
+    fn log_filter(&self) -> tracing_subscriber::EnvFilter {
+        let level = match (self.quiet, self.verbose) {
+            (0, 0) => "info",
+            (1, _) => "warn",
+            (q, _) if q >= 2 => "error",
+            (_, 1) => "debug",
+            _ => "trace",
+        };
+        // An empty RUST_LOG counts as unset, as the flags' default.
+        match std::env::var("RUST_LOG") {
+            Ok(directives) if !directives.trim().is_empty() => {
+                tracing_subscriber::EnvFilter::new(directives)
+            }
+            _ => tracing_subscriber::EnvFilter::new(level),
+        }
+    }
 }
 
 #[derive(Subcommand)]
@@ -121,14 +97,15 @@ enum Command {
         client: ClientArgs,
         /// The pending event: its short id or its uuid (from `hookd pending`).
         event_id: hookd::protocol::EventRef,
-        /// allow, deny, ask, defer or none.
+        /// The verdict.
+        #[arg(value_parser = verdict_parser())]
         verdict: Verdict,
         /// Shown to the model (deny) or to the user (ask).
         #[arg(long)]
         reason: Option<String>,
         /// once (this event), session (a grant for the rest of the session)
         /// or always (a rule appended to the user rules file).
-        #[arg(long, value_name = "HOW", default_value = "once", value_parser = parse_remember)]
+        #[arg(long, value_name = "HOW", default_value = "once", value_parser = remember_parser())]
         remember: hookd::protocol::Remember,
         /// The permission rule to remember [default: the event's first suggestion].
         #[arg(long, value_name = "RULE")]
@@ -136,6 +113,9 @@ enum Command {
         /// With --remember session: the grant ends after this many seconds.
         #[arg(long, value_name = "SECONDS")]
         ttl: Option<u64>,
+        /// Print the outcome as JSON.
+        #[arg(long)]
+        json: bool,
     },
     /// List the session grants (answers remembered for a session), or revoke one.
     Grants {
@@ -231,6 +211,21 @@ enum Command {
     /// Run a Claude Agent SDK session through the daemon, under its rules,
     /// and stream it here. Exit 0 on success; Ctrl-C aborts the run.
     Run(RunArgs),
+    /// Print a shell completion script (see the README for where each
+    /// shell looks for it).
+    Completions {
+        /// The shell.
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
+    /// Print hookd's man page, or write one page per command into a
+    /// directory (hookd.1, hookd-install.1, hookd-rules-check.1, …).
+    Man {
+        /// Write every page into this directory instead (e.g.
+        /// ~/.local/share/man/man1).
+        #[arg(long, value_name = "DIR")]
+        dir: Option<PathBuf>,
+    },
     /// The agent-SDK adapter `hookd run` needs (embedded in hookd; installed
     /// with its pinned Agent SDK into $XDG_DATA_HOME/hookd/adapter/).
     #[command(subcommand)]
@@ -280,6 +275,9 @@ enum ServiceCommand {
         /// Show what would be written; write nothing.
         #[arg(long)]
         dry_run: bool,
+        /// Print the outcome as JSON.
+        #[arg(long)]
+        json: bool,
     },
 }
 
@@ -295,7 +293,7 @@ struct SettingsTarget {
     /// user (~/.claude/settings.json, or $CLAUDE_CONFIG_DIR/settings.json),
     /// project (<project>/.claude/settings.json) or local
     /// (<project>/.claude/settings.local.json) [default: user].
-    #[arg(long, value_name = "SCOPE", conflicts_with = "settings")]
+    #[arg(long, value_name = "SCOPE", conflicts_with = "settings", value_parser = scope_parser())]
     scope: Option<hookd::install::Scope>,
     /// This settings file instead of a scope's.
     #[arg(long, value_name = "FILE")]
@@ -342,7 +340,7 @@ impl SettingsTarget {
 
     fn report(&self, outcome: &hookd::install::Outcome) -> anyhow::Result<()> {
         if self.json {
-            println!("{}", serde_json::to_string_pretty(outcome)?);
+            print_json(outcome)?;
             return Ok(());
         }
         if self.dry_run {
@@ -436,8 +434,8 @@ struct InstallArgs {
     /// must create the worktree itself; Codex: every event but Interrupt;
     /// Gemini: every event but BeforeModel, AfterModel and
     /// BeforeToolSelection].
-    #[arg(long, value_name = "LIST")]
-    events: Option<String>,
+    #[arg(long, value_name = "LIST", value_delimiter = ',', value_parser = event_name_parser())]
+    events: Option<Vec<String>>,
     /// When the daemon cannot answer, block instead of no opinion: tool
     /// calls (PreToolUse, PermissionRequest; bare --fail-closed), or every
     /// guarded event, prompts included (=all). Those events get
@@ -480,8 +478,8 @@ struct RunArgs {
     /// Resume this session id.
     #[arg(long, value_name = "ID")]
     resume: Option<String>,
-    /// default, acceptEdits, bypassPermissions, plan, dontAsk or auto.
-    #[arg(long, value_name = "MODE")]
+    /// The SDK's permission mode.
+    #[arg(long, value_name = "MODE", value_parser = clap::builder::PossibleValuesParser::new(PERMISSION_MODES))]
     permission_mode: Option<String>,
     /// Tools allowed without asking (repeatable; permission-rule syntax).
     #[arg(long = "allowed-tool", value_name = "RULE")]
@@ -530,6 +528,9 @@ enum RulesCommand {
         /// The rules [default: the daemon's rules file, else the defaults].
         #[arg(long, value_name = "FILE")]
         rules: Option<PathBuf>,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
     },
     /// Print the embedded default rules (used when there is no rules file).
     Defaults,
@@ -561,11 +562,15 @@ struct TailArgs {
     /// Keep reading as the log grows (follows rotation).
     #[arg(short, long)]
     follow: bool,
+    /// Of what the log holds now, print only the last N entries (then,
+    /// with --follow, everything new), as `tail -n`.
+    #[arg(short = 'n', long = "lines", value_name = "N")]
+    lines: Option<usize>,
     /// Print raw JSONL lines.
     #[arg(long)]
     json: bool,
-    /// Only this event kind (e.g. PreToolUse).
-    #[arg(long, value_name = "K")]
+    /// Only this event kind, in its agent's name (e.g. PreToolUse, BeforeTool).
+    #[arg(long, value_name = "KIND", value_parser = event_name_parser())]
     kind: Option<String>,
     /// Only sessions whose id starts with this.
     #[arg(long, value_name = "S")]
@@ -629,19 +634,20 @@ struct ServeArgs {
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 fn main() -> ExitCode {
-    tracing_subscriber::fmt()
-        .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_default_env()
-                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info")),
-        )
-        .with_writer(std::io::stderr)
-        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
-        .init();
     let cli = Cli::parse();
+    tracing_subscriber::fmt()
+        .with_env_filter(cli.log_filter())
+        .with_writer(std::io::stderr)
+        .with_ansi(
+            cli.color != ColorWhen::Never
+                && anstream::AutoStream::choice(&std::io::stderr()) != anstream::ColorChoice::Never,
+        )
+        .init();
+    hookd::cli::output::set_color(cli.color);
     let result = match cli.command {
-        Command::Serve(args) => serve(args),
-        Command::Tail(args) => tail(args),
-        Command::Pending { client, json } => pending(&client, json),
+        Command::Serve(args) => serve(args).map(Outcome::from),
+        Command::Tail(args) => tail(args).map(Outcome::from),
+        Command::Pending { client, json } => pending(&client, json).map(Outcome::from),
         Command::Decide {
             client,
             event_id,
@@ -650,6 +656,7 @@ fn main() -> ExitCode {
             remember,
             rule,
             ttl,
+            json,
         } => decide(
             &client,
             hookd::protocol::Decide {
@@ -660,47 +667,49 @@ fn main() -> ExitCode {
                 rule,
                 ttl_s: ttl,
             },
-        ),
+            json,
+        )
+        .map(Outcome::from),
         Command::Grants {
             client,
             action,
             json,
-        } => grants(&client, action, json),
+        } => grants(&client, action, json).map(Outcome::from),
         Command::Steer {
             client,
             run_id,
             text,
         } => client
             .connect()
-            .and_then(|mut c| Ok(c.steer(&run_id, &text)?)),
-        Command::Statusline { socket } => statusline(socket),
-        Command::Status { client, json } => status(&client, json),
-        Command::Approve { client, plain } => approve(&client, plain),
+            .and_then(|mut c| Ok(c.steer(&run_id, &text)?))
+            .map(Outcome::from),
+        Command::Statusline { socket } => statusline(socket).map(Outcome::from),
+        Command::Status { client, json } => status(&client, json).map(Outcome::from),
+        Command::Approve { client, plain } => approve(&client, plain).map(Outcome::from),
         Command::Rules(command) => rules(command),
         Command::Replay { log, rules, json } => replay(&log, rules, json),
-        Command::Install(args) => install(args),
-        Command::Uninstall { target } => uninstall(&target),
+        Command::Install(args) => install(args).map(Outcome::from),
+        Command::Uninstall { target } => uninstall(&target).map(Outcome::from),
         Command::Doctor {
             probe,
             socket,
             project,
             json,
         } => doctor(socket, project, probe, json),
-        Command::Service(ServiceCommand::Install { bin_dir, dry_run }) => {
-            service_install(bin_dir, dry_run)
+        Command::Service(ServiceCommand::Install {
+            bin_dir,
+            dry_run,
+            json,
+        }) => service_install(bin_dir, dry_run, json).map(Outcome::from),
+        Command::Run(args) => run(args),
+        Command::Completions { shell } => completions(shell).map(Outcome::from),
+        Command::Man { dir } => man(dir.as_deref()).map(Outcome::from),
+        Command::Adapter(AdapterCommand::Install { dir, json }) => {
+            adapter_install(dir, json).map(Outcome::from)
         }
-        Command::Run(args) => return run(args),
-        Command::Adapter(AdapterCommand::Install { dir, json }) => adapter_install(dir, json),
-        Command::Adapter(AdapterCommand::Status { dir, json }) => return adapter_status(dir, json),
+        Command::Adapter(AdapterCommand::Status { dir, json }) => adapter_status(dir, json),
     };
-    match result {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(e) if is_reader_gone(&e) => ExitCode::SUCCESS,
-        Err(e) => {
-            eprintln!("hookd: {e:#}");
-            ExitCode::FAILURE
-        }
-    }
+    hookd::cli::exit_code(result)
 }
 
 fn approve(client: &ClientArgs, plain: bool) -> anyhow::Result<()> {
@@ -711,22 +720,15 @@ fn approve(client: &ClientArgs, plain: bool) -> anyhow::Result<()> {
     if plain {
         return hookd::approve::plain::run(&socket, &mut Stdout);
     }
-    // https://no-color.org: set and not empty.
-    let color = std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty());
-    hookd::approve::term::run(&socket, color)
+    // --color and NO_COLOR, as for every command's output.
+    hookd::approve::term::run(&socket, hookd::cli::output::color_enabled())
 }
 
-fn run(args: RunArgs) -> ExitCode {
-    let cwd = match args
+fn run(args: RunArgs) -> anyhow::Result<Outcome> {
+    let cwd = args
         .cwd
         .map_or_else(std::env::current_dir, std::path::absolute)
-    {
-        Ok(cwd) => cwd,
-        Err(e) => {
-            eprintln!("hookd: --cwd: {e}");
-            return ExitCode::FAILURE;
-        }
-    };
+        .context("--cwd")?;
     let options = hookd::protocol::RunOptions {
         model: args.model,
         cwd: Some(cwd.display().to_string()),
@@ -745,14 +747,7 @@ fn run(args: RunArgs) -> ExitCode {
         provider: args.provider,
         json: args.json,
     };
-    match hookd::run_client::run(run, &mut Stdout) {
-        Ok(code) => ExitCode::from(code),
-        Err(e) if is_reader_gone(&e) => ExitCode::SUCCESS,
-        Err(e) => {
-            eprintln!("hookd: {e:#}");
-            ExitCode::FAILURE
-        }
-    }
+    hookd::run_client::run(run, &mut Stdout).map(Outcome::Code)
 }
 
 fn serve(args: ServeArgs) -> anyhow::Result<()> {
@@ -787,43 +782,163 @@ fn serve(args: ServeArgs) -> anyhow::Result<()> {
     })
 }
 
-fn parse_remember(text: &str) -> Result<hookd::protocol::Remember, String> {
-    serde_json::from_value(serde_json::Value::String(text.to_string()))
-        .map_err(|_| format!("`{text}`: expected once, session or always"))
+/// The SDK's permission modes, as `--permission-mode` takes them.
+const PERMISSION_MODES: [&str; 6] = [
+    "default",
+    "acceptEdits",
+    "bypassPermissions",
+    "plan",
+    "dontAsk",
+    "auto",
+];
+
+/// A verdict by its wire name (`allow`, …, `none`): clap lists them in
+/// help and completions and suggests one for a typo.
+fn verdict_parser() -> impl clap::builder::TypedValueParser<Value = Verdict> {
+    clap::builder::PossibleValuesParser::new(Verdict::ALL.map(Verdict::as_str))
+        .try_map(|text| text.parse::<Verdict>())
 }
 
-fn decide(client: &ClientArgs, decide: hookd::protocol::Decide) -> anyhow::Result<()> {
+/// `--remember once|session|always`.
+fn remember_parser() -> impl clap::builder::TypedValueParser<Value = hookd::protocol::Remember> {
+    clap::builder::PossibleValuesParser::new(["once", "session", "always"]).try_map(|text| {
+        serde_json::from_value::<hookd::protocol::Remember>(serde_json::Value::String(text))
+    })
+}
+
+/// `--scope user|project|local`.
+fn scope_parser() -> impl clap::builder::TypedValueParser<Value = hookd::install::Scope> {
+    clap::builder::PossibleValuesParser::new(hookd::install::Scope::ALL.map(|s| s.as_str()))
+        .try_map(|text| text.parse::<hookd::install::Scope>())
+}
+
+/// An event name of any agent hookd judges (Claude Code's, Codex's,
+/// Gemini's): what `--events` and `tail --kind` take. Which agent has the
+/// event is checked later, where the agent is known.
+fn event_name_parser() -> clap::builder::PossibleValuesParser {
+    let mut names: Vec<&'static str> = hookd::agent::claude::HookEventKind::ALL
+        .iter()
+        .map(|kind| kind.as_str())
+        .chain(hookd::agent::codex::EVENTS.iter().map(|e| e.name))
+        .chain(hookd::agent::gemini::EVENTS.iter().map(|e| e.name))
+        .collect();
+    names.sort_unstable();
+    names.dedup();
+    clap::builder::PossibleValuesParser::new(names)
+}
+
+/// `hookd decide --json`: what was decided, and what was remembered.
+#[derive(serde::Serialize)]
+struct DecideReport {
+    /// The event's uuid.
+    event_id: Option<uuid::Uuid>,
+    /// Its short id, when it was still listed as pending.
+    short_id: Option<String>,
+    /// The verdict given.
+    verdict: hookd::decision::Verdict,
+    /// The event's kind (`PreToolUse`) and tool, and its most telling
+    /// field, when it was still listed as pending.
+    kind: Option<String>,
+    tool: Option<String>,
+    summary: Option<String>,
+    /// `--remember session`: the grant made.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    grant: Option<hookd::protocol::GrantRecord>,
+    /// `--remember always`: the rule added.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    remembered: Option<hookd::protocol::Remembered>,
+}
+
+fn decide(client: &ClientArgs, decide: hookd::protocol::Decide, json: bool) -> anyhow::Result<()> {
+    let mut connection = client.connect()?;
+    // The pending item, for the confirmation: which event was decided.
+    let item = connection
+        .pending()?
+        .into_iter()
+        .find(|item| match &decide.event_id {
+            hookd::protocol::EventRef::Short(short) => item.info.short_id == *short,
+            hookd::protocol::EventRef::Id(id) => item.event["id"].as_str() == Some(&id.to_string()),
+        });
+    let event = item.as_ref().and_then(|item| {
+        serde_json::from_value::<hookd::protocol::log::LoggedEvent>(item.event.clone()).ok()
+    });
+    let verdict = decide.answer.verdict;
+    let event_ref = decide.event_id.clone();
     let remember = decide.remember;
-    let result = client.connect()?.decide(decide)?;
+    let result = connection.decide(decide)?;
+    let mut report = DecideReport {
+        event_id: match &event_ref {
+            hookd::protocol::EventRef::Id(id) => Some(*id),
+            hookd::protocol::EventRef::Short(_) => event.as_ref().map(|e| e.id),
+        },
+        short_id: item.as_ref().map(|item| item.info.short_id.clone()),
+        verdict,
+        kind: event.as_ref().map(|e| e.kind.clone()),
+        tool: event.as_ref().and_then(|e| e.tool.clone()),
+        summary: event.as_ref().map(|e| hookd::tail::summary(&e.input)),
+        grant: None,
+        remembered: None,
+    };
     match (remember, result) {
         (hookd::protocol::Remember::Session, Some(result)) => {
-            let grant: hookd::protocol::GrantRecord = serde_json::from_value(result)?;
-            println!(
-                "grant {}: {} {} for session {}{}",
-                grant.id,
-                grant.verdict,
-                grant.rule,
-                grant.session_id,
-                grant
-                    .expires_at
-                    .map(|at| format!(" until {at}"))
-                    .unwrap_or_default()
-            );
+            report.grant = Some(serde_json::from_value(result)?);
         }
         (hookd::protocol::Remember::Always, Some(result)) => {
-            let done: hookd::protocol::Remembered = serde_json::from_value(result)?;
-            if done.created_from_defaults {
-                println!(
-                    "created {} from the embedded default rules",
-                    done.rules_file
-                );
-            }
-            println!("added {} to {}", done.rule, done.rules_file);
-            if let Some(note) = done.note {
-                println!("note: {note}");
-            }
+            report.remembered = Some(serde_json::from_value(result)?);
         }
         _ => {}
+    }
+    if json {
+        return print_json(&report);
+    }
+    let done = match verdict {
+        hookd::decision::Verdict::Allow => "allowed",
+        hookd::decision::Verdict::Deny => "denied",
+        hookd::decision::Verdict::Ask => "asked the user about",
+        hookd::decision::Verdict::Defer => "deferred",
+        hookd::decision::Verdict::NoOpinion => "no opinion on",
+    };
+    let mut line = format!(
+        "{} {event_ref}",
+        style::paint(style::verdict(verdict), done)
+    );
+    if let Some(event) = &event {
+        let what = [Some(event.kind.as_str()), event.tool.as_deref()]
+            .into_iter()
+            .flatten()
+            .collect::<Vec<_>>()
+            .join(" ");
+        line.push_str(&format!(
+            " ({what} `{}`)",
+            hookd::tail::summary(&event.input)
+        ));
+    }
+    println!("{line}");
+    if let Some(grant) = &report.grant {
+        println!(
+            "grant {}: {} {} for session {}{}",
+            grant.id,
+            grant.verdict,
+            grant.rule,
+            grant.session_id,
+            grant
+                .expires_at
+                .as_ref()
+                .map(|at| format!(" until {at}"))
+                .unwrap_or_default()
+        );
+    }
+    if let Some(done) = &report.remembered {
+        if done.created_from_defaults {
+            println!(
+                "created {} from the embedded default rules",
+                done.rules_file
+            );
+        }
+        println!("added {} to {}", done.rule, done.rules_file);
+        if let Some(note) = &done.note {
+            println!("note: {note}");
+        }
     }
     Ok(())
 }
@@ -837,7 +952,7 @@ fn grants(client: &ClientArgs, action: Option<GrantsCommand>, json: bool) -> any
     }
     let list = connection.grants()?;
     if json {
-        println!("{}", serde_json::to_string_pretty(&list)?);
+        print_json(&list)?;
         return Ok(());
     }
     if list.is_empty() {
@@ -888,12 +1003,12 @@ fn rules_source(explicit: Option<PathBuf>) -> RulesSource {
     }
 }
 
-fn rules(command: RulesCommand) -> anyhow::Result<()> {
+fn rules(command: RulesCommand) -> anyhow::Result<Outcome> {
     use hookd::rules::{check_as, LayerKind, DEFAULTS_TOML};
     match command {
         RulesCommand::Defaults => {
             print!("{DEFAULTS_TOML}");
-            Ok(())
+            Ok(Outcome::Success)
         }
         RulesCommand::Check {
             file,
@@ -909,17 +1024,16 @@ fn rules(command: RulesCommand) -> anyhow::Result<()> {
             } else {
                 LayerKind::User
             };
+            // A file that cannot be read is an operational error (exit 2),
+            // not a rules file with problems (exit 1).
+            std::fs::File::open(&path).with_context(|| format!("reading {}", path.display()))?;
             let report = check_as(&path, kind);
             if json {
-                println!("{}", serde_json::to_string_pretty(&report)?);
+                print_json(&report)?;
             } else {
                 println!("{report}");
             }
-            if report.is_ok() {
-                Ok(())
-            } else {
-                std::process::exit(1)
-            }
+            Ok(Outcome::problems_unless(report.is_ok()))
         }
         RulesCommand::Explain {
             event,
@@ -956,8 +1070,8 @@ fn rules(command: RulesCommand) -> anyhow::Result<()> {
             let event_name = hookd::approve::explain::judged_event(agent, &input);
             if json {
                 match explanations.as_slice() {
-                    [one] => println!("{}", serde_json::to_string_pretty(one)?),
-                    all => println!("{}", serde_json::to_string_pretty(all)?),
+                    [one] => print_json(one)?,
+                    all => print_json(&all)?,
                 }
             } else {
                 if agent != Agent::ClaudeCode {
@@ -970,35 +1084,47 @@ fn rules(command: RulesCommand) -> anyhow::Result<()> {
                     print!("{explanation}");
                 }
             }
-            Ok(())
+            Ok(Outcome::Success)
         }
-        RulesCommand::Test { dir, rules } => {
+        RulesCommand::Test { dir, rules, json } => {
+            std::fs::read_dir(&dir).with_context(|| format!("reading {}", dir.display()))?;
             let rules = daemon::load_rules(&rules_source(rules))?;
             let report = hookd::rules::run_fixtures(&dir, &rules);
-            println!("{report}");
-            if report.is_ok() {
-                Ok(())
+            if json {
+                print_json(&report)?;
             } else {
-                std::process::exit(1)
+                println!("{report:#}");
             }
+            Ok(Outcome::problems_unless(report.is_ok()))
         }
     }
 }
 
-fn replay(log: &std::path::Path, rules: Option<PathBuf>, json: bool) -> anyhow::Result<()> {
+/// Exits 1 when a decision would change, as `diff` does: a check that new
+/// rules leave the past alone can gate on it.
+fn replay(log: &std::path::Path, rules: Option<PathBuf>, json: bool) -> anyhow::Result<Outcome> {
     let rules = std::sync::Arc::new(daemon::load_rules(&rules_source(rules))?);
     let home = std::env::var_os("HOME").map(PathBuf::from);
     let report = hookd::replay::replay(log, rules, home.as_deref())?;
     if json {
-        println!("{}", serde_json::to_string_pretty(&report)?);
+        print_json(&report)?;
     } else {
         print!("{report}");
     }
-    Ok(())
+    Ok(Outcome::problems_unless(report.changes.is_empty()))
 }
 
 fn tail(args: TailArgs) -> anyhow::Result<()> {
     let log = log_path(args.log)?;
+    if !args.follow && !log.exists() {
+        anyhow::bail!(
+            "no event log at {} (has the daemon run with this log? give another with --log FILE)",
+            log.display()
+        );
+    }
+    if args.follow && !log.exists() {
+        eprintln!("hookd: waiting for {} to appear", log.display());
+    }
     let options = hookd::tail::TailOptions {
         follow: args.follow,
         json: args.json,
@@ -1007,9 +1133,15 @@ fn tail(args: TailArgs) -> anyhow::Result<()> {
         tool: args.tool,
         decisions: args.decisions,
         since: args.since,
+        last: args.lines,
     };
-    hookd::tail::run(&log, &options, &mut Stdout, stdout_reader_gone)
-        .with_context(|| format!("reading {}", log.display()))
+    hookd::tail::run(
+        &log,
+        &options,
+        &mut Stdout,
+        hookd::cli::output::stdout_reader_gone,
+    )
+    .with_context(|| format!("reading {}", log.display()))
 }
 
 /// `--since`, read when the command line is: a bad value is a usage error
@@ -1022,7 +1154,7 @@ fn pending(client: &ClientArgs, json: bool) -> anyhow::Result<()> {
     let mut connection = client.connect()?;
     let list = connection.pending()?;
     if json {
-        println!("{}", serde_json::to_string_pretty(&list)?);
+        print_json(&list)?;
         return Ok(());
     }
     if list.is_empty() {
@@ -1072,7 +1204,7 @@ fn pending(client: &ClientArgs, json: bool) -> anyhow::Result<()> {
 fn status(client: &ClientArgs, json: bool) -> anyhow::Result<()> {
     let status = client.connect()?.status()?;
     if json {
-        println!("{}", serde_json::to_string_pretty(&status)?);
+        print_json(&status)?;
         return Ok(());
     }
     println!(
@@ -1158,9 +1290,8 @@ fn install(args: InstallArgs) -> anyhow::Result<()> {
             agent: *agent,
             forwarder: forwarder.clone(),
             events: match &args.events {
-                Some(list) => {
-                    hookd::install::parse_events_for(*agent, list).map_err(anyhow::Error::msg)?
-                }
+                Some(list) => hookd::install::parse_events_for(*agent, &list.join(","))
+                    .map_err(anyhow::Error::msg)?,
                 None => hookd::install::default_events_for(*agent),
             },
             fail_closed: fail_closed(args.fail_closed),
@@ -1229,7 +1360,7 @@ fn doctor(
     project: Option<PathBuf>,
     probe: bool,
     json: bool,
-) -> anyhow::Result<()> {
+) -> anyhow::Result<Outcome> {
     let project = std::path::absolute(project.unwrap_or_else(|| ".".into()))?;
     let options = hookd::doctor::DoctorOptions {
         probe,
@@ -1240,15 +1371,11 @@ fn doctor(
     };
     let report = hookd::doctor::run(&options);
     if json {
-        println!("{}", serde_json::to_string_pretty(&report)?);
+        print_json(&report)?;
     } else {
-        print!("{report}");
+        print!("{report:#}");
     }
-    if report.ok {
-        Ok(())
-    } else {
-        std::process::exit(1)
-    }
+    Ok(Outcome::problems_unless(report.ok))
 }
 
 fn adapter_install(dir: Option<PathBuf>, json: bool) -> anyhow::Result<()> {
@@ -1266,9 +1393,9 @@ fn adapter_install(dir: Option<PathBuf>, json: bool) -> anyhow::Result<()> {
     let outcome = hookd::adapter::install(&dir)?;
     if json {
         let status = hookd::adapter::status(&dir);
-        let out = serde_json::json!({ "outcome": outcome, "status": status });
-        println!("{out}");
-    } else if outcome == hookd::adapter::Installed::AlreadyInstalled {
+        return print_json(&serde_json::json!({ "outcome": outcome, "status": status }));
+    }
+    if outcome == hookd::adapter::Installed::AlreadyInstalled {
         println!("{}: already installed", dir.display());
     } else {
         println!("{}: installed", dir.display());
@@ -1276,44 +1403,40 @@ fn adapter_install(dir: Option<PathBuf>, json: bool) -> anyhow::Result<()> {
     Ok(())
 }
 
-fn adapter_status(dir: Option<PathBuf>, json: bool) -> ExitCode {
-    let report = || -> anyhow::Result<bool> {
-        let dir = match dir {
-            Some(dir) => dir,
-            None => hookd::adapter::default_dir()?,
-        };
-        let status = hookd::adapter::status(&dir);
-        if json {
-            println!("{}", serde_json::to_string(&status)?);
-        } else {
-            let state = match (status.installed, status.embedded) {
-                (true, true) => "installed",
-                (true, false) => "installed, but not this hookd's adapter",
-                (false, _) => "not installed: run `hookd adapter install`",
-            };
-            println!("adapter {} in {}: {state}", status.version, dir.display());
-            match &status.node {
-                Some(node) => println!("node: {}", node.display()),
-                None => println!("node: not on PATH (install Node.js >= 18)"),
-            }
-        }
-        Ok(status.installed && status.node.is_some())
+/// Exits 1 (problems found) when the adapter is not installed or Node is
+/// missing.
+fn adapter_status(dir: Option<PathBuf>, json: bool) -> anyhow::Result<Outcome> {
+    let dir = match dir {
+        Some(dir) => dir,
+        None => hookd::adapter::default_dir()?,
     };
-    match report() {
-        Ok(true) => ExitCode::SUCCESS,
-        Ok(false) => ExitCode::FAILURE,
-        Err(e) if is_reader_gone(&e) => ExitCode::SUCCESS,
-        Err(e) => {
-            eprintln!("hookd: {e:#}");
-            ExitCode::from(2)
+    let status = hookd::adapter::status(&dir);
+    if json {
+        print_json(&status)?;
+    } else {
+        let state = match (status.installed, status.embedded) {
+            (true, true) => style::paint(style::GOOD, "installed"),
+            (true, false) => style::paint(style::NOTICE, "installed, but not this hookd's adapter"),
+            (false, _) => style::paint(style::BAD, "not installed: run `hookd adapter install`"),
+        };
+        println!("adapter {} in {}: {state}", status.version, dir.display());
+        match &status.node {
+            Some(node) => println!("node: {}", node.display()),
+            None => println!("node: not on PATH (install Node.js >= 18)"),
         }
     }
+    Ok(Outcome::problems_unless(
+        status.installed && status.node.is_some(),
+    ))
 }
 
-fn service_install(bin_dir: Option<PathBuf>, dry_run: bool) -> anyhow::Result<()> {
+fn service_install(bin_dir: Option<PathBuf>, dry_run: bool, json: bool) -> anyhow::Result<()> {
     let hookd = hookd::service::hookd_path(bin_dir.as_deref())?;
     let dir = hookd::service::unit_dir()?;
     let outcome = hookd::service::install(&dir, &hookd, dry_run)?;
+    if json {
+        return print_json(&outcome);
+    }
     for unit in &outcome.units {
         if dry_run && unit.status != "unchanged" {
             println!("# {} ({})", unit.path.display(), unit.status);
@@ -1330,5 +1453,30 @@ fn service_install(bin_dir: Option<PathBuf>, dry_run: bool) -> anyhow::Result<()
     for command in &outcome.commands {
         println!("  {command}");
     }
+    Ok(())
+}
+
+/// `hookd completions SHELL`: the script on stdout.
+fn completions(shell: clap_complete::Shell) -> anyhow::Result<()> {
+    let mut command = <Cli as clap::CommandFactory>::command();
+    let mut script = Vec::new();
+    clap_complete::generate(shell, &mut command, "hookd", &mut script);
+    Stdout.write_all(&script)?;
+    Ok(())
+}
+
+/// `hookd man`: hookd.1 on stdout, or with `--dir` one page per command
+/// (`hookd-rules-check.1`), as cargo and git name theirs.
+fn man(dir: Option<&std::path::Path>) -> anyhow::Result<()> {
+    let command = <Cli as clap::CommandFactory>::command();
+    let Some(dir) = dir else {
+        let mut page = Vec::new();
+        clap_mangen::Man::new(command).render(&mut page)?;
+        Stdout.write_all(&page)?;
+        return Ok(());
+    };
+    std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+    clap_mangen::generate_to(command, dir)
+        .with_context(|| format!("writing man pages into {}", dir.display()))?;
     Ok(())
 }

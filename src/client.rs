@@ -24,9 +24,7 @@ use crate::protocol::{
 #[derive(Debug, thiserror::Error)]
 pub enum ClientError {
     /// No daemon at the socket.
-    #[error(
-        "cannot reach hookd at {path}: {source} (is `hookd serve` running? is HOOKD_SOCKET right?)"
-    )]
+    #[error("cannot reach hookd at {path} (is `hookd serve` running? is HOOKD_SOCKET right?)")]
     Connect {
         /// The socket.
         path: PathBuf,

@@ -142,14 +142,18 @@ pub struct Report {
 
 impl fmt::Display for Report {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        // The alternate form (`{:#}`) colours the marks; the CLI strips
+        // the escape codes where colour is not allowed.
+        let (good, bad) = match f.alternate() {
+            true => (
+                crate::cli::output::style::GOOD,
+                crate::cli::output::style::BAD,
+            ),
+            false => (anstyle::Style::new(), anstyle::Style::new()),
+        };
         for c in &self.checks {
-            write!(
-                f,
-                "{} {}: {}",
-                if c.ok { "✓" } else { "✗" },
-                c.name,
-                c.message
-            )?;
+            let (style, mark) = if c.ok { (good, "✓") } else { (bad, "✗") };
+            write!(f, "{style}{mark}{style:#} {}: {}", c.name, c.message)?;
             if let Some(fix) = &c.fix {
                 write!(f, " → fix: {fix}")?;
             }

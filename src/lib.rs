@@ -3,6 +3,7 @@
 pub mod adapter;
 pub mod agent;
 pub mod approve;
+pub mod cli;
 pub mod client;
 pub mod config;
 pub mod daemon;

@@ -54,6 +54,11 @@ pub struct TailOptions {
     pub decisions: bool,
     /// Only lines at or after this id (see [`parse_since`]).
     pub since: Option<Uuid>,
+    /// Of what the log holds when tail starts, only the last this many
+    /// entries (one line each; `--json --decisions` prints an event and its
+    /// decision as one entry), as `tail -n`; with `follow`, everything
+    /// after.
+    pub last: Option<usize>,
 }
 
 /// Parses `--since`: an event or decision id, an RFC 3339 time, or an age
@@ -93,16 +98,25 @@ pub fn run(
         events: HashMap::new(),
     };
     let mut reader = LogReader::open(path)?;
+    // `-n`: the entries of what the log holds now, the oldest dropped once
+    // there are more; printed when it is read to its end.
+    let mut backlog = options.last.map(|_| VecDeque::new());
+    let mut entry = Vec::new();
     loop {
         let mut busy = false;
         while let Some(line) = reader.next_line()? {
             busy = true;
-            if let Err(e) = tail.line(&line, out) {
+            entry.clear();
+            tail.line(&line, &mut entry)?;
+            if let Err(e) = emit(&mut backlog, options.last, &mut entry, out) {
                 return quiet_broken_pipe(e);
             }
         }
         if !options.follow {
             break;
+        }
+        if let Err(e) = flush_backlog(&mut backlog, out) {
+            return quiet_broken_pipe(e);
         }
         if let Err(e) = out.flush() {
             return quiet_broken_pipe(e);
@@ -124,13 +138,52 @@ pub fn run(
         waiting.sort_by_key(|event| event.id);
         for event in waiting {
             if !options.decisions {
-                if let Err(e) = writeln!(out, "{}", pretty(event, None)) {
+                entry.clear();
+                writeln!(entry, "{}", pretty(event, None))?;
+                if let Err(e) = emit(&mut backlog, options.last, &mut entry, out) {
                     return quiet_broken_pipe(e);
                 }
             }
         }
     }
+    if let Err(e) = flush_backlog(&mut backlog, out) {
+        return quiet_broken_pipe(e);
+    }
     out.flush().or_else(quiet_broken_pipe)
+}
+
+/// Prints one entry (what one log line produced), or keeps it in the `-n`
+/// backlog while there is one.
+fn emit(
+    backlog: &mut Option<VecDeque<Vec<u8>>>,
+    last: Option<usize>,
+    entry: &mut Vec<u8>,
+    out: &mut impl Write,
+) -> io::Result<()> {
+    if entry.is_empty() {
+        return Ok(());
+    }
+    match backlog {
+        None => out.write_all(entry),
+        Some(backlog) => {
+            if last.is_some_and(|n| n > 0) {
+                if last.is_some_and(|n| backlog.len() == n) {
+                    backlog.pop_front();
+                }
+                backlog.push_back(std::mem::take(entry));
+            }
+            Ok(())
+        }
+    }
+}
+
+/// Prints the `-n` backlog and ends it: from now on entries print as they
+/// come.
+fn flush_backlog(backlog: &mut Option<VecDeque<Vec<u8>>>, out: &mut impl Write) -> io::Result<()> {
+    for entry in backlog.take().into_iter().flatten() {
+        out.write_all(&entry)?;
+    }
+    Ok(())
 }
 
 fn quiet_broken_pipe(e: io::Error) -> io::Result<()> {
@@ -369,7 +422,8 @@ impl LogReader {
                         .collect(),
                 );
             }
-            Err(e) => return Err(io::Error::new(e.kind(), format!("{}: {e}", path.display()))),
+            // The caller names the path.
+            Err(e) => return Err(e),
         }
         Ok(reader)
     }

@@ -16,7 +16,7 @@ use jiff::{Span, Timestamp};
 pub enum TimeError {
     /// Not a time (or age) in a form jiff reads, or out of jiff's range
     /// (years -9999 to 9999); jiff's message says which part.
-    #[error("{0}")]
+    #[error(transparent)]
     Invalid(#[from] jiff::Error),
     /// An age of zero or less (`-5m`, `5m ago`).
     #[error("an age must be positive")]

@@ -812,7 +812,7 @@ fn missing_node_dependencies_name_the_install_command() {
         .arg("hi")
         .output()
         .unwrap();
-    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(out.status.code(), Some(2));
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains(&command), "{stderr}");
 }

@@ -5,6 +5,8 @@
 #[path = "support/daemon.rs"]
 mod daemon;
 
+use daemon::{fixture, forward_in_background, Daemon, DaemonOptions, RawClient};
+
 use std::process::{Command, Stdio};
 
 /// `hookd tail --since` with a value that is not an id, a time or an age:
@@ -110,7 +112,7 @@ fn commands_exit_quietly_when_the_reader_goes_away() {
         &["tail", "--log", log],
         &["tail", "--json", "--log", log],
         // Following a log that shows nothing new: ends when the reader goes.
-        &["tail", "--follow", "--kind", "NoSuchEvent", "--log", log],
+        &["tail", "--follow", "--kind", "WorktreeCreate", "--log", log],
         &["replay", log, "--rules", rules],
         &["replay", log, "--rules", rules, "--json"],
         &["rules", "explain", event, "--rules", rules, "--json"],
@@ -177,4 +179,413 @@ fn a_bad_config_is_refused_without_echoing_its_values() {
         "{stderr}"
     );
     assert!(!stderr.contains("hunter2"), "{stderr}");
+}
+
+/// `hookd ARGS…` with XDG dirs inside `dir` (no user file is read).
+fn hookd_in(dir: &std::path::Path, args: &[&str]) -> std::process::Output {
+    Command::new(daemon::hookd_bin())
+        .args(args)
+        .env("XDG_CONFIG_HOME", dir.join("config"))
+        .env("XDG_STATE_HOME", dir.join("state"))
+        .env("HOME", dir)
+        .env_remove("NO_COLOR")
+        .env_remove("CLICOLOR_FORCE")
+        .stdin(Stdio::null())
+        .output()
+        .unwrap()
+}
+
+/// A fixture directory with one fixture that passes under the default rules
+/// and one that fails.
+fn fixtures_one_failing(dir: &std::path::Path) -> std::path::PathBuf {
+    let fixtures = dir.join("fixtures");
+    std::fs::create_dir_all(&fixtures).unwrap();
+    let event = serde_json::json!({"hook_event_name": "PreToolUse", "tool_name": "Bash",
+        "tool_input": {"command": "rm -rf /"}, "cwd": "/tmp", "session_id": "s"});
+    std::fs::write(
+        fixtures.join("a_pass.json"),
+        serde_json::json!({"event": event, "expect": {"verdict": "deny"}}).to_string(),
+    )
+    .unwrap();
+    std::fs::write(
+        fixtures.join("b_fail.json"),
+        serde_json::json!({"event": event, "expect": {"verdict": "allow"}}).to_string(),
+    )
+    .unwrap();
+    fixtures
+}
+
+/// A log with one PreToolUse `rm -rf /` that no rule decided: under the
+/// default rules replay finds a change.
+fn log_with_one_change(dir: &std::path::Path) -> std::path::PathBuf {
+    let log = dir.join("events.jsonl");
+    let id = "01900000-0000-7000-8000-000000000001";
+    let event = serde_json::json!({
+        "type": "event", "id": id, "received_at": "2026-11-22T02:18:06.747396Z",
+        "harness": "claude-code", "session_id": "s", "kind": "PreToolUse", "tool": "Bash", "cwd": "/tmp",
+        "input": {"hook_event_name": "PreToolUse", "tool_name": "Bash", "cwd": "/tmp",
+                  "tool_input": {"command": "rm -rf /"}},
+    });
+    let decision = serde_json::json!({
+        "type": "decision", "decision_id": "01900000-0000-7000-8000-000000000002", "event_id": id,
+        "verdict": "none", "source": "default", "rule_ids": [], "generation": 1, "latency_us": 10,
+    });
+    std::fs::write(&log, format!("{event}\n{decision}\n")).unwrap();
+    log
+}
+
+/// The exit status table of README ("Exit status"), through the binary:
+/// 0 ok, 1 problems found, 2 usage or operational error.
+#[test]
+fn exit_codes_follow_the_table() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let rules = d.join("rules.toml");
+    std::fs::write(&rules, hookd::rules::DEFAULTS_TOML).unwrap();
+    let bad_rules = d.join("bad.toml");
+    std::fs::write(&bad_rules, "[[rule]]\nid = \"x\"\naction = \"maybe\"\n").unwrap();
+    let fixtures = fixtures_one_failing(d);
+    let log = log_with_one_change(d);
+    let missing = d.join("missing");
+    let (rules, bad_rules, fixtures, log, missing) = (
+        rules.to_str().unwrap(),
+        bad_rules.to_str().unwrap(),
+        fixtures.to_str().unwrap(),
+        log.to_str().unwrap(),
+        missing.to_str().unwrap(),
+    );
+    let table: &[(&[&str], i32)] = &[
+        (&["rules", "check", rules], 0),
+        (&["rules", "defaults"], 0),
+        (&["tail", "--log", log], 0),
+        (&["rules", "check", bad_rules], 1),
+        (&["rules", "test", fixtures, "--rules", rules], 1),
+        (&["replay", log, "--rules", rules], 1),
+        (&["--no-such-flag"], 2),
+        (&["decide", "abcde", "alow"], 2),
+        (&["tail", "--kind", "PreTolUse", "--log", log], 2),
+        (&["status", "--socket", missing], 2),
+        (&["rules", "explain", missing], 2),
+        (&["rules", "check", missing], 2),
+        (&["rules", "test", missing], 2),
+        (&["replay", missing], 2),
+        (&["tail", "--log", missing], 2),
+        (&["serve", "--config", missing, "--socket", missing], 2),
+    ];
+    for (args, code) in table {
+        let out = hookd_in(d, args);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(*code), "hookd {args:?}: {stderr}");
+        assert!(!stderr.contains("panicked"), "hookd {args:?}: {stderr}");
+    }
+}
+
+/// Typos in typed arguments are refused by clap with a suggestion.
+#[test]
+fn typed_arguments_suggest_the_value_meant() {
+    let dir = tempfile::tempdir().unwrap();
+    for (args, meant) in [
+        (&["decide", "abcde", "alow"][..], "'allow'"),
+        (&["tail", "--kind", "PreTolUse"][..], "'PreToolUse'"),
+        (
+            &["install", "--events", "PreToolUse,Stopp", "--print"][..],
+            "'Stop'",
+        ),
+        (
+            &["install", "--scope", "projet", "--print"][..],
+            "'project'",
+        ),
+        (
+            &["run", "--permission-mode", "acceptEdit", "hi"][..],
+            "'acceptEdits'",
+        ),
+        (
+            &["decide", "abcde", "allow", "--remember", "sesion"][..],
+            "'session'",
+        ),
+        (&["--color", "allways", "status"][..], "'always'"),
+    ] {
+        let out = hookd_in(dir.path(), args);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
+        assert!(stderr.contains(meant), "{args:?}: {stderr}");
+    }
+}
+
+/// An error prints each cause once: the io error under "cannot reach
+/// hookd" and under a file that cannot be read is not repeated.
+#[test]
+fn errors_print_each_cause_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let missing = dir.path().join("missing");
+    let missing = missing.to_str().unwrap();
+    for args in [
+        &["status", "--socket", missing][..],
+        &["rules", "explain", missing][..],
+        &["serve", "--rules", missing, "--socket", missing][..],
+        &["tail", "--follow", "--log", "/proc/self/mem/x"][..],
+    ] {
+        let out = hookd_in(dir.path(), args);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
+        let cause = ["No such file or directory", "Not a directory"]
+            .into_iter()
+            .find(|cause| stderr.contains(cause))
+            .unwrap_or_else(|| panic!("{args:?}: no cause in {stderr}"));
+        assert_eq!(stderr.matches(cause).count(), 1, "{args:?}: {stderr}");
+        assert!(stderr.starts_with("hookd: "), "{args:?}: {stderr}");
+    }
+}
+
+/// `hookd tail` names the log it looked for when there is none, and `-n N`
+/// prints the last N entries.
+#[test]
+fn tail_names_a_missing_log_and_prints_the_last_n() {
+    let dir = tempfile::tempdir().unwrap();
+    let missing = dir.path().join("nope.jsonl");
+    let out = hookd_in(dir.path(), &["tail", "--log", missing.to_str().unwrap()]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains(&format!("no event log at {}", missing.display())),
+        "{stderr}"
+    );
+    let log = big_log(dir.path());
+    let log = log.to_str().unwrap();
+    let out = hookd_in(dir.path(), &["tail", "-n", "3", "--log", log]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines.len(), 3, "{text}");
+    for (line, i) in lines.iter().zip(1997..) {
+        assert!(line.contains(&format!("rm -rf / # {i}")), "{text}");
+    }
+    let out = hookd_in(dir.path(), &["tail", "--json", "-n", "2", "--log", log]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    // The last event line and its decision line.
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines.len(), 2, "{text}");
+    assert!(lines[0].contains("\"type\":\"event\""), "{text}");
+    assert!(lines[0].contains("000000001999"), "{text}");
+    assert!(lines[1].contains("9000-000000001999"), "{text}");
+    let out = hookd_in(dir.path(), &["tail", "-n", "0", "--log", log]);
+    assert!(out.status.success() && out.stdout.is_empty(), "{out:?}");
+}
+
+/// Colour marks results only where allowed: never into a pipe by default,
+/// with `--color always` even there, never with `--color never`.
+#[test]
+fn colour_only_where_allowed() {
+    let dir = tempfile::tempdir().unwrap();
+    let fixtures = fixtures_one_failing(dir.path());
+    let fixtures = fixtures.to_str().unwrap();
+    let escape = |args: &[&str]| {
+        let out = hookd_in(dir.path(), args);
+        assert_eq!(out.status.code(), Some(1), "{out:?}");
+        let text = String::from_utf8_lossy(&out.stdout).into_owned();
+        assert!(text.contains("FAIL") && text.contains("ok"), "{text}");
+        text.contains('\x1b')
+    };
+    assert!(!escape(&["rules", "test", fixtures]));
+    assert!(escape(&["rules", "test", fixtures, "--color", "always"]));
+    assert!(!escape(&["rules", "test", fixtures, "--color", "never"]));
+    let out = Command::new(daemon::hookd_bin())
+        .args(["rules", "test", fixtures, "--color", "auto"])
+        .env("NO_COLOR", "1")
+        .output()
+        .unwrap();
+    assert!(!String::from_utf8_lossy(&out.stdout).contains('\x1b'));
+}
+
+/// Completion scripts know the subcommands, flags and typed values; the
+/// man page of `hookd install` names its flags.
+#[test]
+fn completions_and_man_pages_describe_the_flags() {
+    let dir = tempfile::tempdir().unwrap();
+    for shell in ["bash", "zsh", "fish", "elvish", "powershell"] {
+        let out = hookd_in(dir.path(), &["completions", shell]);
+        let script = String::from_utf8_lossy(&out.stdout);
+        assert!(out.status.success(), "{shell}: {out:?}");
+        for word in ["install", "fail-closed"] {
+            assert!(script.contains(word), "{shell} completions lack {word}");
+        }
+        // Elvish's and PowerShell's scripts complete flags, not values.
+        if !["elvish", "powershell"].contains(&shell) {
+            assert!(script.contains("acceptEdits"), "{shell}: no values");
+        }
+    }
+    let man = dir.path().join("man1");
+    let out = hookd_in(dir.path(), &["man", "--dir", man.to_str().unwrap()]);
+    assert!(out.status.success(), "{out:?}");
+    let page = std::fs::read_to_string(man.join("hookd-install.1")).unwrap();
+    for flag in [
+        "\\-\\-agent",
+        "\\-\\-scope",
+        "\\-\\-events",
+        "\\-\\-fail\\-closed",
+        "\\-\\-dry\\-run",
+        "\\-\\-statusline",
+    ] {
+        assert!(page.contains(flag), "hookd-install.1 lacks {flag}:\n{page}");
+    }
+    assert!(man.join("hookd-rules-check.1").exists());
+}
+
+/// `actual`, with `dir` written as `$DIR`, against
+/// `tests/fixtures/cli/NAME`; `UPDATE_GOLDEN=1` rewrites the file.
+fn assert_golden(name: &str, dir: &std::path::Path, actual: &[u8]) {
+    let actual = String::from_utf8_lossy(actual).replace(dir.to_str().unwrap(), "$DIR");
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/cli")
+        .join(name);
+    if std::env::var_os("UPDATE_GOLDEN").is_some() {
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(&path, &actual).unwrap();
+    }
+    let expected = std::fs::read_to_string(&path)
+        .unwrap_or_else(|_| panic!("{} is missing (UPDATE_GOLDEN=1 writes it)", path.display()));
+    assert_eq!(actual, expected, "{name} differs from {}", path.display());
+}
+
+/// The `--json` shapes README's table promises, pinned by golden files for
+/// the verbs that need no daemon.
+#[test]
+fn json_output_matches_the_golden_shapes() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let rules = d.join("rules.toml");
+    std::fs::write(&rules, hookd::rules::DEFAULTS_TOML).unwrap();
+    let bad_rules = d.join("bad.toml");
+    std::fs::write(&bad_rules, "[[rule]]\nid = \"x\"\naction = \"maybe\"\n").unwrap();
+    let fixtures = fixtures_one_failing(d);
+    let log = log_with_one_change(d);
+    let event = d.join("event.json");
+    std::fs::write(
+        &event,
+        r#"{"hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{"command":"rm -rf /"},"cwd":"/tmp"}"#,
+    )
+    .unwrap();
+    let settings = d.join("settings.json");
+    std::fs::write(&settings, "{}\n").unwrap();
+    let forwarder = d.join("hook-forwarder");
+    std::fs::write(&forwarder, "#!/bin/sh\n").unwrap();
+    std::fs::set_permissions(
+        &forwarder,
+        std::os::unix::fs::PermissionsExt::from_mode(0o755),
+    )
+    .unwrap();
+    let (rules, bad_rules, fixtures, log, event, settings, forwarder) = (
+        rules.to_str().unwrap(),
+        bad_rules.to_str().unwrap(),
+        fixtures.to_str().unwrap(),
+        log.to_str().unwrap(),
+        event.to_str().unwrap(),
+        settings.to_str().unwrap(),
+        forwarder.to_str().unwrap(),
+    );
+    let verbs: &[(&str, &[&str])] = &[
+        ("rules-check.json", &["rules", "check", bad_rules, "--json"]),
+        (
+            "rules-test.json",
+            &["rules", "test", fixtures, "--rules", rules, "--json"],
+        ),
+        (
+            "rules-explain.json",
+            &["rules", "explain", event, "--rules", rules, "--json"],
+        ),
+        ("replay.json", &["replay", log, "--rules", rules, "--json"]),
+        (
+            "install-dry-run.json",
+            &[
+                "install",
+                "--settings",
+                settings,
+                "--events",
+                "PreToolUse",
+                "--forwarder",
+                forwarder,
+                "--dry-run",
+                "--json",
+            ],
+        ),
+    ];
+    for (name, args) in verbs {
+        let out = hookd_in(d, args);
+        assert!(out.status.code() != Some(2), "{args:?}: {out:?}");
+        serde_json::from_slice::<serde_json::Value>(&out.stdout)
+            .unwrap_or_else(|e| panic!("{args:?}: not JSON ({e})"));
+        assert_golden(name, d, &out.stdout);
+    }
+}
+
+/// `hookd decide` confirms in one line which event it decided; `--json`
+/// gives the same as a document.
+#[test]
+fn decide_confirms_what_it_decided() {
+    let d = Daemon::start_with(DaemonOptions {
+        rules: Some(
+            "[[rule]]\nid = \"ask-npm\"\naction = \"ask\"\ntool = \"Bash(npm:*)\"\n".into(),
+        ),
+        config: Some("[decisions]\ntimeout = 20\n".into()),
+        ..DaemonOptions::default()
+    });
+    let mut subscriber = RawClient::hello(&d.socket, "approver");
+    let ok = subscriber.call(serde_json::json!({"type": "subscribe", "filter": {}}));
+    assert_eq!(ok["type"], "ok", "{ok}");
+    let mut decide = |command: &str, args: &[&str]| {
+        let mut input = fixture("PreToolUse.json");
+        input["tool_input"]["command"] = command.into();
+        let hook = forward_in_background(&d.socket, &input, &[]);
+        let pushed = subscriber.wait_for("a pending event", |f| {
+            f["type"] == "event" && f["pending"] == true
+        });
+        let short = pushed["short_id"].as_str().unwrap().to_string();
+        let id = pushed["event"]["id"].as_str().unwrap().to_string();
+        let out = Command::new(daemon::hookd_bin())
+            .arg("decide")
+            .args(
+                args.iter()
+                    .map(|a| a.replace("SHORT", &short).replace("ID", &id)),
+            )
+            .arg("--socket")
+            .arg(&d.socket)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{out:?}");
+        hook.join().unwrap();
+        (short, id, String::from_utf8(out.stdout).unwrap())
+    };
+    let (short, _, text) = decide("npm test", &["SHORT", "allow"]);
+    assert_eq!(
+        text,
+        format!("allowed {short} (PreToolUse Bash `npm test`)\n")
+    );
+    let (short, id, text) = decide("npm publish", &["ID", "deny", "--json"]);
+    let report: serde_json::Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(
+        report,
+        serde_json::json!({"event_id": id, "short_id": short, "verdict": "deny",
+            "kind": "PreToolUse", "tool": "Bash", "summary": "npm publish"})
+    );
+}
+
+/// `-q`/`-v` set the daemon's log level on stderr when RUST_LOG does not.
+#[test]
+fn quiet_and_verbose_set_the_log_level() {
+    let level_lines = |args: &[&str]| {
+        let mut d = Daemon::start_with(DaemonOptions {
+            args: args.iter().map(|a| a.to_string()).collect(),
+            env: vec![("RUST_LOG".into(), String::new())],
+            ..DaemonOptions::default()
+        });
+        d.forward(&fixture("PreToolUse.json"), &[]);
+        d.stop();
+        let stderr = d.stderr();
+        let count = |level: &str| stderr.matches(&format!(" {level} ")).count();
+        (count("INFO"), count("DEBUG"), stderr)
+    };
+    let (info, debug, stderr) = level_lines(&[]);
+    assert!(info > 0 && debug == 0, "{stderr}");
+    let (info, debug, stderr) = level_lines(&["-v"]);
+    assert!(info > 0 && debug > 0, "{stderr}");
+    let (info, debug, stderr) = level_lines(&["-qq"]);
+    assert!(info == 0 && debug == 0, "{stderr}");
 }

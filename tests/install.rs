@@ -283,7 +283,7 @@ fn dry_run_prints_a_diff_and_writes_nothing() {
     let path = file.display().to_string();
     assert!(
         out.starts_with(&format!(
-            "--- {path}\n+++ {path}\n@@ -1,1 +1,1 @@\n-{{\"model\""
+            "--- {path}\n+++ {path}\n@@ -1 +1 @@\n-{{\"model\""
         )),
         "{out}"
     );
@@ -440,7 +440,12 @@ fn scopes_name_claude_codes_files() {
         tmp.path(),
         &["install", "--scope", "global", "--forwarder", &fwd],
     ));
-    assert!(err.contains("use user, project or local"), "{err}");
+    // A typed argument: clap refuses it and lists the scopes.
+    assert!(
+        err.contains("invalid value 'global' for '--scope <SCOPE>'")
+            && err.contains("[possible values: user, project, local]"),
+        "{err}"
+    );
 }
 
 #[test]
@@ -468,7 +473,11 @@ fn bad_flags_are_refused_before_anything_is_written() {
     ));
     assert!(err.contains("WorktreeCreate cannot be registered"), "{err}");
     let err = failed(&install(tmp.path(), &file, &["--events", "PreTool"]));
-    assert!(err.contains("unknown event `PreTool`"), "{err}");
+    assert!(
+        err.contains("invalid value 'PreTool' for '--events <LIST>'")
+            && err.contains("a similar value exists: 'PreToolUse'"),
+        "{err}"
+    );
     assert!(!file.exists());
 }
 

@@ -487,8 +487,10 @@ fn replay_reports_the_decisions_other_rules_would_change() {
         rules.to_str().unwrap(),
         "--json",
     ]);
-    assert!(
-        out.status.success(),
+    // Decisions that would change: exit 1, as `diff` does.
+    assert_eq!(
+        out.status.code(),
+        Some(1),
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );

@@ -47,7 +47,7 @@ pub enum SocketError {
     #[error("{0} exists and is not a socket; refusing to replace it")]
     NotASocket(PathBuf),
     /// A system call failed.
-    #[error("{what} {path}: {source}")]
+    #[error("{what} {path}")]
     Io {
         /// What was being done.
         what: &'static str,

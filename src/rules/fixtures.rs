@@ -28,13 +28,16 @@
 //! Other `.json`-less files are ignored; fixtures run in name order.
 
 use super::{Action, Evaluation, Layers, Query, RuleSet};
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use std::fmt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 /// The outcome of running a fixture directory. `Display` lists each fixture
-/// and ends with `N passed, M failed`.
+/// and ends with `N passed, M failed`; the alternate form (`{:#}`) marks
+/// `ok` and `FAIL` with colour (escape codes the CLI strips where colour is
+/// not allowed). `--json` is `{"results": [FixtureResult…], "passed": N,
+/// "failed": M}`.
 #[derive(Debug, Clone)]
 pub struct FixtureReport {
     /// One entry per fixture, in name order.
@@ -42,7 +45,7 @@ pub struct FixtureReport {
 }
 
 /// One fixture's outcome.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Serialize)]
 pub struct FixtureResult {
     /// The fixture file name without `.json`.
     pub name: String,
@@ -69,13 +72,31 @@ impl FixtureReport {
     }
 }
 
+impl Serialize for FixtureReport {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct;
+        let mut report = s.serialize_struct("FixtureReport", 3)?;
+        report.serialize_field("results", &self.results)?;
+        report.serialize_field("passed", &self.passed())?;
+        report.serialize_field("failed", &self.failed())?;
+        report.end()
+    }
+}
+
 impl fmt::Display for FixtureReport {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let (good, bad) = match f.alternate() {
+            true => (
+                anstyle::AnsiColor::Green.on_default(),
+                anstyle::AnsiColor::Red.on_default().bold(),
+            ),
+            false => (anstyle::Style::new(), anstyle::Style::new()),
+        };
         for r in &self.results {
             if r.passed {
-                writeln!(f, "ok   {}: {}", r.name, r.detail)?;
+                writeln!(f, "{good}ok{good:#}   {}: {}", r.name, r.detail)?;
             } else {
-                writeln!(f, "FAIL {}: {}", r.name, r.detail)?;
+                writeln!(f, "{bad}FAIL{bad:#} {}: {}", r.name, r.detail)?;
             }
         }
         write!(f, "{} passed, {} failed", self.passed(), self.failed())

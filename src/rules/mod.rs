@@ -196,6 +196,8 @@ mod fixtures;
 mod path;
 mod rule;
 mod shell;
+#[cfg(test)]
+mod shell_vs_bash;
 mod tool;
 
 #[cfg(test)]

@@ -14,6 +14,10 @@
 //! so a wrapper cannot hide a command from a deny rule, and never widens an allow).
 //! `sh -c '…'`, `bash -c '…'` (and zsh, dash, ksh) and `eval …` have their
 //! argument split again as commands of their own.
+//! A program name built by a substitution (`$()rm`, `$(true)rm`) is also
+//! read without it (`rm`, deny/ask only), and its command is uncertain.
+//! `shell_vs_bash.rs` checks the splitter against bash itself on generated
+//! commands.
 //!
 //! A command that cannot be read (unbalanced quotes or parentheses, a `case`
 //! statement, nesting deeper than [`MAX_DEPTH`]) is marked *uncertain*: it is
@@ -870,9 +874,10 @@ fn make_segment(words: Vec<String>, pipeline: usize) -> Result<Option<Segment>, 
     if start >= words.len() || HEADER_KEYWORDS.contains(&words[start].as_str()) {
         return Ok(None);
     }
-    let mut views = vec![make_view(&words, start, true, String::new(), false)];
+    let mut views = vec![make_view(&words, start, true, String::new(), None)];
     let mut k = start;
     let mut stripped = String::new();
+    let mut uncertain = false;
     loop {
         // Each view copies the rest of the command: a command behind very
         // many wrappers (`sudo sudo sudo …`) would cost its length squared.
@@ -884,7 +889,19 @@ fn make_segment(words: Vec<String>, pipeline: usize) -> Result<Option<Segment>, 
             let basename = words[k].rsplit('/').next().unwrap_or("");
             if !basename.is_empty() {
                 let note = join_note(&stripped, &format!("path of `{}`", words[k]));
-                views.push(make_view(&words, k, false, note, true));
+                views.push(make_view(&words, k, false, note, Some(basename)));
+            }
+        }
+        // `$()rm` and `$(true)rm` run `rm`: a program name built by a
+        // substitution is also read without it, so deny and ask rules on
+        // `rm` see it; what the substitution prints is unknown (`$(echo
+        // r)m` runs `rm` too), so the command is uncertain and no allow
+        // rule on a program vouches for it.
+        if let Some(name) = without_substitutions(&words[k]) {
+            uncertain = true;
+            if !name.is_empty() {
+                let note = join_note(&stripped, &format!("substitution in `{}`", words[k]));
+                views.push(make_view(&words, k, false, note, Some(&name)));
             }
         }
         let Some((next, what)) = strip_once(&words, k) else {
@@ -895,12 +912,12 @@ fn make_segment(words: Vec<String>, pipeline: usize) -> Result<Option<Segment>, 
         }
         stripped = join_note(&stripped, &what);
         k = next;
-        views.push(make_view(&words, k, false, stripped.clone(), false));
+        views.push(make_view(&words, k, false, stripped.clone(), None));
     }
     Ok(Some(Segment {
         words,
         views,
-        uncertain: false,
+        uncertain,
         pipeline,
         depth: 0,
     }))
@@ -914,22 +931,23 @@ fn join_note(a: &str, b: &str) -> String {
     }
 }
 
+/// A view of `words` from `start`, the program word read as `program`
+/// when given (its basename, or its name without substitutions).
 fn make_view(
     words: &[String],
     start: usize,
     literal: bool,
     stripped: String,
-    basename: bool,
+    program: Option<&str>,
 ) -> View {
     let mut text = String::new();
     for (i, w) in words[start..].iter().enumerate() {
         if i > 0 {
             text.push(' ');
         }
-        if i == 0 && basename {
-            text.push_str(w.rsplit('/').next().unwrap_or(w));
-        } else {
-            text.push_str(w);
+        match program {
+            Some(program) if i == 0 => text.push_str(program),
+            _ => text.push_str(w),
         }
     }
     View {
@@ -938,6 +956,48 @@ fn make_view(
         literal,
         stripped,
     }
+}
+
+/// `word` with its command substitutions (`$(…)`, nested ones included,
+/// and backticks) removed, when it has any; `None` when it has none.
+/// The reader keeps a substitution's source text in its word balanced, so
+/// counting parentheses finds its end (a parenthesis quoted inside it may
+/// cut it short: the name is then wrong, and the command is uncertain
+/// anyway).
+pub(crate) fn without_substitutions(word: &str) -> Option<String> {
+    if !word.contains("$(") && !word.contains('`') {
+        return None;
+    }
+    let mut out = String::new();
+    let mut chars = word.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '$' if chars.peek() == Some(&'(') => {
+                let mut depth = 0usize;
+                for c in chars.by_ref() {
+                    match c {
+                        '(' => depth += 1,
+                        ')' => {
+                            depth -= 1;
+                            if depth == 0 {
+                                break;
+                            }
+                        }
+                        _ => {}
+                    }
+                }
+            }
+            '`' => {
+                for c in chars.by_ref() {
+                    if c == '`' {
+                        break;
+                    }
+                }
+            }
+            c => out.push(c),
+        }
+    }
+    Some(out)
 }
 
 /// A redirection operator word such as `>`, `2>&` or `<<-`.

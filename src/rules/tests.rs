@@ -163,6 +163,12 @@ fn compound_commands_deny_if_any_part_matches() {
         ("/bin/rm x", true),
         ("\\rm x", true),
         ("bash -c 'rm x'", true),
+        // A program name built by a substitution (found by fuzzing the
+        // splitter against bash, rules/shell_vs_bash.rs).
+        ("$()rm -rf x", true),
+        ("$(true)rm -rf x", true),
+        ("`true`rm x", true),
+        ("ls && r$(:)m x", true),
         ("sh -c \"ls; rm x\"", true),
         ("eval 'rm x'", true),
         ("if true; then rm x; fi", true),
@@ -180,6 +186,17 @@ fn compound_commands_deny_if_any_part_matches() {
     for &(cmd, want) in table {
         let e = judge(&set, &bash(cmd));
         assert_eq!(verdict(&e) == "deny", want, "{cmd:?}");
+    }
+}
+
+/// An allow rule on a program never vouches for a program name built at
+/// run time (`$(echo gi)t push` runs `git`, or anything else).
+#[test]
+fn allow_never_covers_a_program_built_by_a_substitution() {
+    let set = one_rule("allow", "Bash(git status)");
+    assert_eq!(verdict(&judge(&set, &bash("git status"))), "allow");
+    for cmd in ["$()git status", "$(echo)git status", "`true`git status"] {
+        assert_eq!(verdict(&judge(&set, &bash(cmd))), "none", "{cmd:?}");
     }
 }
 
