@@ -115,11 +115,17 @@ fn a_person_allows_with_y_and_denies_with_n_and_a_reason_in_a_real_terminal() {
 
     let sent = Instant::now();
     let forwarder = forward(&daemon, &pre_tool_use("npm test -- --grep approve"));
-    let screen = tmux.wait_for("$ npm test -- --grep approve", WAIT);
+    tmux.wait_for("$ npm test -- --grep approve", WAIT);
     eprintln!(
         "measured: forwarder start to the item on screen: {:?} (pane polled every 20 ms)",
         sent.elapsed()
     );
+    // tmux may show a frame half drawn: wait for the whole item.
+    let screen = tmux.wait_until(WAIT, "the whole pending item", |screen| {
+        screen.contains("remember: s: Bash(npm test")
+            && screen.contains("asked by: ask-npm")
+            && screen.contains("Pending (1)")
+    });
     assert!(screen.contains("Pending (1)"), "{screen}");
     assert!(screen.contains("PreToolUse · Bash"), "{screen}");
     assert!(
@@ -133,7 +139,8 @@ fn a_person_allows_with_y_and_denies_with_n_and_a_reason_in_a_real_terminal() {
         out["hookSpecificOutput"]["permissionDecision"], "allow",
         "{out}"
     );
-    let screen = tmux.wait_for("nothing is waiting", WAIT);
+    tmux.wait_for("nothing is waiting", WAIT);
+    let screen = tmux.wait_for("@hookd-approve", WAIT);
     assert!(
         screen.contains("@hookd-approve"),
         "the feed says who: {screen}"
