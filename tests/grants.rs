@@ -431,6 +431,26 @@ fn always_creates_the_user_rules_file_from_the_defaults_and_appends_the_rule() {
         .output()
         .unwrap();
     assert!(hookd_check.status.success(), "{}", text_of(&hookd_check));
+
+    // The daemon now watches the file it created: an edit by hand is
+    // picked up without a SIGHUP.
+    let generation = d.status()["rules"]["generation"].as_u64().unwrap();
+    let mut edited = std::fs::read_to_string(&user_file).unwrap();
+    edited.push_str(
+        "\n[[rule]]\nid = \"no-cargo-publish\"\naction = \"deny\"\ntool = \"Bash(cargo publish:*)\"\n",
+    );
+    std::fs::write(&user_file, edited).unwrap();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while d.status()["rules"]["generation"].as_u64().unwrap() == generation {
+        assert!(
+            Instant::now() < deadline,
+            "the edit was not reloaded: {}",
+            d.stderr()
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let out = d.forward(&bash("cargo publish", "another"), &[]);
+    assert_eq!(decision_of(&out), "deny");
 }
 
 fn text_of(out: &Output) -> String {
