@@ -479,7 +479,7 @@ struct RunArgs {
     #[arg(long, value_name = "ID")]
     resume: Option<String>,
     /// The SDK's permission mode.
-    #[arg(long, value_name = "MODE", value_parser = clap::builder::PossibleValuesParser::new(PERMISSION_MODES))]
+    #[arg(long, value_name = "MODE", value_parser = clap::builder::PossibleValuesParser::new(hookd::daemon::runs::PERMISSION_MODES))]
     permission_mode: Option<String>,
     /// Tools allowed without asking (repeatable; permission-rule syntax).
     #[arg(long = "allowed-tool", value_name = "RULE")]
@@ -781,16 +781,6 @@ fn serve(args: ServeArgs) -> anyhow::Result<()> {
         user_rules: hookd::paths::default_rules_path(),
     })
 }
-
-/// The SDK's permission modes, as `--permission-mode` takes them.
-const PERMISSION_MODES: [&str; 6] = [
-    "default",
-    "acceptEdits",
-    "bypassPermissions",
-    "plan",
-    "dontAsk",
-    "auto",
-];
 
 /// A verdict by its wire name (`allow`, …, `none`): clap lists them in
 /// help and completions and suggests one for a typo.

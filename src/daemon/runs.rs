@@ -88,7 +88,9 @@ const KNOWN_OPTIONS: &[&str] = &[
     "mcp_servers",
 ];
 
-const PERMISSION_MODES: &[&str] = &[
+/// The SDK's permission modes (`options.permission_mode`, and `hookd run
+/// --permission-mode`).
+pub const PERMISSION_MODES: [&str; 6] = [
     "default",
     "acceptEdits",
     "bypassPermissions",
