@@ -3,14 +3,15 @@
 //! The daemon spawns one adapter (`node adapter/adapter.mjs`) per run and
 //! speaks NDJSON over the child's stdin and stdout, framed exactly like the
 //! socket (§2). The adapter is dumb on purpose: hook inputs go out verbatim,
-//! decisions come back as the very `hook_result` fields a forwarder would
-//! print, so [`crate::agent::claude::output`] stays the only place that knows
-//! Claude Code's output JSON.
+//! and each decision comes back as the value the SDK callback returns,
+//! computed by [`crate::agent::claude::sdk`], so the adapter only relays and
+//! `src/agent/claude/` stays the only place that knows Claude Code's output
+//! JSON.
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::{json, HookResult};
+use super::json;
 
 /// A message the daemon writes to the adapter's stdin.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -18,13 +19,23 @@ use super::{json, HookResult};
 pub enum ToAdapter {
     /// Start the run (sent once, after `ready`).
     Start(Start),
-    /// The answer to a `hook_event`: what a command hook would have printed.
-    Decision(HookResult),
+    /// The answer to a `hook_event`: what its SDK callback returns.
+    Decision(Decision),
     /// End the run gracefully (the SDK's `interrupt()`).
     Abort(Empty),
     /// A follow-up user message into the running session (the SDK's
     /// streaming input).
     Steer(Steer),
+}
+
+/// `decision`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Decision {
+    /// The `hook_event`'s id.
+    pub id: String,
+    /// What the SDK callback returns, as it is: a hook callback's
+    /// `HookJSONOutput`, or `canUseTool`'s `PermissionResult`.
+    pub result: Value,
 }
 
 /// `steer`.
