@@ -134,7 +134,10 @@ async function onHook(input, _toolUseID, { signal }) {
 // protocol/PROTOCOL.md §8.4), so Claude Code waits for this answer and the
 // call is judged once.
 async function canUseTool(toolName, toolInput, options) {
+  // hookd_origin first: the daemon tells canUseTool's event by it even if
+  // the rest of the input cannot be read (protocol/PROTOCOL.md §9).
   const input = {
+    hookd_origin: "canUseTool",
     ...(known.session_id && { session_id: known.session_id }),
     ...(known.cwd && { cwd: known.cwd }),
     hook_event_name: "PermissionRequest",
@@ -145,7 +148,6 @@ async function canUseTool(toolName, toolInput, options) {
     ...(options.blockedPath && { blocked_path: options.blockedPath }),
     ...(options.decisionReason && { decision_reason: options.decisionReason }),
     ...(options.agentID && { agent_id: options.agentID }),
-    hookd_origin: "canUseTool",
   };
   return (await askDaemon(input, options.signal)) ?? NO_ANSWER;
 }

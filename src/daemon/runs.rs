@@ -760,9 +760,7 @@ async fn supervise(
                         }
                     }
                     FromAdapter::HookEvent(event) => {
-                        let callback = if event.input.get("hookd_origin").and_then(Value::as_str)
-                            == Some(super::unjudged::CAN_USE_TOOL_ORIGIN)
-                        {
+                        let callback = if event.from_can_use_tool() {
                             SdkCallback::CanUseTool
                         } else {
                             SdkCallback::Hook

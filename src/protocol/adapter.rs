@@ -81,6 +81,10 @@ pub struct Start {
     pub hook_timeout_s: u64,
 }
 
+/// The `hookd_origin` the adapter gives the synthetic PermissionRequest it
+/// sends for a `canUseTool` call, as the input's first key.
+pub const CAN_USE_TOOL_ORIGIN: &str = "canUseTool";
+
 /// `hook_event`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct HookEvent {
@@ -95,6 +99,24 @@ pub struct HookEvent {
     /// [`crate::protocol::HookRequest::input_error`]).
     #[serde(skip)]
     pub input_error: Option<String>,
+}
+
+impl HookEvent {
+    /// Whether the SDK's `canUseTool` sent this event (its answer is then a
+    /// `PermissionResult`), not a hook callback. Also known for an input
+    /// nobody could read: the adapter writes `hookd_origin` first, so it
+    /// heads even the cut text of that input.
+    pub fn from_can_use_tool(&self) -> bool {
+        match &self.input {
+            Value::Object(input) => {
+                input.get("hookd_origin").and_then(Value::as_str) == Some(CAN_USE_TOOL_ORIGIN)
+            }
+            Value::String(text) if self.input_error.is_some() => {
+                text.starts_with(&format!("{{\"hookd_origin\":\"{CAN_USE_TOOL_ORIGIN}\""))
+            }
+            _ => false,
+        }
+    }
 }
 
 impl FromAdapter {
@@ -217,7 +239,22 @@ mod tests {
             r#"{"type":"hook_event","id":"h3","input":{"hook_event_name":"Stop","n":-1e999}}"#,
         );
         assert_eq!(e.id, "h3");
+        assert!(!e.from_can_use_tool());
         assert!(e.input_error.unwrap().contains("out of range"));
+        // canUseTool's input says so first, readable or not.
+        let e = hook(
+            r#"{"type":"hook_event","id":"h4","input":{"hookd_origin":"canUseTool","hook_event_name":"PermissionRequest","tool_input":{"n":-1e999}}}"#,
+        );
+        assert!(e.input_error.is_some());
+        assert!(e.from_can_use_tool());
+        let e = hook(
+            r#"{"type":"hook_event","id":"h5","input":{"hook_event_name":"PermissionRequest","tool_input":{},"hookd_origin":"canUseTool"}}"#,
+        );
+        assert!(e.from_can_use_tool());
+        let e = hook(
+            r#"{"type":"hook_event","id":"h6","input":{"hook_event_name":"PreToolUse","tool_input":{"hookd_origin":"canUseTool"}}}"#,
+        );
+        assert!(!e.from_can_use_tool());
         // Other messages too.
         let m = FromAdapter::decode(br#"{"type":"done","is_error":false,"result":"ok \ud800"}"#);
         assert!(
