@@ -4,7 +4,7 @@
 // (one JSON object per line; protocol/PROTOCOL.md §9):
 //
 //   daemon → adapter (stdin):   start {run_id, prompt, options, hook_timeout_s}
-//                               decision {id, exit_code, stdout, stderr}
+//                               decision {id, result}
 //                               steer {text}
 //                               abort {}
 //   adapter → daemon (stdout):  ready {}, hook_event {id, input},
@@ -13,10 +13,10 @@
 // stderr is for diagnostics only; the daemon copies it into its own log.
 //
 // Every hook callback and canUseTool become a `hook_event` and wait for the
-// daemon's `decision`, which is exactly what a command hook would have
-// printed (the daemon's src/agent/claude/output.rs is the one place that knows that
-// JSON). This file only turns it back into what the SDK expects from a
-// callback. It keeps no rules and makes no decisions of its own.
+// daemon's `decision`, whose `result` is what the callback returns to the
+// SDK, as it is (the daemon's src/agent/claude/ is the one place that knows
+// that JSON). This file only relays: it keeps no rules, reads no answer and
+// makes no decisions of its own.
 
 import { createInterface } from "node:readline";
 import { HOOK_EVENTS, query } from "@anthropic-ai/claude-agent-sdk";
@@ -29,10 +29,10 @@ console.log = console.info = console.debug = console.error;
 // hookd observes, it does not create worktrees.
 const EVENTS = HOOK_EVENTS.filter((name) => name !== "WorktreeCreate");
 
-// canUseTool is only called when Claude Code would otherwise show a
-// permission prompt. With nobody to show it to, no opinion means no.
-const NOBODY_APPROVED =
-  "hookd: no rule or client approved this tool call, and an Agent SDK run has nobody at a prompt to ask";
+// What canUseTool returns when the daemon never answered (the SDK gave up on
+// the call, or the run is ending): the SDK requires a PermissionResult, and
+// nothing approved the call. Hook callbacks return {} (no opinion) then.
+const NO_ANSWER = { behavior: "deny", message: "hookd: the run ended before the daemon answered" };
 
 // How long the SDK gets to wind down after interrupt() before the query is
 // aborted outright (the daemon kills the process group 5 s after `abort`).
@@ -49,10 +49,11 @@ function diag(message) {
 // ── Decisions ─────────────────────────────────────────────────────────────
 
 let nextId = 1;
-const waiting = new Map(); // hook_event id → resolve(decision | null)
+const waiting = new Map(); // hook_event id → resolve(result | null)
 
-// Sends one hook input to the daemon and waits for its decision; resolves
-// to null if the SDK gives up on the callback first (abort, timeout).
+// Sends one hook input to the daemon and waits for its decision's result;
+// resolves to null if the SDK gives up on the callback first (abort,
+// timeout) or the run stops.
 function askDaemon(input, signal) {
   const id = String(nextId++);
   return new Promise((resolve) => {
@@ -62,30 +63,12 @@ function askDaemon(input, signal) {
     };
     if (signal?.aborted) return resolve(null);
     signal?.addEventListener("abort", giveUp, { once: true });
-    waiting.set(id, (decision) => {
+    waiting.set(id, (result) => {
       signal?.removeEventListener("abort", giveUp);
-      resolve(decision);
+      resolve(result);
     });
     send({ type: "hook_event", id, input });
   });
-}
-
-// A daemon decision → the HookJSONOutput a callback returns: stdout is the
-// JSON a command hook would print ({} when empty); exit code 2 is the block
-// a command hook signals with its exit status (TeammateIdle, TaskCompleted).
-function hookOutput(decision) {
-  if (!decision) return {};
-  if (decision.exit_code === 2) {
-    return { decision: "block", reason: decision.stderr.trim() || "Blocked by hookd" };
-  }
-  const text = decision.stdout.trim();
-  if (!text) return {};
-  try {
-    return JSON.parse(text);
-  } catch (e) {
-    diag(`decision ${decision.id} is not JSON (${e.message}); answering no opinion`);
-    return {};
-  }
 }
 
 // ── The session's input ───────────────────────────────────────────────────
@@ -141,17 +124,20 @@ const known = { session_id: undefined, cwd: undefined };
 async function onHook(input, _toolUseID, { signal }) {
   if (input.session_id) known.session_id = input.session_id;
   if (input.cwd) known.cwd = input.cwd;
-  return hookOutput(await askDaemon(input, signal));
+  return (await askDaemon(input, signal)) ?? {};
 }
 
 // canUseTool goes through the same rules as a PermissionRequest hook: it is
-// sent as one, then the answer's `decision.behavior` becomes the SDK's
-// PermissionResult. The SDK also fires its PermissionRequest hook for the
-// same tool call; the daemon answers that one as a copy ("no opinion" at
-// once: protocol/PROTOCOL.md §8.4), so Claude Code waits for this answer
-// and the call is judged once.
+// sent as one, and the daemon answers with the SDK's PermissionResult. The
+// SDK also fires its PermissionRequest hook for the same tool call; the
+// daemon answers that one as a copy ("no opinion" at once:
+// protocol/PROTOCOL.md §8.4), so Claude Code waits for this answer and the
+// call is judged once.
 async function canUseTool(toolName, toolInput, options) {
+  // hookd_origin first: the daemon tells canUseTool's event by it even if
+  // the rest of the input cannot be read (protocol/PROTOCOL.md §9).
   const input = {
+    hookd_origin: "canUseTool",
     ...(known.session_id && { session_id: known.session_id }),
     ...(known.cwd && { cwd: known.cwd }),
     hook_event_name: "PermissionRequest",
@@ -162,25 +148,8 @@ async function canUseTool(toolName, toolInput, options) {
     ...(options.blockedPath && { blocked_path: options.blockedPath }),
     ...(options.decisionReason && { decision_reason: options.decisionReason }),
     ...(options.agentID && { agent_id: options.agentID }),
-    hookd_origin: "canUseTool",
   };
-  const output = hookOutput(await askDaemon(input, options.signal));
-  const decision = output.hookSpecificOutput?.decision;
-  if (decision?.behavior === "allow") {
-    return {
-      behavior: "allow",
-      updatedInput: decision.updatedInput ?? toolInput,
-      ...(decision.updatedPermissions && { updatedPermissions: decision.updatedPermissions }),
-    };
-  }
-  if (decision?.behavior === "deny") {
-    return {
-      behavior: "deny",
-      message: decision.message || "Denied by hookd",
-      ...(decision.interrupt && { interrupt: true }),
-    };
-  }
-  return { behavior: "deny", message: NOBODY_APPROVED };
+  return (await askDaemon(input, options.signal)) ?? NO_ANSWER;
 }
 
 async function start({ prompt, options = {}, hook_timeout_s }) {
@@ -285,7 +254,7 @@ lines.on("line", (line) => {
     case "decision": {
       const resolve = waiting.get(frame.id);
       waiting.delete(frame.id);
-      resolve?.(frame);
+      resolve?.(frame.result ?? null);
       break;
     }
     case "steer":

@@ -7,6 +7,11 @@
 //! fail-closed fallback (scope `all`). Each result must equal
 //! `tests/fixtures/golden/<input>.<case>.out` byte for byte.
 //!
+//! The same cases, as what an Agent SDK callback returns (the adapter relays
+//! it as it is), must equal `tests/fixtures/golden-sdk/<input>.json`: per
+//! case, the hook callback's `HookJSONOutput` and, for a PermissionRequest
+//! input, `canUseTool`'s `PermissionResult` for the same answer.
+//!
 //! `UPDATE_GOLDEN=1 cargo test --test golden` rewrites the expected files;
 //! review the diff before committing it.
 
@@ -17,6 +22,7 @@ use std::path::{Path, PathBuf};
 use hookd::agent::claude::output::{
     accepts_context, fallback, render, supported_verdicts, HookOutput,
 };
+use hookd::agent::claude::sdk::{sdk_result, SdkCallback};
 use hookd::agent::claude::{FailClosed, HookEventKind, HookInput};
 use hookd::decision::{Answer, Verdict};
 use serde_json::{json, Value};
@@ -64,15 +70,8 @@ fn format_output(out: &HookOutput) -> String {
     )
 }
 
-#[test]
-fn every_event_and_verdict_renders_exactly_as_golden() {
-    let update = std::env::var_os("UPDATE_GOLDEN").is_some();
-    let golden_dir = fixtures().join("golden");
-    fs::create_dir_all(&golden_dir).unwrap();
-    let mut expected_files = BTreeSet::new();
-    let mut kinds_seen = BTreeSet::new();
-    let mut failures = Vec::new();
-
+/// The event inputs under `tests/fixtures/events/`, sorted.
+fn event_inputs() -> Vec<PathBuf> {
     let mut inputs: Vec<_> = fs::read_dir(fixtures().join("events"))
         .unwrap()
         .map(|e| e.unwrap().path())
@@ -84,8 +83,105 @@ fn every_event_and_verdict_renders_exactly_as_golden() {
         "expected an input per event, found {}",
         inputs.len()
     );
+    inputs
+}
 
-    for path in inputs {
+#[test]
+fn every_event_and_verdict_reaches_the_sdk_exactly_as_golden() {
+    let update = std::env::var_os("UPDATE_GOLDEN").is_some();
+    let golden_dir = fixtures().join("golden-sdk");
+    fs::create_dir_all(&golden_dir).unwrap();
+    let mut expected_files = BTreeSet::new();
+    let mut failures = Vec::new();
+    let mut can_use_tool_cases = 0;
+
+    for path in event_inputs() {
+        let stem = path.file_stem().unwrap().to_str().unwrap().to_string();
+        let raw: Value = serde_json::from_slice(&fs::read(&path).unwrap()).unwrap();
+        let kind = HookInput::parse(&raw).kind;
+        // The adapter registers no WorktreeCreate callback (it would replace
+        // Claude Code's own worktree creation): an SDK run never asks.
+        if kind == HookEventKind::WorktreeCreate {
+            continue;
+        }
+        let tool_input = raw.get("tool_input").cloned().unwrap_or(Value::Null);
+        let mut golden = serde_json::Map::new();
+        for (case, out) in cases(kind) {
+            let hook = sdk_result(SdkCallback::Hook, &out, &Value::Null);
+            assert!(hook.is_object(), "{stem}.{case}: {hook}");
+            // A hook callback that blocks says so in JSON: exit codes do
+            // not reach the SDK.
+            if out.exit_code == 2 {
+                assert_eq!(hook["decision"], "block", "{stem}.{case}");
+            }
+            let mut entry = serde_json::Map::new();
+            entry.insert("hook".into(), hook);
+            if kind == HookEventKind::PermissionRequest {
+                let permission = sdk_result(SdkCallback::CanUseTool, &out, &tool_input);
+                assert!(
+                    matches!(permission["behavior"].as_str(), Some("allow" | "deny")),
+                    "{stem}.{case}: {permission}"
+                );
+                entry.insert("canUseTool".into(), permission);
+                can_use_tool_cases += 1;
+            }
+            golden.insert(case, entry.into());
+        }
+        let file = golden_dir.join(format!("{stem}.json"));
+        expected_files.insert(file.file_name().unwrap().to_owned());
+        let actual = format!(
+            "{}\n",
+            serde_json::to_string_pretty(&Value::Object(golden)).unwrap()
+        );
+        if update {
+            fs::write(&file, &actual).unwrap();
+            continue;
+        }
+        match fs::read_to_string(&file) {
+            Ok(expected) if expected == actual => {}
+            Ok(expected) => failures.push(format!(
+                "{}:\n--- expected\n{expected}\n--- actual\n{actual}",
+                file.display()
+            )),
+            Err(_) => failures.push(format!(
+                "{} is missing (UPDATE_GOLDEN=1 writes it)",
+                file.display()
+            )),
+        }
+    }
+
+    // allow, deny, no opinion, allow with an updated input, fail-closed.
+    assert!(
+        can_use_tool_cases >= 5,
+        "only {can_use_tool_cases} canUseTool cases"
+    );
+    let stray: Vec<_> = fs::read_dir(&golden_dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .filter(|name| !expected_files.contains(name))
+        .collect();
+    assert!(
+        stray.is_empty(),
+        "golden-sdk files with no input: {stray:?}"
+    );
+    assert!(
+        failures.is_empty(),
+        "{} golden mismatches:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+}
+
+#[test]
+fn every_event_and_verdict_renders_exactly_as_golden() {
+    let update = std::env::var_os("UPDATE_GOLDEN").is_some();
+    let golden_dir = fixtures().join("golden");
+    fs::create_dir_all(&golden_dir).unwrap();
+    let mut expected_files = BTreeSet::new();
+    let mut kinds_seen = BTreeSet::new();
+    let mut failures = Vec::new();
+
+    for path in event_inputs() {
         let stem = path.file_stem().unwrap().to_str().unwrap().to_string();
         let raw: Value = serde_json::from_slice(&fs::read(&path).unwrap()).unwrap();
         let input = HookInput::parse(&raw);

@@ -47,7 +47,9 @@ use tokio_util::task::TaskTracker;
 use super::hook::{self, RunLink};
 use super::hub::ClientQueue;
 use super::Shared;
-use crate::protocol::adapter::{Empty, FromAdapter, Start, ToAdapter};
+use crate::agent::claude::output::HookOutput;
+use crate::agent::claude::sdk::{sdk_result, SdkCallback};
+use crate::protocol::adapter::{Decision, Empty, FromAdapter, Start, ToAdapter};
 use crate::protocol::codec::FrameCodec;
 use crate::protocol::{ErrorCode, Harness, HookRequest, Reply, RunDone, RunRequest, RunStart};
 
@@ -760,6 +762,15 @@ async fn supervise(
                         }
                     }
                     FromAdapter::HookEvent(event) => {
+                        let callback = if event.from_can_use_tool() {
+                            SdkCallback::CanUseTool
+                        } else {
+                            SdkCallback::Hook
+                        };
+                        let tool_input = match callback {
+                            SdkCallback::CanUseTool => event.input.get("tool_input").cloned().unwrap_or(Value::Null),
+                            SdkCallback::Hook => Value::Null,
+                        };
                         let request = HookRequest {
                             v: None,
                             id: event.id,
@@ -774,8 +785,14 @@ async fn supervise(
                             (run.link.clone(), shared.clone(), shutdown.clone(), to_adapter.clone());
                         let frame_bytes = line.len();
                         hooks.spawn(async move {
-                            let result = hook::answer_in(request, frame_bytes, Some(&link), &shared, &shutdown).await;
-                            let _ = to_adapter.send(ToAdapter::Decision(result));
+                            let answered = hook::answer_in(request, frame_bytes, Some(&link), &shared, &shutdown).await;
+                            let output = HookOutput {
+                                exit_code: answered.exit_code,
+                                stdout: answered.stdout,
+                                stderr: answered.stderr,
+                            };
+                            let result = sdk_result(callback, &output, &tool_input);
+                            let _ = to_adapter.send(ToAdapter::Decision(Decision { id: answered.id, result }));
                         });
                     }
                     FromAdapter::SdkMessage(m) => on_sdk_message(run, m.message, &mut outcome, shared),

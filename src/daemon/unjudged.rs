@@ -31,6 +31,7 @@
 use crate::agent::claude::{probe, HookEventKind};
 use crate::decision::{Answer, Source};
 use crate::event::Event;
+use crate::protocol::adapter::CAN_USE_TOOL_ORIGIN;
 
 use super::controller::Judgement;
 use super::hook::RunLink;
@@ -39,10 +40,6 @@ use super::Shared;
 /// The environment variable that names the agent-SDK run a Claude Code
 /// process belongs to.
 pub const RUN_ID_ENV: &str = "HOOKD_RUN_ID";
-
-/// The `hookd_origin` the adapter gives the synthetic PermissionRequest it
-/// sends for a `canUseTool` call.
-pub const CAN_USE_TOOL_ORIGIN: &str = "canUseTool";
 
 /// The judgement of `event` if it is a probe or a copy (then marked as
 /// one: `copy_of`, and `run_id` for a command hook), else `None`.

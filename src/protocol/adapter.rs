@@ -3,14 +3,15 @@
 //! The daemon spawns one adapter (`node adapter/adapter.mjs`) per run and
 //! speaks NDJSON over the child's stdin and stdout, framed exactly like the
 //! socket (§2). The adapter is dumb on purpose: hook inputs go out verbatim,
-//! decisions come back as the very `hook_result` fields a forwarder would
-//! print, so [`crate::agent::claude::output`] stays the only place that knows
-//! Claude Code's output JSON.
+//! and each decision comes back as the value the SDK callback returns,
+//! computed by [`crate::agent::claude::sdk`], so the adapter only relays and
+//! `src/agent/claude/` stays the only place that knows Claude Code's output
+//! JSON.
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::{json, HookResult};
+use super::json;
 
 /// A message the daemon writes to the adapter's stdin.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -18,13 +19,23 @@ use super::{json, HookResult};
 pub enum ToAdapter {
     /// Start the run (sent once, after `ready`).
     Start(Start),
-    /// The answer to a `hook_event`: what a command hook would have printed.
-    Decision(HookResult),
+    /// The answer to a `hook_event`: what its SDK callback returns.
+    Decision(Decision),
     /// End the run gracefully (the SDK's `interrupt()`).
     Abort(Empty),
     /// A follow-up user message into the running session (the SDK's
     /// streaming input).
     Steer(Steer),
+}
+
+/// `decision`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Decision {
+    /// The `hook_event`'s id.
+    pub id: String,
+    /// What the SDK callback returns, as it is: a hook callback's
+    /// `HookJSONOutput`, or `canUseTool`'s `PermissionResult`.
+    pub result: Value,
 }
 
 /// `steer`.
@@ -70,6 +81,10 @@ pub struct Start {
     pub hook_timeout_s: u64,
 }
 
+/// The `hookd_origin` the adapter gives the synthetic PermissionRequest it
+/// sends for a `canUseTool` call, as the input's first key.
+pub const CAN_USE_TOOL_ORIGIN: &str = "canUseTool";
+
 /// `hook_event`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct HookEvent {
@@ -84,6 +99,24 @@ pub struct HookEvent {
     /// [`crate::protocol::HookRequest::input_error`]).
     #[serde(skip)]
     pub input_error: Option<String>,
+}
+
+impl HookEvent {
+    /// Whether the SDK's `canUseTool` sent this event (its answer is then a
+    /// `PermissionResult`), not a hook callback. Also known for an input
+    /// nobody could read: the adapter writes `hookd_origin` first, so it
+    /// heads even the cut text of that input.
+    pub fn from_can_use_tool(&self) -> bool {
+        match &self.input {
+            Value::Object(input) => {
+                input.get("hookd_origin").and_then(Value::as_str) == Some(CAN_USE_TOOL_ORIGIN)
+            }
+            Value::String(text) if self.input_error.is_some() => {
+                text.starts_with(&format!("{{\"hookd_origin\":\"{CAN_USE_TOOL_ORIGIN}\""))
+            }
+            _ => false,
+        }
+    }
 }
 
 impl FromAdapter {
@@ -206,7 +239,22 @@ mod tests {
             r#"{"type":"hook_event","id":"h3","input":{"hook_event_name":"Stop","n":-1e999}}"#,
         );
         assert_eq!(e.id, "h3");
+        assert!(!e.from_can_use_tool());
         assert!(e.input_error.unwrap().contains("out of range"));
+        // canUseTool's input says so first, readable or not.
+        let e = hook(
+            r#"{"type":"hook_event","id":"h4","input":{"hookd_origin":"canUseTool","hook_event_name":"PermissionRequest","tool_input":{"n":-1e999}}}"#,
+        );
+        assert!(e.input_error.is_some());
+        assert!(e.from_can_use_tool());
+        let e = hook(
+            r#"{"type":"hook_event","id":"h5","input":{"hook_event_name":"PermissionRequest","tool_input":{},"hookd_origin":"canUseTool"}}"#,
+        );
+        assert!(e.from_can_use_tool());
+        let e = hook(
+            r#"{"type":"hook_event","id":"h6","input":{"hook_event_name":"PreToolUse","tool_input":{"hookd_origin":"canUseTool"}}}"#,
+        );
+        assert!(!e.from_can_use_tool());
         // Other messages too.
         let m = FromAdapter::decode(br#"{"type":"done","is_error":false,"result":"ok \ud800"}"#);
         assert!(

@@ -3,6 +3,8 @@
 //! - [`kind`]: the 33 events of Claude Code 2.1.330 and what each can do;
 //! - [`input`]: the hook input (stdin), typed, never failing;
 //! - [`output`]: a decision → the exact stdout / stderr / exit code;
+//! - [`sdk`]: that output → what an Agent SDK callback returns (the
+//!   adapter relays it as it is);
 //! - [`probe`]: the synthetic inputs of `hookd doctor --probe` and their answer.
 //!
 //! Architecture invariant: no other module builds or reads Claude Code's
@@ -13,6 +15,7 @@ pub mod input;
 pub mod kind;
 pub mod output;
 pub mod probe;
+pub mod sdk;
 
 pub use input::{suggested_rules, HookInput};
 pub use kind::{FailClosed, HookEventKind};
