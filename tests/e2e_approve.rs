@@ -223,7 +223,11 @@ fn sigterm_restores_the_terminal() {
         .status()
         .unwrap();
     assert!(status.success());
-    tmux.wait_until(WAIT, "the approver to exit", |_| tmux.pane_dead());
+    // tmux marks the pane dead before it has reaped the process: wait for
+    // the exit status too.
+    tmux.wait_until(WAIT, "the approver to exit", |_| {
+        tmux.pane_dead() && !tmux.query("#{pane_dead_status}").trim().is_empty()
+    });
     assert_eq!(tmux.query("#{pane_dead_status}").trim(), "0");
     assert!(!tmux.capture_pane().contains("Pending ("));
 }
