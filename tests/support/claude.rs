@@ -40,6 +40,10 @@
 
 #[path = "process.rs"]
 mod process;
+#[path = "records.rs"]
+mod records;
+pub use records::read_jsonl;
+use records::truncate;
 
 use serde_json::{json, Value};
 use std::cell::Cell;
@@ -107,34 +111,6 @@ pub fn claude_bin() -> PathBuf {
         );
     }
     path
-}
-
-/// Read a JSON-lines file. Blank lines are skipped; a line that is not JSON
-/// panics, naming the file and line.
-pub fn read_jsonl(path: &Path) -> Vec<Value> {
-    let text = match fs::read_to_string(path) {
-        Ok(t) => t,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Vec::new(),
-        Err(e) => panic!("reading {}: {e}", path.display()),
-    };
-    text.lines()
-        .enumerate()
-        .filter(|(_, l)| !l.trim().is_empty())
-        .map(|(i, l)| {
-            serde_json::from_str(l)
-                .unwrap_or_else(|e| panic!("{}:{}: not JSON ({e}): {l}", path.display(), i + 1))
-        })
-        .collect()
-}
-
-/// Shorten `s` to at most `max` characters for panic messages.
-fn truncate(s: &str, max: usize) -> String {
-    if s.chars().count() <= max {
-        s.to_string()
-    } else {
-        let head: String = s.chars().take(max).collect();
-        format!("{head}… [{} more chars]", s.chars().count() - max)
-    }
 }
 
 // ---------------------------------------------------------------------------
