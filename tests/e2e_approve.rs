@@ -215,20 +215,45 @@ fn a_resized_terminal_is_redrawn_to_its_new_size() {
 #[test]
 fn sigterm_restores_the_terminal() {
     let daemon = daemon();
-    let tmux = approver_in_tmux(&daemon);
-    let pid = tmux.pane_pid();
+    // tmux does not always report a dead pane's exit status (the pane can
+    // be marked dead before its process is collected): a shell around the
+    // approver writes it down instead.
+    let dir = tempfile::tempdir().unwrap();
+    let exit_file = dir.path().join("exit");
+    let env: [(&str, &OsStr); 0] = [];
+    let tmux = Tmux::start(
+        std::path::Path::new("/bin/sh"),
+        [
+            OsStr::new("-c"),
+            OsStr::new("\"$0\" approve --socket \"$1\"; echo $? > \"$2\""),
+            hookd_bin().as_os_str(),
+            daemon.socket.as_os_str(),
+            exit_file.as_os_str(),
+        ],
+        &env,
+    );
+    tmux.wait_for("rules:", WAIT);
+    wait_subscribers(&daemon, 1);
+    let shell = tmux.pane_pid();
+    let children = std::fs::read_to_string(format!("/proc/{shell}/task/{shell}/children")).unwrap();
+    let approver: u32 = children.split_whitespace().next().unwrap().parse().unwrap();
     let status = Command::new("kill")
         .arg("-TERM")
-        .arg(pid.to_string())
+        .arg(approver.to_string())
         .status()
         .unwrap();
     assert!(status.success());
-    // tmux marks the pane dead before it has reaped the process: wait for
-    // the exit status too.
-    tmux.wait_until(WAIT, "the approver to exit", |_| {
-        tmux.pane_dead() && !tmux.query("#{pane_dead_status}").trim().is_empty()
-    });
-    assert_eq!(tmux.query("#{pane_dead_status}").trim(), "0");
+    let deadline = Instant::now() + WAIT;
+    let code = loop {
+        match std::fs::read_to_string(&exit_file) {
+            Ok(code) if code.ends_with('\n') => break code,
+            _ => {
+                assert!(Instant::now() < deadline, "the approver did not exit");
+                std::thread::sleep(Duration::from_millis(20));
+            }
+        }
+    };
+    assert_eq!(code.trim(), "0");
     assert!(!tmux.capture_pane().contains("Pending ("));
 }
 
