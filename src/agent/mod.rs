@@ -344,6 +344,15 @@ pub fn combine(mut evaluations: Vec<Evaluation>) -> Evaluation {
         context_rule_ids,
         generation: first.generation,
         project_generation: evaluations.iter().find_map(|e| e.project_generation),
+        enforced_by: evaluations
+            .iter()
+            .filter(|e| decided.is_some() && e.action == decided)
+            .find_map(|e| e.enforced_by.clone()),
+        overridden: evaluations
+            .iter()
+            .filter(|e| decided.is_some() && e.action == decided)
+            .flat_map(|e| e.overridden.iter().cloned())
+            .collect(),
     }
 }
 

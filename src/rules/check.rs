@@ -49,6 +49,7 @@ pub fn check_source(src: &str, origin: &Path, kind: LayerKind) -> CheckReport {
     let layer = match kind {
         LayerKind::User => Layer::User,
         LayerKind::Project => Layer::Project,
+        LayerKind::Policy => Layer::Policy,
     };
     match compile(src, origin, layer) {
         Ok(c) => report(

@@ -565,19 +565,32 @@ fn runs_program(text: &str, program: &str) -> bool {
         && matches!(text.as_bytes().get(program.len()), None | Some(b' '))
 }
 
-/// One layer of rules as evaluation sees it.
+/// One layer of rules as evaluation sees it: one file, with the place of
+/// its layer in the composition (see "Layers" in [`super`]).
 pub(crate) struct LayerRef<'a> {
     pub set: &'a RuleSet,
-    /// 0 for the user layer, 1 for the project layer.
-    pub tag: u8,
-    /// Project layer only: whether its allow and context rules count.
+    /// Its index in the slice evaluated (hits name their layer by it).
+    pub tag: u16,
+    /// Whether its allow and context rules count (false only for a
+    /// project layer the user does not trust).
     pub trusted: bool,
+    /// `user`, `project`, or the policy source's name; rule ids of layers
+    /// other than the user's are reported as `<name>:<id>`.
+    pub name: &'a str,
+    /// Precedence: a layer's `ask` gives way to the `allow` of a layer of
+    /// higher rank, unless its layer is enforced. The user and project
+    /// layers share the highest rank; policy sources rank below, in the
+    /// order of `[policy] sources`.
+    pub rank: u8,
+    /// An enforced policy source: a higher layer's allow cannot loosen its
+    /// ask (nor a session grant).
+    pub enforced: bool,
 }
 
 /// A matched rule: layer tag and rule index.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub(crate) struct Hit {
-    pub layer: u8,
+    pub layer: u16,
     pub rule: u32,
 }
 
@@ -593,6 +606,9 @@ pub(crate) struct Matches {
     pub allow_commands: Vec<Hit>,
     /// Per Bash command: covered by some allow rule.
     pub covered: Vec<bool>,
+    /// Per Bash command: the highest rank + 1 of a layer whose allow rule
+    /// covers it (0: none).
+    pub covered_rank: Vec<u16>,
     /// Allow/context rules of an untrusted project layer that matched.
     pub ignored: Vec<Hit>,
     /// The Bash command was too large to analyse: matched conservatively.
@@ -662,6 +678,7 @@ pub(crate) fn collect(layers: &[LayerRef<'_>], s: &Subject<'_>) -> Matches {
     let mut m = Matches::default();
     if let Some(cmd) = &s.command {
         m.covered = vec![false; cmd.segments.len()];
+        m.covered_rank = vec![0; cmd.segments.len()];
         m.too_large = cmd.too_large;
     }
     let mut path_ids = Vec::new();
@@ -691,7 +708,7 @@ pub(crate) fn record(m: &mut Matches, layer: &LayerRef<'_>, ri: u32, rule: &Rule
         layer: layer.tag,
         rule: ri,
     };
-    let trusted = layer.tag == 0 || layer.trusted;
+    let trusted = layer.trusted;
     match rule.action {
         Action::Deny => m.deny.push(hit),
         Action::Ask => m.ask.push(hit),
@@ -704,6 +721,7 @@ pub(crate) fn record(m: &mut Matches, layer: &LayerRef<'_>, ri: u32, rule: &Rule
                 m.allow_commands.push(hit);
                 for &c in &o.commands {
                     m.covered[c] = true;
+                    m.covered_rank[c] = m.covered_rank[c].max(u16::from(layer.rank) + 1);
                 }
             }
         }
@@ -714,12 +732,13 @@ pub(crate) fn record(m: &mut Matches, layer: &LayerRef<'_>, ri: u32, rule: &Rule
 /// Take the verdict: deny > ask > allow; context rules only add context.
 pub(crate) fn verdict(layers: &[LayerRef<'_>], m: &Matches) -> Evaluation {
     let rule = |h: &Hit| -> &Rule { &layers[h.layer as usize].set.rules[h.rule as usize] };
+    let layer = |h: &Hit| -> &LayerRef<'_> { &layers[h.layer as usize] };
     let ids = |hits: &[Hit]| -> Vec<String> {
         let mut hs = hits.to_vec();
         hs.sort_unstable();
         hs.dedup();
         hs.iter()
-            .map(|h| qualified_id(h.layer, &rule(h).id))
+            .map(|h| qualified_id(layer(h), &rule(h).id))
             .collect()
     };
     let reasons = |hits: &[Hit]| -> Option<String> {
@@ -742,10 +761,17 @@ pub(crate) fn verdict(layers: &[LayerRef<'_>], m: &Matches) -> Evaluation {
     } else {
         m.allow.clone()
     };
+    let mut overridden = Vec::new();
     let (action, deciding) = if !m.deny.is_empty() {
         (Some(Action::Deny), m.deny.clone())
     } else if !m.ask.is_empty() {
-        (Some(Action::Ask), m.ask.clone())
+        match allowed_over_asks(layers, m) {
+            Some(allows) => {
+                overridden = ids(&m.ask);
+                (Some(Action::Allow), allows)
+            }
+            None => (Some(Action::Ask), m.ask.clone()),
+        }
     } else if !allow_hits.is_empty() {
         (Some(Action::Allow), allow_hits)
     } else if !m.context.is_empty() {
@@ -774,8 +800,41 @@ pub(crate) fn verdict(layers: &[LayerRef<'_>], m: &Matches) -> Evaluation {
             .collect(),
         context_rule_ids: ids(&context_hits),
         generation: layers.first().map_or(0, |l| l.set.generation),
-        project_generation: layers.get(1).map(|l| l.set.generation),
+        project_generation: layers
+            .iter()
+            .find(|l| l.set.kind() == super::LayerKind::Project)
+            .map(|l| l.set.generation),
+        enforced_by: match action {
+            Some(Action::Deny | Action::Ask) => deciding
+                .iter()
+                .map(layer)
+                .find(|l| l.enforced)
+                .map(|l| l.name.to_string()),
+            _ => None,
+        },
+        overridden,
     }
+}
+
+/// When rules asked and none denied: the allow hits that loosen every
+/// ask, if there are: an ask gives way to the allow of a layer of higher
+/// rank (a user allow over a policy source's ask), never over an enforced
+/// layer's. The allow must cover the whole input by itself (for Bash,
+/// every command, by allow rules of layers above every asking layer).
+fn allowed_over_asks(layers: &[LayerRef<'_>], m: &Matches) -> Option<Vec<Hit>> {
+    let layer = |h: &Hit| -> &LayerRef<'_> { &layers[h.layer as usize] };
+    if m.ask.iter().any(|h| layer(h).enforced) {
+        return None;
+    }
+    let asking = m.ask.iter().map(|h| layer(h).rank).max()?;
+    let above = |h: &&Hit| layer(h).rank > asking;
+    let mut allows: Vec<Hit> = m.allow.iter().filter(above).copied().collect();
+    let commands_covered =
+        !m.covered_rank.is_empty() && m.covered_rank.iter().all(|&r| r > u16::from(asking) + 1);
+    if commands_covered {
+        allows.extend(m.allow_commands.iter().filter(above));
+    }
+    (!allows.is_empty()).then_some(allows)
 }
 
 /// Added to the reason of a deny or ask of a command too large to analyse,
@@ -783,12 +842,13 @@ pub(crate) fn verdict(layers: &[LayerRef<'_>], m: &Matches) -> Evaluation {
 pub(crate) const TOO_LARGE_NOTE: &str =
     "hookd could not analyse this command, it is too large, so every rule that might match it applied";
 
-/// Rule ids from the project layer are reported as `project:<id>`.
-pub(crate) fn qualified_id(layer: u8, id: &str) -> String {
-    if layer == 0 {
+/// Rule ids from the user layer are reported as they are, others as
+/// `<layer>:<id>` (`project:<id>`, `team:<id>`).
+pub(crate) fn qualified_id(layer: &LayerRef<'_>, id: &str) -> String {
+    if layer.set.kind() == super::LayerKind::User {
         id.to_string()
     } else {
-        format!("project:{id}")
+        format!("{}:{id}", layer.name)
     }
 }
 

@@ -57,9 +57,10 @@ pub struct ExplainedCommand {
 /// One rule and the checks that decided whether it matched.
 #[derive(Debug, Clone, Serialize)]
 pub struct RuleReport {
-    /// The rule id (`project:<id>` for the project layer).
+    /// The rule id (`<layer>:<id>` for a layer other than the user's:
+    /// `project:<id>`, `team:<id>`).
     pub id: String,
-    /// `user` or `project`.
+    /// `user`, `project`, or the name of the policy source it came from.
     pub layer: String,
     /// `file:line` of the rule.
     pub origin: String,
@@ -123,7 +124,7 @@ pub(crate) fn explain(layers: &[LayerRef<'_>], q: &Query<'_>) -> Explanation {
     for layer in layers {
         let mut path_ids = Vec::new();
         super::eval::candidates(layer.set, &s, &mut path_ids);
-        let trusted = layer.tag == 0 || layer.trusted;
+        let trusted = layer.trusted;
         for rule in &layer.set.rules {
             let event_ok = rule.events.has(s.event_bit);
             let outcome = match_rule_with(rule, &s, &path_ids, true, None);
@@ -132,8 +133,8 @@ pub(crate) fn explain(layers: &[LayerRef<'_>], q: &Query<'_>) -> Explanation {
             let matched = event_ok && agent_ok && outcome.matched() && !held_back;
             let (checks, near) = checks(rule, &s, &path_ids, event_ok);
             let report = RuleReport {
-                id: qualified_id(layer.tag, &rule.id),
-                layer: if layer.tag == 0 { "user" } else { "project" }.to_string(),
+                id: qualified_id(layer, &rule.id),
+                layer: layer.name.to_string(),
                 origin: format!("{}:{}", layer.set.origin().display(), rule.line),
                 action: rule.action,
                 reason: rule.reason.clone(),
@@ -559,6 +560,19 @@ impl fmt::Display for Explanation {
         }
         if let Some(r) = &ev.reason {
             writeln!(f, "reason: {r}")?;
+        }
+        if let Some(layer) = &ev.enforced_by {
+            writeln!(
+                f,
+                "enforced by policy source {layer}: no later layer or grant can loosen it"
+            )?;
+        }
+        if !ev.overridden.is_empty() {
+            writeln!(
+                f,
+                "overridden by a later layer's allow: {}",
+                ev.overridden.join(", ")
+            )?;
         }
         for c in &ev.additional_context {
             writeln!(f, "context: {c}")?;

@@ -24,6 +24,8 @@ pub(crate) enum Layer {
     User,
     /// `<project>/.claude/hookd.toml`: may not trust anything.
     Project,
+    /// A file of a `[policy] sources` layer: may not trust anything.
+    Policy,
 }
 
 /// The result of reading a file that has no errors.
@@ -151,10 +153,14 @@ impl Reader<'_> {
         key: &Spanned<std::borrow::Cow<'_, str>>,
         value: &Value<'_>,
     ) -> Vec<String> {
-        if self.layer == Layer::Project {
+        if self.layer != Layer::User {
+            let why = match self.layer {
+                Layer::Project => "a project file cannot trust itself",
+                _ => "a policy source cannot trust projects for the user",
+            };
             self.sink.error(
                 key.span().start,
-                "`[trust]` is only read from the user rules file: a project file cannot trust itself",
+                format!("`[trust]` is only read from the user rules file: {why}"),
             );
             return Vec::new();
         }

@@ -157,6 +157,26 @@
 //!   evaluation carries the project layer's generation as
 //!   `project_generation`.
 //!
+//! Below the user layer come the **policy layers** (`[policy] sources` in
+//! the daemon's config: a team checkout, a signed bundle, …), composed
+//! with [`RuleSet::with_policy`] into the user set, so one snapshot, one
+//! generation and one [`Revision`] cover them all. Each is a
+//! [`PolicyLayer`] of one or more files ([`RuleSet::parse_policy`]: no
+//! `[trust]`), its rule ids reported as `<name>:<id>`. Precedence, from
+//! the lowest layer up:
+//!
+//! | layer | rank | its deny | its ask | its allow |
+//! |---|---|---|---|---|
+//! | policy source 1, 2, … (config order) | 0, 1, … | always applies | loosened by an allow of a higher layer covering the whole input, unless `enforced` | applies unless another layer denies or asks |
+//! | user (file or defaults) and project | highest | always applies | always applies | applies unless another layer denies or asks (project: if trusted) |
+//!
+//! So a deny anywhere denies; a user can tighten any policy (its deny or
+//! ask beats a policy allow); a user allow loosens a policy source's ask
+//! ([`Evaluation::overridden`] lists the asks it loosened) but not an
+//! enforced one's ([`Evaluation::enforced_by`] names it, and the daemon's
+//! session grants do not loosen it either). Within one layer, and between
+//! the user and project layers, deny > ask > allow as before.
+//!
 //! # Using it from the daemon
 //!
 //! ```no_run
@@ -203,6 +223,8 @@ mod tool;
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_policy;
 
 pub use check::{check, check_as, check_source, CheckReport};
 pub use diag::{Diagnostic, RulesError, Severity};
@@ -243,6 +265,8 @@ pub enum LayerKind {
     User,
     /// A project's `.claude/hookd.toml`; may not trust anything.
     Project,
+    /// A file of a `[policy] sources` layer; may not trust anything.
+    Policy,
 }
 
 impl LayerKind {
@@ -252,6 +276,7 @@ impl LayerKind {
         match self {
             LayerKind::User => "user",
             LayerKind::Project => "project",
+            LayerKind::Policy => "policy",
         }
     }
 }
@@ -271,8 +296,38 @@ pub struct RuleSet {
     kind: LayerKind,
     /// SHA-256 of the text's canonical form (see [`Revision`]).
     content_hash: [u8; 32],
-    /// This set's revision as the only layer of its kind.
+    /// This set's revision as the only layer of its kind, or, with
+    /// policy layers, of them and this set together.
     revision: Revision,
+    /// The `[policy] sources` layers this (user) set is composed over, in
+    /// precedence order (lowest first): see "Layers" above.
+    policy: Arc<[PolicyLayer]>,
+}
+
+/// One `[policy] sources` layer: the files of one source (a directory's
+/// `*.toml` in name order, a file, a bundle's `rules/*.toml`), compiled as
+/// [`LayerKind::Policy`], under one name.
+#[derive(Debug, Clone)]
+pub struct PolicyLayer {
+    /// The source's name: its rule ids are reported as `<name>:<id>`.
+    pub name: String,
+    /// A later layer (the user's, a grant) cannot loosen this layer's ask
+    /// or deny.
+    pub enforced: bool,
+    /// Its files, in name order.
+    pub files: Vec<RuleSet>,
+}
+
+impl PolicyLayer {
+    /// The label the layer's files carry in a [`Revision`]: the name, and
+    /// whether it is enforced (the same rules enforced mean more).
+    pub fn revision_label(&self) -> String {
+        if self.enforced {
+            format!("{} (enforced)", self.name)
+        } else {
+            self.name.clone()
+        }
+    }
 }
 
 impl RuleSet {
@@ -301,6 +356,31 @@ impl RuleSet {
         RuleSet::compile(src, origin, LayerKind::Project)
     }
 
+    /// Parse a policy source's file: `[trust]` is an error there.
+    pub fn parse_policy(src: &str, origin: &Path) -> Result<RuleSet, RulesError> {
+        RuleSet::compile(src, origin, LayerKind::Policy)
+    }
+
+    /// This (user) set composed over `layers` (lowest precedence first):
+    /// evaluations of it judge them all together, and its revision becomes
+    /// theirs and its own ([`Revision::of_layers`], each file under its
+    /// layer's [`PolicyLayer::revision_label`], then `user`).
+    pub fn with_policy(mut self, layers: Vec<PolicyLayer>) -> RuleSet {
+        let labels: Vec<String> = layers.iter().map(PolicyLayer::revision_label).collect();
+        let files = layers
+            .iter()
+            .zip(&labels)
+            .flat_map(|(layer, label)| layer.files.iter().map(move |file| (label.as_str(), file)));
+        self.revision = Revision::of_layers(files.chain([(self.kind.label(), &self)]));
+        self.policy = layers.into();
+        self
+    }
+
+    /// The policy layers this set is composed over (see [`RuleSet::with_policy`]).
+    pub fn policy(&self) -> &[PolicyLayer] {
+        &self.policy
+    }
+
     /// Read and parse a user rules file. A missing file is an error for which
     /// [`RulesError::is_not_found`] is true.
     pub fn load(path: &Path) -> Result<RuleSet, RulesError> {
@@ -318,6 +398,7 @@ impl RuleSet {
         let layer = match kind {
             LayerKind::User => Layer::User,
             LayerKind::Project => Layer::Project,
+            LayerKind::Policy => Layer::Policy,
         };
         let c = compile(src, origin, layer)?;
         let mut rules = c.rules;
@@ -339,6 +420,7 @@ impl RuleSet {
             kind,
             content_hash,
             revision: Revision::from_written(""),
+            policy: Arc::new([]),
         };
         set.revision = Revision::of_layers([(kind.label(), &set)]);
         Ok(set)
@@ -435,22 +517,44 @@ impl RuleSet {
         })
     }
 
-    /// Judge a hook input with this rule set alone.
+    /// Judge a hook input with this rule set and its policy layers.
     pub fn evaluate(&self, q: &Query<'_>) -> Evaluation {
-        eval::evaluate(&[self.as_layer()], q)
+        eval::evaluate(&self.as_layers(), q)
     }
 
     /// Why [`RuleSet::evaluate`] gives what it gives.
     pub fn explain(&self, q: &Query<'_>) -> Explanation {
-        explain::explain(&[self.as_layer()], q)
+        explain::explain(&self.as_layers(), q)
     }
 
-    fn as_layer(&self) -> LayerRef<'_> {
-        LayerRef {
+    /// This set (tag 0, so its generation is the evaluation's) and its
+    /// policy layers' files, which rank below it.
+    fn as_layers(&self) -> Vec<LayerRef<'_>> {
+        let top = u8::try_from(self.policy.len()).unwrap_or(u8::MAX);
+        let mut refs = vec![LayerRef {
             set: self,
             tag: 0,
             trusted: true,
+            name: self.kind.label(),
+            rank: top,
+            enforced: false,
+        }];
+        for (rank, layer) in self.policy.iter().enumerate() {
+            for file in &layer.files {
+                refs.push(LayerRef {
+                    set: file,
+                    tag: 0,
+                    trusted: true,
+                    name: &layer.name,
+                    rank: rank as u8,
+                    enforced: layer.enforced,
+                });
+            }
         }
+        for (tag, r) in refs.iter_mut().enumerate() {
+            r.tag = u16::try_from(tag).expect("the policy loader caps the number of files");
+        }
+        refs
     }
 }
 
@@ -500,16 +604,15 @@ impl Layers {
     }
 
     fn refs(&self, home: Option<&Path>) -> Vec<LayerRef<'_>> {
-        let mut v = vec![LayerRef {
-            set: &self.user,
-            tag: 0,
-            trusted: true,
-        }];
+        let mut v = self.user.as_layers();
         if let Some(p) = &self.project {
             v.push(LayerRef {
                 set: &p.rules,
-                tag: 1,
+                tag: v.len() as u16,
                 trusted: self.user.trusts(&p.dir, home),
+                name: LayerKind::Project.label(),
+                rank: v[0].rank,
+                enforced: false,
             });
         }
         v
@@ -611,6 +714,13 @@ pub struct Evaluation {
     pub generation: u64,
     /// The project layer's generation, when one took part.
     pub project_generation: Option<u64>,
+    /// The enforced policy source that denied or asked, if one did: no
+    /// later layer, and no session grant, may loosen this verdict.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub enforced_by: Option<String>,
+    /// Ask rules that a later layer's allow loosened (see "Layers").
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub overridden: Vec<String>,
 }
 
 impl Evaluation {

@@ -111,6 +111,7 @@ pub(crate) fn content_hash(src: &str, kind: LayerKind) -> [u8; 32] {
     text.extend_from_slice(match kind {
         LayerKind::User => b"user\n",
         LayerKind::Project => b"project\n",
+        LayerKind::Policy => b"policy\n",
     });
     canonical_table(&doc, &mut text);
     Sha256::digest(&text).into()
