@@ -1078,7 +1078,7 @@ fn rules(command: RulesCommand) -> anyhow::Result<Outcome> {
                 .map(Agent::from)
                 .or(logged_agent)
                 .unwrap_or(Agent::ClaudeCode);
-            let user = std::sync::Arc::new(daemon::load_rules(&rules_source(rules))?);
+            let user = std::sync::Arc::new(hookd::policy::composed_for_cli(&rules_source(rules))?);
             let home = std::env::var_os("HOME").map(PathBuf::from);
             let explanations =
                 hookd::approve::explain::explain_with(&input, agent, user, home.as_deref());
@@ -1104,7 +1104,7 @@ fn rules(command: RulesCommand) -> anyhow::Result<Outcome> {
         }
         RulesCommand::Test { dir, rules, json } => {
             std::fs::read_dir(&dir).with_context(|| format!("reading {}", dir.display()))?;
-            let rules = daemon::load_rules(&rules_source(rules))?;
+            let rules = hookd::policy::composed_for_cli(&rules_source(rules))?;
             let report = hookd::rules::run_fixtures(&dir, &rules);
             if json {
                 print_json(&report)?;
@@ -1119,7 +1119,7 @@ fn rules(command: RulesCommand) -> anyhow::Result<Outcome> {
 /// Exits 1 when a decision would change, as `diff` does: a check that new
 /// rules leave the past alone can gate on it.
 fn replay(log: &std::path::Path, rules: Option<PathBuf>, json: bool) -> anyhow::Result<Outcome> {
-    let rules = std::sync::Arc::new(daemon::load_rules(&rules_source(rules))?);
+    let rules = std::sync::Arc::new(hookd::policy::composed_for_cli(&rules_source(rules))?);
     let home = std::env::var_os("HOME").map(PathBuf::from);
     let report = hookd::replay::replay(log, rules, home.as_deref())?;
     if json {
@@ -1236,6 +1236,9 @@ fn status(client: &ClientArgs, json: bool) -> anyhow::Result<()> {
     );
     if let Some(revision) = &status.rules.revision {
         println!("policy revision: {revision}");
+    }
+    for line in hookd::policy::status_lines(&status.rules) {
+        println!("{line}");
     }
     println!("log: {}", status.log.display());
     if let serde_json::Value::Object(counters) = serde_json::to_value(&status.counters)? {

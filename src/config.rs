@@ -27,6 +27,13 @@
 //! [providers.work]          # for agent-SDK runs: see crate::providers
 //! kind = "anthropic"
 //! api_key_env = "WORK_ANTHROPIC_KEY"
+//!
+//! [policy]                  # rules shared by a team, under the user's: see crate::policy
+//! sources = [
+//!   { path = "~/.config/hookd/rules.d" },
+//!   { path = "/srv/team-policy", name = "team", enforced = true },
+//!   { bundle = "https://policy.example.com/hookd.tar.gz", name = "corp", public_key = "RW…" },
+//! ]
 //! ```
 
 use std::collections::BTreeMap;
@@ -61,6 +68,9 @@ pub struct Config {
     /// The providers agent-SDK runs may name, by name.
     #[serde(skip)]
     pub providers: BTreeMap<String, Provider>,
+    /// `[policy]`: the rules' policy sources.
+    #[serde(default)]
+    pub policy: crate::policy::PolicyConfig,
 }
 
 /// How long a pending decision may wait.

@@ -245,6 +245,7 @@ pub fn run(options: &DoctorOptions) -> Report {
         .map(PathBuf::from)
         .or_else(|| options.default_rules.clone().filter(|p| p.exists()));
     checks.push(check_rules(rules.as_deref(), &options.project));
+    checks.extend(status.as_ref().and_then(|s| check_policy(&s.rules)));
 
     let log = status
         .as_ref()
@@ -750,6 +751,31 @@ fn check_rules(user: Option<&Path>, project: &Path) -> Check {
 }
 
 /// The first error of a rules file, and how many there are.
+/// The running daemon's policy layers: fails when its last reload was
+/// refused or a bundle could not be activated (the last good rules stay
+/// in effect meanwhile). `None` without policy sources or problems.
+fn check_policy(rules: &crate::protocol::RulesStatus) -> Option<Check> {
+    let lines = crate::policy::status_lines(rules);
+    if lines.is_empty() {
+        return None;
+    }
+    let failed = rules.reload_error.is_some()
+        || rules
+            .layers
+            .iter()
+            .any(|l| l.bundle.as_ref().is_some_and(|b| b.error.is_some()));
+    let message = lines.join("\n");
+    Some(if failed {
+        Check::fail(
+            "policy",
+            message,
+            "fix the file named above (`hookd rules check FILE`, or the bundle's source); the daemon reloads it when it changes",
+        )
+    } else {
+        Check::pass("policy", message)
+    })
+}
+
 fn plural_errors(first: &impl fmt::Display, n: usize) -> String {
     match n {
         1 => format!("{first}"),

@@ -14,6 +14,7 @@ pub mod forwarder;
 pub mod grant;
 pub mod install;
 pub mod paths;
+pub mod policy;
 pub mod protocol;
 pub mod providers;
 pub mod redact;

@@ -8,7 +8,7 @@ use serde::Serialize;
 
 use super::output::{print_json, Stdout};
 use super::Outcome;
-use crate::daemon::{load_rules, RulesSource};
+use crate::daemon::RulesSource;
 use crate::rules::{LayerKind, RuleSet};
 
 /// `--json`'s shape.
@@ -30,7 +30,7 @@ pub fn run(source: &RulesSource, kind: LayerKind, json: bool) -> anyhow::Result<
     let rules = match (source, kind) {
         (RulesSource::File(path), LayerKind::Project) => RuleSet::load_project(path)
             .map_err(|e| anyhow::anyhow!("{}", e.to_string().trim_end()))?,
-        _ => load_rules(source)?,
+        _ => crate::policy::composed_for_cli(source)?,
     };
     let report = RevisionReport {
         revision: rules.revision().to_string(),

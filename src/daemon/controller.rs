@@ -56,6 +56,9 @@ pub struct Judgement {
     pub grant_rule: Option<String>,
     /// How a client's answer was remembered (`session`, `always`).
     pub remembered: Option<crate::protocol::Remember>,
+    /// The enforced policy source whose ask or deny the rules' answer is:
+    /// no session grant may loosen it.
+    pub enforced_by: Option<String>,
 }
 
 impl Judgement {
@@ -69,6 +72,7 @@ impl Judgement {
             enforced: true,
             grant_rule: None,
             remembered: None,
+            enforced_by: None,
         }
     }
 }
@@ -394,6 +398,7 @@ impl Controller {
         let answer = answer_of(&evaluation);
         let decided_by_rule =
             answer.verdict != Verdict::NoOpinion || answer.additional_context.is_some();
+        let enforced_by = evaluation.enforced_by;
         let mut rule_ids = evaluation.rule_ids;
         rule_ids.extend(evaluation.context_rule_ids);
         Judgement {
@@ -408,6 +413,7 @@ impl Controller {
             enforced: !self.permissive,
             grant_rule: None,
             remembered: None,
+            enforced_by,
         }
     }
 }

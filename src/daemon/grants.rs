@@ -372,6 +372,10 @@ pub fn apply(shared: &Shared, event: &Event, judgement: Judgement) -> Judgement 
     if hit.verdict == Verdict::Allow && judgement.answer.verdict == Verdict::Allow {
         return judgement;
     }
+    // An enforced policy source's ask is not the session's to loosen.
+    if hit.verdict == Verdict::Allow && judgement.enforced_by.is_some() {
+        return judgement;
+    }
     shared.stats.grant_decisions.fetch_add(1, Ordering::Relaxed);
     let reason = format!(
         "hookd: {} for this session by grant {} ({})",

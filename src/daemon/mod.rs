@@ -146,6 +146,14 @@ pub struct Shared {
     /// The rules file as the last reload found it (before reading it): the
     /// watcher reloads only when the file differs from that.
     pub rules_seen: std::sync::Mutex<watch::Fingerprint>,
+    /// The policy sources' paths as the last reload found them, likewise.
+    pub policy_seen: std::sync::Mutex<Vec<(PathBuf, watch::Fingerprint)>>,
+    /// Why the last reload was refused (`status`: `rules.reload_error`).
+    pub rules_error: std::sync::Mutex<Option<String>>,
+    /// The state directory (the log's): activated policy bundles live in it.
+    pub state_dir: Option<PathBuf>,
+    /// The policy bundles' fetch state, for `status`.
+    pub bundles: crate::policy::bundle::Bundles,
     /// Told when the rules source changes (the defaults become a file):
     /// the watcher then watches the new file.
     pub rules_source_changed: tokio::sync::Notify,
@@ -199,6 +207,13 @@ impl Shared {
                 RulesSource::Defaults => None,
             }),
             rules_source_changed: tokio::sync::Notify::new(),
+            policy_seen: std::sync::Mutex::new(policy_fingerprint(
+                &options.config.policy,
+                state_dir(&options.log).as_deref(),
+            )),
+            rules_error: std::sync::Mutex::new(None),
+            state_dir: state_dir(&options.log),
+            bundles: Default::default(),
             hub: Hub::default(),
             config: options.config.clone(),
             redactor,
@@ -247,6 +262,12 @@ impl Shared {
                     RulesSource::Defaults => "defaults".to_string(),
                 },
                 revision: Some(rules.revision().clone()),
+                layers: self.policy_status(&rules),
+                reload_error: self
+                    .rules_error
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .clone(),
             },
             counters: Counters {
                 events: n(&self.stats.events),
@@ -283,6 +304,80 @@ impl Shared {
                 .clone(),
         }
     }
+}
+
+impl Shared {
+    /// `status.rules.layers`: the policy layers of `rules`, with their
+    /// sources (and bundles') state.
+    fn policy_status(&self, rules: &RuleSet) -> Vec<crate::protocol::PolicyLayerStatus> {
+        use crate::policy::Location;
+        self.config
+            .policy
+            .sources
+            .iter()
+            .map(|source| {
+                let layer = rules.policy().iter().find(|l| l.name == source.name);
+                crate::protocol::PolicyLayerStatus {
+                    name: source.name.clone(),
+                    enforced: source.enforced,
+                    source: match &source.location {
+                        Location::Path(path) => path.display().to_string(),
+                        Location::Bundle(bundle) => bundle.location.to_string(),
+                    },
+                    files: layer.map_or_else(Vec::new, |l| {
+                        l.files.iter().map(|f| f.origin().to_path_buf()).collect()
+                    }),
+                    rules: layer.map_or(0, |l| l.files.iter().map(RuleSet::len).sum()),
+                    bundle: match &source.location {
+                        Location::Bundle(_) => Some(self.bundles.status(&source.name)),
+                        Location::Path(_) => None,
+                    },
+                }
+            })
+            .collect()
+    }
+}
+
+/// The state directory: the event log's (`$XDG_STATE_HOME/hookd/`).
+fn state_dir(log: &std::path::Path) -> Option<PathBuf> {
+    log.parent()
+        .filter(|dir| !dir.as_os_str().is_empty())
+        .map(PathBuf::from)
+}
+
+/// The fingerprints of every path of `policy`'s sources (blocking).
+pub fn policy_fingerprint(
+    policy: &crate::policy::PolicyConfig,
+    state_dir: Option<&std::path::Path>,
+) -> Vec<(PathBuf, watch::Fingerprint)> {
+    policy
+        .watched(state_dir)
+        .into_iter()
+        .map(|path| {
+            let fingerprint = watch::fingerprint(&path);
+            (path, fingerprint)
+        })
+        .collect()
+}
+
+/// The rules named by `source`, composed over `policy`'s sources: the set
+/// the daemon judges with (its revision covers every layer). Blocking.
+pub fn load_composed(
+    source: &RulesSource,
+    policy: &crate::policy::PolicyConfig,
+    state_dir: Option<&std::path::Path>,
+) -> anyhow::Result<RuleSet> {
+    let user = load_rules(source)?;
+    if policy.is_empty() {
+        return Ok(user);
+    }
+    let layers = policy.load(state_dir)?;
+    for file in layers.iter().flat_map(|l| &l.files) {
+        for warning in file.warnings() {
+            tracing::warn!("{warning}");
+        }
+    }
+    Ok(user.with_policy(layers))
 }
 
 /// Loads the rules named by `source`.
@@ -350,7 +445,11 @@ pub fn run(options: ServeOptions) -> anyhow::Result<()> {
             1024
         }
     };
-    let rules = load_rules(&options.rules)?;
+    let rules = load_composed(
+        &options.rules,
+        &options.config.policy,
+        state_dir(&options.log).as_deref(),
+    )?;
     let redactor = options.config.redactor()?;
     // Before any thread exists: this reads and clears LISTEN_* variables.
     let activated = systemd::take_listener().context("taking the socket passed by systemd")?;
@@ -607,18 +706,29 @@ pub(crate) async fn reload_off_worker(shared: &Arc<Shared>) {
     let _ = tokio::task::spawn_blocking(move || reload(&shared)).await;
 }
 
-/// Reloads the rules; a bad file keeps the current generation.
+/// Reloads the rules and every policy source together, as one new
+/// generation; any error keeps the current generation whole (and says so
+/// in `status`).
 pub fn reload(shared: &Shared) {
     let source = shared.rules_source();
+    let state_dir = shared.state_dir.as_deref();
+    // Noted before reading: a change made during the read is a change.
     if let RulesSource::File(path) = &source {
-        // Noted before reading: a change made during the read is a change.
         *shared.rules_seen.lock().unwrap_or_else(|e| e.into_inner()) = watch::fingerprint(path);
     }
-    match load_rules(&source) {
+    *shared.policy_seen.lock().unwrap_or_else(|e| e.into_inner()) =
+        policy_fingerprint(&shared.config.policy, state_dir);
+    let mut error = shared.rules_error.lock().unwrap_or_else(|e| e.into_inner());
+    match load_composed(&source, &shared.config.policy, state_dir) {
         Ok(rules) => {
+            let revision = rules.revision().clone();
             let generation = shared.controller.replace_rules(rules);
-            tracing::info!(generation, "rules reloaded");
+            tracing::info!(generation, %revision, "rules reloaded");
+            *error = None;
         }
-        Err(e) => tracing::error!(error = %e, "rules reload refused; keeping the last good rules"),
+        Err(e) => {
+            tracing::error!(error = %format!("{e:#}"), "rules reload refused; keeping the last good rules of every layer");
+            *error = Some(format!("{e:#}"));
+        }
     }
 }

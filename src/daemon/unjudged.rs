@@ -60,6 +60,7 @@ pub fn recognise(
         enforced: true,
         grant_rule: None,
         remembered: None,
+        enforced_by: None,
     };
     if probe::is_probe(&event.raw) {
         return Some(unjudged(probe::answer(event.kind()), Source::Probe));

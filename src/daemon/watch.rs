@@ -65,7 +65,23 @@ pub fn watch_point(file: &Path) -> Option<PathBuf> {
 /// watcher's thread, which passes on only the events that touch one: the
 /// neighbours of a rules file (an event log in the same directory, say)
 /// wake nobody.
-type Relevant = Arc<RwLock<HashSet<PathBuf>>>;
+type Relevant = Arc<RwLock<RelevantPaths>>;
+
+/// See [`Relevant`].
+#[derive(Debug, Default)]
+struct RelevantPaths {
+    /// Paths whose own changes matter.
+    paths: HashSet<PathBuf>,
+    /// Directories any of whose entries matter (a policy source's
+    /// directory: a file added to it is a change).
+    dirs: HashSet<PathBuf>,
+}
+
+impl RelevantPaths {
+    fn contains(&self, path: &Path) -> bool {
+        self.paths.contains(path) || path.parent().is_some_and(|dir| self.dirs.contains(dir))
+    }
+}
 
 /// The kernel's watcher or, where it cannot be had, the polling one.
 struct FileWatcher {
@@ -160,14 +176,21 @@ fn handler(
 /// matter (each file, the directories between it and its watch point, and,
 /// for a symlink, its target: dotfiles often live in a repository). Stats:
 /// blocking.
-fn watch_plan(files: &[PathBuf]) -> (BTreeSet<PathBuf>, HashSet<PathBuf>) {
+fn watch_plan(files: &[PathBuf]) -> (BTreeSet<PathBuf>, RelevantPaths) {
     let mut dirs = BTreeSet::new();
-    let mut relevant = HashSet::new();
+    let mut relevant = RelevantPaths::default();
     for file in files {
         let target = std::fs::canonicalize(file).ok().filter(|t| t != file);
         for file in std::iter::once(file).chain(target.as_ref()) {
             dirs.extend(watch_point(file));
-            relevant.extend(file.ancestors().take(ANCESTORS).map(Path::to_path_buf));
+            relevant
+                .paths
+                .extend(file.ancestors().take(ANCESTORS).map(Path::to_path_buf));
+            // A directory of rules (a policy source): every entry counts.
+            if file.is_dir() {
+                dirs.insert(file.clone());
+                relevant.dirs.insert(file.clone());
+            }
         }
     }
     (dirs, relevant)
@@ -201,6 +224,15 @@ pub async fn watch_rules(shared: Arc<Shared>, shutdown: CancellationToken) {
         // watch existed: look at the files then too.
         let mut files: Vec<PathBuf> = projects.files();
         files.extend(user_file.clone());
+        files.extend(
+            shared
+                .config
+                .policy
+                .sources
+                .iter()
+                .filter_map(|source| source.root(shared.state_dir.as_deref()))
+                .map(|root| std::path::absolute(&root).unwrap_or(root)),
+        );
         let (wanted, paths) = tokio::task::spawn_blocking(move || watch_plan(&files))
             .await
             .unwrap_or_default();
@@ -228,13 +260,26 @@ pub async fn watch_rules(shared: Arc<Shared>, shutdown: CancellationToken) {
             continue;
         }
         check = false;
-        if let Some(path) = &user_file {
-            let now = stat(path.clone()).await;
-            let seen = *shared.rules_seen.lock().unwrap_or_else(|e| e.into_inner());
-            if now != seen {
-                tracing::info!(path = %path.display(), "rules file changed");
-                reload_off_worker(&shared).await;
+        let user_changed = match &user_file {
+            Some(path) => {
+                let now = stat(path.clone()).await;
+                let seen = *shared.rules_seen.lock().unwrap_or_else(|e| e.into_inner());
+                now != seen
             }
+            None => false,
+        };
+        let policy_changed = !shared.config.policy.is_empty() && {
+            let policy = shared.clone();
+            let now = tokio::task::spawn_blocking(move || {
+                super::policy_fingerprint(&policy.config.policy, policy.state_dir.as_deref())
+            })
+            .await
+            .unwrap_or_default();
+            now != *shared.policy_seen.lock().unwrap_or_else(|e| e.into_inner())
+        };
+        if user_changed || policy_changed {
+            tracing::info!(user_changed, policy_changed, "rules files changed");
+            reload_off_worker(&shared).await;
         }
         if !projects.is_empty() {
             let projects = projects.clone();

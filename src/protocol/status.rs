@@ -59,6 +59,53 @@ pub struct RulesStatus {
     /// records it. Absent from daemons before it existed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub revision: Option<crate::rules::Revision>,
+    /// The `[policy] sources` layers under the user rules, lowest
+    /// precedence first (absent: none).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub layers: Vec<PolicyLayerStatus>,
+    /// Why the last reload (of the user file or any policy source) was
+    /// refused, naming each file and line: every layer kept its last good
+    /// rules. Absent when the last reload succeeded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reload_error: Option<String>,
+}
+
+/// One policy layer in `status.rules.layers`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PolicyLayerStatus {
+    /// The source's name (its rule ids are `<name>:<id>`).
+    pub name: String,
+    /// Whether later layers may not loosen it.
+    #[serde(default)]
+    pub enforced: bool,
+    /// Where it is read from: a directory, a file, or a bundle's location.
+    pub source: String,
+    /// Its files now in effect.
+    #[serde(default)]
+    pub files: Vec<PathBuf>,
+    /// How many rules they hold.
+    #[serde(default)]
+    pub rules: usize,
+    /// For a bundle source: what was fetched and activated.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bundle: Option<BundleStatus>,
+}
+
+/// A bundle source's state, in [`PolicyLayerStatus::bundle`].
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct BundleStatus {
+    /// The active bundle's `manifest.toml` revision, if it names one.
+    pub revision: Option<String>,
+    /// SHA-256 of the active archive (hex).
+    pub sha256: Option<String>,
+    /// When the active bundle was activated (RFC 3339).
+    pub activated_at: Option<String>,
+    /// When the source was last checked (RFC 3339).
+    pub checked_at: Option<String>,
+    /// Why the last fetch, verification or compilation failed: the last
+    /// good bundle (if any) stays active. Absent after a success.
+    pub error: Option<String>,
 }
 
 /// `status.counters`. Readers take a missing counter as 0 (older daemons

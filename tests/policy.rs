@@ -1,0 +1,348 @@
+//! `[policy] sources` in the real daemon, through the real forwarder:
+//! layers composed under the user's rules (a team deny always applies, a
+//! user can tighten, an enforced source cannot be loosened), reloaded all
+//! together, and a broken file keeping the whole last good set.
+
+#[path = "support/daemon.rs"]
+mod daemon;
+
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use daemon::{fixture, stdout_json, Daemon, DaemonOptions, RawClient};
+use serde_json::{json, Value};
+
+fn bash(command: &str) -> Value {
+    let mut input = fixture("PreToolUse.json");
+    input["tool_input"]["command"] = json!(command);
+    input
+}
+
+fn decision(out: &std::process::Output) -> Value {
+    if out.stdout.is_empty() {
+        return Value::Null;
+    }
+    stdout_json(out)["hookSpecificOutput"]["permissionDecision"].clone()
+}
+
+fn rule(id: &str, action: &str, tool: &str) -> String {
+    format!(
+        "[[rule]]\nid = \"{id}\"\naction = \"{action}\"\ntool = \"{tool}\"\nreason = \"{id}\"\n"
+    )
+}
+
+fn status(d: &Daemon) -> Value {
+    RawClient::hello(&d.socket, "status").call(json!({"type": "status"}))["result"].clone()
+}
+
+fn wait_for(d: &Daemon, what: &str, pred: impl Fn(&Value) -> bool) -> Value {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let s = status(d);
+        if pred(&s) {
+            return s;
+        }
+        assert!(Instant::now() < deadline, "{what}: {s:#}\n{}", d.stderr());
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// A daemon with user `rules` over the sources in `policy_toml`.
+fn daemon(rules: &str, policy_toml: &str) -> Daemon {
+    Daemon::start_with(DaemonOptions {
+        rules: Some(rules.to_string()),
+        config: Some(format!("[policy]\n{policy_toml}\n")),
+        ..DaemonOptions::default()
+    })
+}
+
+fn write(path: &Path, text: &str) {
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(path, text).unwrap();
+}
+
+/// The `rule_ids` of the `n`th decision line (1-based): the log is
+/// written behind the answers, so wait for it.
+fn rule_ids(d: &Daemon, n: usize) -> Value {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let decisions: Vec<Value> = d
+            .log_lines()
+            .into_iter()
+            .filter(|l| l["type"] == "decision")
+            .collect();
+        if let Some(decision) = decisions.get(n - 1) {
+            return decision["rule_ids"].clone();
+        }
+        assert!(Instant::now() < deadline, "no decision {n}: {decisions:#?}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+#[test]
+fn a_team_deny_beats_a_user_allow_and_a_user_deny_tightens_a_team_allow() {
+    let team = tempfile::tempdir().unwrap();
+    write(
+        &team.path().join("10-git.toml"),
+        &(rule("no-force", "deny", "Bash(git push --force *)")
+            + &rule("cargo-ok", "allow", "Bash(cargo *)")),
+    );
+    let d = daemon(
+        &(rule("push-ok", "allow", "Bash(git push *)")
+            + &rule("no-publish", "deny", "Bash(cargo publish *)")),
+        &format!(
+            "sources = [{{ path = {:?}, name = \"team\" }}]",
+            team.path()
+        ),
+    );
+    assert_eq!(
+        decision(&d.forward(&bash("git push --force origin main"), &[])),
+        "deny"
+    );
+    assert_eq!(rule_ids(&d, 1), json!(["team:no-force"]));
+    assert_eq!(
+        decision(&d.forward(&bash("git push origin main"), &[])),
+        "allow"
+    );
+    assert_eq!(decision(&d.forward(&bash("cargo publish"), &[])), "deny");
+    assert_eq!(rule_ids(&d, 3), json!(["no-publish"]));
+    assert_eq!(decision(&d.forward(&bash("cargo build"), &[])), "allow");
+    assert_eq!(rule_ids(&d, 4), json!(["team:cargo-ok"]));
+
+    let s = status(&d);
+    let layers = &s["rules"]["layers"];
+    assert_eq!(layers[0]["name"], "team", "{s:#}");
+    assert_eq!(layers[0]["rules"], 2);
+    assert_eq!(layers[0]["files"], json!([team.path().join("10-git.toml")]));
+}
+
+#[test]
+fn a_user_allow_loosens_a_team_ask_but_not_an_enforced_one() {
+    let team = tempfile::tempdir().unwrap();
+    write(
+        &team.path().join("ask.toml"),
+        &rule("ask-push", "ask", "Bash(git push *)"),
+    );
+    let user = rule("push-ok", "allow", "Bash(git push *)");
+    let loose = daemon(
+        &user,
+        &format!(
+            "sources = [{{ path = {:?}, name = \"team\" }}]",
+            team.path()
+        ),
+    );
+    assert_eq!(decision(&loose.forward(&bash("git push"), &[])), "allow");
+    let enforced = daemon(
+        &user,
+        &format!(
+            "sources = [{{ path = {:?}, name = \"team\", enforced = true }}]",
+            team.path()
+        ),
+    );
+    assert_eq!(decision(&enforced.forward(&bash("git push"), &[])), "ask");
+    assert_eq!(rule_ids(&enforced, 1), json!(["team:ask-push"]));
+    assert_ne!(
+        status(&loose)["rules"]["revision"],
+        status(&enforced)["rules"]["revision"],
+        "enforcing a layer changes the policy revision"
+    );
+}
+
+#[test]
+fn all_layers_reload_together_and_a_broken_file_keeps_the_whole_last_good_set() {
+    let team = tempfile::tempdir().unwrap();
+    let mine = tempfile::tempdir().unwrap();
+    write(
+        &team.path().join("a.toml"),
+        &rule("no-rm", "deny", "Bash(rm *)"),
+    );
+    write(
+        &mine.path().join("a.toml"),
+        &rule("ls-ok", "allow", "Bash(ls *)"),
+    );
+    let d = daemon(
+        "",
+        &format!(
+            "sources = [{{ path = {:?}, name = \"team\", enforced = true }}, {{ path = {:?}, name = \"mine\" }}]",
+            team.path(),
+            mine.path()
+        ),
+    );
+    let first = status(&d);
+    assert_eq!(first["rules"]["generation"], 1);
+    assert_eq!(decision(&d.forward(&bash("rm x"), &[])), "deny");
+    assert_eq!(decision(&d.forward(&bash("ls"), &[])), "allow");
+
+    // A new file in a source's directory is seen, and every layer is read
+    // again into one new generation with one new revision.
+    write(
+        &team.path().join("b.toml"),
+        &rule("no-curl", "deny", "Bash(curl *)"),
+    );
+    let second = wait_for(&d, "the new file reloads", |s| {
+        s["rules"]["generation"] == 2
+    });
+    assert_ne!(second["rules"]["revision"], first["rules"]["revision"]);
+    assert_eq!(decision(&d.forward(&bash("curl example.com"), &[])), "deny");
+
+    // A broken file in a directory: refused, naming file:line; both
+    // layers keep their last good rules, the user's edit to the other
+    // layer included.
+    write(
+        &mine.path().join("a.toml"),
+        &rule("cat-ok", "allow", "Bash(cat *)"),
+    );
+    write(
+        &team.path().join("c.toml"),
+        "[[rule]]\nid = \"c\"\naction = \"nope\"\n",
+    );
+    let broken = team.path().join("c.toml");
+    let refused = wait_for(&d, "the broken file is reported", |s| {
+        !s["rules"]["reload_error"].is_null()
+    });
+    let error = refused["rules"]["reload_error"].as_str().unwrap();
+    assert!(
+        error.contains(&format!("{}:3", broken.display())),
+        "{error}"
+    );
+    assert!(error.contains("policy source `team`"), "{error}");
+    assert_eq!(refused["rules"]["revision"], second["rules"]["revision"]);
+    assert_eq!(
+        decision(&d.forward(&bash("ls"), &[])),
+        "allow",
+        "the last good set"
+    );
+    assert_eq!(decision(&d.forward(&bash("cat x"), &[])), Value::Null);
+    assert!(
+        d.stderr().contains("keeping the last good rules"),
+        "{}",
+        d.stderr()
+    );
+
+    // hookd status and doctor say so.
+    let out = std::process::Command::new(daemon::hookd_bin())
+        .args(["status", "--socket"])
+        .arg(&d.socket)
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("last reload refused"), "{text}");
+    assert!(text.contains(&broken.display().to_string()), "{text}");
+    assert!(text.contains("policy layer team (enforced)"), "{text}");
+
+    // Fixed: one reload takes both layers' changes.
+    std::fs::remove_file(&broken).unwrap();
+    let fixed = wait_for(&d, "the fix reloads", |s| {
+        s["rules"]["reload_error"].is_null()
+    });
+    assert_eq!(fixed["rules"]["layers"][1]["name"], "mine");
+    assert_eq!(decision(&d.forward(&bash("cat x"), &[])), "allow");
+    assert_eq!(decision(&d.forward(&bash("ls"), &[])), Value::Null);
+
+    // SIGHUP reloads every layer too.
+    let before = status(&d)["rules"]["generation"].as_u64().unwrap();
+    d.signal("HUP");
+    wait_for(&d, "SIGHUP reloads", |s| {
+        s["rules"]["generation"] == before + 1
+    });
+}
+
+#[test]
+fn starting_with_a_broken_policy_file_is_an_error_naming_the_place() {
+    let team = tempfile::tempdir().unwrap();
+    write(
+        &team.path().join("a.toml"),
+        "[[rule]]\nid = \"a\"\naction = \"deny\"\ntoll = \"Bash\"\n",
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("config.toml");
+    write(
+        &config,
+        &format!(
+            "[policy]\nsources = [{{ path = {:?}, name = \"team\" }}]\n",
+            team.path()
+        ),
+    );
+    let out = std::process::Command::new(daemon::hookd_bin())
+        .arg("serve")
+        .arg("--socket")
+        .arg(dir.path().join("s.sock"))
+        .arg("--log")
+        .arg(dir.path().join("events.jsonl"))
+        .arg("--config")
+        .arg(&config)
+        .env("XDG_CONFIG_HOME", dir.path().join("xdg"))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains(&format!("{}:4", team.path().join("a.toml").display())),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn rules_explain_and_test_judge_with_the_composed_set() {
+    let home = tempfile::tempdir().unwrap();
+    let team = home.path().join("team");
+    write(
+        &team.join("a.toml"),
+        &rule("ask-push", "ask", "Bash(git push *)"),
+    );
+    write(
+        &home.path().join("config/hookd/config.toml"),
+        &format!("[policy]\nsources = [{{ path = {team:?}, name = \"team\", enforced = true }}]\n"),
+    );
+    write(
+        &home.path().join("config/hookd/rules.toml"),
+        &rule("push-ok", "allow", "Bash(git push *)"),
+    );
+    let input = home.path().join("input.json");
+    write(&input, &bash("git push").to_string());
+    let hookd = |args: &[&str]| {
+        std::process::Command::new(daemon::hookd_bin())
+            .args(args)
+            .env("XDG_CONFIG_HOME", home.path().join("config"))
+            .env("XDG_STATE_HOME", home.path().join("state"))
+            .output()
+            .unwrap()
+    };
+    let out = hookd(&["rules", "explain", "--json", input.to_str().unwrap()]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let explained: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(explained["evaluation"]["action"], "ask", "{explained:#}");
+    assert_eq!(explained["evaluation"]["enforced_by"], "team");
+    let layers: Vec<&str> = explained["matched"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["layer"].as_str().unwrap())
+        .collect();
+    assert_eq!(layers, ["user", "team"]);
+    let text = hookd(&["rules", "explain", input.to_str().unwrap()]);
+    let text = String::from_utf8_lossy(&text.stdout);
+    assert!(text.contains("team:ask-push"), "{text}");
+    assert!(
+        text.contains(&team.join("a.toml").display().to_string()),
+        "{text}"
+    );
+
+    let fixtures = home.path().join("fixtures");
+    write(
+        &fixtures.join("push.json"),
+        &json!({"event": bash("git push"), "expect": {"verdict": "ask", "rule": "team:ask-push"}})
+            .to_string(),
+    );
+    let out = hookd(&["rules", "test", fixtures.to_str().unwrap()]);
+    assert!(
+        out.status.success(),
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
