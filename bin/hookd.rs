@@ -291,8 +291,10 @@ struct SettingsTarget {
     #[arg(long, value_enum, value_name = "AGENT", default_value = "claude-code")]
     agent: AgentChoice,
     /// user (~/.claude/settings.json, or $CLAUDE_CONFIG_DIR/settings.json),
-    /// project (<project>/.claude/settings.json) or local
-    /// (<project>/.claude/settings.local.json) [default: user].
+    /// project (<project>/.claude/settings.json), local
+    /// (<project>/.claude/settings.local.json) or managed (hookd's own file in
+    /// Claude Code's managed settings, /etc/claude-code/managed-settings.d/50-hookd.json,
+    /// or $HOOKD_MANAGED_SETTINGS_DIR; as root: every user) [default: user].
     #[arg(long, value_name = "SCOPE", conflicts_with = "settings", value_parser = scope_parser())]
     scope: Option<hookd::install::Scope>,
     /// This settings file instead of a scope's.
@@ -809,9 +811,11 @@ fn remember_parser() -> impl clap::builder::TypedValueParser<Value = hookd::prot
     })
 }
 
-/// `--scope user|project|local`.
+/// `--scope user|project|local|managed`.
 fn scope_parser() -> impl clap::builder::TypedValueParser<Value = hookd::install::Scope> {
-    clap::builder::PossibleValuesParser::new(hookd::install::Scope::ALL.map(|s| s.as_str()))
+    use hookd::install::Scope;
+    let scopes = Scope::ALL.into_iter().chain([Scope::Managed]);
+    clap::builder::PossibleValuesParser::new(scopes.map(|s| s.as_str()))
         .try_map(|text| text.parse::<hookd::install::Scope>())
 }
 
@@ -1338,7 +1342,12 @@ fn install(args: InstallArgs) -> anyhow::Result<()> {
     let mut written = false;
     for options in &options {
         let path = args.target.path(options.agent)?;
-        let outcome = hookd::install::install(&path, options, args.target.dry_run)?;
+        let outcome = match args.target.scope {
+            Some(hookd::install::Scope::Managed) => {
+                hookd::install::managed::install(options, args.target.dry_run)?
+            }
+            _ => hookd::install::install(&path, options, args.target.dry_run)?,
+        };
         args.target.report(&outcome)?;
         written |= outcome.written;
         if !args.target.json && !args.target.dry_run {
@@ -1358,7 +1367,12 @@ fn uninstall(target: &SettingsTarget) -> anyhow::Result<()> {
     report_skipped(&skipped, target.json)?;
     for agent in agents {
         let path = target.path(agent)?;
-        let outcome = hookd::install::uninstall(&path, target.dry_run)?;
+        let outcome = match target.scope {
+            Some(hookd::install::Scope::Managed) => {
+                hookd::install::managed::uninstall(target.dry_run)?
+            }
+            _ => hookd::install::uninstall(&path, target.dry_run)?,
+        };
         target.report(&outcome)?;
     }
     Ok(())

@@ -213,6 +213,20 @@ pub fn run(options: &DoctorOptions) -> Report {
             });
         }
     }
+    // hookd's managed settings file, when an administrator installed it.
+    let managed = install::managed::settings_file();
+    if managed.exists() {
+        let (check, inspection) = check_settings(Scope::Managed, &managed);
+        checks.push(check);
+        if let Some(inspection) = inspection {
+            files.push(SettingsFile {
+                agent: Agent::ClaudeCode,
+                scope: Scope::Managed,
+                path: managed,
+                inspection,
+            });
+        }
+    }
     checks.push(check_coverage(&files, &options.events));
     let mut agent_files: Vec<PathBuf> = Vec::new();
     let mut probed = Vec::new();

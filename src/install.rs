@@ -41,6 +41,7 @@
 
 pub mod diff;
 pub mod jsontext;
+pub mod managed;
 
 use std::fs::{self, OpenOptions};
 use std::io::{self, Write};
@@ -633,7 +634,7 @@ fn group(kind: HookEventKind, options: &InstallOptions) -> Out {
 
 /// The agent's names of the chosen events (an event the agent does not
 /// have is skipped).
-fn event_names(options: &InstallOptions) -> Vec<(HookEventKind, &'static str)> {
+pub(crate) fn event_names(options: &InstallOptions) -> Vec<(HookEventKind, &'static str)> {
     options
         .events
         .iter()
@@ -995,7 +996,7 @@ pub fn install_text(
 }
 
 /// [`install_text`], then `options.statusline` when asked for.
-fn install_all(
+pub(crate) fn install_all(
     before: Option<&str>,
     options: &InstallOptions,
 ) -> Result<(String, Option<StatuslineChange>), SettingsError> {
@@ -1229,6 +1230,11 @@ pub enum Scope {
     Project,
     /// `<project>/.claude/settings.local.json`: this checkout only.
     Local,
+    /// hookd's own file in Claude Code's managed settings directory
+    /// (`/etc/claude-code/managed-settings.d/50-hookd.json`): every user of
+    /// the machine, and organizations with `allowManagedHooksOnly` (see
+    /// [`managed`]). Not in [`Scope::ALL`]: an administrator's scope.
+    Managed,
 }
 
 impl Scope {
@@ -1241,6 +1247,7 @@ impl Scope {
             Scope::User => "user",
             Scope::Project => "project",
             Scope::Local => "local",
+            Scope::Managed => "managed",
         }
     }
 }
@@ -1253,8 +1260,9 @@ impl std::str::FromStr for Scope {
             "user" => Ok(Scope::User),
             "project" => Ok(Scope::Project),
             "local" => Ok(Scope::Local),
+            "managed" => Ok(Scope::Managed),
             other => Err(format!(
-                "unknown scope `{other}`: use user, project or local"
+                "unknown scope `{other}`: use user, project, local or managed"
             )),
         }
     }
@@ -1266,6 +1274,7 @@ pub fn settings_path(scope: Scope, project: &Path) -> anyhow::Result<PathBuf> {
         Scope::User => claude_config_dir()?.join("settings.json"),
         Scope::Project => project.join(".claude").join("settings.json"),
         Scope::Local => project.join(".claude").join("settings.local.json"),
+        Scope::Managed => managed::settings_file(),
     })
 }
 
@@ -1290,6 +1299,9 @@ pub fn agent_settings_path(agent: Agent, scope: Scope, project: &Path) -> anyhow
         }
         Scope::User => Ok(home_dir(agent)?.join(dir).join(file)),
         Scope::Project => Ok(project.join(dir).join(file)),
+        Scope::Managed => bail!(
+            "--scope managed: only Claude Code reads a managed settings directory; use --scope user or --scope project for {agent}"
+        ),
         Scope::Local => bail!(
             "--scope local: {agent} has no local settings file; use --scope user or --scope project"
         ),
@@ -1475,7 +1487,7 @@ impl Outcome {
 }
 
 /// Reads a settings file: `None` when it does not exist.
-fn read_settings(path: &Path) -> anyhow::Result<Option<String>> {
+pub(crate) fn read_settings(path: &Path) -> anyhow::Result<Option<String>> {
     match fs::read(path) {
         Ok(bytes) => String::from_utf8(bytes)
             .map(Some)
@@ -1485,11 +1497,11 @@ fn read_settings(path: &Path) -> anyhow::Result<Option<String>> {
     }
 }
 
-fn located(path: &Path, e: SettingsError) -> anyhow::Error {
+pub(crate) fn located(path: &Path, e: SettingsError) -> anyhow::Error {
     anyhow::anyhow!("{}:{e}; the file was not changed", path.display())
 }
 
-fn diff_for(path: &Path, before: Option<&str>, after: &str) -> String {
+pub(crate) fn diff_for(path: &Path, before: Option<&str>, after: &str) -> String {
     let name = path.display().to_string();
     match before {
         Some(b) => diff::unified(b, after, &name, &name),
