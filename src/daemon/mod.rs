@@ -153,7 +153,7 @@ pub struct Shared {
     /// The state directory (the log's): activated policy bundles live in it.
     pub state_dir: Option<PathBuf>,
     /// The policy bundles' fetch state, for `status`.
-    pub bundles: crate::policy::bundle::Bundles,
+    pub bundles: Arc<crate::policy::bundle::Bundles>,
     /// Told when the rules source changes (the defaults become a file):
     /// the watcher then watches the new file.
     pub rules_source_changed: tokio::sync::Notify,
@@ -517,6 +517,7 @@ pub async fn serve(
 ) -> anyhow::Result<()> {
     tokio::spawn(watch::watch_rules(shared.clone(), shutdown.clone()));
     tokio::spawn(grants::expire_loop(shared.clone(), shutdown.clone()));
+    start_bundle_fetchers(&shared, &shutdown);
     if let Some(interval) = systemd::watchdog_interval() {
         tokio::spawn(watchdog(shared.clone(), interval, shutdown.clone()));
     }
@@ -548,6 +549,44 @@ pub async fn serve(
         .wait(SHUTDOWN_GRACE + Duration::from_secs(2))
         .await;
     Ok(())
+}
+
+/// One fetcher thread per bundle source (see [`crate::policy::bundle`]):
+/// each activation reloads every layer. They stop at shutdown.
+fn start_bundle_fetchers(shared: &Arc<Shared>, shutdown: &CancellationToken) {
+    use crate::policy::Location;
+    let Some(state_dir) = shared.state_dir.clone() else {
+        return;
+    };
+    let mut stops = Vec::new();
+    for source in &shared.config.policy.sources {
+        let Location::Bundle(bundle) = &source.location else {
+            continue;
+        };
+        let (stop, stopped) = std::sync::mpsc::channel();
+        let reloading = shared.clone();
+        let started = crate::policy::bundle::spawn(
+            source.name.clone(),
+            bundle.clone(),
+            state_dir.clone(),
+            shared.bundles.clone(),
+            move || reload(&reloading),
+            stopped,
+        );
+        match started {
+            Ok(_) => stops.push(stop),
+            Err(e) => {
+                tracing::error!(source = %source.name, error = %e, "cannot start the policy bundle's fetcher")
+            }
+        }
+    }
+    if !stops.is_empty() {
+        let shutdown = shutdown.clone();
+        tokio::spawn(async move {
+            shutdown.cancelled().await;
+            drop(stops);
+        });
+    }
 }
 
 fn notify(state: &str) {
