@@ -346,3 +346,69 @@ fn rules_explain_and_test_judge_with_the_composed_set() {
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+#[test]
+fn a_session_grant_does_not_loosen_an_enforced_ask() {
+    let team = tempfile::tempdir().unwrap();
+    write(
+        &team.path().join("npm.toml"),
+        &rule("ask-npm", "ask", "Bash(npm:*)"),
+    );
+    let mut options = DaemonOptions {
+        rules: Some(String::new()),
+        config: Some(format!(
+            "[decisions]\ntimeout = 20\n[policy]\nsources = [{{ path = {:?}, name = \"team\", enforced = true }}]\n",
+            team.path()
+        )),
+        ..DaemonOptions::default()
+    };
+    let d = Daemon::start_with(options.clone());
+    let mut client = RawClient::hello(&d.socket, "approver");
+    assert_eq!(
+        client.call(json!({"type": "subscribe", "filter": {}}))["type"],
+        "ok"
+    );
+    let ask_and_decide = |client: &mut RawClient, decide: Value| {
+        let fwd = daemon::forward_in_background(&d.socket, &bash("npm test"), &[]);
+        let pending = client.wait_for("a pending event", |f| {
+            f["type"] == "event" && f["pending"] == true
+        });
+        let mut decide = decide;
+        decide["type"] = json!("decide");
+        decide["event_id"] = pending["short_id"].clone();
+        let reply = client.call(decide);
+        assert_eq!(reply["type"], "ok", "{reply}");
+        decision(&fwd.join().unwrap())
+    };
+    let first = ask_and_decide(
+        &mut client,
+        json!({"verdict": "allow", "remember": "session", "rule": "Bash(npm:*)"}),
+    );
+    assert_eq!(first, "allow");
+    // The grant exists, but the enforced ask still goes to a person.
+    let second = ask_and_decide(&mut client, json!({"verdict": "deny"}));
+    assert_eq!(second, "deny");
+    assert_eq!(d.counter("grant_decisions"), 0);
+
+    // Not enforced: the same grant answers the second call itself.
+    options.config = Some(
+        options
+            .config
+            .unwrap()
+            .replace("enforced = true", "enforced = false"),
+    );
+    let d = Daemon::start_with(options);
+    let mut client = RawClient::hello(&d.socket, "approver");
+    assert_eq!(
+        client.call(json!({"type": "subscribe", "filter": {}}))["type"],
+        "ok"
+    );
+    let fwd = daemon::forward_in_background(&d.socket, &bash("npm test"), &[]);
+    let pending = client.wait_for("a pending event", |f| {
+        f["type"] == "event" && f["pending"] == true
+    });
+    client.call(json!({"type": "decide", "event_id": pending["short_id"], "verdict": "allow", "remember": "session", "rule": "Bash(npm:*)"}));
+    assert_eq!(decision(&fwd.join().unwrap()), "allow");
+    assert_eq!(decision(&d.forward(&bash("npm test"), &[])), "allow");
+    assert_eq!(d.counter("grant_decisions"), 1);
+}
