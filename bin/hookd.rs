@@ -497,8 +497,9 @@ struct RunArgs {
 #[derive(Subcommand)]
 enum RulesCommand {
     /// Validate a rules file: exit 0, or non-zero listing every error as file:line:column.
+    /// Without FILE, also every file of the config's [policy] sources.
     Check {
-        /// The file [default: $XDG_CONFIG_HOME/hookd/rules.toml].
+        /// The file [default: $XDG_CONFIG_HOME/hookd/rules.toml, and the policy sources' files].
         file: Option<PathBuf>,
         /// Check it as a project layer (.claude/hookd.toml).
         #[arg(long)]
@@ -1035,6 +1036,18 @@ fn rules(command: RulesCommand) -> anyhow::Result<Outcome> {
             project,
             json,
         } => {
+            // Without FILE: the user file and every policy source's files.
+            let policy_files = match (&file, project) {
+                (None, false) => hookd::policy::files_for_cli()?,
+                _ => Vec::new(),
+            };
+            if !policy_files.is_empty() {
+                return hookd::policy::check_for_cli(
+                    hookd::paths::default_rules_path().filter(|p| p.exists()),
+                    &policy_files,
+                    json,
+                );
+            }
             let path = match file.or_else(hookd::paths::default_rules_path) {
                 Some(path) => path,
                 None => anyhow::bail!("no FILE given and neither XDG_CONFIG_HOME nor HOME is set"),

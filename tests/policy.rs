@@ -338,6 +338,32 @@ fn rules_explain_and_test_judge_with_the_composed_set() {
         &json!({"event": bash("git push"), "expect": {"verdict": "ask", "rule": "team:ask-push"}})
             .to_string(),
     );
+    // `rules check` without FILE checks the user file and every policy file.
+    let out = hookd(&["rules", "check", "--json"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let reports: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let paths: Vec<&str> = reports
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["path"].as_str().unwrap())
+        .collect();
+    assert_eq!(paths.len(), 2, "{reports:#}");
+    assert!(paths[1].ends_with("team/a.toml"), "{paths:?}");
+    write(&team.join("b.toml"), "[trust]\nprojects = [\"/x\"]\n");
+    let out = hookd(&["rules", "check"]);
+    assert_eq!(out.status.code(), Some(1));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains(&format!("{}:1", team.join("b.toml").display())),
+        "{text}"
+    );
+    std::fs::remove_file(team.join("b.toml")).unwrap();
+
     let out = hookd(&["rules", "test", fixtures.to_str().unwrap()]);
     assert!(
         out.status.success(),

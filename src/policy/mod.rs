@@ -285,13 +285,64 @@ pub struct PolicyError {
 /// default config file (`$XDG_CONFIG_HOME/hookd/config.toml`), bundles as
 /// activated in the default state directory. Blocking.
 pub fn composed_for_cli(source: &crate::daemon::RulesSource) -> anyhow::Result<RuleSet> {
+    let (policy, state_dir) = config_for_cli()?;
+    crate::daemon::load_composed(source, &policy, state_dir.as_deref())
+}
+
+/// The default config's policy: its sources and the default state
+/// directory.
+fn config_for_cli() -> anyhow::Result<(PolicyConfig, Option<PathBuf>)> {
     let config = match crate::paths::default_config_path().filter(|p| p.exists()) {
         Some(path) => crate::config::Config::load(&path)?,
         None => crate::config::Config::default(),
     };
     let state_dir =
         crate::paths::default_log_path().and_then(|log| log.parent().map(PathBuf::from));
-    crate::daemon::load_composed(source, &config.policy, state_dir.as_deref())
+    Ok((config.policy, state_dir))
+}
+
+/// Every file of the default config's policy sources, in precedence
+/// order (blocking); a source that cannot be listed is an error naming it.
+pub fn files_for_cli() -> anyhow::Result<Vec<PathBuf>> {
+    let (policy, state_dir) = config_for_cli()?;
+    let mut files = Vec::new();
+    for source in &policy.sources {
+        files.extend(
+            source
+                .files(state_dir.as_deref())
+                .map_err(|e| anyhow::anyhow!("policy source `{}`: {e}", source.name))?,
+        );
+    }
+    Ok(files)
+}
+
+/// `hookd rules check` without FILE when there are policy sources: the
+/// user file (when there is one) and every policy file, each reported;
+/// `--json` prints the reports as an array.
+pub fn check_for_cli(
+    user: Option<PathBuf>,
+    policy_files: &[PathBuf],
+    json: bool,
+) -> anyhow::Result<crate::cli::Outcome> {
+    use crate::rules::{check_as, LayerKind};
+    use std::io::Write as _;
+    let mut reports = Vec::new();
+    reports.extend(user.map(|path| check_as(&path, LayerKind::User)));
+    reports.extend(
+        policy_files
+            .iter()
+            .map(|path| check_as(path, LayerKind::Policy)),
+    );
+    if json {
+        crate::cli::output::print_json(&reports)?;
+    } else {
+        for report in &reports {
+            writeln!(crate::cli::output::Stdout, "{report}")?;
+        }
+    }
+    Ok(crate::cli::Outcome::problems_unless(
+        reports.iter().all(|r| r.is_ok()),
+    ))
 }
 
 /// What `hookd status` prints about the policy layers and the last
