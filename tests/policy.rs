@@ -229,6 +229,27 @@ fn all_layers_reload_together_and_a_broken_file_keeps_the_whole_last_good_set() 
     assert!(text.contains("last reload refused"), "{text}");
     assert!(text.contains(&broken.display().to_string()), "{text}");
     assert!(text.contains("policy layer team (enforced)"), "{text}");
+    let doctor = std::process::Command::new(daemon::hookd_bin())
+        .args(["doctor", "--json", "--socket"])
+        .arg(&d.socket)
+        .env("HOME", d.dir.path())
+        .output()
+        .unwrap();
+    let report: Value = serde_json::from_slice(&doctor.stdout).unwrap();
+    let check = report["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["name"] == "policy")
+        .unwrap_or_else(|| panic!("{report:#}"));
+    assert_eq!(check["ok"], false, "{check:#}");
+    assert!(
+        check["message"]
+            .as_str()
+            .unwrap()
+            .contains(&broken.display().to_string()),
+        "{check:#}"
+    );
 
     // Fixed: one reload takes both layers' changes.
     std::fs::remove_file(&broken).unwrap();

@@ -542,3 +542,106 @@ pub fn spawn(
 fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sign(keys: &minisign::KeyPair, bytes: &[u8]) -> String {
+        minisign::sign(
+            Some(&keys.pk),
+            &keys.sk,
+            std::io::Cursor::new(bytes),
+            None,
+            None,
+        )
+        .unwrap()
+        .to_string()
+    }
+
+    const RULE: &str = "[[rule]]\nid = \"no-curl\"\naction = \"deny\"\ntool = \"Bash(curl *)\"\n";
+
+    #[test]
+    fn a_directory_bundle_needs_every_file_signed_and_activates_once() {
+        let keys = minisign::KeyPair::generate_unencrypted_keypair().unwrap();
+        let root = tempfile::tempdir().unwrap();
+        let bundle = root.path().join("bundle");
+        let state = root.path().join("state");
+        std::fs::create_dir_all(bundle.join("rules")).unwrap();
+        let file = bundle.join("rules/net.toml");
+        std::fs::write(&file, RULE).unwrap();
+        std::fs::write(with_suffix(&file, ".minisig"), sign(&keys, RULE.as_bytes())).unwrap();
+        let source =
+            BundleSource::new(bundle.to_str().unwrap(), Some(&keys.pk.to_base64()), None).unwrap();
+        let bundles = Bundles::default();
+        assert_eq!(
+            check("team", &source, &state, &bundles),
+            Ok(Checked::Activated)
+        );
+        let active = active_dir(&state, "team").join("rules/net.toml");
+        assert_eq!(std::fs::read_to_string(&active).unwrap(), RULE);
+        assert_eq!(
+            check("team", &source, &state, &bundles),
+            Ok(Checked::Unchanged)
+        );
+
+        // An edit without a new signature is refused; the active copy stays.
+        std::fs::write(&file, RULE.replace("deny", "allow")).unwrap();
+        let err = check("team", &source, &state, &bundles).unwrap_err();
+        assert!(err.contains("does not verify"), "{err}");
+        assert_eq!(std::fs::read_to_string(&active).unwrap(), RULE);
+        assert_eq!(bundles.status("team").error, Some(err));
+    }
+
+    #[test]
+    fn a_signed_bundle_that_does_not_compile_is_not_activated() {
+        let keys = minisign::KeyPair::generate_unencrypted_keypair().unwrap();
+        let root = tempfile::tempdir().unwrap();
+        let gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+        let mut tar = tar::Builder::new(gz);
+        let text = "[[rule]]\nid = \"x\"\naction = \"nope\"\n";
+        let mut header = tar::Header::new_gnu();
+        header.set_size(text.len() as u64);
+        header.set_mode(0o644);
+        header.set_cksum();
+        tar.append_data(&mut header, "rules/bad.toml", text.as_bytes())
+            .unwrap();
+        let archive = tar.into_inner().unwrap().finish().unwrap();
+        let path = root.path().join("team.tar.gz");
+        std::fs::write(&path, &archive).unwrap();
+        std::fs::write(with_suffix(&path, ".minisig"), sign(&keys, &archive)).unwrap();
+        let source =
+            BundleSource::new(path.to_str().unwrap(), Some(&keys.pk.to_base64()), None).unwrap();
+        let err = check("team", &source, root.path(), &Bundles::default()).unwrap_err();
+        assert!(
+            err.contains("do not compile") && err.contains("rules/bad.toml:3"),
+            "{err}"
+        );
+        assert!(!active_dir(root.path(), "team").exists());
+    }
+
+    #[test]
+    fn bundle_sources_are_checked_when_configured() {
+        let key = minisign::KeyPair::generate_unencrypted_keypair()
+            .unwrap()
+            .pk
+            .to_base64();
+        assert!(
+            BundleSource::new("http://example.com/b.tar.gz", Some(&key), None)
+                .unwrap_err()
+                .contains("only allowed to this machine")
+        );
+        assert!(BundleSource::new("/srv/b.tar.gz", None, None)
+            .unwrap_err()
+            .contains("needs `public_key`"));
+        assert!(BundleSource::new("/srv/b.tar.gz", Some("RWQnope"), None)
+            .unwrap_err()
+            .contains("not a minisign public key"));
+        assert!(BundleSource::new("http://127.0.0.1:8080/b.tar.gz", Some(&key), Some(5)).is_ok());
+        assert!(bundle_member("rules/a.toml") && bundle_member("./manifest.toml"));
+        assert!(
+            !bundle_member("rules/../../etc/passwd.toml") && !bundle_member("rules/sub/a.toml")
+        );
+        assert!(!bundle_member("../a.toml") && !bundle_member("rules/.hidden.toml"));
+    }
+}
