@@ -9,7 +9,7 @@ use serde_json::Value;
 
 use crate::agent::claude::HookEventKind;
 use crate::agent::Agent;
-use crate::daemon::{load_rules, RulesSource};
+use crate::daemon::RulesSource;
 use crate::protocol::Harness;
 use crate::rules::{project_rules_path, Explanation, Layers, Query, RuleSet};
 
@@ -74,7 +74,7 @@ pub fn explain_with(
 
 /// [`explain_with`] the rules of `source`, as text.
 pub fn explain(input: &Value, agent: Agent, source: &RulesSource) -> anyhow::Result<String> {
-    let user = Arc::new(load_rules(source)?);
+    let user = Arc::new(crate::policy::composed_for_cli(source)?);
     let home = std::env::var_os("HOME").map(PathBuf::from);
     let texts: Vec<String> = explain_with(input, agent, user, home.as_deref())
         .iter()
