@@ -443,7 +443,7 @@ fn scopes_name_claude_codes_files() {
     // A typed argument: clap refuses it and lists the scopes.
     assert!(
         err.contains("invalid value 'global' for '--scope <SCOPE>'")
-            && err.contains("[possible values: user, project, local]"),
+            && err.contains("[possible values: user, project, local, managed]"),
         "{err}"
     );
 }
