@@ -6,9 +6,9 @@
 //! Claude Code 2.1.330 reads `managed-settings.json` and every file of
 //! `managed-settings.d/` (in name order) under `/etc/claude-code` on Linux
 //! and `/Library/Application Support/ClaudeCode` on macOS; the location
-//! is built in (no variable moves it), and a file there is honoured only if
-//! ordinary users cannot write it. So the file is written by root, 0644,
-//! atomically; hookd owns it whole (`50-hookd.json`), so there is no
+//! is built in (no variable moves it: its override returns nothing in this
+//! build), and it checks who may write a managed file. So the file is
+//! written by root, 0644, atomically; hookd owns it whole (`50-hookd.json`), so there is no
 //! backup and `uninstall` removes it once no hookd entry is left in it.
 //! `HOOKD_MANAGED_SETTINGS_DIR` points hookd at another directory (for
 //! tests, or an image being built).
