@@ -27,6 +27,13 @@
 //! [providers.work]          # for agent-SDK runs: see crate::providers
 //! kind = "anthropic"
 //! api_key_env = "WORK_ANTHROPIC_KEY"
+//!
+//! [otlp]                    # OpenTelemetry export: see crate::otlp
+//! endpoint = "http://127.0.0.1:4318"   # https://, or http:// to this machine
+//! protocol = "http/protobuf"           # or "http/json"
+//! service_name = "hookd"
+//! headers = { authorization = { env = "OTLP_AUTH" } }   # or { file = "…" }; never inline
+//! resource = { "deployment.environment.name" = "prod" }
 //! ```
 
 use std::collections::BTreeMap;
@@ -58,6 +65,9 @@ pub struct Config {
     /// `[providers.NAME]` as written; validated into [`Config::providers`].
     #[serde(default, rename = "providers")]
     raw_providers: BTreeMap<String, toml::Value>,
+    /// `[otlp]`: OpenTelemetry export; off when absent.
+    #[serde(default)]
+    pub otlp: Option<crate::otlp::OtlpConfig>,
     /// The providers agent-SDK runs may name, by name.
     #[serde(skip)]
     pub providers: BTreeMap<String, Provider>,

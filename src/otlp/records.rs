@@ -1,0 +1,398 @@
+//! The event log's lines as OTLP: every `event` and `decision` line is a
+//! log record, and each decision point a span from its hook's arrival to
+//! its decision. Pure; the exporter's thread runs it, never a hook.
+//!
+//! A decision line holds the decision only; the span and the decision's
+//! log record also carry the event's ids and names (session, tool, prompt),
+//! so the event's are kept here, by event id, until its decision comes:
+//! for microseconds, or for as long as a client takes to decide, bounded
+//! by [`Mapper::new`]'s `capacity`.
+//!
+//! The mapping (attribute names) is in ARCHITECTURE.md, "OpenTelemetry
+//! export". Lines are read as JSON trees, not as
+//! [`crate::protocol::log::LogRecord`]: the whole line becomes the record's
+//! body, fields this build does not know included.
+
+use std::collections::BTreeMap;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use serde_json::Value as Json;
+use uuid::Uuid;
+
+use super::wire::{
+    KeyValue, LogRecord, Span, Value, SEVERITY_INFO, SEVERITY_WARN, SPAN_KIND_SERVER,
+};
+use crate::agent::claude::HookEventKind;
+use crate::protocol::Harness;
+
+/// The trace of the hook whose event id is `event_id`: the id's 16 bytes.
+/// Every record of one hook (its event, its decision, its span) is in it.
+pub fn trace_id(event_id: Uuid) -> [u8; 16] {
+    *event_id.as_bytes()
+}
+
+/// The hook's span: the event id's last 8 bytes (random in a uuid v7).
+pub fn span_id(event_id: Uuid) -> [u8; 8] {
+    let mut id = [0; 8];
+    id.copy_from_slice(&event_id.as_bytes()[8..]);
+    id
+}
+
+/// An event waiting for its decision.
+#[derive(Debug)]
+struct Opened {
+    start_unix_nano: u64,
+    span_name: String,
+    decision_point: bool,
+    attributes: Vec<KeyValue>,
+}
+
+/// Turns log lines into log records and spans.
+#[derive(Debug)]
+pub struct Mapper {
+    opened: BTreeMap<Uuid, Opened>,
+    capacity: usize,
+}
+
+/// What one line became.
+#[derive(Debug, Default, PartialEq)]
+pub struct Mapped {
+    /// Its log record (none for the lines of agent-SDK runs).
+    pub log: Option<LogRecord>,
+    /// The span a decision closed.
+    pub span: Option<Span>,
+    /// An event forgotten before its decision came (more than `capacity`
+    /// waiting): its decision will have no span.
+    pub forgot: bool,
+}
+
+impl Mapper {
+    /// A mapper that remembers at most `capacity` undecided events.
+    pub fn new(capacity: usize) -> Mapper {
+        Mapper {
+            opened: BTreeMap::new(),
+            capacity: capacity.max(1),
+        }
+    }
+
+    /// Undecided events remembered now.
+    pub fn open(&self) -> usize {
+        self.opened.len()
+    }
+
+    /// Maps one log line (without its newline), read at `now`.
+    pub fn map(&mut self, line: &[u8], now: SystemTime) -> serde_json::Result<Mapped> {
+        let json: Json = serde_json::from_slice(line)?;
+        let observed = unix_nano(now);
+        Ok(match json["type"].as_str() {
+            Some("event") => self.event(json, observed),
+            Some("decision") => self.decision(json, observed),
+            _ => Mapped::default(),
+        })
+    }
+
+    fn event(&mut self, json: Json, observed: u64) -> Mapped {
+        let Some(id) = uuid_of(&json["id"]) else {
+            return Mapped::default();
+        };
+        let time = json["received_at"]
+            .as_str()
+            .and_then(crate::time::parse_rfc3339)
+            .map_or(observed, unix_nano);
+        let input = &json["input"];
+        let kind = json["kind"].as_str().unwrap_or("unknown");
+        let tool = json["tool"].as_str();
+        let mut attributes = Vec::with_capacity(12);
+        let mut text = |key: &'static str, value: Option<&str>| {
+            if let Some(value) = value {
+                attributes.push(KeyValue::new(key, Value::String(value.to_string())));
+            }
+        };
+        let session = json["session_id"].as_str();
+        // Claude Code's own telemetry names (`session.id`, `prompt.id`), and
+        // the GenAI conventions' where they name the same thing.
+        text("session.id", session);
+        text("gen_ai.conversation.id", session);
+        text("prompt.id", input["prompt_id"].as_str());
+        text("gen_ai.tool.name", tool);
+        text("gen_ai.tool.call.id", input["tool_use_id"].as_str());
+        text("hookd.harness", json["harness"].as_str());
+        text("hookd.event", Some(kind));
+        text("hookd.event.id", json["id"].as_str());
+        text("hookd.run.id", json["run_id"].as_str());
+        text("hookd.copy_of", json["copy_of"].as_str());
+        let mapped_kind = json["mapped_kind"].as_str().unwrap_or(kind);
+        let decision_point = json["harness"]
+            .as_str()
+            .and_then(|h| serde_json::from_value::<Harness>(Json::String(h.into())).ok())
+            .is_some_and(|h| {
+                h.agent()
+                    .is_decision_point(HookEventKind::from_name(mapped_kind))
+            });
+        let log = LogRecord {
+            time_unix_nano: time,
+            observed_time_unix_nano: observed,
+            severity_number: SEVERITY_INFO,
+            severity_text: "INFO",
+            event_name: "hookd.event",
+            body: Value::from_json(&json),
+            attributes: attributes.clone(),
+            trace_id: trace_id(id),
+            span_id: span_id(id),
+        };
+        let forgot = self.opened.len() >= self.capacity && self.opened.pop_first().is_some();
+        self.opened.insert(
+            id,
+            Opened {
+                start_unix_nano: time,
+                span_name: match tool {
+                    Some(tool) => format!("{kind} {tool}"),
+                    None => kind.to_string(),
+                },
+                decision_point,
+                attributes,
+            },
+        );
+        Mapped {
+            log: Some(log),
+            span: None,
+            forgot,
+        }
+    }
+
+    fn decision(&mut self, json: Json, observed: u64) -> Mapped {
+        let Some(event_id) = uuid_of(&json["event_id"]) else {
+            return Mapped::default();
+        };
+        let opened = self.opened.remove(&event_id);
+        let latency_us = json["latency_us"].as_u64().unwrap_or(0);
+        let verdict = json["verdict"].as_str().unwrap_or("none");
+        let mut attributes = opened
+            .as_ref()
+            .map(|o| o.attributes.clone())
+            .unwrap_or_default();
+        if opened.is_none() {
+            attributes.push(KeyValue::new(
+                "hookd.event.id",
+                Value::String(event_id.to_string()),
+            ));
+        }
+        let mut text = |key: &'static str, value: Option<&str>| {
+            if let Some(value) = value {
+                attributes.push(KeyValue::new(key, Value::String(value.to_string())));
+            }
+        };
+        text("hookd.decision.id", json["decision_id"].as_str());
+        text("hookd.verdict", Some(verdict));
+        text("hookd.source", json["source"].as_str());
+        text("hookd.reason", json["reason"].as_str());
+        text("hookd.grant_rule", json["grant_rule"].as_str());
+        // Provenance (issue 14): the deciding layer and the policy
+        // revisions, on the lines of daemons that write them.
+        text("hookd.layer", json["layer"].as_str());
+        text("hookd.policy.revision", json["revision"].as_str());
+        text(
+            "hookd.policy.project_revision",
+            json["project_revision"].as_str(),
+        );
+        let rule_ids = json["rule_ids"]
+            .as_array()
+            .map(|ids| {
+                ids.iter()
+                    .filter_map(Json::as_str)
+                    .map(|id| Value::String(id.to_string()))
+                    .collect()
+            })
+            .unwrap_or_default();
+        attributes.push(KeyValue::new("hookd.rule_ids", Value::Array(rule_ids)));
+        if let Some(generation) = json["generation"].as_i64() {
+            attributes.push(KeyValue::new(
+                "hookd.rules.generation",
+                Value::Int(generation),
+            ));
+        }
+        attributes.push(KeyValue::new(
+            "hookd.latency_us",
+            Value::Int(i64::try_from(latency_us).unwrap_or(i64::MAX)),
+        ));
+        if json["permissive"].as_bool() == Some(true) {
+            attributes.push(KeyValue::new("hookd.permissive", Value::Bool(true)));
+        }
+        let end = opened
+            .as_ref()
+            .map_or(observed, |o| o.start_unix_nano + latency_us * 1_000);
+        let span = opened.filter(|o| o.decision_point).map(|o| Span {
+            trace_id: trace_id(event_id),
+            span_id: span_id(event_id),
+            name: o.span_name,
+            kind: SPAN_KIND_SERVER,
+            start_time_unix_nano: o.start_unix_nano,
+            end_time_unix_nano: end,
+            attributes: attributes.clone(),
+        });
+        let warn = verdict == "deny";
+        let log = LogRecord {
+            time_unix_nano: end,
+            observed_time_unix_nano: observed,
+            severity_number: if warn { SEVERITY_WARN } else { SEVERITY_INFO },
+            severity_text: if warn { "WARN" } else { "INFO" },
+            event_name: "hookd.decision",
+            body: Value::from_json(&json),
+            attributes,
+            trace_id: trace_id(event_id),
+            span_id: span_id(event_id),
+        };
+        Mapped {
+            log: Some(log),
+            span,
+            forgot: false,
+        }
+    }
+}
+
+fn uuid_of(json: &Json) -> Option<Uuid> {
+    json.as_str().and_then(|s| s.parse().ok())
+}
+
+/// Nanoseconds since the Unix epoch (0 before it).
+pub fn unix_nano(t: SystemTime) -> u64 {
+    t.duration_since(UNIX_EPOCH)
+        .map_or(0, |d| u64::try_from(d.as_nanos()).unwrap_or(u64::MAX))
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn attr<'a>(attributes: &'a [KeyValue], key: &str) -> Option<&'a Value> {
+        attributes
+            .iter()
+            .find(|kv| kv.key == key)
+            .map(|kv| &kv.value)
+    }
+
+    fn s(text: &str) -> Value {
+        Value::String(text.to_string())
+    }
+
+    fn event_line(id: Uuid, kind: &str) -> Vec<u8> {
+        serde_json::to_vec(&json!({
+            "type": "event", "id": id, "received_at": "2026-11-23T22:00:00.000001Z",
+            "harness": "claude-code", "session_id": "s1", "kind": kind, "tool": "Bash",
+            "input": {"prompt_id": "p1", "tool_use_id": "toolu_1", "tool_name": "Bash"}
+        }))
+        .unwrap()
+    }
+
+    fn decision_line(event: Uuid) -> Vec<u8> {
+        serde_json::to_vec(&json!({
+            "type": "decision", "decision_id": crate::event::new_id(), "event_id": event,
+            "verdict": "deny", "reason": "no", "source": "rule", "rule_ids": ["no-rm"],
+            "generation": 3, "latency_us": 250
+        }))
+        .unwrap()
+    }
+
+    #[test]
+    fn a_decision_point_becomes_a_span_joined_on_its_event() {
+        let mut mapper = Mapper::new(16);
+        let id = crate::event::new_id();
+        let now = SystemTime::now();
+        let event = mapper.map(&event_line(id, "PreToolUse"), now).unwrap();
+        let log = event.log.unwrap();
+        assert_eq!(log.trace_id, trace_id(id));
+        assert_eq!(
+            attr(&log.attributes, "gen_ai.tool.call.id"),
+            Some(&s("toolu_1"))
+        );
+        assert!(event.span.is_none());
+        let decided = mapper.map(&decision_line(id), now).unwrap();
+        let span = decided.span.expect("a decision point has a span");
+        assert_eq!(span.name, "PreToolUse Bash");
+        assert_eq!(span.end_time_unix_nano - span.start_time_unix_nano, 250_000);
+        assert_eq!(span.start_time_unix_nano, 1_795_471_200_000_001_000);
+        for (key, value) in [
+            ("session.id", "s1"),
+            ("prompt.id", "p1"),
+            ("gen_ai.tool.name", "Bash"),
+            ("hookd.verdict", "deny"),
+            ("hookd.source", "rule"),
+        ] {
+            assert_eq!(attr(&span.attributes, key), Some(&s(value)), "{key}");
+        }
+        assert_eq!(
+            attr(&span.attributes, "hookd.rule_ids"),
+            Some(&Value::Array(vec![Value::String("no-rm".into())]))
+        );
+        let log = decided.log.unwrap();
+        assert_eq!((log.trace_id, log.span_id), (span.trace_id, span.span_id));
+        assert_eq!(log.severity_text, "WARN");
+        assert_eq!(mapper.open(), 0);
+    }
+
+    #[test]
+    fn provenance_on_a_decision_line_is_exported() {
+        let mut mapper = Mapper::new(16);
+        let id = crate::event::new_id();
+        mapper
+            .map(&event_line(id, "PreToolUse"), SystemTime::now())
+            .unwrap();
+        let mut line: Json = serde_json::from_slice(&decision_line(id)).unwrap();
+        line["layer"] = json!("project");
+        line["revision"] = json!("sha256:00ff");
+        line["project_revision"] = json!("sha256:ff00");
+        let decided = mapper
+            .map(&serde_json::to_vec(&line).unwrap(), SystemTime::now())
+            .unwrap();
+        let span = decided.span.unwrap();
+        for (key, value) in [
+            ("hookd.layer", "project"),
+            ("hookd.policy.revision", "sha256:00ff"),
+            ("hookd.policy.project_revision", "sha256:ff00"),
+        ] {
+            assert_eq!(attr(&span.attributes, key), Some(&s(value)), "{key}");
+        }
+    }
+
+    #[test]
+    fn an_observe_only_event_has_logs_and_no_span() {
+        let mut mapper = Mapper::new(16);
+        let id = crate::event::new_id();
+        mapper
+            .map(&event_line(id, "Notification"), SystemTime::now())
+            .unwrap();
+        let decided = mapper.map(&decision_line(id), SystemTime::now()).unwrap();
+        assert!(decided.span.is_none());
+        assert_eq!(
+            attr(&decided.log.unwrap().attributes, "session.id"),
+            Some(&s("s1"))
+        );
+    }
+
+    #[test]
+    fn undecided_events_are_bounded_oldest_first() {
+        let mut mapper = Mapper::new(2);
+        let ids: Vec<Uuid> = (0..3).map(|_| crate::event::new_id()).collect();
+        let forgot: Vec<bool> = ids
+            .iter()
+            .map(|id| {
+                mapper
+                    .map(&event_line(*id, "PreToolUse"), SystemTime::now())
+                    .unwrap()
+                    .forgot
+            })
+            .collect();
+        assert_eq!(forgot, [false, false, true]);
+        assert_eq!(mapper.open(), 2);
+        let first = mapper
+            .map(&decision_line(ids[0]), SystemTime::now())
+            .unwrap();
+        assert!(first.span.is_none(), "the oldest was forgotten");
+        let last = mapper
+            .map(&decision_line(ids[2]), SystemTime::now())
+            .unwrap();
+        assert!(last.span.is_some());
+    }
+}
