@@ -534,6 +534,19 @@ enum RulesCommand {
     },
     /// Print the embedded default rules (used when there is no rules file).
     Defaults,
+    /// Print the policy revision of a rules file: a hash of its rules, the
+    /// same for the same rules on any machine, as `status` shows and every
+    /// decision records.
+    Revision {
+        /// The file [default: the daemon's rules file, else the defaults].
+        file: Option<PathBuf>,
+        /// Read it as a project layer (.claude/hookd.toml).
+        #[arg(long)]
+        project: bool,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 #[derive(Parser)]
@@ -1000,6 +1013,19 @@ fn rules(command: RulesCommand) -> anyhow::Result<Outcome> {
             print!("{DEFAULTS_TOML}");
             Ok(Outcome::Success)
         }
+        RulesCommand::Revision {
+            file,
+            project,
+            json,
+        } => hookd::cli::revision::run(
+            &rules_source(file),
+            if project {
+                LayerKind::Project
+            } else {
+                LayerKind::User
+            },
+            json,
+        ),
         RulesCommand::Check {
             file,
             project,
@@ -1208,6 +1234,9 @@ fn status(client: &ClientArgs, json: bool) -> anyhow::Result<()> {
         "rules: generation {}, {} rules from {}",
         status.rules.generation, status.rules.count, status.rules.source
     );
+    if let Some(revision) = &status.rules.revision {
+        println!("policy revision: {revision}");
+    }
     println!("log: {}", status.log.display());
     if let Some(otlp) = &status.otlp {
         println!("{otlp}");

@@ -46,6 +46,7 @@ use std::time::{Duration, Instant};
 use bytes::Bytes;
 use futures_util::FutureExt;
 use serde_json::Value;
+use tokio::sync::oneshot;
 use tokio_util::sync::CancellationToken;
 use uuid::Uuid;
 
@@ -190,6 +191,8 @@ fn answer_with<'a>(
     })
 }
 
+/// Answers one hook, step by step: read the event, judge it, record it,
+/// wait for a client if it went to one, record the decision.
 async fn answer_unguarded(
     req: HookRequest,
     frame_bytes: usize,
@@ -201,156 +204,43 @@ async fn answer_unguarded(
     let started = Instant::now();
     let deadline = started + daemon_budget(Duration::from_millis(req.deadline_ms));
     let fail_closed = req.fail_closed.max(shared.fail_closed);
+    let hook_id = req.id.clone();
     // The generation this event is judged under, whatever reloads happen
     // while it waits.
     let rules = shared.controller.rules();
-    // Built in a block of its own: a named, shadowed `Event` would keep its
-    // storage in this future's state for as long as the hook waits.
-    let (event, unjudged) = {
-        let mut event = match req.input_error {
-            None => Event::new(req.harness, req.input, req.env),
-            Some(error) => {
-                let text = match req.input {
-                    serde_json::Value::String(text) => text,
-                    other => other.to_string(),
-                };
-                Event::unreadable(req.harness, text, error, req.env)
-            }
-        };
-        event.run_id = run.map(|r| r.run_id.to_string());
-        // Probes and copies of a run's hooks: answered at once, unjudged.
-        let unjudged = unjudged::recognise(&mut event, run, shared, rules.generation());
-        (Arc::new(event), unjudged)
-    };
-    let skip = run.map(|r| r.owner.client_id);
-    // A copy's frames are not its run's: the owner gets the original.
-    let run = run.filter(|_| event.copy_of.is_none());
-    if let Some(problem) = &event.input.problem {
-        tracing::debug!(event = %event.name(), %problem, "hook input not fully typed; kept raw");
-    }
+    let (event, unjudged) = read_event(req, run, shared, rules.generation());
     let kind = event.kind();
-    let agent = event.agent();
-    let decision_point = agent.is_decision_point(kind);
+    let hook = HookContext {
+        shared,
+        skip: run.map(|r| r.owner.client_id),
+        // A copy's frames are not its run's: the owner gets the original.
+        run: run.filter(|_| event.copy_of.is_none()),
+        agent: event.agent(),
+        kind,
+        fail_closed,
+        started,
+        deadline,
+        attended: attended(&event),
+    };
     shared.stats.events.fetch_add(1, Ordering::Relaxed);
-    let attended = attended(&event);
-    if attended {
+    if hook.attended {
         dialog_answered(&event, &shared.hub);
     }
 
-    let judgement = if let Some(judgement) = unjudged {
-        judgement
-    } else if let Some(error) = &event.input_error {
-        // Nothing to judge: the fallback applies, a block where the hook
-        // fails closed, never a silent pass through the rules.
-        tracing::warn!(event = %event.name(), %error, "hook input is not JSON; answering with the fallback");
-        Judgement {
-            answer: output::fallback_answer(kind, fail_closed, "unreadable_input"),
-            source: Source::Fallback,
-            ..Judgement::default_for(rules.generation())
-        }
-    } else if decision_point {
-        // Boxed: this future's size is the memory every waiting hook holds,
-        // and judging's state, gone once judged, would set it.
-        let judgement = Box::pin(judge(
-            &event,
-            rules,
-            frame_bytes,
-            fail_closed,
-            shared,
-            deadline,
-            shutdown,
-        ))
-        .await;
-        super::grants::apply(shared, &event, judgement)
-    } else {
-        // Observe-only: answered at once, never waits on anything.
-        Judgement::default_for(rules.generation())
+    let judgement = match unjudged {
+        Some(judgement) => judgement,
+        None => judge_event(&hook, &event, rules, frame_bytes, shutdown).await,
     };
     #[cfg(feature = "fault-injection")]
     super::fault::after_judging(&event.raw);
-    // With a person at the terminal, a PreToolUse `ask` is answered at
-    // once: Claude Code shows its dialog and fires PermissionRequest, which
-    // waits for clients while the person can answer the dialog. (An
-    // undecided PreToolUse under `route_undecided` still waits: answering
-    // it would not bring up a dialog.)
-    let to_dialog =
-        attended && kind == HookEventKind::PreToolUse && judgement.answer.verdict == Verdict::Ask;
-    let routed = decision_point
-        && judgement.enforced
-        && !to_dialog
-        && (judgement.answer.verdict == Verdict::Ask
-            || (judgement.source == Source::Default && shared.config.decisions.route_undecided));
-    let pending = routed && shared.hub.has_decider(&meta_of(&event, agent, true));
+    let route = route(&hook, &event, &judgement);
     if kind == HookEventKind::SessionEnd && event.copy_of.is_none() {
         if let Some(session) = &event.input.base.session_id {
             super::grants::end_session(shared, session);
         }
     }
 
-    // Record the event: redacted for the log (and subscribers that asked),
-    // raw for the others. One serialization each, shared by all, and all
-    // of it dropped before the wait but the log line (which the pending
-    // table keeps): a waiting hook holds as little as it can.
-    let resolution = {
-        let meta = meta_of(&event, agent, pending);
-        let redacted = shared.redactor.redact_value(&event.raw);
-        let log_line = line(
-            &serde_json::to_vec(&EventView::with_input(&event, &redacted))
-                .expect("records serialize"),
-        );
-        let log_json = log_line.slice(..log_line.len() - 1);
-        shared.otlp.push(&log_line);
-        shared.log.push(log_line);
-        // In the table before anyone is told it is pending: a client that
-        // decides the instant it sees the event must find it there.
-        let (resolution, info) = match pending {
-            true => {
-                let asked_by = AskedBy {
-                    rule_ids: judgement.rule_ids.clone(),
-                    reason: judgement.answer.reason.clone(),
-                };
-                let (resolution, info) = shared.hub.add_pending(
-                    event.id,
-                    kind,
-                    &meta,
-                    log_json.clone(),
-                    deadline,
-                    suggestions_for(&event),
-                    asked_by,
-                );
-                (Some(resolution), Some(info))
-            }
-            false => (None, None),
-        };
-        if resolution.is_some() && attended && kind == HookEventKind::PermissionRequest {
-            if let (Some(session), Some(tool)) = (&event.input.base.session_id, event.tool_name()) {
-                let call = tool_call_key(tool, &event.raw["tool_input"]);
-                shared.hub.watch_dialog(event.id, session, call);
-            }
-        }
-        let mut frames: [Option<Bytes>; 2] = [None, None];
-        let mut frame = |redact: bool| {
-            let kind = PushKind::Event {
-                pending,
-                info: info.as_ref(),
-            };
-            frames[redact as usize]
-                .get_or_insert_with(|| match (&redacted, redact) {
-                    (Cow::Owned(_), false) => {
-                        let raw =
-                            serde_json::to_vec(&EventView::of(&event)).expect("records serialize");
-                        push_frame(kind, &raw)
-                    }
-                    _ => push_frame(kind, &log_json),
-                })
-                .clone()
-        };
-        shared.hub.publish(&meta, skip, &mut frame);
-        if let Some(run) = run {
-            run.owner.push(frame(false));
-        }
-        resolution
-    };
+    let resolution = record_event(&hook, &event, &judgement, route.pending);
     let _entry = resolution.is_some().then(|| PendingEntry {
         hub: &shared.hub,
         id: event.id,
@@ -364,58 +254,283 @@ async fn answer_unguarded(
     // input's tree above all) goes now, before a pending event's wait.
     let event = Judged::from(event);
 
-    let judgement = if let Some(resolution) = resolution {
-        let wait_until = match shared.config.decisions.timeout_for(event.name()) {
-            Timeout::After(limit) => deadline.min(started + limit),
-            Timeout::Never => deadline,
-        };
-        // However the wait ends without a client's answer (nobody left,
-        // timeout, the run's end, shutdown), the same fallback applies: an
-        // `ask` goes to Claude Code's own prompt. A stopping daemon answers
-        // like a timeout, whichever of its effects (the subscribers leaving,
-        // or the shutdown signal) reaches this hook first.
-        tokio::select! {
-            resolved = resolution => match resolved {
-                Ok(Resolution::Decided { answer, client, remembered }) => {
-                    shared.stats.client_decisions.fetch_add(1, Ordering::Relaxed);
-                    let (remembered, grant_rule) = remembered.unzip();
-                    Judgement { answer, source: Source::Client(client), grant_rule, remembered, ..judgement }
-                }
-                Ok(Resolution::Terminal) => answered_in_terminal(judgement),
-                Ok(Resolution::Abandoned) | Err(_) => fallback_of(judgement, Source::Fallback, agent, kind, fail_closed),
-            },
-            _ = peer_left(peer_gone) => {
-                // Claude Code kills a hook whose dialog the person answered
-                // (no, or Esc); anything else that ends a forwarder early
-                // (a killed CLI) leaves nobody to answer either.
-                if attended {
-                    shared.hub.finish(event.id, "terminal (answered in Claude Code)");
-                    answered_in_terminal(judgement)
-                } else {
-                    shared.hub.finish(event.id, "fallback (the hook went away)");
-                    fallback_of(judgement, Source::Fallback, agent, kind, fail_closed)
-                }
-            }
-            _ = tokio::time::sleep_until(wait_until.into()) => {
-                shared.hub.finish(event.id, "timeout");
-                shared.stats.timeouts.fetch_add(1, Ordering::Relaxed);
-                fallback_of(judgement, Source::Timeout, agent, kind, fail_closed)
-            }
-            _ = run_ended(run) => {
-                shared.hub.finish(event.id, "fallback (run ended)");
-                fallback_of(judgement, Source::Fallback, agent, kind, fail_closed)
-            }
-            _ = shutdown.cancelled() => {
-                shared.hub.finish(event.id, "shutdown");
-                fallback_of(judgement, Source::Fallback, agent, kind, fail_closed)
-            }
-        }
-    } else if routed {
-        fallback_of(judgement, Source::Fallback, agent, kind, fail_closed)
-    } else {
-        judgement
+    let judgement = match resolution {
+        Some(resolution) => wait(&hook, &event, judgement, resolution, peer_gone, shutdown).await,
+        None if route.routed => fallback_of(judgement, Source::Fallback, &hook),
+        None => judgement,
     };
     shared.hub.unwatch_dialog(event.id);
+    let out = record_decision(&hook, &event, judgement, &chain, summary, route.pending);
+    HookResult {
+        id: hook_id,
+        exit_code: out.exit_code,
+        stdout: out.stdout,
+        stderr: out.stderr,
+    }
+}
+
+/// What every step of answering one hook reads: where it came from, its
+/// kind, its budget and the daemon's shared state.
+struct HookContext<'a> {
+    shared: &'a Arc<Shared>,
+    /// The run whose owner gets this hook's frames (none for a copy).
+    run: Option<&'a RunLink>,
+    /// The client not to publish to: the run's owner, which gets every
+    /// frame of its run directly (or, for a copy, none).
+    skip: Option<u64>,
+    agent: Agent,
+    kind: HookEventKind,
+    fail_closed: FailClosed,
+    started: Instant,
+    /// When the daemon answers at the latest (see [`daemon_budget`]).
+    deadline: Instant,
+    /// A person sits at the Claude Code terminal (see [`attended`]).
+    attended: bool,
+}
+
+/// The event of hook request `req` (of run `run`, if any), and its
+/// judgement if it is not to be judged (a probe, a copy of a run's hook).
+fn read_event(
+    req: HookRequest,
+    run: Option<&RunLink>,
+    shared: &Shared,
+    generation: u64,
+) -> (Arc<Event>, Option<Judgement>) {
+    let mut event = match req.input_error {
+        None => Event::new(req.harness, req.input, req.env),
+        Some(error) => {
+            let text = match req.input {
+                serde_json::Value::String(text) => text,
+                other => other.to_string(),
+            };
+            Event::unreadable(req.harness, text, error, req.env)
+        }
+    };
+    event.run_id = run.map(|r| r.run_id.to_string());
+    let unjudged = unjudged::recognise(&mut event, run, shared, generation);
+    if let Some(problem) = &event.input.problem {
+        tracing::debug!(event = %event.name(), %problem, "hook input not fully typed; kept raw");
+    }
+    (Arc::new(event), unjudged)
+}
+
+/// The judgement of `event` under `rules`: the fallback for an unreadable
+/// input, the rules' (and then the session grants') for a decision point,
+/// no opinion for an observe-only event.
+async fn judge_event(
+    hook: &HookContext<'_>,
+    event: &Arc<Event>,
+    rules: Arc<RuleSet>,
+    frame_bytes: usize,
+    shutdown: &CancellationToken,
+) -> Judgement {
+    let generation = rules.generation();
+    if let Some(error) = &event.input_error {
+        // Nothing to judge: the fallback applies, a block where the hook
+        // fails closed, never a silent pass through the rules.
+        tracing::warn!(event = %event.name(), %error, "hook input is not JSON; answering with the fallback");
+        Judgement {
+            answer: output::fallback_answer(hook.kind, hook.fail_closed, "unreadable_input"),
+            source: Source::Fallback,
+            ..Judgement::default_for(generation)
+        }
+    } else if hook.agent.is_decision_point(hook.kind) {
+        // Boxed: this future's size is the memory every waiting hook holds,
+        // and judging's state, gone once judged, would set it.
+        let judgement = Box::pin(judge(
+            event,
+            rules,
+            frame_bytes,
+            hook.fail_closed,
+            hook.shared,
+            hook.deadline,
+            shutdown,
+        ))
+        .await;
+        super::grants::apply(hook.shared, event, judgement)
+    } else {
+        // Observe-only: answered at once, never waits on anything.
+        Judgement::default_for(generation)
+    }
+}
+
+/// Where a judged event goes next.
+#[derive(Debug, Clone, Copy)]
+struct Route {
+    /// It is for a client to decide (an `ask`, or undecided under
+    /// `route_undecided`): it waits for one, or gets its fallback.
+    routed: bool,
+    /// Routed, and some subscriber can decide it: it waits in the pending
+    /// table.
+    pending: bool,
+}
+
+fn route(hook: &HookContext<'_>, event: &Event, judgement: &Judgement) -> Route {
+    // With a person at the terminal, a PreToolUse `ask` is answered at
+    // once: Claude Code shows its dialog and fires PermissionRequest, which
+    // waits for clients while the person can answer the dialog. (An
+    // undecided PreToolUse under `route_undecided` still waits: answering
+    // it would not bring up a dialog.)
+    let to_dialog = hook.attended
+        && hook.kind == HookEventKind::PreToolUse
+        && judgement.answer.verdict == Verdict::Ask;
+    let routed = hook.agent.is_decision_point(hook.kind)
+        && judgement.enforced
+        && !to_dialog
+        && (judgement.answer.verdict == Verdict::Ask
+            || (judgement.source == Source::Default
+                && hook.shared.config.decisions.route_undecided));
+    let pending = routed
+        && hook
+            .shared
+            .hub
+            .has_decider(&meta_of(event, hook.agent, true));
+    Route { routed, pending }
+}
+
+/// Records `event`: logs it, puts it in the pending table when it is
+/// `pending` (returning what its wait ends on) and publishes it.
+///
+/// Redacted for the log (and subscribers that asked), raw for the others.
+/// One serialization each, shared by all, and all of it dropped before the
+/// wait but the log line (which the pending table keeps): a waiting hook
+/// holds as little as it can.
+fn record_event(
+    hook: &HookContext<'_>,
+    event: &Event,
+    judgement: &Judgement,
+    pending: bool,
+) -> Option<oneshot::Receiver<Resolution>> {
+    let shared = hook.shared;
+    let meta = meta_of(event, hook.agent, pending);
+    let redacted = shared.redactor.redact_value(&event.raw);
+    let log_line = line(
+        &serde_json::to_vec(&EventView::with_input(event, &redacted)).expect("records serialize"),
+    );
+    let log_json = log_line.slice(..log_line.len() - 1);
+    shared.otlp.push(&log_line);
+    shared.log.push(log_line);
+    // In the table before anyone is told it is pending: a client that
+    // decides the instant it sees the event must find it there.
+    let (resolution, info) = match pending {
+        true => {
+            let asked_by = AskedBy {
+                rule_ids: judgement.rule_ids.clone(),
+                reason: judgement.answer.reason.clone(),
+            };
+            let (resolution, info) = shared.hub.add_pending(
+                event.id,
+                hook.kind,
+                &meta,
+                log_json.clone(),
+                hook.deadline,
+                suggestions_for(event),
+                asked_by,
+            );
+            (Some(resolution), Some(info))
+        }
+        false => (None, None),
+    };
+    if resolution.is_some() && hook.attended && hook.kind == HookEventKind::PermissionRequest {
+        if let (Some(session), Some(tool)) = (&event.input.base.session_id, event.tool_name()) {
+            let call = tool_call_key(tool, &event.raw["tool_input"]);
+            shared.hub.watch_dialog(event.id, session, call);
+        }
+    }
+    let mut frames: [Option<Bytes>; 2] = [None, None];
+    let mut frame = |redact: bool| {
+        let kind = PushKind::Event {
+            pending,
+            info: info.as_ref(),
+        };
+        frames[redact as usize]
+            .get_or_insert_with(|| match (&redacted, redact) {
+                (Cow::Owned(_), false) => {
+                    let raw = serde_json::to_vec(&EventView::of(event)).expect("records serialize");
+                    push_frame(kind, &raw)
+                }
+                _ => push_frame(kind, &log_json),
+            })
+            .clone()
+    };
+    shared.hub.publish(&meta, hook.skip, &mut frame);
+    if let Some(run) = hook.run {
+        run.owner.push(frame(false));
+    }
+    resolution
+}
+
+/// Waits for a client to decide pending `event`, until its timeout, the
+/// daemon's deadline, the forwarder leaving, its run's end or shutdown.
+///
+/// However the wait ends without a client's answer (nobody left, timeout,
+/// the run's end, shutdown), the same fallback applies: an `ask` goes to
+/// Claude Code's own prompt. A stopping daemon answers like a timeout,
+/// whichever of its effects (the subscribers leaving, or the shutdown
+/// signal) reaches this hook first.
+async fn wait(
+    hook: &HookContext<'_>,
+    event: &Judged,
+    judgement: Judgement,
+    resolution: oneshot::Receiver<Resolution>,
+    peer_gone: Option<&CancellationToken>,
+    shutdown: &CancellationToken,
+) -> Judgement {
+    let shared = hook.shared;
+    let wait_until = match shared.config.decisions.timeout_for(event.name()) {
+        Timeout::After(limit) => hook.deadline.min(hook.started + limit),
+        Timeout::Never => hook.deadline,
+    };
+    tokio::select! {
+        resolved = resolution => match resolved {
+            Ok(Resolution::Decided { answer, client, remembered }) => {
+                shared.stats.client_decisions.fetch_add(1, Ordering::Relaxed);
+                let (remembered, grant_rule) = remembered.unzip();
+                Judgement { answer, source: Source::Client(client), grant_rule, remembered, ..judgement }
+            }
+            Ok(Resolution::Terminal) => answered_in_terminal(judgement),
+            Ok(Resolution::Abandoned) | Err(_) => fallback_of(judgement, Source::Fallback, hook),
+        },
+        _ = peer_left(peer_gone) => {
+            // Claude Code kills a hook whose dialog the person answered
+            // (no, or Esc); anything else that ends a forwarder early
+            // (a killed CLI) leaves nobody to answer either.
+            if hook.attended {
+                shared.hub.finish(event.id, "terminal (answered in Claude Code)");
+                answered_in_terminal(judgement)
+            } else {
+                shared.hub.finish(event.id, "fallback (the hook went away)");
+                fallback_of(judgement, Source::Fallback, hook)
+            }
+        }
+        _ = tokio::time::sleep_until(wait_until.into()) => {
+            shared.hub.finish(event.id, "timeout");
+            shared.stats.timeouts.fetch_add(1, Ordering::Relaxed);
+            fallback_of(judgement, Source::Timeout, hook)
+        }
+        _ = run_ended(hook.run) => {
+            shared.hub.finish(event.id, "fallback (run ended)");
+            fallback_of(judgement, Source::Fallback, hook)
+        }
+        _ = shutdown.cancelled() => {
+            shared.hub.finish(event.id, "shutdown");
+            fallback_of(judgement, Source::Fallback, hook)
+        }
+    }
+}
+
+/// Records the decision on `event`: the counters, its stop chain, the
+/// status line's last decision, the log and the subscribers. Returns what
+/// the agent is answered (nothing in permissive mode).
+fn record_decision(
+    hook: &HookContext<'_>,
+    event: &Judged,
+    judgement: Judgement,
+    chain: &Value,
+    summary: String,
+    pending: bool,
+) -> output::HookOutput {
+    let shared = hook.shared;
     if matches!(judgement.source, Source::Fallback | Source::Timeout) {
         shared.stats.fallbacks.fetch_add(1, Ordering::Relaxed);
     }
@@ -427,11 +542,11 @@ async fn answer_unguarded(
         shared
             .controller
             .stop_chains()
-            .record(kind, &chain, blocked);
+            .record(hook.kind, chain, blocked);
     }
 
     let out = if judgement.enforced {
-        agent.render(kind, &judgement.answer)
+        hook.agent.render(hook.kind, &judgement.answer)
     } else {
         output::HookOutput::default()
     };
@@ -445,7 +560,7 @@ async fn answer_unguarded(
         grant_rule: judgement.grant_rule,
         remembered: judgement.remembered,
         generation: judgement.generation,
-        latency_us: started.elapsed().as_micros() as u64,
+        latency_us: hook.started.elapsed().as_micros() as u64,
     };
     if judgement.enforced
         && decision.answer.verdict != Verdict::NoOpinion
@@ -478,7 +593,7 @@ async fn answer_unguarded(
     let decision_line = line(&decision_json);
     shared.otlp.push(&decision_line);
     shared.log.push(decision_line);
-    let meta = event.meta(agent, pending);
+    let meta = event.meta(hook.agent, pending);
     // Built only if someone will receive it (most hooks have no subscriber).
     let mut decision_frames: [Option<Bytes>; 2] = [None, None];
     let mut frame = |redact: bool| {
@@ -493,16 +608,11 @@ async fn answer_unguarded(
             })
             .clone()
     };
-    shared.hub.publish(&meta, skip, &mut frame);
-    if let Some(run) = run {
+    shared.hub.publish(&meta, hook.skip, &mut frame);
+    if let Some(run) = hook.run {
         run.owner.push(frame(false));
     }
-    HookResult {
-        id: req.id,
-        exit_code: out.exit_code,
-        stdout: out.stdout,
-        stderr: out.stderr,
-    }
+    out
 }
 
 /// The rules' judgement of decision point `event`, bounded by `deadline`
@@ -754,15 +864,10 @@ async fn run_ended(run: Option<&RunLink>) {
 /// becomes what `agent` does with an unanswered ask (Claude Code's own
 /// prompt, Codex's own flow, a deny for Gemini); an undecided event gets no
 /// opinion. The rule ids stay, so the log shows which rule asked.
-fn fallback_of(
-    judgement: Judgement,
-    source: Source,
-    agent: Agent,
-    kind: HookEventKind,
-    fail_closed: FailClosed,
-) -> Judgement {
+fn fallback_of(judgement: Judgement, source: Source, hook: &HookContext<'_>) -> Judgement {
     let answer = if judgement.answer.verdict == Verdict::Ask {
-        agent.unanswered_ask(kind, fail_closed, judgement.answer)
+        hook.agent
+            .unanswered_ask(hook.kind, hook.fail_closed, judgement.answer)
     } else {
         Answer::no_opinion()
     };

@@ -258,6 +258,7 @@ impl Shared {
                     RulesSource::File(path) => path.display().to_string(),
                     RulesSource::Defaults => "defaults".to_string(),
                 },
+                revision: Some(rules.revision().clone()),
             },
             counters: Counters {
                 events: n(&self.stats.events),

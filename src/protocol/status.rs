@@ -102,6 +102,11 @@ pub struct RulesStatus {
     pub count: usize,
     /// The rules file, or `defaults`.
     pub source: String,
+    /// The policy revision of the rules in effect (`sha256:…`, see
+    /// [`crate::rules::Revision`]): every decision made under them
+    /// records it. Absent from daemons before it existed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub revision: Option<crate::rules::Revision>,
 }
 
 /// `status.counters`. Readers take a missing counter as 0 (older daemons

@@ -194,6 +194,7 @@ mod explain;
 mod file;
 mod fixtures;
 mod path;
+mod revision;
 mod rule;
 mod shell;
 #[cfg(test)]
@@ -207,6 +208,7 @@ pub use check::{check, check_as, check_source, CheckReport};
 pub use diag::{Diagnostic, RulesError, Severity};
 pub use explain::{Check, ExplainedCommand, Explanation, RuleReport};
 pub use fixtures::{run_fixtures, run_fixtures_layers, FixtureReport, FixtureResult};
+pub use revision::Revision;
 pub use rule::{Action, EVENTS, TOOL_EVENTS};
 pub use tool::KNOWN_TOOLS;
 
@@ -243,6 +245,17 @@ pub enum LayerKind {
     Project,
 }
 
+impl LayerKind {
+    /// `user` or `project`: the layer's label in a [`Revision`] and in a
+    /// decision's provenance.
+    pub fn label(self) -> &'static str {
+        match self {
+            LayerKind::User => "user",
+            LayerKind::Project => "project",
+        }
+    }
+}
+
 /// One compiled, immutable rule set. A reload builds a new one; the caller
 /// numbers it with [`RuleSet::with_generation`]. Regexes, globs and lookup
 /// tables are built once here, so evaluation only matches.
@@ -256,6 +269,10 @@ pub struct RuleSet {
     generation: u64,
     origin: PathBuf,
     kind: LayerKind,
+    /// SHA-256 of the text's canonical form (see [`Revision`]).
+    content_hash: [u8; 32],
+    /// This set's revision as the only layer of its kind.
+    revision: Revision,
 }
 
 impl RuleSet {
@@ -310,7 +327,8 @@ impl RuleSet {
             .flat_map(|r| r.when.iter_mut().chain(r.per_command.iter_mut()))
             .collect();
         let sets = cond::CondSets::build(&mut conds);
-        Ok(RuleSet {
+        let content_hash = revision::content_hash(src, kind);
+        let mut set = RuleSet {
             rules,
             index,
             sets,
@@ -319,7 +337,11 @@ impl RuleSet {
             generation: 0,
             origin: origin.to_path_buf(),
             kind,
-        })
+            content_hash,
+            revision: Revision::from_written(""),
+        };
+        set.revision = Revision::of_layers([(kind.label(), &set)]);
+        Ok(set)
     }
 
     /// Number this rule set. The daemon keeps one counter and bumps it on
@@ -352,6 +374,21 @@ impl RuleSet {
     /// User or project layer.
     pub fn kind(&self) -> LayerKind {
         self.kind
+    }
+
+    /// SHA-256 of the canonical form of this set's text and kind: the same
+    /// rules, however written and wherever read, have the same hash (see
+    /// [`Revision`]). Computed once, when the set is read.
+    pub fn content_hash(&self) -> [u8; 32] {
+        self.content_hash
+    }
+
+    /// The policy revision of this set as the only layer of its kind
+    /// ([`Revision::of_layers`] with its [`LayerKind::label`]): what
+    /// `status` shows for the user rules, and `hookd rules revision`
+    /// prints. Computed once, when the set is read.
+    pub fn revision(&self) -> &Revision {
+        &self.revision
     }
 
     /// Warnings found while loading (the set loaded anyway).
