@@ -129,13 +129,17 @@ impl Mapper {
                 h.agent()
                     .is_decision_point(HookEventKind::from_name(mapped_kind))
             });
+        let span_name = match tool {
+            Some(tool) => format!("{kind} {tool}"),
+            None => kind.to_string(),
+        };
         let log = LogRecord {
             time_unix_nano: time,
             observed_time_unix_nano: observed,
             severity_number: SEVERITY_INFO,
             severity_text: "INFO",
             event_name: "hookd.event",
-            body: Value::from_json(&json),
+            body: Value::from_json(json),
             attributes: attributes.clone(),
             trace_id: trace_id(id),
             span_id: span_id(id),
@@ -145,10 +149,7 @@ impl Mapper {
             id,
             Opened {
                 start_unix_nano: time,
-                span_name: match tool {
-                    Some(tool) => format!("{kind} {tool}"),
-                    None => kind.to_string(),
-                },
+                span_name,
                 decision_point,
                 attributes,
             },
@@ -237,7 +238,7 @@ impl Mapper {
             severity_number: if warn { SEVERITY_WARN } else { SEVERITY_INFO },
             severity_text: if warn { "WARN" } else { "INFO" },
             event_name: "hookd.decision",
-            body: Value::from_json(&json),
+            body: Value::from_json(json),
             attributes,
             trace_id: trace_id(event_id),
             span_id: span_id(event_id),

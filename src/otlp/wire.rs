@@ -57,20 +57,21 @@ impl Value {
     /// A JSON value as an `AnyValue`: objects become key-value lists,
     /// integers that fit `int_value`, other numbers `double_value`, `null`
     /// the empty value.
-    pub fn from_json(json: &Json) -> Value {
+    /// Takes the JSON by value: its strings move, nothing is copied.
+    pub fn from_json(json: Json) -> Value {
         match json {
             Json::Null => Value::Empty,
-            Json::Bool(b) => Value::Bool(*b),
+            Json::Bool(b) => Value::Bool(b),
             Json::Number(n) => match n.as_i64() {
                 Some(i) => Value::Int(i),
                 None => Value::Double(n.as_f64().unwrap_or(f64::NAN)),
             },
-            Json::String(s) => Value::String(s.clone()),
-            Json::Array(items) => Value::Array(items.iter().map(Value::from_json).collect()),
+            Json::String(s) => Value::String(s),
+            Json::Array(items) => Value::Array(items.into_iter().map(Value::from_json).collect()),
             Json::Object(fields) => Value::Map(
                 fields
-                    .iter()
-                    .map(|(k, v)| KeyValue::new(k.clone(), Value::from_json(v)))
+                    .into_iter()
+                    .map(|(k, v)| KeyValue::new(k, Value::from_json(v)))
                     .collect(),
             ),
         }
