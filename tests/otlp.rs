@@ -347,3 +347,43 @@ fn bad_otlp_configs_are_refused_naming_the_key() {
         "{stderr}"
     );
 }
+
+#[test]
+fn a_collector_that_never_answers_does_not_hold_up_hooks() {
+    // Accepts connections and never reads or answers them.
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    listener.set_nonblocking(true).unwrap();
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let holder = {
+        let stop = stop.clone();
+        std::thread::spawn(move || {
+            let mut held = Vec::new();
+            while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                if let Ok((stream, _)) = listener.accept() {
+                    held.push(stream);
+                }
+                std::thread::sleep(Duration::from_millis(5));
+            }
+        })
+    };
+    let d = daemon_exporting_to(&format!("http://{addr}"), "timeout = 1\n");
+    // Every hook is judged and answered (a stalled daemon would have the
+    // forwarder print its fallback, which allows).
+    for _ in 0..5 {
+        denied_hook(&d);
+    }
+    let status = wait_status(&d, "a timed-out request", |s| {
+        s["failures"].as_u64() >= Some(1)
+    });
+    assert!(
+        status["last_error"]
+            .as_str()
+            .is_some_and(|e| e.to_lowercase().contains("timeout") || e.contains("timed out")),
+        "{status}"
+    );
+    assert_eq!(d.counter("fallbacks"), 0);
+    denied_hook(&d);
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    holder.join().unwrap();
+}
