@@ -365,12 +365,13 @@ pub fn run(options: ServeOptions) -> anyhow::Result<()> {
     };
     let rules = load_rules(&options.rules)?;
     let redactor = options.config.redactor()?;
+    // Before any thread exists: this reads and clears LISTEN_* variables.
+    let activated = systemd::take_listener().context("taking the socket passed by systemd")?;
+    // Its thread starts only now that the environment is no longer changed.
     let otlp = match &options.config.otlp {
         Some(config) => crate::otlp::Export::start(config, |var| std::env::var(var).ok())?,
         None => crate::otlp::Export::disabled(),
     };
-    // Before any thread exists: this reads and clears LISTEN_* variables.
-    let activated = systemd::take_listener().context("taking the socket passed by systemd")?;
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .thread_name("hookd")

@@ -139,6 +139,11 @@ impl Export {
                 let _ = done.send(());
             })
             .context("starting the OpenTelemetry exporter's thread")?;
+        tracing::info!(
+            endpoint = config.endpoint.as_str(),
+            protocol = config.protocol.as_str(),
+            "exporting events and decisions to OpenTelemetry"
+        );
         Ok(Export {
             inner: Some(Running {
                 lines,
