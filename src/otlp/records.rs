@@ -13,7 +13,7 @@
 //! [`crate::protocol::log::LogRecord`]: the whole line becomes the record's
 //! body, fields this build does not know included.
 
-use std::collections::BTreeMap;
+use std::collections::{HashMap, VecDeque};
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use serde_json::Value as Json;
@@ -38,6 +38,10 @@ pub fn span_id(event_id: Uuid) -> [u8; 8] {
     id
 }
 
+/// The longest log line sent whole as a record's body (see
+/// [`Mapper::map`]).
+pub const MAX_BODY_BYTES: usize = 64 * 1024;
+
 /// An event waiting for its decision.
 #[derive(Debug)]
 struct Opened {
@@ -50,7 +54,10 @@ struct Opened {
 /// Turns log lines into log records and spans.
 #[derive(Debug)]
 pub struct Mapper {
-    opened: BTreeMap<Uuid, Opened>,
+    opened: HashMap<Uuid, Opened>,
+    /// The ids of `opened` in arrival order (uuid v7 orders only by the
+    /// millisecond), and of events decided since, skipped when met.
+    arrivals: VecDeque<Uuid>,
     capacity: usize,
 }
 
@@ -70,7 +77,8 @@ impl Mapper {
     /// A mapper that remembers at most `capacity` undecided events.
     pub fn new(capacity: usize) -> Mapper {
         Mapper {
-            opened: BTreeMap::new(),
+            opened: HashMap::new(),
+            arrivals: VecDeque::new(),
             capacity: capacity.max(1),
         }
     }
@@ -81,14 +89,28 @@ impl Mapper {
     }
 
     /// Maps one log line (without its newline), read at `now`.
+    ///
+    /// A line longer than [`MAX_BODY_BYTES`] (a large input or tool
+    /// response) keeps its attributes, but its body is its first
+    /// [`MAX_BODY_BYTES`] as text, marked `hookd.body_truncated`: collectors
+    /// and backends refuse records and requests past a few MiB, which
+    /// would lose the whole batch. The event log keeps the full line.
     pub fn map(&mut self, line: &[u8], now: SystemTime) -> serde_json::Result<Mapped> {
         let json: Json = serde_json::from_slice(line)?;
         let observed = unix_nano(now);
-        Ok(match json["type"].as_str() {
+        let mut mapped = match json["type"].as_str() {
             Some("event") => self.event(json, observed),
             Some("decision") => self.decision(json, observed),
             _ => Mapped::default(),
-        })
+        };
+        if let Some(log) = mapped.log.as_mut().filter(|_| line.len() > MAX_BODY_BYTES) {
+            let text = String::from_utf8_lossy(&line[..MAX_BODY_BYTES]);
+            // A cut inside a character leaves a replacement character.
+            log.body = Value::String(text.trim_end_matches('\u{fffd}').to_string());
+            log.attributes
+                .push(KeyValue::new("hookd.body_truncated", Value::Bool(true)));
+        }
+        Ok(mapped)
     }
 
     fn event(&mut self, json: Json, observed: u64) -> Mapped {
@@ -144,7 +166,8 @@ impl Mapper {
             trace_id: trace_id(id),
             span_id: span_id(id),
         };
-        let forgot = self.opened.len() >= self.capacity && self.opened.pop_first().is_some();
+        let forgot = self.opened.len() >= self.capacity && self.forget_oldest();
+        self.arrivals.push_back(id);
         self.opened.insert(
             id,
             Opened {
@@ -161,11 +184,27 @@ impl Mapper {
         }
     }
 
+    /// Forgets the undecided event that came first; true if there was one.
+    fn forget_oldest(&mut self) -> bool {
+        while let Some(id) = self.arrivals.pop_front() {
+            if self.opened.remove(&id).is_some() {
+                return true;
+            }
+        }
+        false
+    }
+
     fn decision(&mut self, json: Json, observed: u64) -> Mapped {
         let Some(event_id) = uuid_of(&json["event_id"]) else {
             return Mapped::default();
         };
         let opened = self.opened.remove(&event_id);
+        // Decided ids stay in `arrivals` until met; never more than the
+        // undecided ones by much.
+        if self.arrivals.len() > 2 * self.opened.len() + 64 {
+            let opened = &self.opened;
+            self.arrivals.retain(|id| opened.contains_key(id));
+        }
         let latency_us = json["latency_us"].as_u64().unwrap_or(0);
         let verdict = json["verdict"].as_str().unwrap_or("none");
         let mut attributes = opened
@@ -355,6 +394,39 @@ mod tests {
         ] {
             assert_eq!(attr(&span.attributes, key), Some(&s(value)), "{key}");
         }
+    }
+
+    #[test]
+    fn a_large_line_keeps_its_attributes_and_a_cut_body() {
+        let mut mapper = Mapper::new(16);
+        let id = crate::event::new_id();
+        let mut line: Json = serde_json::from_slice(&event_line(id, "PreToolUse")).unwrap();
+        line["input"]["tool_input"] = json!({"content": "é".repeat(MAX_BODY_BYTES)});
+        let line = serde_json::to_vec(&line).unwrap();
+        let log = mapper.map(&line, SystemTime::now()).unwrap().log.unwrap();
+        let Value::String(body) = &log.body else {
+            panic!("a text body: {:?}", log.body);
+        };
+        assert!(body.len() <= MAX_BODY_BYTES && body.len() > MAX_BODY_BYTES - 4);
+        assert!(line.starts_with(body.as_bytes()));
+        assert_eq!(
+            attr(&log.attributes, "hookd.body_truncated"),
+            Some(&Value::Bool(true))
+        );
+        assert_eq!(
+            attr(&log.attributes, "gen_ai.tool.call.id"),
+            Some(&s("toolu_1"))
+        );
+        let small = mapper
+            .map(
+                &event_line(crate::event::new_id(), "PreToolUse"),
+                SystemTime::now(),
+            )
+            .unwrap()
+            .log
+            .unwrap();
+        assert!(matches!(small.body, Value::Map(_)));
+        assert_eq!(attr(&small.attributes, "hookd.body_truncated"), None);
     }
 
     #[test]
