@@ -98,11 +98,18 @@ impl Mapper {
     pub fn map(&mut self, line: &[u8], now: SystemTime) -> serde_json::Result<Mapped> {
         let json: Json = serde_json::from_slice(line)?;
         let observed = unix_nano(now);
+        // The line's place in a hash-chained log: what `hookd log verify`
+        // names, for a record to be checked against the file.
+        let seq = json["seq"].as_i64();
         let mut mapped = match json["type"].as_str() {
             Some("event") => self.event(json, observed),
             Some("decision") => self.decision(json, observed),
             _ => Mapped::default(),
         };
+        if let (Some(log), Some(seq)) = (mapped.log.as_mut(), seq) {
+            log.attributes
+                .push(KeyValue::new("hookd.log.seq", Value::Int(seq)));
+        }
         if let Some(log) = mapped.log.as_mut().filter(|_| line.len() > MAX_BODY_BYTES) {
             let text = String::from_utf8_lossy(&line[..MAX_BODY_BYTES]);
             // A cut inside a character leaves a replacement character.
@@ -245,6 +252,24 @@ impl Mapper {
             })
             .unwrap_or_default();
         attributes.push(KeyValue::new("hookd.rule_ids", Value::Array(rule_ids)));
+        // Where each deciding rule is written (`file:line`), on the lines
+        // of daemons that record the rules' provenance.
+        if let Some(rules) = json["rules"].as_array().filter(|r| !r.is_empty()) {
+            let locations = rules
+                .iter()
+                .map(
+                    |rule| match (rule["file"].as_str(), rule["line"].as_u64()) {
+                        (Some(file), Some(line)) => Value::String(format!("{file}:{line}")),
+                        (Some(file), None) => Value::String(file.to_string()),
+                        _ => Value::Empty,
+                    },
+                )
+                .collect();
+            attributes.push(KeyValue::new(
+                "hookd.rule_locations",
+                Value::Array(locations),
+            ));
+        }
         if let Some(generation) = json["generation"].as_i64() {
             attributes.push(KeyValue::new(
                 "hookd.rules.generation",
@@ -383,9 +408,16 @@ mod tests {
         line["layer"] = json!("project");
         line["revision"] = json!("sha256:00ff");
         line["project_revision"] = json!("sha256:ff00");
+        line["rules"] = json!([{"id": "no-rm", "layer": "project", "action": "deny",
+            "file": "/p/.claude/hookd.toml", "line": 12}]);
+        line["seq"] = json!(42);
         let decided = mapper
             .map(&serde_json::to_vec(&line).unwrap(), SystemTime::now())
             .unwrap();
+        assert_eq!(
+            attr(&decided.log.as_ref().unwrap().attributes, "hookd.log.seq"),
+            Some(&Value::Int(42))
+        );
         let span = decided.span.unwrap();
         for (key, value) in [
             ("hookd.layer", "project"),
@@ -394,6 +426,10 @@ mod tests {
         ] {
             assert_eq!(attr(&span.attributes, key), Some(&s(value)), "{key}");
         }
+        assert_eq!(
+            attr(&span.attributes, "hookd.rule_locations"),
+            Some(&Value::Array(vec![s("/p/.claude/hookd.toml:12")]))
+        );
     }
 
     #[test]
