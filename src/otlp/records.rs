@@ -104,6 +104,15 @@ impl Mapper {
         let mut mapped = match json["type"].as_str() {
             Some("event") => self.event(json, observed),
             Some("decision") => self.decision(json, observed),
+            Some(kind @ ("run_start" | "run_done")) => {
+                let event_name = match kind {
+                    "run_start" => "hookd.run_start",
+                    _ => "hookd.run_done",
+                };
+                run(json, event_name, observed)
+            }
+            // An SDK message is the run's transcript, not a decision: it
+            // stays in the event log.
             _ => Mapped::default(),
         };
         if let (Some(log), Some(seq)) = (mapped.log.as_mut(), seq) {
@@ -315,6 +324,65 @@ impl Mapper {
     }
 }
 
+/// A `run_start` or `run_done` line: an agent-SDK run began or ended. Its
+/// hooks are traced on their own (their lines carry `run_id`).
+fn run(json: Json, event_name: &'static str, observed: u64) -> Mapped {
+    let mut attributes = Vec::new();
+    let mut text = |key: &'static str, value: Option<&str>| {
+        if let Some(value) = value {
+            attributes.push(KeyValue::new(key, Value::String(value.to_string())));
+        }
+    };
+    text("hookd.run.id", json["run_id"].as_str());
+    text("session.id", json["session_id"].as_str());
+    text("gen_ai.conversation.id", json["session_id"].as_str());
+    text("gen_ai.request.model", json["model"].as_str());
+    text("hookd.provider", json["provider"].as_str());
+    text("hookd.client", json["client"].as_str());
+    text("hookd.error", json["error"].as_str());
+    let usage = &json["usage"];
+    for (key, field) in [
+        ("gen_ai.usage.input_tokens", "input_tokens"),
+        ("gen_ai.usage.output_tokens", "output_tokens"),
+    ] {
+        if let Some(tokens) = usage[field].as_i64() {
+            attributes.push(KeyValue::new(key, Value::Int(tokens)));
+        }
+    }
+    if let Some(cost) = json["cost_usd"].as_f64() {
+        attributes.push(KeyValue::new("hookd.cost_usd", Value::Double(cost)));
+    }
+    if let Some(turns) = json["num_turns"].as_i64() {
+        attributes.push(KeyValue::new("hookd.num_turns", Value::Int(turns)));
+    }
+    if let Some(ms) = json["duration_ms"].as_i64() {
+        attributes.push(KeyValue::new("hookd.duration_ms", Value::Int(ms)));
+    }
+    let failed = json["ok"].as_bool() == Some(false);
+    if json["ok"].is_boolean() {
+        attributes.push(KeyValue::new("hookd.run.ok", Value::Bool(!failed)));
+    }
+    let time = json["received_at"]
+        .as_str()
+        .and_then(crate::time::parse_rfc3339)
+        .map_or(observed, unix_nano);
+    Mapped {
+        log: Some(LogRecord {
+            time_unix_nano: time,
+            observed_time_unix_nano: observed,
+            severity_number: if failed { SEVERITY_WARN } else { SEVERITY_INFO },
+            severity_text: if failed { "WARN" } else { "INFO" },
+            event_name,
+            body: Value::from_json(json),
+            attributes,
+            trace_id: [0; 16],
+            span_id: [0; 8],
+        }),
+        span: None,
+        forgot: false,
+    }
+}
+
 fn uuid_of(json: &Json) -> Option<Uuid> {
     json.as_str().and_then(|s| s.parse().ok())
 }
@@ -463,6 +531,38 @@ mod tests {
             .unwrap();
         assert!(matches!(small.body, Value::Map(_)));
         assert_eq!(attr(&small.attributes, "hookd.body_truncated"), None);
+    }
+
+    #[test]
+    fn a_runs_end_is_a_log_record_with_its_usage() {
+        let line = serde_json::to_vec(&json!({
+            "type": "run_done", "run_id": "r1", "received_at": "2026-11-23T22:00:00.000001Z",
+            "ok": true, "session_id": "s1", "usage": {"input_tokens": 12, "output_tokens": 34},
+            "cost_usd": 0.25, "num_turns": 2, "duration_ms": 900
+        }))
+        .unwrap();
+        let log = Mapper::new(4)
+            .map(&line, SystemTime::now())
+            .unwrap()
+            .log
+            .unwrap();
+        assert_eq!(log.event_name, "hookd.run_done");
+        assert_eq!(attr(&log.attributes, "hookd.run.id"), Some(&s("r1")));
+        assert_eq!(attr(&log.attributes, "session.id"), Some(&s("s1")));
+        assert_eq!(
+            attr(&log.attributes, "gen_ai.usage.output_tokens"),
+            Some(&Value::Int(34))
+        );
+        assert_eq!(
+            attr(&log.attributes, "hookd.cost_usd"),
+            Some(&Value::Double(0.25))
+        );
+        assert_eq!(log.trace_id, [0; 16], "a run is no hook's trace");
+        let message = br#"{"type":"sdk_message","run_id":"r1","received_at":"2026-11-23T22:00:00.000001Z","message":{}}"#;
+        assert_eq!(
+            Mapper::new(4).map(message, SystemTime::now()).unwrap(),
+            Mapped::default()
+        );
     }
 
     #[test]

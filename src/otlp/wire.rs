@@ -107,9 +107,9 @@ pub struct LogRecord {
     pub body: Value,
     /// Its attributes.
     pub attributes: Vec<KeyValue>,
-    /// The trace it belongs to.
+    /// The trace it belongs to (all zeros: none).
     pub trace_id: [u8; 16],
-    /// The span it belongs to.
+    /// The span it belongs to (all zeros: none).
     pub span_id: [u8; 8],
 }
 
@@ -214,14 +214,16 @@ impl LogRecord {
         pb.string(3, self.severity_text);
         pb.message(5, |body| body.any_value(&self.body));
         pb.attributes(6, &self.attributes);
-        pb.bytes(9, &self.trace_id);
-        pb.bytes(10, &self.span_id);
+        if self.trace_id != [0; 16] {
+            pb.bytes(9, &self.trace_id);
+            pb.bytes(10, &self.span_id);
+        }
         pb.fixed64(11, self.observed_time_unix_nano);
         pb.string(12, self.event_name);
     }
 
     fn to_json(&self) -> Json {
-        json!({
+        let mut record = json!({
             "timeUnixNano": self.time_unix_nano.to_string(),
             "observedTimeUnixNano": self.observed_time_unix_nano.to_string(),
             "severityNumber": self.severity_number,
@@ -229,9 +231,12 @@ impl LogRecord {
             "eventName": self.event_name,
             "body": json_value(&self.body),
             "attributes": json_attributes(&self.attributes),
-            "traceId": hex(&self.trace_id),
-            "spanId": hex(&self.span_id),
-        })
+        });
+        if self.trace_id != [0; 16] {
+            record["traceId"] = Json::String(hex(&self.trace_id));
+            record["spanId"] = Json::String(hex(&self.span_id));
+        }
+        record
     }
 }
 
