@@ -15,8 +15,13 @@
 //!    (a subscriber holds them; nobody decides), sent over 200 connections
 //!    (one connection has at most 64 hooks in flight).
 //!
+//! 4. **OpenTelemetry export:** this build with `[otlp]` off and on (to a
+//!    sink in the benchmark that answers every request 200), side by side:
+//!    decisions/s over 4 connections, what the exporter sent and dropped
+//!    meanwhile, start-up (spawn to the socket accepting) and idle RSS.
+//!
 //! `HOOKD_BENCH_SECS` sets the duration of each timed phase (default 3).
-//! `HOOKD_BENCH_PHASES=1,3` runs only those phases (`1`, `1b`, `2`, `3`).
+//! `HOOKD_BENCH_PHASES=1,3` runs only those phases (`1`, `1b`, `2`, `3`, `4`).
 //! `HOOKD_BENCH_BASELINE=/path/to/hookd` runs every phase against that
 //! daemon too, alternating with this build's, and prints both side by side
 //! (e.g. a build of main: the comparison then shares one machine state;
@@ -67,7 +72,7 @@ impl Daemon {
         let deadline = Instant::now() + Duration::from_secs(10);
         while UnixStream::connect(&socket).is_err() {
             assert!(Instant::now() < deadline, "hookd did not start");
-            std::thread::sleep(Duration::from_millis(10));
+            std::thread::sleep(Duration::from_millis(1));
         }
         Daemon {
             child,
@@ -345,6 +350,109 @@ fn main() {
     if phase("3") {
         memory_phase(&daemons, &row);
     }
+    if phase("4") {
+        export_phase(&daemons[0].1, secs);
+    }
+}
+
+/// An OTLP/HTTP collector that accepts everything and keeps nothing.
+fn otlp_sink() -> std::net::SocketAddr {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(stream) = stream else { return };
+            std::thread::spawn(move || {
+                let mut writer = stream.try_clone().unwrap();
+                let mut reader = BufReader::new(stream);
+                loop {
+                    let mut length = 0;
+                    loop {
+                        let mut line = String::new();
+                        if reader.read_line(&mut line).unwrap_or(0) == 0 {
+                            return;
+                        }
+                        if line == "\r\n" {
+                            break;
+                        }
+                        if let Some((name, value)) = line.split_once(':') {
+                            if name.eq_ignore_ascii_case("content-length") {
+                                length = value.trim().parse().unwrap();
+                            }
+                        }
+                    }
+                    let mut body = vec![0; length];
+                    if reader.read_exact(&mut body).is_err()
+                        || writer
+                            .write_all(b"HTTP/1.1 200 OK\r\ncontent-length: 0\r\n\r\n")
+                            .is_err()
+                    {
+                        return;
+                    }
+                }
+            });
+        }
+    });
+    addr
+}
+
+fn export_phase(bin: &Path, secs: f64) {
+    println!("\n4. OpenTelemetry export (this build), off vs on to a local sink");
+    let sink = otlp_sink();
+    let on = format!("[otlp]\nendpoint = \"http://{sink}\"\n");
+    let configs = [("export off", String::new()), ("export on", on)];
+    println!("{:<40}{:>14}{:>14}", "", configs[0].0, configs[1].0);
+    let mut rates = [0.0; 2];
+    let mut exported = 0;
+    let mut dropped = 0;
+    // A B B A: a drifting machine favours neither.
+    for i in [0, 1, 1, 0] {
+        let d = Daemon::start(bin, &configs[i].1);
+        rates[i] += persistent(&d.socket, 4, secs, PRE_TOOL_USE) / 2.0;
+        if i == 1 {
+            let (mut client, mut reader) = hello(&d.socket, "bench-status");
+            writeln!(client, r#"{{"type":"status","req":"st"}}"#).unwrap();
+            let mut line = String::new();
+            reader.read_line(&mut line).unwrap();
+            let status: serde_json::Value = serde_json::from_str(&line).unwrap();
+            let otlp = &status["result"]["otlp"];
+            exported += otlp["logs_exported"].as_u64().unwrap_or(0)
+                + otlp["spans_exported"].as_u64().unwrap_or(0);
+            dropped += otlp["dropped"].as_u64().unwrap_or(0);
+        }
+    }
+    println!(
+        "{:<40}{:>14.0}{:>14.0}",
+        "   decisions/s, 4 connections", rates[0], rates[1]
+    );
+    println!(
+        "{:<40}{:>14}{:>14}",
+        "   records exported / dropped (2 runs)",
+        "-",
+        format!("{exported} / {dropped}")
+    );
+    let mut startup = [0.0; 2];
+    let mut idle = [0; 2];
+    const STARTS: u32 = 5;
+    for _ in 0..STARTS {
+        for i in [0, 1] {
+            let started = Instant::now();
+            let d = Daemon::start(bin, &configs[i].1);
+            startup[i] += started.elapsed().as_secs_f64() * 1000.0 / f64::from(STARTS);
+            std::thread::sleep(Duration::from_millis(200));
+            idle[i] += d.rss_kib() / u64::from(STARTS);
+        }
+    }
+    println!(
+        "{:<40}{:>11.1} ms{:>11.1} ms",
+        "   start-up (spawn to accepting)", startup[0], startup[1]
+    );
+    println!(
+        "{:<40}{:>10.1} MiB{:>10.1} MiB",
+        "   idle RSS",
+        idle[0] as f64 / 1024.0,
+        idle[1] as f64 / 1024.0
+    );
 }
 
 /// `measure` for every daemon, twice, in the order A B … B A, averaged: a

@@ -1258,6 +1258,9 @@ fn status(client: &ClientArgs, json: bool) -> anyhow::Result<()> {
         println!("{line}");
     }
     println!("log: {}", status.log.display());
+    if let Some(otlp) = &status.otlp {
+        println!("{otlp}");
+    }
     if let serde_json::Value::Object(counters) = serde_json::to_value(&status.counters)? {
         for (name, value) in counters {
             println!("  {name:<23} {value}");

@@ -34,6 +34,12 @@
 //!   { path = "/srv/team-policy", name = "team", enforced = true },
 //!   { bundle = "https://policy.example.com/hookd.tar.gz", name = "corp", public_key = "RW…" },
 //! ]
+//! [otlp]                    # OpenTelemetry export: see crate::otlp
+//! endpoint = "http://127.0.0.1:4318"   # https://, or http:// to this machine
+//! protocol = "http/protobuf"           # or "http/json"
+//! service_name = "hookd"
+//! headers = { authorization = { env = "OTLP_AUTH" } }   # or { file = "…" }; never inline
+//! resource = { "deployment.environment.name" = "prod" }
 //! ```
 
 use std::collections::BTreeMap;
@@ -65,6 +71,9 @@ pub struct Config {
     /// `[providers.NAME]` as written; validated into [`Config::providers`].
     #[serde(default, rename = "providers")]
     raw_providers: BTreeMap<String, toml::Value>,
+    /// `[otlp]`: OpenTelemetry export; off when absent.
+    #[serde(default)]
+    pub otlp: Option<crate::otlp::OtlpConfig>,
     /// The providers agent-SDK runs may name, by name.
     #[serde(skip)]
     pub providers: BTreeMap<String, Provider>,

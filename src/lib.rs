@@ -13,6 +13,7 @@ pub mod event;
 pub mod forwarder;
 pub mod grant;
 pub mod install;
+pub mod otlp;
 pub mod outbound;
 pub mod paths;
 pub mod policy;

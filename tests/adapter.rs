@@ -10,6 +10,8 @@
 mod claude;
 #[path = "support/daemon.rs"]
 mod daemon;
+#[path = "support/otlp.rs"]
+mod otlp;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -1384,4 +1386,86 @@ fn doctor_says_how_to_install_a_missing_adapter() {
     let status = adapter_command(data.path(), &["status"]);
     assert_eq!(status.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&status.stdout).contains("hookd adapter install"));
+}
+
+#[test]
+fn a_runs_start_end_and_hooks_are_exported_to_opentelemetry() {
+    let receiver = otlp::Receiver::start();
+    let config = format!(
+        "[otlp]\nendpoint = \"{}\"\ninterval = 0.05\n",
+        receiver.endpoint()
+    );
+    let sdk = Sdk::start(
+        &claude::one_bash_call_script("echo hello > out.txt"),
+        Some(ALLOW_ECHO),
+        Some(&config),
+    );
+    let mut owner = sdk.client("owner");
+    let run_id = sdk.run(
+        &mut owner,
+        json!({"cwd": sdk.project(), "permission_mode": "default", "max_turns": 5}),
+    );
+    let frames = frames_until_done(&mut owner);
+    let done = frames.last().unwrap();
+    assert_eq!(done["ok"], true, "{done}\n{}", sdk.daemon.stderr());
+    let got = receiver.wait_for(Duration::from_secs(30), |r| {
+        r.log_records()
+            .iter()
+            .any(|l| l.event_name == "hookd.run_done")
+    });
+    let records = got.log_records();
+    let of_kind = |name: &str| {
+        records
+            .iter()
+            .filter(|l| l.event_name == name)
+            .collect::<Vec<_>>()
+    };
+    let start = of_kind("hookd.run_start");
+    assert_eq!(start.len(), 1);
+    assert_eq!(
+        otlp::attr_str(&start[0].attributes, "hookd.run.id"),
+        Some(run_id.as_str())
+    );
+    let end = of_kind("hookd.run_done")[0];
+    let a = &end.attributes;
+    assert_eq!(otlp::attr_str(a, "hookd.run.id"), Some(run_id.as_str()));
+    assert_eq!(otlp::attr_str(a, "session.id"), done["session_id"].as_str());
+    assert_eq!(
+        otlp::attr_int(a, "gen_ai.usage.input_tokens"),
+        done["usage"]["input_tokens"].as_i64()
+    );
+    // The run's transcript stays in the log; its hooks are exported, tied
+    // to the run.
+    assert!(records
+        .iter()
+        .all(|l| !l.event_name.contains("sdk_message")));
+    let pre_tool_use = got
+        .spans()
+        .into_iter()
+        .find(|s| s.name == "PreToolUse Bash")
+        .cloned()
+        .or_else(|| {
+            receiver
+                .wait_for(Duration::from_secs(30), |r| {
+                    r.spans().iter().any(|s| s.name == "PreToolUse Bash")
+                })
+                .spans()
+                .into_iter()
+                .find(|s| s.name == "PreToolUse Bash")
+                .cloned()
+        })
+        .unwrap();
+    assert_eq!(
+        otlp::attr_str(&pre_tool_use.attributes, "hookd.run.id"),
+        Some(run_id.as_str())
+    );
+    assert_eq!(
+        otlp::attr_str(&pre_tool_use.attributes, "hookd.harness"),
+        Some("agent-sdk")
+    );
+    assert_eq!(
+        otlp::attr_str(&pre_tool_use.attributes, "hookd.verdict"),
+        Some("allow")
+    );
+    sdk.wait_no_runs();
 }

@@ -89,6 +89,9 @@ fn is_core(path: &str) -> bool {
         "src/config.rs",
         "src/providers.rs",
         "src/time.rs",
+        "src/otlp/config.rs",
+        "src/otlp/wire.rs",
+        "src/otlp/records.rs",
     ]
     .contains(&path)
         || path.starts_with("src/rules/")
@@ -122,7 +125,7 @@ const RULES: &[Rule] = &[
             "crate::run_client",
         ],
         why: "the core (events, decisions, rules, redaction, config, providers, time, the agent \
-              dialects) is data in, data out: replay, the CLI's reports and the tests judge \
+              dialects, the OTLP mapping) is data in, data out: replay, the CLI's reports and the tests judge \
               exactly as the daemon does, without a runtime or a daemon to stand up",
     },
     Rule {

@@ -408,6 +408,7 @@ fn record_event(
         &serde_json::to_vec(&EventView::with_input(event, &redacted)).expect("records serialize"),
     );
     let log_json = log_line.slice(..log_line.len() - 1);
+    shared.otlp.push(&log_line);
     shared.log.push(log_line);
     // In the table before anyone is told it is pending: a client that
     // decides the instant it sees the event must find it there.
@@ -589,7 +590,9 @@ fn record_decision(
         judgement.enforced,
     ))
     .expect("records serialize");
-    shared.log.push(line(&decision_json));
+    let decision_line = line(&decision_json);
+    shared.otlp.push(&decision_line);
+    shared.log.push(decision_line);
     let meta = event.meta(hook.agent, pending);
     // Built only if someone will receive it (most hooks have no subscriber).
     let mut decision_frames: [Option<Bytes>; 2] = [None, None];

@@ -61,6 +61,10 @@ use log::EventLog;
 /// Hooks answer their fallback at once; this only bounds slow writes.
 const SHUTDOWN_GRACE: Duration = Duration::from_secs(3);
 
+/// How long the OpenTelemetry exporter gets to send what waits at
+/// shutdown (one attempt, no retries).
+const OTLP_GRACE: Duration = Duration::from_secs(2);
+
 /// Where the rules come from.
 #[derive(Debug, Clone, PartialEq)]
 pub enum RulesSource {
@@ -173,6 +177,8 @@ pub struct Shared {
     pub runs: runs::Runs,
     /// Connection slots and idle-peer shedding.
     pub admission: limits::Admission,
+    /// OpenTelemetry export (`[otlp]`), fed beside the log.
+    pub otlp: crate::otlp::Export,
     /// Slots for evaluating large inputs on blocking threads (see
     /// [`hook::INLINE_EVALUATION_MAX_BYTES`]): a few slow evaluations
     /// cannot take every core.
@@ -225,8 +231,14 @@ impl Shared {
             socket,
             runs: runs::Runs::new(options.adapter_dir.clone()),
             admission: limits::Admission::new(max_connections),
+            otlp: crate::otlp::Export::disabled(),
             evaluations: Arc::new(Semaphore::new(evaluation_slots())),
         }
+    }
+
+    /// This state, exporting to OpenTelemetry through `otlp`.
+    pub fn with_otlp(self, otlp: crate::otlp::Export) -> Shared {
+        Shared { otlp, ..self }
     }
 
     /// Where the rules come from now.
@@ -302,6 +314,7 @@ impl Shared {
                 .lock()
                 .unwrap_or_else(|e| e.into_inner())
                 .clone(),
+            otlp: self.otlp.status(),
         }
     }
 }
@@ -453,6 +466,11 @@ pub fn run(options: ServeOptions) -> anyhow::Result<()> {
     let redactor = options.config.redactor()?;
     // Before any thread exists: this reads and clears LISTEN_* variables.
     let activated = systemd::take_listener().context("taking the socket passed by systemd")?;
+    // Its thread starts only now that the environment is no longer changed.
+    let otlp = match &options.config.otlp {
+        Some(config) => crate::otlp::Export::start(config, |var| std::env::var(var).ok())?,
+        None => crate::otlp::Export::disabled(),
+    };
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .thread_name("hookd")
@@ -480,20 +498,27 @@ pub fn run(options: ServeOptions) -> anyhow::Result<()> {
                 )
             }
         };
-        let shared = Arc::new(Shared::new(
-            &options,
-            rules,
-            redactor,
-            socket_path,
-            limits::connection_cap(fd_limit),
-            panics,
-        ));
+        let shared = Arc::new(
+            Shared::new(
+                &options,
+                rules,
+                redactor,
+                socket_path,
+                limits::connection_cap(fd_limit),
+                panics,
+            )
+            .with_otlp(otlp),
+        );
         listener.set_nonblocking(true)?;
         let listener = UnixListener::from_std(listener)?;
         let shutdown = CancellationToken::new();
         tokio::spawn(handle_signals(shared.clone(), shutdown.clone()));
         serve(listener, shared.clone(), shutdown).await?;
         drop(bound);
+        let unsent = shared.otlp.close(OTLP_GRACE);
+        if unsent > 0 {
+            tracing::info!(unsent, "{unsent} OpenTelemetry records were not sent");
+        }
         let lost = shared.log.close();
         if lost > 0 {
             tracing::info!(lost, "hookd stopped; {lost} event log lines were lost");

@@ -950,6 +950,10 @@ fn publish_record(shared: &Shared, record: &Reply, owner: Option<&ClientQueue>, 
         Some(redacted) => line(&redacted),
         None => raw_line.clone(),
     };
+    // The run's start and end, not its transcript.
+    if !matches!(record, Reply::SdkMessage(_)) {
+        shared.otlp.push(&log_line);
+    }
     shared.log.push(log_line.clone());
     let session = match record {
         Reply::SdkMessage(m) => m.session_id.as_deref(),

@@ -43,6 +43,54 @@ pub struct Status {
     /// lines; `null` before the first.
     #[serde(default)]
     pub last_decision: Option<LastDecision>,
+    /// OpenTelemetry export, when `[otlp]` configures it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub otlp: Option<OtlpStatus>,
+}
+
+/// `status.otlp`: the OpenTelemetry exporter's counters since start.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct OtlpStatus {
+    /// The collector's base URL.
+    pub endpoint: String,
+    /// `http/protobuf` or `http/json`.
+    pub protocol: String,
+    /// Log records the collector accepted.
+    pub logs_exported: u64,
+    /// Spans the collector accepted.
+    pub spans_exported: u64,
+    /// Lines and records dropped (queue full, collector down too long, a
+    /// batch it refused).
+    pub dropped: u64,
+    /// Requests that failed.
+    pub failures: u64,
+    /// Records waiting to be sent.
+    pub queued: u64,
+    /// The last failure's cause (it stays after the collector recovers).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub last_error: Option<String>,
+}
+
+impl std::fmt::Display for OtlpStatus {
+    /// `hookd status`'s lines: where to, what was sent and lost, why.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "otlp: {} ({}): {} log records and {} spans exported, {} queued, {} dropped, {} failed requests",
+            self.endpoint,
+            self.protocol,
+            self.logs_exported,
+            self.spans_exported,
+            self.queued,
+            self.dropped,
+            self.failures
+        )?;
+        if let Some(error) = &self.last_error {
+            write!(f, "\n  last failure: {error}")?;
+        }
+        Ok(())
+    }
 }
 
 /// `status.rules`.
