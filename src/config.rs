@@ -29,6 +29,13 @@
 //! allow_remote = false      # needed for a non-loopback address (a tailnet's)
 //! public_url = "http://box.tailnet.ts.net:7878"  # base of approval links
 //!
+//! [[notify.ntfy]]           # a push per event that waits for a person (needs [http])
+//! url = "https://ntfy.sh/my-topic"
+//! token_env = "NTFY_TOKEN"
+//! [[notify.webhook]]
+//! url = "https://example.com/hookd"
+//! slack = false
+//!
 //! [providers.work]          # for agent-SDK runs: see crate::providers
 //! kind = "anthropic"
 //! api_key_env = "WORK_ANTHROPIC_KEY"
@@ -63,6 +70,9 @@ pub struct Config {
     /// `[http]`.
     #[serde(default)]
     pub http: crate::http::HttpConfig,
+    /// `[notify]`.
+    #[serde(default)]
+    pub notify: crate::http::config::NotifyConfig,
     /// `[providers.NAME]` as written; validated into [`Config::providers`].
     #[serde(default, rename = "providers")]
     raw_providers: BTreeMap<String, toml::Value>,

@@ -355,7 +355,7 @@ pub fn run(options: ServeOptions) -> anyhow::Result<()> {
     };
     let rules = load_rules(&options.rules)?;
     let redactor = options.config.redactor()?;
-    let http = crate::http::prepare(&options.config.http)?;
+    let http = crate::http::prepare(&options.config)?;
     // Before any thread exists: this reads and clears LISTEN_* variables.
     let activated = systemd::take_listener().context("taking the socket passed by systemd")?;
     let runtime = tokio::runtime::Builder::new_multi_thread()

@@ -127,6 +127,122 @@ impl HttpConfig {
     }
 }
 
+/// `[notify]`: where a push goes when an event waits for a person.
+///
+/// ```toml
+/// [[notify.ntfy]]
+/// url = "https://ntfy.sh/my-hookd-topic"   # the topic URL
+/// token_env = "NTFY_TOKEN"                # or token_file = "…"; never inline
+///
+/// [[notify.webhook]]
+/// url = "https://hooks.slack.com/services/…"
+/// slack = true                            # add Slack's `text`
+/// ```
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NotifyConfig {
+    /// ntfy topics.
+    #[serde(default)]
+    pub ntfy: Vec<NtfyTarget>,
+    /// Webhooks receiving a JSON document.
+    #[serde(default)]
+    pub webhook: Vec<WebhookTarget>,
+}
+
+/// `[[notify.ntfy]]`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NtfyTarget {
+    /// The topic URL (`https://ntfy.sh/TOPIC`).
+    pub url: String,
+    /// An environment variable holding an access token.
+    pub token_env: Option<String>,
+    /// A file holding an access token.
+    pub token_file: Option<PathBuf>,
+}
+
+/// `[[notify.webhook]]`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct WebhookTarget {
+    /// Where the JSON document is POSTed.
+    pub url: String,
+    /// Add a Slack-compatible `text` field.
+    #[serde(default)]
+    pub slack: bool,
+}
+
+impl NotifyConfig {
+    /// How many targets.
+    pub fn targets(&self) -> usize {
+        self.ntfy.len() + self.webhook.len()
+    }
+
+    /// Checks every target's URL (`https://`, or `http://` to a loopback
+    /// host) and token source; errors name the key.
+    pub fn check(&self) -> Result<(), String> {
+        for (i, target) in self.ntfy.iter().enumerate() {
+            let key = format!("notify.ntfy[{i}]");
+            check_push_url(&target.url).map_err(|e| format!("`{key}.url`: {e}"))?;
+            let (_, topic) = ntfy_server_and_topic(&target.url).ok_or_else(|| {
+                format!(
+                    "`{key}.url`: `{}` names no topic: write it as https://ntfy.sh/TOPIC",
+                    target.url
+                )
+            })?;
+            if topic.is_empty() {
+                return Err(format!("`{key}.url`: the topic is empty"));
+            }
+            if target.token_env.is_some() && target.token_file.is_some() {
+                return Err(format!(
+                    "`{key}`: give `token_env` or `token_file`, not both"
+                ));
+            }
+        }
+        for (i, target) in self.webhook.iter().enumerate() {
+            check_push_url(&target.url).map_err(|e| format!("`notify.webhook[{i}].url`: {e}"))?;
+        }
+        Ok(())
+    }
+}
+
+/// `https://…`, or `http://` to a loopback host (tests, a local relay).
+fn check_push_url(url: &str) -> Result<(), String> {
+    let parsed = PublicUrl::parse(url)?;
+    if parsed.scheme == "https" {
+        return Ok(());
+    }
+    let host = parsed
+        .authority
+        .rsplit_once(':')
+        .filter(|(_, port)| port.chars().all(|c| c.is_ascii_digit()))
+        .map_or(parsed.authority.as_str(), |(host, _)| host);
+    let host = host.trim_start_matches('[').trim_end_matches(']');
+    let loopback = host == "localhost"
+        || host
+            .parse::<std::net::IpAddr>()
+            .is_ok_and(|ip| ip.is_loopback());
+    if loopback {
+        Ok(())
+    } else {
+        Err(format!(
+            "`{url}`: pushes leave this machine, so use https:// (plain http:// only to a loopback address)"
+        ))
+    }
+}
+
+/// `https://ntfy.sh/topic` → (`https://ntfy.sh`, `topic`): ntfy's JSON
+/// publishing POSTs to the server's root with the topic in the body.
+pub fn ntfy_server_and_topic(url: &str) -> Option<(String, String)> {
+    let trimmed = url.trim_end_matches('/');
+    let (scheme, rest) = trimmed.split_once("://")?;
+    let (authority_and_path, topic) = rest.rsplit_once('/')?;
+    Some((
+        format!("{scheme}://{authority_and_path}"),
+        topic.to_string(),
+    ))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -164,6 +280,24 @@ mod tests {
         assert!(bad.check().unwrap_err().contains("`http.public_url`"));
         let ftp = config("public_url = \"ftp://box\"");
         assert!(ftp.check().unwrap_err().contains("http or https"));
+    }
+
+    #[test]
+    fn push_targets_need_https_off_this_machine() {
+        let notify = |text: &str| toml::from_str::<NotifyConfig>(text).unwrap();
+        let plain = notify("[[webhook]]\nurl = \"http://example.com/hook\"");
+        assert!(plain.check().unwrap_err().contains("use https://"));
+        let local = notify(
+            "[[webhook]]\nurl = \"http://127.0.0.1:9/hook\"\n[[ntfy]]\nurl = \"https://ntfy.sh/t\"",
+        );
+        assert_eq!(local.check(), Ok(()));
+        assert_eq!(local.targets(), 2);
+        let no_topic = notify("[[ntfy]]\nurl = \"https://ntfy.sh\"");
+        assert!(no_topic.check().unwrap_err().contains("notify.ntfy[0].url"));
+        assert_eq!(
+            ntfy_server_and_topic("https://ntfy.sh/hookd-me/"),
+            Some(("https://ntfy.sh".into(), "hookd-me".into()))
+        );
     }
 
     #[test]

@@ -5,7 +5,8 @@
 //! - [`config`]: the `[http]` section and its checks;
 //! - [`token`]: the bearer token file (`hookd http token`);
 //! - [`links`]: one-time approve/deny links for events that wait for a
-//!   person, and the approval page they open.
+//!   person, and the approval page they open;
+//! - [`notify`]: the pushes carrying them (`[notify]`: ntfy, webhooks).
 //!
 //! The [`router`] is assembled from one `routes()` function per area, so a
 //! new area is one line. Every request passes [`guard`]: its Host must be
@@ -21,6 +22,7 @@
 
 pub mod config;
 pub mod links;
+pub mod notify;
 pub mod token;
 
 use std::net::SocketAddr;
@@ -84,6 +86,7 @@ impl Face {
             token_file: self.token_file.clone(),
             refused_connections: self.refused_connections.load(Ordering::Relaxed),
             links: self.links.count() as u64,
+            notify: self.links.notifier().map(|n| n.status()),
         }
     }
 
@@ -131,8 +134,19 @@ pub struct Prepared {
 /// Checks `[http]`, makes sure the token file exists and binds the
 /// listener: every error a misconfigured listener can have is a start-up
 /// error naming the key or file. `None` when no listener is configured.
-pub fn prepare(config: &HttpConfig) -> anyhow::Result<Option<Prepared>> {
+pub fn prepare(config: &crate::config::Config) -> anyhow::Result<Option<Prepared>> {
+    let notify = &config.notify;
+    notify
+        .check()
+        .map_err(|e| anyhow::anyhow!("[notify] {e}"))?;
+    let config = &config.http;
     let Some(listen) = config.listen else {
+        if notify.targets() > 0 {
+            anyhow::bail!(
+                "[notify] has targets but [http] has no `listen`: pushes carry links to the HTTP \
+                 listener; set `listen` in [http] (or `hookd serve --http ADDR`)"
+            );
+        }
         return Ok(None);
     };
     config.check().map_err(|e| anyhow::anyhow!("[http] {e}"))?;
@@ -162,6 +176,8 @@ pub fn prepare(config: &HttpConfig) -> anyhow::Result<Option<Prepared>> {
              keep it on a private network such as a tailnet; it has no TLS"
         );
     }
+    let links = links::Links::new(public.base.clone(), notify)
+        .context("starting the push sender thread")?;
     Ok(Some(Prepared {
         listener,
         face: Face {
@@ -172,7 +188,7 @@ pub fn prepare(config: &HttpConfig) -> anyhow::Result<Option<Prepared>> {
             max_body_bytes: config.max_body_bytes(),
             max_connections: config.max_connections(),
             refused_connections: AtomicU64::new(0),
-            links: Arc::new(links::Links::default()),
+            links: Arc::new(links),
         },
     }))
 }
@@ -188,6 +204,7 @@ pub fn start(
     let listener = TcpListener::from_std(prepared.listener)?;
     let face = Arc::new(prepared.face);
     tracing::info!(listen = %face.listen, public_url = %face.public.base, "HTTP listener on");
+    shared.hub.observe(face.links.clone());
     let _ = shared.http.set(face);
     tokio::spawn(serve(listener, shared.clone(), shutdown.clone()));
     Ok(())

@@ -33,7 +33,8 @@ pub use approval::{
     Remember, Remembered, Suggestion,
 };
 pub use status::{
-    Counters, HttpStatus, LastDecision, ProjectsStatus, RulesStatus, RunSummary, Status,
+    Counters, HttpStatus, LastDecision, NotifyStatus, ProjectsStatus, RulesStatus, RunSummary,
+    Status,
 };
 
 use std::collections::BTreeMap;

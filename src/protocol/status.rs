@@ -63,6 +63,22 @@ pub struct HttpStatus {
     /// One-time links alive now (two per event waiting for a person).
     #[serde(default)]
     pub links: u64,
+    /// Pushes (`[notify]`); `null` without targets.
+    #[serde(default)]
+    pub notify: Option<NotifyStatus>,
+}
+
+/// `status.http.notify`: pushes per target since start.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct NotifyStatus {
+    /// Targets configured.
+    pub targets: u64,
+    /// Delivered.
+    pub sent: u64,
+    /// Given up on after every retry failed.
+    pub failed: u64,
+    /// Not sent: the queue was full, or the event ended first.
+    pub dropped: u64,
 }
 
 /// `status.rules`.
