@@ -535,7 +535,7 @@ fn page(status: StatusCode, title: &str, body: &str) -> Response {
     let html = format!(
         "<!doctype html><html lang=en><head><meta charset=utf-8>\
          <meta name=viewport content=\"width=device-width,initial-scale=1\">\
-         <meta name=referrer content=no-referrer>\
+         <meta name=referrer content=same-origin>\
          <title>hookd · {title}</title><style>{STYLE}</style></head>\
          <body><main><h1>{title}</h1>{body}</main></body></html>",
         title = escape(title),
