@@ -1263,10 +1263,18 @@ fn status(client: &ClientArgs, json: bool) -> anyhow::Result<()> {
         );
     }
     match &status.http {
-        Some(http) => println!(
-            "http: {} (links on {}; {} links alive, {} connections refused)",
-            http.listen, http.public_url, http.links, http.refused_connections
-        ),
+        Some(http) => {
+            println!(
+                "http: {} (links on {}; {} links alive, {} connections refused)",
+                http.listen, http.public_url, http.links, http.refused_connections
+            );
+            if let Some(n) = &http.notify {
+                println!(
+                    "  pushes: {} targets, {} sent, {} failed, {} dropped",
+                    n.targets, n.sent, n.failed, n.dropped
+                );
+            }
+        }
         None => println!("http: off"),
     }
     println!("session grants: {}", status.grants.len());
