@@ -286,3 +286,38 @@ fn a_receiver_that_is_down_costs_counted_failures_not_answers() {
     assert!(stdout.contains("\"deny\""), "{stdout}");
     let _ = addr;
 }
+
+#[test]
+fn approve_for_this_session_adds_a_grant() {
+    let receiver = Receiver::start(200);
+    let (daemon, addr) = start(
+        &format!("[[notify.webhook]]\nurl = \"http://{}/w\"\n", receiver.addr),
+        "",
+    );
+    let waiting = forward_in_background(
+        &daemon.socket,
+        &permission_request("./deploy staging"),
+        &["--timeout", "60"],
+    );
+    let approve = receiver.wait_for(1)[0].json()["approve_url"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let approved = http::post_form(
+        &addr,
+        &path_of(&approve),
+        &[],
+        &format!("token={}&remember=session", token_of(&approve)),
+    );
+    assert_eq!(approved.status, 200, "{}", approved.body);
+    assert!(
+        approved.body.contains("for this session"),
+        "{}",
+        approved.body
+    );
+    let stdout = String::from_utf8_lossy(&waiting.join().unwrap().stdout).into_owned();
+    assert!(stdout.contains("\"allow\""), "{stdout}");
+    let grants = daemon.status()["grants"].clone();
+    assert_eq!(grants.as_array().map(Vec::len), Some(1), "{grants}");
+    assert_eq!(grants[0]["by"], "http", "{grants}");
+}
