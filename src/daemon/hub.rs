@@ -16,6 +16,10 @@
 //!   watched as a *dialog*: the person can answer it in Claude Code first,
 //!   and the events that show it (the same call's PostToolUse, the turn's
 //!   end) end it as answered in the terminal ([`Hub::answered_in_terminal`]).
+//! - A [`PendingObserver`] (the HTTP face's one-time links) hears of every
+//!   event added to and ended in the table, under the table's lock, so it
+//!   never sees them out of order; when it [decides](PendingObserver::decides)
+//!   it counts as a subscriber that can decide every event.
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
@@ -80,6 +84,38 @@ pub fn tool_call_key(tool: &str, tool_input: &Value) -> u64 {
     tool.hash(&mut hasher);
     tool_input.to_string().hash(&mut hasher);
     hasher.finish()
+}
+
+/// What a [`PendingObserver`] hears of an event added to the table.
+#[derive(Debug, Clone, Copy)]
+pub struct PendingAdded<'a> {
+    /// The event.
+    pub id: Uuid,
+    /// Its short id.
+    pub short_id: &'a str,
+    /// The facts filters look at.
+    pub meta: &'a EventMeta<'a>,
+    /// Its record (redacted, as in the log).
+    pub record: &'a Bytes,
+    /// When the wait ends at the latest.
+    pub deadline: Instant,
+    /// The verdicts a decision may give.
+    pub verdicts: &'a [crate::decision::Verdict],
+    /// The rules that asked, and why.
+    pub asked_by: &'a AskedBy,
+}
+
+/// Follows the pending table from outside the hub (the HTTP face's
+/// one-time links). Called under the table's lock: it must be quick, and
+/// must not call back into the hub.
+pub trait PendingObserver: Send + Sync + std::fmt::Debug {
+    /// Whether a person can decide through it (pushes are configured): then
+    /// asks are held even with no socket client subscribed.
+    fn decides(&self) -> bool;
+    /// Event `added` waits now.
+    fn added(&self, added: &PendingAdded<'_>);
+    /// Event `id` waits no more; `by` ended it (`client:NAME`, `timeout`, …).
+    fn ended(&self, id: Uuid, by: &str);
 }
 
 /// The facts about an event that filters look at.
@@ -274,6 +310,8 @@ struct PendingEntry {
 
 #[derive(Default)]
 struct PendingTable {
+    /// See [`Hub::observe`].
+    observer: Option<Arc<dyn PendingObserver>>,
     waiting: HashMap<Uuid, PendingEntry>,
     /// Short id → event id, for the events waiting now.
     short_ids: HashMap<String, Uuid>,
@@ -288,6 +326,9 @@ impl PendingTable {
     fn end(&mut self, id: Uuid, by: String) -> Option<PendingEntry> {
         let entry = self.waiting.remove(&id)?;
         self.short_ids.remove(&entry.short_id);
+        if let Some(observer) = &self.observer {
+            observer.ended(id, &by);
+        }
         if self.outcomes.len() == REMEMBERED_OUTCOMES {
             self.outcomes.pop_front();
         }
@@ -377,6 +418,8 @@ pub struct Hub {
     next_client: AtomicU64,
     subscriber_count: AtomicU64,
     lagged_dropped: AtomicU64,
+    /// Whether the observer decides (read without the table's lock).
+    observer_decides: std::sync::atomic::AtomicBool,
 }
 
 impl std::fmt::Debug for Hub {
@@ -389,6 +432,22 @@ impl std::fmt::Debug for Hub {
 }
 
 impl Hub {
+    /// Makes `observer` hear of every event added to and ended in the
+    /// pending table from now on.
+    pub fn observe(&self, observer: Arc<dyn PendingObserver>) {
+        self.observer_decides
+            .store(observer.decides(), Ordering::Relaxed);
+        self.pending
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .observer = Some(observer);
+    }
+
+    /// Whether the observer counts as a client that can decide anything.
+    fn observer_decides(&self) -> bool {
+        self.observer_decides.load(Ordering::Relaxed)
+    }
+
     /// A fresh id for a client connection.
     pub fn client_id(&self) -> u64 {
         self.next_client.fetch_add(1, Ordering::Relaxed)
@@ -422,6 +481,9 @@ impl Hub {
                 .store(subs.len() as u64, Ordering::Relaxed);
             subs.values().map(|s| s.filter.clone()).collect::<Vec<_>>()
         };
+        if self.observer_decides() {
+            return;
+        }
         let mut table = self.pending.lock().unwrap_or_else(|e| e.into_inner());
         let orphaned: Vec<Uuid> = table
             .waiting
@@ -467,6 +529,9 @@ impl Hub {
 
     /// Whether some subscriber would be shown this event as pending.
     pub fn has_decider(&self, meta: &EventMeta<'_>) -> bool {
+        if self.observer_decides() {
+            return true;
+        }
         if self.subscriber_count() == 0 {
             return false;
         }
@@ -572,6 +637,17 @@ impl Hub {
             deadline,
             resolve,
         };
+        if let Some(observer) = &table.observer {
+            observer.added(&PendingAdded {
+                id,
+                short_id: &short,
+                meta,
+                record: &entry.record,
+                deadline,
+                verdicts: &info.verdicts,
+                asked_by: &entry.asked_by,
+            });
+        }
         table.short_ids.insert(short, id);
         table.waiting.insert(id, entry);
         (rx, info)

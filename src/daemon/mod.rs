@@ -183,6 +183,8 @@ pub struct Shared {
     /// [`hook::INLINE_EVALUATION_MAX_BYTES`]): a few slow evaluations
     /// cannot take every core.
     pub evaluations: Arc<Semaphore>,
+    /// The HTTP listener, once it runs (see [`crate::http::start`]).
+    pub http: std::sync::OnceLock<Arc<crate::http::Face>>,
 }
 
 impl Shared {
@@ -233,6 +235,7 @@ impl Shared {
             admission: limits::Admission::new(max_connections),
             otlp: crate::otlp::Export::disabled(),
             evaluations: Arc::new(Semaphore::new(evaluation_slots())),
+            http: std::sync::OnceLock::new(),
         }
     }
 
@@ -315,6 +318,7 @@ impl Shared {
                 .unwrap_or_else(|e| e.into_inner())
                 .clone(),
             otlp: self.otlp.status(),
+            http: self.http.get().map(|face| face.status()),
         }
     }
 }
@@ -464,6 +468,7 @@ pub fn run(options: ServeOptions) -> anyhow::Result<()> {
         state_dir(&options.log).as_deref(),
     )?;
     let redactor = options.config.redactor()?;
+    let http = crate::http::prepare(&options.config)?;
     // Before any thread exists: this reads and clears LISTEN_* variables.
     let activated = systemd::take_listener().context("taking the socket passed by systemd")?;
     // Its thread starts only now that the environment is no longer changed.
@@ -513,6 +518,9 @@ pub fn run(options: ServeOptions) -> anyhow::Result<()> {
         let listener = UnixListener::from_std(listener)?;
         let shutdown = CancellationToken::new();
         tokio::spawn(handle_signals(shared.clone(), shutdown.clone()));
+        if let Some(http) = http {
+            crate::http::start(http, &shared, &shutdown)?;
+        }
         serve(listener, shared.clone(), shutdown).await?;
         drop(bound);
         let unsent = shared.otlp.close(OTLP_GRACE);

@@ -33,8 +33,8 @@ pub use approval::{
     Remember, Remembered, Suggestion,
 };
 pub use status::{
-    BundleStatus, Counters, LastDecision, OtlpStatus, PolicyLayerStatus, ProjectsStatus,
-    RulesStatus, RunSummary, Status,
+    BundleStatus, Counters, HttpStatus, LastDecision, NotifyStatus, OtlpStatus, PolicyLayerStatus,
+    ProjectsStatus, RulesStatus, RunSummary, Status,
 };
 
 use std::collections::BTreeMap;

@@ -46,6 +46,9 @@ pub struct Status {
     /// OpenTelemetry export, when `[otlp]` configures it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub otlp: Option<OtlpStatus>,
+    /// The HTTP listener (`[http]`); `null` when it is off.
+    #[serde(default)]
+    pub http: Option<HttpStatus>,
 }
 
 /// `status.otlp`: the OpenTelemetry exporter's counters since start.
@@ -91,6 +94,39 @@ impl std::fmt::Display for OtlpStatus {
         }
         Ok(())
     }
+}
+
+/// `status.http`: the HTTP listener.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct HttpStatus {
+    /// The address it listens on.
+    pub listen: String,
+    /// The base URL of approval links.
+    pub public_url: String,
+    /// The bearer token's file.
+    pub token_file: PathBuf,
+    /// Connections closed at accept because every slot was taken.
+    #[serde(default)]
+    pub refused_connections: u64,
+    /// One-time links alive now (two per event waiting for a person).
+    #[serde(default)]
+    pub links: u64,
+    /// Pushes (`[notify]`); `null` without targets.
+    #[serde(default)]
+    pub notify: Option<NotifyStatus>,
+}
+
+/// `status.http.notify`: pushes per target since start.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct NotifyStatus {
+    /// Targets configured.
+    pub targets: u64,
+    /// Delivered.
+    pub sent: u64,
+    /// Given up on after every retry failed.
+    pub failed: u64,
+    /// Not sent: the queue was full, or the event ended first.
+    pub dropped: u64,
 }
 
 /// `status.rules`.

@@ -1,0 +1,307 @@
+//! Pushes to a phone (`[notify]`): for every event that waits for a
+//! person, one push per target carrying its approve/deny links.
+//!
+//! Never on a hook's path: [`Notifier::push`] only queues (bounded; a full
+//! queue drops the push and counts it), and one dedicated thread sends,
+//! with the blocking `ureq` client ([`crate::outbound`]). The pending
+//! table adds an event once, so an event is pushed once per target, and
+//! the one sender has at most one push per event in flight. A failed send
+//! is retried with backoff, at most [`ATTEMPTS`] times and never past the
+//! event's deadline or end; what happened is counted (`status`:
+//! `http.notify`).
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::mpsc::{sync_channel, SyncSender, TrySendError};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use serde_json::{json, Value};
+use uuid::Uuid;
+
+use super::config::{ntfy_server_and_topic, NotifyConfig, NtfyTarget, WebhookTarget};
+use super::links::EventFacts;
+
+/// Pushes waiting for the sender before new ones are dropped.
+const QUEUE: usize = 256;
+
+/// Tries per push and target.
+pub const ATTEMPTS: u32 = 4;
+
+/// The first retry's wait; doubled for each next one.
+const FIRST_BACKOFF: Duration = Duration::from_millis(500);
+
+/// One request's time limit.
+const REQUEST_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// One event's push.
+#[derive(Debug, Clone)]
+pub struct Push {
+    /// The event.
+    pub id: Uuid,
+    /// What the page shows of it.
+    pub facts: Arc<EventFacts>,
+    /// The approve link.
+    pub approve_url: String,
+    /// The deny link.
+    pub deny_url: String,
+    /// The approve link's token (ntfy's action POSTs it as the form).
+    pub approve_token: String,
+    /// The deny link's token.
+    pub deny_token: String,
+    /// The event's deadline.
+    pub deadline: Instant,
+}
+
+/// Counts of pushes, per target.
+#[derive(Debug, Default)]
+pub struct NotifyCounters {
+    /// Delivered (a 2xx answer).
+    pub sent: AtomicU64,
+    /// Given up on after every attempt failed.
+    pub failed: AtomicU64,
+    /// Not sent: the queue was full, or the event ended first.
+    pub dropped: AtomicU64,
+}
+
+/// The queue to the sender thread.
+#[derive(Debug)]
+pub struct Notifier {
+    queue: SyncSender<Push>,
+    targets: usize,
+    /// See [`NotifyCounters`].
+    pub counters: Arc<NotifyCounters>,
+}
+
+impl Notifier {
+    /// Starts the sender thread for `config`'s targets; `waiting(id)` says
+    /// whether event `id` still waits (a push for an ended event is
+    /// dropped). `None` without targets.
+    pub fn start(
+        config: &NotifyConfig,
+        waiting: impl Fn(Uuid) -> bool + Send + 'static,
+    ) -> std::io::Result<Option<Notifier>> {
+        if config.targets() == 0 {
+            return Ok(None);
+        }
+        let (queue, pushes) = sync_channel::<Push>(QUEUE);
+        let counters = Arc::new(NotifyCounters::default());
+        let sender = Sender {
+            agent: crate::outbound::agent(REQUEST_TIMEOUT),
+            ntfy: config.ntfy.clone(),
+            webhook: config.webhook.clone(),
+            counters: counters.clone(),
+        };
+        std::thread::Builder::new()
+            .name("hookd-notify".into())
+            .spawn(move || {
+                for push in pushes {
+                    sender.send_all(&push, &waiting);
+                }
+            })?;
+        Ok(Some(Notifier {
+            queue,
+            targets: config.targets(),
+            counters,
+        }))
+    }
+
+    /// Queues `push` without waiting.
+    pub fn push(&self, push: Push) {
+        match self.queue.try_send(push) {
+            Ok(()) => {}
+            Err(TrySendError::Full(push)) => {
+                tracing::warn!(event = %push.id, "push queue full; this event's push is dropped");
+                self.counters
+                    .dropped
+                    .fetch_add(self.targets as u64, Ordering::Relaxed);
+            }
+            Err(TrySendError::Disconnected(_)) => {
+                self.counters
+                    .dropped
+                    .fetch_add(self.targets as u64, Ordering::Relaxed);
+            }
+        }
+    }
+
+    /// `status.http.notify`.
+    pub fn status(&self) -> crate::protocol::NotifyStatus {
+        let n = |c: &AtomicU64| c.load(Ordering::Relaxed);
+        crate::protocol::NotifyStatus {
+            targets: self.targets as u64,
+            sent: n(&self.counters.sent),
+            failed: n(&self.counters.failed),
+            dropped: n(&self.counters.dropped),
+        }
+    }
+}
+
+/// A request ready to send: URL, headers, body.
+struct Request {
+    url: String,
+    headers: Vec<(&'static str, String)>,
+    body: String,
+}
+
+struct Sender {
+    agent: ureq::Agent,
+    ntfy: Vec<NtfyTarget>,
+    webhook: Vec<WebhookTarget>,
+    counters: Arc<NotifyCounters>,
+}
+
+impl Sender {
+    fn send_all(&self, push: &Push, waiting: &dyn Fn(Uuid) -> bool) {
+        for target in &self.ntfy {
+            match ntfy_request(target, push) {
+                Ok(request) => self.send(request, push, waiting),
+                Err(e) => {
+                    tracing::error!(url = %target.url, error = %e, "ntfy push not sent");
+                    self.counters.failed.fetch_add(1, Ordering::Relaxed);
+                }
+            }
+        }
+        for target in &self.webhook {
+            self.send(webhook_request(target, push), push, waiting);
+        }
+    }
+
+    /// Sends `request`, retrying with backoff while the event waits.
+    fn send(&self, request: Request, push: &Push, waiting: &dyn Fn(Uuid) -> bool) {
+        let mut backoff = FIRST_BACKOFF;
+        for attempt in 1..=ATTEMPTS {
+            if !waiting(push.id) || Instant::now() >= push.deadline {
+                self.counters.dropped.fetch_add(1, Ordering::Relaxed);
+                return;
+            }
+            let mut builder = self.agent.post(&request.url);
+            for (name, value) in &request.headers {
+                builder = builder.header(*name, value.as_str());
+            }
+            let failure = match builder.send(request.body.as_str()) {
+                Ok(response) if response.status().is_success() => {
+                    self.counters.sent.fetch_add(1, Ordering::Relaxed);
+                    return;
+                }
+                Ok(response) => format!("answered {}", response.status()),
+                Err(e) => e.to_string(),
+            };
+            tracing::warn!(url = %request.url, attempt, error = %failure, "push failed");
+            if attempt < ATTEMPTS {
+                std::thread::sleep(
+                    backoff.min(push.deadline.saturating_duration_since(Instant::now())),
+                );
+                backoff *= 2;
+            }
+        }
+        self.counters.failed.fetch_add(1, Ordering::Relaxed);
+    }
+}
+
+/// One line saying what waits: `Bash: npm publish`.
+fn headline(facts: &EventFacts) -> String {
+    let subject: String = facts.subject.chars().take(200).collect();
+    match &facts.tool {
+        Some(tool) => format!("{tool}: {subject}"),
+        None => format!("{}: {subject}", facts.kind),
+    }
+}
+
+/// ntfy's JSON publish format: POSTed to the server's root, the topic in
+/// the body, two `http` actions that POST the links' forms, one `view`.
+fn ntfy_request(target: &NtfyTarget, push: &Push) -> Result<Request, String> {
+    let (server, topic) = ntfy_server_and_topic(&target.url)
+        .ok_or_else(|| format!("`{}` names no topic", target.url))?;
+    let facts = &push.facts;
+    let mut message = headline(facts);
+    if let Some(project) = &facts.project {
+        message.push_str(&format!("\nin {project}"));
+    }
+    if let Some(reason) = &facts.reason {
+        message.push_str(&format!("\n{reason}"));
+    }
+    let form_action = |label: &str, url: &str, token: &str| {
+        json!({
+            "action": "http",
+            "label": label,
+            "url": url,
+            "method": "POST",
+            "headers": {"Content-Type": "application/x-www-form-urlencoded"},
+            "body": format!("token={token}"),
+            "clear": true,
+        })
+    };
+    let body = json!({
+        "topic": topic,
+        "title": format!("{} needs you ({})", facts.agent, facts.short_id),
+        "message": message,
+        "priority": 4,
+        "tags": ["robot"],
+        "click": push.approve_url,
+        "actions": [
+            form_action("Approve", &push.approve_url, &push.approve_token),
+            form_action("Deny", &push.deny_url, &push.deny_token),
+            {"action": "view", "label": "Open", "url": push.approve_url},
+        ],
+    });
+    let mut headers = vec![("Content-Type", "application/json".to_string())];
+    let token = match (&target.token_env, &target.token_file) {
+        (Some(var), _) => {
+            Some(std::env::var(var).map_err(|_| format!("`token_env`: ${var} is not set"))?)
+        }
+        (None, Some(file)) => Some(
+            std::fs::read_to_string(file)
+                .map_err(|e| format!("`token_file` {}: {e}", file.display()))?
+                .trim()
+                .to_string(),
+        ),
+        (None, None) => None,
+    };
+    if let Some(token) = token {
+        headers.push(("Authorization", format!("Bearer {token}")));
+    }
+    Ok(Request {
+        url: server,
+        headers,
+        body: body.to_string(),
+    })
+}
+
+/// The webhook document (README, "Approving from your phone").
+fn webhook_request(target: &WebhookTarget, push: &Push) -> Request {
+    let facts = &push.facts;
+    let mut body = json!({
+        "event_id": push.id,
+        "short_id": facts.short_id,
+        "agent": facts.agent,
+        "event": facts.kind,
+        "tool": facts.tool,
+        "summary": facts.subject,
+        "project": facts.project,
+        "rule_ids": facts.rule_ids,
+        "reason": facts.reason,
+        "deadline": crate::time::rfc3339(facts.deadline),
+        "approve_url": push.approve_url,
+        "deny_url": push.deny_url,
+        "page_url": push.approve_url,
+    });
+    if target.slack {
+        body["text"] = Value::String(format!(
+            "*{} needs you* ({})\n`{}`{}\n<{}|Review and approve> · <{}|Deny>",
+            facts.agent,
+            facts.short_id,
+            headline(facts),
+            facts
+                .reason
+                .as_deref()
+                .map(|r| format!("\n{r}"))
+                .unwrap_or_default(),
+            push.approve_url,
+            push.deny_url
+        ));
+    }
+    Request {
+        url: target.url.clone(),
+        headers: vec![("Content-Type", "application/json".to_string())],
+        body: body.to_string(),
+    }
+}

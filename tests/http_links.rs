@@ -1,0 +1,323 @@
+//! One-time links and pushes (`[notify]`) against a local receiver standing
+//! in for ntfy and a webhook: exactly one push per event that waits for a
+//! person and none for rule-decided ones; a link decides once (as
+//! `client:http`), the other dies, reuse and expiry answer 410; a receiver
+//! that is down costs counted failures, never a hook's answer.
+
+#[path = "support/daemon.rs"]
+mod daemon;
+#[path = "support/http.rs"]
+mod http;
+#[path = "support/receiver.rs"]
+mod receiver;
+
+use std::time::{Duration, Instant};
+
+use daemon::{fixture, forward_in_background, Daemon, DaemonOptions};
+use receiver::Receiver;
+use serde_json::Value;
+
+const RULES: &str = r#"
+[[rule]]
+id = "ask-deploy"
+action = "ask"
+tool = "Bash(./deploy:*)"
+reason = "deploys need a person"
+
+[[rule]]
+id = "no-rm"
+action = "deny"
+tool = "Bash(rm:*)"
+"#;
+
+/// A daemon with `[http]` on a free port, `notify` as its `[notify]`
+/// targets and `extra` config; returns it and its HTTP address.
+fn start(notify: &str, extra: &str) -> (Daemon, String) {
+    let daemon = Daemon::start_with(DaemonOptions {
+        rules: Some(RULES.into()),
+        config: Some(format!(
+            "{extra}\n[http]\nlisten = \"127.0.0.1:0\"\n{notify}\n"
+        )),
+        ..DaemonOptions::default()
+    });
+    let listen = daemon.status()["http"]["listen"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    (daemon, listen)
+}
+
+fn permission_request(command: &str) -> Value {
+    let mut input = fixture("PermissionRequest.json");
+    input["tool_input"]["command"] = command.into();
+    input
+}
+
+/// The path of a link URL (`http://host:port/a/TOKEN` → `/a/TOKEN`).
+fn path_of(url: &str) -> String {
+    let rest = url.split_once("://").unwrap().1;
+    format!("/{}", rest.split_once('/').unwrap().1)
+}
+
+fn token_of(url: &str) -> String {
+    url.rsplit('/').next().unwrap().to_string()
+}
+
+fn wait_until(what: &str, mut done: impl FnMut() -> bool) {
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while !done() {
+        assert!(Instant::now() < deadline, "timed out waiting for {what}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+#[test]
+fn one_push_per_waiting_event_and_its_links_decide_once() {
+    let receiver = Receiver::start(200);
+    let (daemon, addr) = start(
+        &format!(
+            "[[notify.webhook]]\nurl = \"http://{0}/webhook\"\nslack = true\n\
+             [[notify.ntfy]]\nurl = \"http://{0}/ntfy/hookd-topic\"\n",
+            receiver.addr
+        ),
+        "",
+    );
+    // A rule decides this one: no push.
+    let denied = daemon.forward(&permission_request("rm -rf build"), &["--timeout", "60"]);
+    assert!(String::from_utf8_lossy(&denied.stdout).contains("deny"));
+    // This one waits for a person.
+    let waiting = forward_in_background(
+        &daemon.socket,
+        &permission_request("./deploy '<script>alert(1)</script>'"),
+        &["--timeout", "60"],
+    );
+    let pushes = receiver.wait_for(2);
+    std::thread::sleep(Duration::from_millis(300));
+    assert_eq!(
+        receiver.received().len(),
+        2,
+        "one push per target, none for the denied event"
+    );
+    let webhook = pushes
+        .iter()
+        .find(|r| r.path == "/webhook")
+        .expect("webhook push");
+    let ntfy = pushes
+        .iter()
+        .find(|r| r.path == "/ntfy")
+        .expect("ntfy push (to the server's root)");
+    let doc = webhook.json();
+    assert_eq!(doc["tool"], "Bash");
+    assert_eq!(doc["rule_ids"], serde_json::json!(["ask-deploy"]));
+    assert_eq!(doc["reason"], "deploys need a person");
+    assert!(
+        doc["text"].as_str().unwrap().contains("needs you"),
+        "slack text: {doc}"
+    );
+    let approve = doc["approve_url"].as_str().unwrap().to_string();
+    let deny = doc["deny_url"].as_str().unwrap().to_string();
+    assert!(
+        approve.starts_with(&format!("http://{addr}/a/")),
+        "{approve}"
+    );
+    assert!(
+        !approve.contains("deploy") && !deny.contains("deploy"),
+        "links never carry the input"
+    );
+    assert!(token_of(&approve).len() >= 22, "≥128 bits: {approve}");
+    assert_ne!(approve, deny);
+
+    let ntfy = ntfy.json();
+    assert_eq!(ntfy["topic"], "hookd-topic");
+    let actions = ntfy["actions"].as_array().unwrap();
+    assert_eq!(actions[0]["action"], "http");
+    assert_eq!(actions[0]["url"], approve.as_str());
+    assert_eq!(actions[0]["method"], "POST");
+    assert_eq!(actions[0]["body"], format!("token={}", token_of(&approve)));
+    assert_eq!(actions[1]["url"], deny.as_str());
+    assert_eq!(actions[2]["action"], "view");
+
+    // GET shows the page, escaped, and decides nothing.
+    let page = http::get(&addr, &path_of(&approve), &[]);
+    assert_eq!(page.status, 200);
+    assert!(
+        page.body
+            .contains("./deploy &#39;&lt;script&gt;alert(1)&lt;/script&gt;&#39;"),
+        "{}",
+        page.body
+    );
+    assert!(!page.body.contains("<script>alert(1)"), "{}", page.body);
+    assert!(page.body.contains("ask-deploy") && page.body.contains("deploys need a person"));
+    assert!(page.body.contains("Approve for this session"));
+    assert_eq!(daemon.counter("pending"), 1, "GET never decides");
+
+    // A form without the token (a forged POST) is refused.
+    let forged = http::post_form(&addr, &path_of(&approve), &[], "token=guess");
+    assert_eq!(forged.status, 403);
+    assert_eq!(daemon.counter("pending"), 1);
+
+    let approved = http::post_form(
+        &addr,
+        &path_of(&approve),
+        &[],
+        &format!("token={}", token_of(&approve)),
+    );
+    assert_eq!(approved.status, 200, "{}", approved.body);
+    assert!(approved.body.contains("Approved"));
+    let out = waiting.join().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.contains("\"allow\""),
+        "the forwarder prints the allow: {stdout}"
+    );
+
+    // Reuse, and the other link: 410 saying who decided.
+    for url in [&approve, &deny] {
+        let again = http::post_form(
+            &addr,
+            &path_of(url),
+            &[],
+            &format!("token={}", token_of(url)),
+        );
+        assert_eq!(again.status, 410, "{}", again.body);
+        assert!(again.body.contains("client:http"), "{}", again.body);
+        assert_eq!(http::get(&addr, &path_of(url), &[]).status, 410);
+    }
+    assert_eq!(
+        http::get(&addr, "/a/AAAAAAAAAAAAAAAAAAAAAAAA", &[]).status,
+        404
+    );
+
+    let log = daemon.wait_log_lines(4);
+    let decision = log.iter().rev().find(|l| l["type"] == "decision").unwrap();
+    assert_eq!(decision["source"], "client:http", "{decision}");
+    assert_eq!(decision["verdict"], "allow");
+    let notify = &daemon.status()["http"]["notify"];
+    assert_eq!(notify["sent"], 2, "{notify}");
+    assert_eq!(notify["failed"], 0);
+}
+
+#[test]
+fn the_deny_link_denies_and_links_expire_with_the_event() {
+    let receiver = Receiver::start(200);
+    let (daemon, addr) = start(
+        &format!("[[notify.webhook]]\nurl = \"http://{}/w\"\n", receiver.addr),
+        "[decisions]\ntimeout = 1.5\n",
+    );
+    // Denied through its link.
+    let first = forward_in_background(
+        &daemon.socket,
+        &permission_request("./deploy a"),
+        &["--timeout", "60"],
+    );
+    let doc = receiver.wait_for(1)[0].json();
+    let deny = doc["deny_url"].as_str().unwrap().to_string();
+    let denied = http::post_form(
+        &addr,
+        &path_of(&deny),
+        &[],
+        &format!("token={}", token_of(&deny)),
+    );
+    assert_eq!(denied.status, 200, "{}", denied.body);
+    let stdout = String::from_utf8_lossy(&first.join().unwrap().stdout).into_owned();
+    assert!(stdout.contains("\"deny\""), "{stdout}");
+
+    // Nobody answers the next one: its links expire with it.
+    let second = forward_in_background(
+        &daemon.socket,
+        &permission_request("./deploy b"),
+        &["--timeout", "60"],
+    );
+    let doc = receiver.wait_for(2)[1].json();
+    let approve = doc["approve_url"].as_str().unwrap().to_string();
+    second.join().unwrap();
+    let expired = http::post_form(
+        &addr,
+        &path_of(&approve),
+        &[],
+        &format!("token={}", token_of(&approve)),
+    );
+    assert_eq!(expired.status, 410, "{}", expired.body);
+    assert!(expired.body.contains("expired"), "{}", expired.body);
+    let decision = daemon
+        .log_lines()
+        .into_iter()
+        .rev()
+        .find(|l| l["type"] == "decision")
+        .unwrap();
+    assert_eq!(decision["source"], "timeout", "{decision}");
+}
+
+#[test]
+fn a_receiver_that_is_down_costs_counted_failures_not_answers() {
+    let (daemon, addr) = start(
+        &format!(
+            "[[notify.webhook]]\nurl = \"http://{}/w\"\n",
+            receiver::closed_port()
+        ),
+        "",
+    );
+    let waiting = forward_in_background(
+        &daemon.socket,
+        &permission_request("./deploy c"),
+        &["--timeout", "60"],
+    );
+    // Hooks are answered while the pushes fail and retry.
+    for _ in 0..5 {
+        let out = daemon.forward(&permission_request("rm x"), &["--timeout", "60"]);
+        assert!(String::from_utf8_lossy(&out.stdout).contains("deny"));
+    }
+    wait_until("the push to fail after its retries", || {
+        daemon.status()["http"]["notify"]["failed"] == 1
+    });
+    assert_eq!(daemon.status()["http"]["notify"]["sent"], 0);
+    // The event still waits for a person: the daemon's own socket client
+    // could answer it; here a decide through the socket ends it.
+    let mut client = daemon::RawClient::hello(&daemon.socket, "t");
+    let pending = client.call(serde_json::json!({"type": "pending"}));
+    let id = pending["result"][0]["event"]["id"]
+        .as_str()
+        .unwrap_or_else(|| panic!("{pending}"))
+        .to_string();
+    let decided =
+        client.call(serde_json::json!({"type": "decide", "event_id": id, "verdict": "deny"}));
+    assert_eq!(decided["type"], "ok", "{decided}");
+    let stdout = String::from_utf8_lossy(&waiting.join().unwrap().stdout).into_owned();
+    assert!(stdout.contains("\"deny\""), "{stdout}");
+    let _ = addr;
+}
+
+#[test]
+fn approve_for_this_session_adds_a_grant() {
+    let receiver = Receiver::start(200);
+    let (daemon, addr) = start(
+        &format!("[[notify.webhook]]\nurl = \"http://{}/w\"\n", receiver.addr),
+        "",
+    );
+    let waiting = forward_in_background(
+        &daemon.socket,
+        &permission_request("./deploy staging"),
+        &["--timeout", "60"],
+    );
+    let approve = receiver.wait_for(1)[0].json()["approve_url"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let approved = http::post_form(
+        &addr,
+        &path_of(&approve),
+        &[],
+        &format!("token={}&remember=session", token_of(&approve)),
+    );
+    assert_eq!(approved.status, 200, "{}", approved.body);
+    assert!(
+        approved.body.contains("for this session"),
+        "{}",
+        approved.body
+    );
+    let stdout = String::from_utf8_lossy(&waiting.join().unwrap().stdout).into_owned();
+    assert!(stdout.contains("\"allow\""), "{stdout}");
+    let grants = daemon.status()["grants"].clone();
+    assert_eq!(grants.as_array().map(Vec::len), Some(1), "{grants}");
+    assert_eq!(grants[0]["by"], "http", "{grants}");
+}
