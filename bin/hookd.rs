@@ -170,6 +170,25 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Explain a logged decision from the log alone: its event, verdict,
+    /// who decided (source, layer), the rules with file:line and reason,
+    /// the policy revision and whether the rules now still have it.
+    Explain {
+        /// The decision's id, or its first characters (an event's id also
+        /// finds its decision).
+        id: String,
+        /// The event log; its rotated files are searched too [default:
+        /// $XDG_STATE_HOME/hookd/events.jsonl].
+        #[arg(long, value_name = "FILE")]
+        log: Option<PathBuf>,
+        /// The rules to compare the revision with [default: the daemon's
+        /// rules file, else the defaults].
+        #[arg(long, value_name = "FILE")]
+        rules: Option<PathBuf>,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
     /// Show the daemon's version, uptime, rules generation and counters.
     Status {
         #[command(flatten)]
@@ -660,6 +679,13 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Serve(args) => serve(args).map(Outcome::from),
         Command::Tail(args) => tail(args).map(Outcome::from),
+        Command::Explain {
+            id,
+            log,
+            rules,
+            json,
+        } => log_path(log)
+            .and_then(|log| hookd::cli::explain::run(&id, &log, &rules_source(rules), json)),
         Command::Pending { client, json } => pending(&client, json).map(Outcome::from),
         Command::Decide {
             client,

@@ -10,6 +10,8 @@
 //! - colour: [`output::ColorWhen`] (`--color`, `NO_COLOR`) and the styles
 //!   in [`output::style`].
 
+pub mod explain;
+pub mod log;
 pub mod output;
 pub mod revision;
 

@@ -32,7 +32,8 @@ use tokio::sync::watch;
 
 use crate::decision::{Answer, Source, Verdict};
 use crate::event::Event;
-use crate::rules::{project_rules_path, Action, Evaluation, Layers, Query, RuleSet};
+use crate::protocol::log::{DecidingLayer, MatchedRule};
+use crate::rules::{project_rules_path, Action, Evaluation, Layers, Query, Revision, RuleSet};
 
 /// A project whose hooks stop for this long is forgotten (its next hook
 /// loads its file again).
@@ -56,6 +57,10 @@ pub struct Judgement {
     pub grant_rule: Option<String>,
     /// How a client's answer was remembered (`session`, `always`).
     pub remembered: Option<crate::protocol::Remember>,
+    /// Where each of `rule_ids` is and what it says.
+    pub rules: Vec<MatchedRule>,
+    /// The project layer's revision, when one took part.
+    pub project_revision: Option<Revision>,
 }
 
 impl Judgement {
@@ -69,6 +74,8 @@ impl Judgement {
             enforced: true,
             grant_rule: None,
             remembered: None,
+            rules: Vec::new(),
+            project_revision: None,
         }
     }
 }
@@ -396,6 +403,10 @@ impl Controller {
             answer.verdict != Verdict::NoOpinion || answer.additional_context.is_some();
         let mut rule_ids = evaluation.rule_ids;
         rule_ids.extend(evaluation.context_rule_ids);
+        let rules = rule_ids
+            .iter()
+            .filter_map(|id| matched_rule(layers, id))
+            .collect();
         Judgement {
             answer,
             source: if decided_by_rule {
@@ -408,8 +419,37 @@ impl Controller {
             enforced: !self.permissive,
             grant_rule: None,
             remembered: None,
+            rules,
+            project_revision: layers.project.as_ref().map(|p| p.rules.revision().clone()),
         }
     }
+}
+
+/// Where rule `id` (as in an evaluation's `rule_ids`: `project:<id>` for
+/// the project layer's) is in `layers`, and what it says.
+fn matched_rule(layers: &Layers, id: &str) -> Option<MatchedRule> {
+    let (set, layer) = match id.strip_prefix("project:") {
+        Some(own) => (
+            &layers.project.as_ref()?.rules,
+            (own, DecidingLayer::Project),
+        ),
+        None if layers.user.is_defaults() => (&layers.user, (id, DecidingLayer::Defaults)),
+        None => (&layers.user, (id, DecidingLayer::User)),
+    };
+    let (own_id, layer) = layer;
+    let rule = set.rule(own_id)?;
+    Some(MatchedRule {
+        id: id.to_string(),
+        file: if layer == DecidingLayer::Defaults {
+            "defaults".to_string()
+        } else {
+            set.origin().display().to_string()
+        },
+        layer,
+        action: rule.action,
+        line: rule.line as u32,
+        reason: rule.reason.map(str::to_string),
+    })
 }
 
 #[cfg(test)]

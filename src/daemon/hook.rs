@@ -59,9 +59,9 @@ use crate::agent::Agent;
 use crate::config::Timeout;
 use crate::decision::{Answer, Decision, Source, Verdict};
 use crate::event::Event;
-use crate::protocol::log::{DecisionView, EventView};
+use crate::protocol::log::{DecidingLayer, DecisionView, EventView};
 use crate::protocol::{push_frame, AskedBy, Harness, HookRequest, HookResult, PushKind};
-use crate::rules::{Layers, RuleSet};
+use crate::rules::{Layers, Revision, RuleSet};
 
 /// Hook inputs up to this size (the frame's bytes) are judged on the
 /// worker that received them; larger ones on a blocking thread, one at a
@@ -209,6 +209,7 @@ async fn answer_unguarded(
     // while it waits.
     let rules = shared.controller.rules();
     let (event, unjudged) = read_event(req, run, shared, rules.generation());
+    let revision = rules.revision().clone();
     let kind = event.kind();
     let hook = HookContext {
         shared,
@@ -221,6 +222,7 @@ async fn answer_unguarded(
         started,
         deadline,
         attended: attended(&event),
+        revision,
     };
     shared.stats.events.fetch_add(1, Ordering::Relaxed);
     if hook.attended {
@@ -286,6 +288,8 @@ struct HookContext<'a> {
     deadline: Instant,
     /// A person sits at the Claude Code terminal (see [`attended`]).
     attended: bool,
+    /// The policy revision of the rules the event is judged under.
+    revision: Revision,
 }
 
 /// The event of hook request `req` (of run `run`, if any), and its
@@ -549,6 +553,7 @@ fn record_decision(
     } else {
         output::HookOutput::default()
     };
+    let layer = DecidingLayer::of(&judgement.source, &judgement.rules);
     let decision = Decision {
         decision_id: crate::event::new_id(),
         event_id: event.id,
@@ -560,6 +565,10 @@ fn record_decision(
         remembered: judgement.remembered,
         generation: judgement.generation,
         latency_us: hook.started.elapsed().as_micros() as u64,
+        layer: Some(layer),
+        rules: judgement.rules,
+        revision: Some(hook.revision.clone()),
+        project_revision: judgement.project_revision,
     };
     if judgement.enforced
         && decision.answer.verdict != Verdict::NoOpinion
