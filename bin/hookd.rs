@@ -189,6 +189,9 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// The event log.
+    #[command(subcommand)]
+    Log(LogCommand),
     /// Show the daemon's version, uptime, rules generation and counters.
     Status {
         #[command(flatten)]
@@ -512,6 +515,23 @@ struct RunArgs {
 }
 
 #[derive(Subcommand)]
+enum LogCommand {
+    /// Check the log's hash chain: exit 0 and `✓ N lines, M files` if no
+    /// line was changed, removed, inserted or moved; exit 1 naming the
+    /// first one that was (file:line).
+    Verify {
+        /// The log [default: $XDG_STATE_HOME/hookd/events.jsonl]; one path
+        /// is that log and its rotated files (<log>.N … <log>.1, <log>),
+        /// several are those files, oldest first.
+        #[arg(value_name = "LOG")]
+        logs: Vec<PathBuf>,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+#[derive(Subcommand)]
 enum RulesCommand {
     /// Validate a rules file: exit 0, or non-zero listing every error as file:line:column.
     Check {
@@ -679,6 +699,13 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Serve(args) => serve(args).map(Outcome::from),
         Command::Tail(args) => tail(args).map(Outcome::from),
+        Command::Log(LogCommand::Verify { logs, json }) => {
+            let logs = match logs.is_empty() {
+                true => log_path(None).map(|log| vec![log]),
+                false => Ok(logs),
+            };
+            logs.and_then(|logs| hookd::cli::log::verify(&logs, json))
+        }
         Command::Explain {
             id,
             log,
@@ -1264,6 +1291,9 @@ fn status(client: &ClientArgs, json: bool) -> anyhow::Result<()> {
         println!("policy revision: {revision}");
     }
     println!("log: {}", status.log.display());
+    if let Some(chain) = &status.log_chain {
+        println!("log chain: line seq {}, head {}", chain.seq, chain.head);
+    }
     if let serde_json::Value::Object(counters) = serde_json::to_value(&status.counters)? {
         for (name, value) in counters {
             println!("  {name:<23} {value}");

@@ -438,3 +438,213 @@ fn every_decision_is_explained_from_the_log_alone() {
         "{missing:?}"
     );
 }
+
+/// `hookd log verify ARGS --json`: its report and exit code.
+fn verify(d: &Daemon, logs: &[&Path]) -> (Value, Option<i32>) {
+    let mut args = vec!["log".to_string(), "verify".into(), "--json".into()];
+    args.extend(logs.iter().map(|p| p.display().to_string()));
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let out = hookd(d.dir.path(), &args);
+    let report = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!(
+            "{e}: {}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        )
+    });
+    (report, out.status.code())
+}
+
+/// Forwards `n` hooks and waits until their `2n` lines are written.
+fn fill(d: &Daemon, n: usize) {
+    let before = d.counter("log_written");
+    for i in 0..n {
+        let mut input = fixture("PreToolUse.json");
+        input["tool_input"]["command"] = json!(format!("echo {i}"));
+        d.forward(&input, &[]);
+    }
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while d.counter("log_written") < before + 2 * n as u64 {
+        assert!(Instant::now() < deadline, "the lines were never written");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// The log's lines (without their `\n`).
+fn log_lines(path: &Path) -> Vec<Vec<u8>> {
+    std::fs::read(path)
+        .unwrap()
+        .split(|&b| b == b'\n')
+        .filter(|l| !l.is_empty())
+        .map(<[u8]>::to_vec)
+        .collect()
+}
+
+fn write_lines(path: &Path, lines: &[Vec<u8>]) {
+    let bytes: Vec<u8> = lines
+        .iter()
+        .flat_map(|l| l.iter().chain(b"\n"))
+        .copied()
+        .collect();
+    std::fs::write(path, bytes).unwrap();
+}
+
+#[test]
+fn an_intact_log_verifies_and_every_kind_of_tampering_is_found_at_its_line() {
+    let d = Daemon::start();
+    fill(&d, 10);
+    let (report, code) = verify(&d, &[&d.log]);
+    assert_eq!(code, Some(0), "{report}");
+    assert_eq!(report["ok"], true);
+    assert_eq!(report["verified"]["lines"], 20);
+    assert_eq!(report["verified"]["starts_from"], "genesis");
+    // The head is the daemon's, as status shows it.
+    let status = d.status();
+    assert_eq!(report["verified"]["head"], status["log_chain"]["head"]);
+    assert_eq!(status["log_chain"]["seq"], 19);
+    let human = stdout(&hookd(
+        d.dir.path(),
+        &["log", "verify", d.log.to_str().unwrap()],
+    ));
+    assert!(human.starts_with("✓ 20 lines, 1 file\n"), "{human}");
+
+    let lines = log_lines(&d.log);
+    let tampered = d.dir.path().join("tampered.jsonl");
+    let broken = |edit: &dyn Fn(&mut Vec<Vec<u8>>)| {
+        let mut copy = lines.clone();
+        edit(&mut copy);
+        write_lines(&tampered, &copy);
+        let (report, code) = verify(&d, &[&tampered]);
+        assert_eq!(code, Some(1), "{report}");
+        assert_eq!(report["ok"], false);
+        assert_eq!(report["broken"]["file"], tampered.display().to_string());
+        (
+            report["broken"]["line"].as_u64().unwrap(),
+            report["broken"]["kind"].as_str().unwrap().to_string(),
+        )
+    };
+    // One changed byte: `echo 3` → `echo 4` in the event on line 7.
+    let changed = broken(&|l| {
+        let text = String::from_utf8(l[6].clone()).unwrap();
+        assert!(text.contains("echo 3"), "{text}");
+        l[6] = text.replacen("echo 3", "echo 4", 1).into_bytes();
+    });
+    assert_eq!(changed, (7, "changed".into()));
+    // A decision taken out.
+    assert_eq!(broken(&|l| drop(l.remove(9))), (10, "removed".into()));
+    // A line inserted: a copy of an earlier one.
+    assert_eq!(
+        broken(&|l| {
+            let copy = l[2].clone();
+            l.insert(12, copy)
+        }),
+        (13, "inserted".into())
+    );
+    // A pair swapped.
+    assert_eq!(broken(&|l| l.swap(14, 15)), (15, "swapped".into()));
+    // The human report names the line.
+    let out = hookd(d.dir.path(), &["log", "verify", tampered.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(1));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.starts_with(&format!("✗ {}:15: ", tampered.display())),
+        "{text}"
+    );
+}
+
+#[test]
+fn a_rotated_set_verifies_as_one_chain_and_a_cut_between_files_is_found() {
+    let d = Daemon::start_with(DaemonOptions {
+        config: Some("[log]\nmax_bytes = 4000\nkeep = 20\n".to_string()),
+        ..DaemonOptions::default()
+    });
+    fill(&d, 20);
+    assert!(d.counter("log_rotations") >= 3, "{}", d.status());
+    let files = hookd::cli::log::log_files(&d.log);
+    assert!(files.len() >= 4, "{files:?}");
+    let (report, code) = verify(&d, &[&d.log]);
+    assert_eq!(code, Some(0), "{report}");
+    assert_eq!(report["verified"]["files"], files.len());
+    // Every line of the files, chain starts included, counted once.
+    let total: usize = files.iter().map(|f| log_lines(f).len()).sum();
+    assert_eq!(report["verified"]["lines"], total);
+    assert_eq!(report["verified"]["starts_from"], "genesis");
+    // Each rotated file verifies on its own, from where the one before ended.
+    let (alone, code) = verify(&d, &[&files[1], &files[2]]);
+    assert_eq!(code, Some(0), "{alone}");
+    assert_ne!(alone["verified"]["starts_from"], "genesis");
+
+    // The last line of a rotated file removed: found where the next file
+    // starts.
+    let mut second = log_lines(&files[1]);
+    second.pop();
+    write_lines(&files[1], &second);
+    let (report, code) = verify(&d, &[&d.log]);
+    assert_eq!(code, Some(1), "{report}");
+    assert_eq!(report["broken"]["file"], files[2].display().to_string());
+    assert_eq!(report["broken"]["line"], 1);
+    assert_eq!(report["broken"]["kind"], "discontinuous");
+
+    // A whole file missing from the set: the same.
+    let (report, code) = verify(&d, &[&files[0], &files[2], &files[3]]);
+    assert_eq!(code, Some(1), "{report}");
+    assert_eq!(report["broken"]["file"], files[2].display().to_string());
+    assert_eq!(report["broken"]["line"], 1);
+}
+
+#[test]
+fn a_crash_mid_line_is_repaired_on_the_record_and_still_verifies() {
+    let mut d = Daemon::start();
+    fill(&d, 3);
+    d.stop();
+    // What a crash mid-write leaves: a last line without its end.
+    let mut crashed = std::fs::read(&d.log).unwrap();
+    crashed.extend_from_slice(br#"{"type":"event","id":"01a2"#);
+
+    let (report, code) = verify(&d, &[&d.log]);
+    assert_eq!(code, Some(0), "{report}");
+    std::fs::write(&d.log, &crashed).unwrap();
+    let (report, code) = verify(&d, &[&d.log]);
+    assert_eq!(code, Some(0), "a torn tail is not tampering: {report}");
+    assert_eq!(report["verified"]["lines"], 6);
+    assert!(
+        report["verified"]["notes"][0]["detail"]
+            .as_str()
+            .unwrap()
+            .contains("torn last line"),
+        "{report}"
+    );
+
+    // The next daemon on that log removes the torn line, says so in the
+    // chain, and goes on from the last whole line.
+    let d = Daemon::start_with(DaemonOptions {
+        log_prefill: Some(String::from_utf8(crashed).unwrap()),
+        ..DaemonOptions::default()
+    });
+    fill(&d, 1);
+    let (report, code) = verify(&d, &[&d.log]);
+    assert_eq!(code, Some(0), "{report}");
+    assert_eq!(report["verified"]["lines"], 6 + 1 + 2);
+    let notes = report["verified"]["notes"].as_array().unwrap();
+    assert_eq!(notes.len(), 1, "{report}");
+    assert_eq!(notes[0]["line"], 7);
+    assert!(
+        notes[0]["detail"]
+            .as_str()
+            .unwrap()
+            .contains("a torn line of 26 bytes was removed"),
+        "{report}"
+    );
+    let repaired = &d.log_lines()[6];
+    assert_eq!(repaired["type"], "log_repaired");
+    assert_eq!(repaired["removed_bytes"], 26);
+    assert_eq!(repaired["seq"], 6);
+    let human = stdout(&hookd(
+        d.dir.path(),
+        &["log", "verify", d.log.to_str().unwrap()],
+    ));
+    assert!(
+        human.contains("a torn line of 26 bytes was removed"),
+        "{human}"
+    );
+}

@@ -281,6 +281,16 @@ impl Shared {
                 .lock()
                 .unwrap_or_else(|e| e.into_inner())
                 .clone(),
+            log_chain: log
+                .chain_head
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .and_then(|head| {
+                    Some(crate::protocol::status::LogChain {
+                        seq: head.next_seq.checked_sub(1)?,
+                        head: head.hex(),
+                    })
+                }),
         }
     }
 }

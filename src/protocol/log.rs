@@ -21,6 +21,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use uuid::Uuid;
 
+use super::chain::{ChainStart, LogRepaired};
 use super::{RunDone, RunStart, SdkMessage};
 use crate::decision::{Decision, Source};
 use crate::event::Event;
@@ -40,6 +41,11 @@ pub enum LogRecord {
     SdkMessage(SdkMessage),
     /// A run ended.
     RunDone(RunDone),
+    /// The first line of a rotated-to file: where its hash chain starts
+    /// (see [`super::chain`]).
+    ChainStart(ChainStart),
+    /// A torn last line was removed (see [`super::chain`]).
+    LogRepaired(LogRepaired),
     /// A line of a `type` this build does not know (a newer daemon's):
     /// readers skip it.
     #[serde(other)]
@@ -67,6 +73,8 @@ impl LogRecord {
             "run_start" => LogRecord::RunStart(serde_json::from_slice(line)?),
             "sdk_message" => LogRecord::SdkMessage(serde_json::from_slice(line)?),
             "run_done" => LogRecord::RunDone(serde_json::from_slice(line)?),
+            "chain_start" => LogRecord::ChainStart(serde_json::from_slice(line)?),
+            "log_repaired" => LogRecord::LogRepaired(serde_json::from_slice(line)?),
             _ => LogRecord::Unknown,
         })
     }

@@ -43,6 +43,20 @@ pub struct Status {
     /// lines; `null` before the first.
     #[serde(default)]
     pub last_decision: Option<LastDecision>,
+    /// The event log's hash chain after the last line written: what
+    /// `hookd log verify` must end at. Keep a copy elsewhere to anchor the
+    /// log. Absent before the first line, and from older daemons.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub log_chain: Option<LogChain>,
+}
+
+/// `status.log_chain`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LogChain {
+    /// The last line's `seq`.
+    pub seq: u64,
+    /// The last line's `chain` (64 hex digits).
+    pub head: String,
 }
 
 /// `status.rules`.
