@@ -34,7 +34,7 @@ pub struct VerifyReport {
     pub ok: bool,
     /// The files checked, oldest first.
     pub files: Vec<PathBuf>,
-    /// What verified (also when broken: up to the break it is `null`).
+    /// What verified; absent when the chain breaks.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub verified: Option<Verified>,
     /// The first line that was changed, removed, inserted or moved.

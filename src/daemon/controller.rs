@@ -33,14 +33,14 @@ use tokio::sync::watch;
 use crate::decision::{Answer, Source, Verdict};
 use crate::event::Event;
 use crate::protocol::log::{DecidingLayer, MatchedRule};
-use crate::rules::{project_rules_path, Action, Evaluation, Layers, Query, Revision, RuleSet};
+use crate::rules::{project_rules_path, Action, Evaluation, Layers, Query, RuleSet};
 
 /// A project whose hooks stop for this long is forgotten (its next hook
 /// loads its file again).
 pub const PROJECT_IDLE: Duration = Duration::from_secs(15 * 60);
 
 /// What the controller concluded about one event.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone)]
 pub struct Judgement {
     /// The answer (what was, or in permissive mode would have been, sent).
     pub answer: Answer,
@@ -57,10 +57,11 @@ pub struct Judgement {
     pub grant_rule: Option<String>,
     /// How a client's answer was remembered (`session`, `always`).
     pub remembered: Option<crate::protocol::Remember>,
-    /// Where each of `rule_ids` is and what it says.
-    pub rules: Vec<MatchedRule>,
-    /// The project layer's revision, when one took part.
-    pub project_revision: Option<Revision>,
+    /// The project layer, when one took part: where its rules are is
+    /// worked out from it when the decision is recorded
+    /// ([`matched_rules`]), so that a pending event holds one pointer
+    /// rather than its rules' provenance.
+    pub project_rules: Option<Arc<RuleSet>>,
 }
 
 impl Judgement {
@@ -74,8 +75,7 @@ impl Judgement {
             enforced: true,
             grant_rule: None,
             remembered: None,
-            rules: Vec::new(),
-            project_revision: None,
+            project_rules: None,
         }
     }
 }
@@ -403,10 +403,6 @@ impl Controller {
             answer.verdict != Verdict::NoOpinion || answer.additional_context.is_some();
         let mut rule_ids = evaluation.rule_ids;
         rule_ids.extend(evaluation.context_rule_ids);
-        let rules = rule_ids
-            .iter()
-            .filter_map(|id| matched_rule(layers, id))
-            .collect();
         Judgement {
             answer,
             source: if decided_by_rule {
@@ -419,24 +415,31 @@ impl Controller {
             enforced: !self.permissive,
             grant_rule: None,
             remembered: None,
-            rules,
-            project_revision: layers.project.as_ref().map(|p| p.rules.revision().clone()),
+            project_rules: layers.project.as_ref().map(|p| p.rules.clone()),
         }
     }
 }
 
-/// Where rule `id` (as in an evaluation's `rule_ids`: `project:<id>` for
-/// the project layer's) is in `layers`, and what it says.
-fn matched_rule(layers: &Layers, id: &str) -> Option<MatchedRule> {
-    let (set, layer) = match id.strip_prefix("project:") {
-        Some(own) => (
-            &layers.project.as_ref()?.rules,
-            (own, DecidingLayer::Project),
-        ),
-        None if layers.user.is_defaults() => (&layers.user, (id, DecidingLayer::Defaults)),
-        None => (&layers.user, (id, DecidingLayer::User)),
+/// Where each of `rule_ids` (as in a judgement: `project:<id>` for the
+/// project layer's) is in `user` and `project`, and what it says: a
+/// decision's provenance.
+pub fn matched_rules(
+    user: &RuleSet,
+    project: Option<&RuleSet>,
+    rule_ids: &[String],
+) -> Vec<MatchedRule> {
+    rule_ids
+        .iter()
+        .filter_map(|id| matched_rule(user, project, id))
+        .collect()
+}
+
+fn matched_rule(user: &RuleSet, project: Option<&RuleSet>, id: &str) -> Option<MatchedRule> {
+    let (set, own_id, layer) = match id.strip_prefix("project:") {
+        Some(own) => (project?, own, DecidingLayer::Project),
+        None if user.is_defaults() => (user, id, DecidingLayer::Defaults),
+        None => (user, id, DecidingLayer::User),
     };
-    let (own_id, layer) = layer;
     let rule = set.rule(own_id)?;
     Some(MatchedRule {
         id: id.to_string(),

@@ -391,7 +391,6 @@ pub fn apply(shared: &Shared, event: &Event, judgement: Judgement) -> Judgement 
         },
         source: Source::Grant(hit.id),
         rule_ids: Vec::new(),
-        rules: Vec::new(),
         grant_rule: Some(hit.rule),
         ..judgement
     }

@@ -50,7 +50,7 @@ use tokio::sync::oneshot;
 use tokio_util::sync::CancellationToken;
 use uuid::Uuid;
 
-use super::controller::Judgement;
+use super::controller::{matched_rules, Judgement};
 use super::hub::{tool_call_key, ClientQueue, EventMeta, Hub, Resolution};
 use super::stops::StopChains;
 use super::{unjudged, Shared};
@@ -61,7 +61,7 @@ use crate::decision::{Answer, Decision, Source, Verdict};
 use crate::event::Event;
 use crate::protocol::log::{DecidingLayer, DecisionView, EventView};
 use crate::protocol::{push_frame, AskedBy, Harness, HookRequest, HookResult, PushKind};
-use crate::rules::{Layers, Revision, RuleSet};
+use crate::rules::{Layers, RuleSet};
 
 /// Hook inputs up to this size (the frame's bytes) are judged on the
 /// worker that received them; larger ones on a blocking thread, one at a
@@ -209,7 +209,6 @@ async fn answer_unguarded(
     // while it waits.
     let rules = shared.controller.rules();
     let (event, unjudged) = read_event(req, run, shared, rules.generation());
-    let revision = rules.revision().clone();
     let kind = event.kind();
     let hook = HookContext {
         shared,
@@ -222,7 +221,7 @@ async fn answer_unguarded(
         started,
         deadline,
         attended: attended(&event),
-        revision,
+        rules: rules.clone(),
     };
     shared.stats.events.fetch_add(1, Ordering::Relaxed);
     if hook.attended {
@@ -288,8 +287,9 @@ struct HookContext<'a> {
     deadline: Instant,
     /// A person sits at the Claude Code terminal (see [`attended`]).
     attended: bool,
-    /// The policy revision of the rules the event is judged under.
-    revision: Revision,
+    /// The user layer the event is judged under: its revision, and where
+    /// its deciding rules are, go on the decision.
+    rules: Arc<RuleSet>,
 }
 
 /// The event of hook request `req` (of run `run`, if any), and its
@@ -553,7 +553,12 @@ fn record_decision(
     } else {
         output::HookOutput::default()
     };
-    let layer = DecidingLayer::of(&judgement.source, &judgement.rules);
+    let rules = matched_rules(
+        &hook.rules,
+        judgement.project_rules.as_deref(),
+        &judgement.rule_ids,
+    );
+    let layer = DecidingLayer::of(&judgement.source, &rules);
     let decision = Decision {
         decision_id: crate::event::new_id(),
         event_id: event.id,
@@ -566,9 +571,9 @@ fn record_decision(
         generation: judgement.generation,
         latency_us: hook.started.elapsed().as_micros() as u64,
         layer: Some(layer),
-        rules: judgement.rules,
-        revision: Some(hook.revision.clone()),
-        project_revision: judgement.project_revision,
+        rules,
+        revision: Some(hook.rules.revision().clone()),
+        project_revision: judgement.project_rules.map(|p| p.revision().clone()),
     };
     if judgement.enforced
         && decision.answer.verdict != Verdict::NoOpinion
