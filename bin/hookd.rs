@@ -170,6 +170,28 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Explain a logged decision from the log alone: its event, verdict,
+    /// who decided (source, layer), the rules with file:line and reason,
+    /// the policy revision and whether the rules now still have it.
+    Explain {
+        /// The decision's id, or its first characters (an event's id also
+        /// finds its decision).
+        id: String,
+        /// The event log; its rotated files are searched too [default:
+        /// $XDG_STATE_HOME/hookd/events.jsonl].
+        #[arg(long, value_name = "FILE")]
+        log: Option<PathBuf>,
+        /// The rules to compare the revision with [default: the daemon's
+        /// rules file, else the defaults].
+        #[arg(long, value_name = "FILE")]
+        rules: Option<PathBuf>,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// The event log.
+    #[command(subcommand)]
+    Log(LogCommand),
     /// Show the daemon's version, uptime, rules generation and counters.
     Status {
         #[command(flatten)]
@@ -518,6 +540,23 @@ struct RunArgs {
 }
 
 #[derive(Subcommand)]
+enum LogCommand {
+    /// Check the log's hash chain: exit 0 and `✓ N lines, M files` if no
+    /// line was changed, removed, inserted or moved; exit 1 naming the
+    /// first one that was (file:line).
+    Verify {
+        /// The log [default: $XDG_STATE_HOME/hookd/events.jsonl]; one path
+        /// is that log and its rotated files (<log>.N … <log>.1, <log>),
+        /// several are those files, oldest first.
+        #[arg(value_name = "LOG")]
+        logs: Vec<PathBuf>,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+#[derive(Subcommand)]
 enum RulesCommand {
     /// Validate a rules file: exit 0, or non-zero listing every error as file:line:column.
     /// Without FILE, also every file of the config's [policy] sources.
@@ -690,6 +729,20 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Serve(args) => serve(args).map(Outcome::from),
         Command::Tail(args) => tail(args).map(Outcome::from),
+        Command::Log(LogCommand::Verify { logs, json }) => {
+            let logs = match logs.is_empty() {
+                true => log_path(None).map(|log| vec![log]),
+                false => Ok(logs),
+            };
+            logs.and_then(|logs| hookd::cli::log::verify(&logs, json))
+        }
+        Command::Explain {
+            id,
+            log,
+            rules,
+            json,
+        } => log_path(log)
+            .and_then(|log| hookd::cli::explain::run(&id, &log, &rules_source(rules), json)),
         Command::Pending { client, json } => pending(&client, json).map(Outcome::from),
         Command::Decide {
             client,
@@ -1295,6 +1348,9 @@ fn status(client: &ClientArgs, json: bool) -> anyhow::Result<()> {
     println!("log: {}", status.log.display());
     if let Some(otlp) = &status.otlp {
         println!("{otlp}");
+    }
+    if let Some(chain) = &status.log_chain {
+        println!("log chain: line seq {}, head {}", chain.seq, chain.head);
     }
     if let serde_json::Value::Object(counters) = serde_json::to_value(&status.counters)? {
         for (name, value) in counters {

@@ -10,6 +10,9 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use uuid::Uuid;
 
+use crate::protocol::log::{DecidingLayer, MatchedRule};
+use crate::rules::Revision;
+
 /// The verdict on one event.
 ///
 /// The same five verdicts serve every event; what "deny" means depends on the
@@ -221,6 +224,21 @@ pub struct Decision {
     pub generation: u64,
     /// Time from receiving the event to deciding, in microseconds.
     pub latency_us: u64,
+    /// Which layer decided (`user`, `project`, `grant`, `client`,
+    /// `fallback`, …); absent in logs of daemons before it existed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub layer: Option<DecidingLayer>,
+    /// Where each of `rule_ids` is (file and line) and what it says, in
+    /// the same order.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub rules: Vec<MatchedRule>,
+    /// The policy revision of the rules the event was judged under (see
+    /// [`crate::rules::Revision`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub revision: Option<Revision>,
+    /// The project layer's own revision, when one took part.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub project_revision: Option<Revision>,
 }
 
 #[cfg(test)]

@@ -134,6 +134,8 @@ pub fn replay(
             },
             // Nothing to judge in a run's own records.
             LogRecord::RunStart(_) | LogRecord::SdkMessage(_) | LogRecord::RunDone(_) => continue,
+            // The log's own bookkeeping (its hash chain).
+            LogRecord::ChainStart(_) | LogRecord::LogRepaired(_) => continue,
             LogRecord::Unknown => {
                 report.skipped_lines += 1;
                 continue;

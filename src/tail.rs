@@ -251,6 +251,8 @@ impl Tail<'_> {
             LogRecord::RunStart(_)
             | LogRecord::SdkMessage(_)
             | LogRecord::RunDone(_)
+            | LogRecord::ChainStart(_)
+            | LogRecord::LogRepaired(_)
             | LogRecord::Unknown => {}
         }
         Ok(())

@@ -27,6 +27,10 @@ fn mask(mut line: Value) -> Value {
     if line.get("latency_us").is_some_and(Value::is_u64) {
         line["latency_us"] = json!("<us>");
     }
+    // The hash chain covers the ids and times: `seq` stays.
+    if line.get("chain").is_some_and(Value::is_string) {
+        line["chain"] = json!("<sha256>");
+    }
     line
 }
 
@@ -393,12 +397,13 @@ fn fast_rotation_while_tailing_loses_and_repeats_nothing() {
     const LINES: usize = 3000;
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("events.jsonl");
-    // ~5 lines per file: about 600 rotations; `keep` is large enough that
-    // no file is deleted before tail could read it. Each line is a minimal
-    // event record (tail prints only what it can read), numbered by the
-    // last digits of its id.
+    // ~5 lines per file (each sealed with its `seq` and `chain`, after the
+    // file's `chain_start`): about 600 rotations; `keep` is large enough
+    // that no file is deleted before tail could read it. Each line is a
+    // minimal event record (tail prints only what it can read), numbered by
+    // the last digits of its id.
     let config = LogConfig {
-        max_bytes: 640,
+        max_bytes: 1400,
         keep: 700,
         ..LogConfig::default()
     };

@@ -10,7 +10,9 @@
 //! - colour: [`output::ColorWhen`] (`--color`, `NO_COLOR`) and the styles
 //!   in [`output::style`].
 
+pub mod explain;
 pub mod http;
+pub mod log;
 pub mod output;
 pub mod revision;
 

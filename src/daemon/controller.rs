@@ -32,6 +32,7 @@ use tokio::sync::watch;
 
 use crate::decision::{Answer, Source, Verdict};
 use crate::event::Event;
+use crate::protocol::log::{DecidingLayer, MatchedRule};
 use crate::rules::{project_rules_path, Action, Evaluation, Layers, Query, RuleSet};
 
 /// A project whose hooks stop for this long is forgotten (its next hook
@@ -39,7 +40,7 @@ use crate::rules::{project_rules_path, Action, Evaluation, Layers, Query, RuleSe
 pub const PROJECT_IDLE: Duration = Duration::from_secs(15 * 60);
 
 /// What the controller concluded about one event.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone)]
 pub struct Judgement {
     /// The answer (what was, or in permissive mode would have been, sent).
     pub answer: Answer,
@@ -59,6 +60,11 @@ pub struct Judgement {
     /// The enforced policy source whose ask or deny the rules' answer is:
     /// no session grant may loosen it.
     pub enforced_by: Option<String>,
+    /// The project layer, when one took part: where its rules are is
+    /// worked out from it when the decision is recorded
+    /// ([`matched_rules`]), so that a pending event holds one pointer
+    /// rather than its rules' provenance.
+    pub project_rules: Option<Arc<RuleSet>>,
 }
 
 impl Judgement {
@@ -73,6 +79,7 @@ impl Judgement {
             grant_rule: None,
             remembered: None,
             enforced_by: None,
+            project_rules: None,
         }
     }
 }
@@ -414,8 +421,44 @@ impl Controller {
             grant_rule: None,
             remembered: None,
             enforced_by,
+            project_rules: layers.project.as_ref().map(|p| p.rules.clone()),
         }
     }
+}
+
+/// Where each of `rule_ids` (as in a judgement: `project:<id>` for the
+/// project layer's) is in `user` and `project`, and what it says: a
+/// decision's provenance.
+pub fn matched_rules(
+    user: &RuleSet,
+    project: Option<&RuleSet>,
+    rule_ids: &[String],
+) -> Vec<MatchedRule> {
+    rule_ids
+        .iter()
+        .filter_map(|id| matched_rule(user, project, id))
+        .collect()
+}
+
+fn matched_rule(user: &RuleSet, project: Option<&RuleSet>, id: &str) -> Option<MatchedRule> {
+    let (set, own_id, layer) = match id.strip_prefix("project:") {
+        Some(own) => (project?, own, DecidingLayer::Project),
+        None if user.is_defaults() => (user, id, DecidingLayer::Defaults),
+        None => (user, id, DecidingLayer::User),
+    };
+    let rule = set.rule(own_id)?;
+    Some(MatchedRule {
+        id: id.to_string(),
+        file: if layer == DecidingLayer::Defaults {
+            "defaults".to_string()
+        } else {
+            set.origin().display().to_string()
+        },
+        layer,
+        action: rule.action,
+        line: rule.line as u32,
+        reason: rule.reason.map(str::to_string),
+    })
 }
 
 #[cfg(test)]

@@ -37,6 +37,7 @@
 //! the event's fallback.
 
 use std::borrow::Cow;
+use std::collections::BTreeMap;
 use std::future::Future;
 use std::panic::AssertUnwindSafe;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -50,7 +51,7 @@ use tokio::sync::oneshot;
 use tokio_util::sync::CancellationToken;
 use uuid::Uuid;
 
-use super::controller::Judgement;
+use super::controller::{matched_rules, Judgement};
 use super::hub::{tool_call_key, ClientQueue, EventMeta, Hub, Resolution};
 use super::stops::StopChains;
 use super::{unjudged, Shared};
@@ -59,7 +60,7 @@ use crate::agent::Agent;
 use crate::config::Timeout;
 use crate::decision::{Answer, Decision, Source, Verdict};
 use crate::event::Event;
-use crate::protocol::log::{DecisionView, EventView};
+use crate::protocol::log::{DecidingLayer, DecisionView, EventView};
 use crate::protocol::{push_frame, AskedBy, Harness, HookRequest, HookResult, PushKind};
 use crate::rules::{Layers, RuleSet};
 
@@ -204,11 +205,19 @@ async fn answer_unguarded(
     let started = Instant::now();
     let deadline = started + daemon_budget(Duration::from_millis(req.deadline_ms));
     let fail_closed = req.fail_closed.max(shared.fail_closed);
-    let hook_id = req.id.clone();
     // The generation this event is judged under, whatever reloads happen
     // while it waits.
     let rules = shared.controller.rules();
-    let (event, unjudged) = read_event(req, run, shared, rules.generation());
+    // The request's parts move into the event; its id stays for the reply.
+    let (event, unjudged) = read_event(
+        req.harness,
+        req.input,
+        req.input_error,
+        req.env,
+        run,
+        shared,
+        rules.generation(),
+    );
     let kind = event.kind();
     let hook = HookContext {
         shared,
@@ -221,6 +230,7 @@ async fn answer_unguarded(
         started,
         deadline,
         attended: attended(&event),
+        rules: rules.clone(),
     };
     shared.stats.events.fetch_add(1, Ordering::Relaxed);
     if hook.attended {
@@ -255,14 +265,16 @@ async fn answer_unguarded(
     let event = Judged::from(event);
 
     let judgement = match resolution {
-        Some(resolution) => wait(&hook, &event, judgement, resolution, peer_gone, shutdown).await,
+        Some(resolution) => wait(&hook, &event, resolution, peer_gone, shutdown)
+            .await
+            .settle(judgement, &hook),
         None if route.routed => fallback_of(judgement, Source::Fallback, &hook),
         None => judgement,
     };
     shared.hub.unwatch_dialog(event.id);
     let out = record_decision(&hook, &event, judgement, &chain, summary, route.pending);
     HookResult {
-        id: hook_id,
+        id: req.id,
         exit_code: out.exit_code,
         stdout: out.stdout,
         stderr: out.stderr,
@@ -286,24 +298,30 @@ struct HookContext<'a> {
     deadline: Instant,
     /// A person sits at the Claude Code terminal (see [`attended`]).
     attended: bool,
+    /// The user layer the event is judged under: its revision, and where
+    /// its deciding rules are, go on the decision.
+    rules: Arc<RuleSet>,
 }
 
-/// The event of hook request `req` (of run `run`, if any), and its
+/// The event of a hook request's `input` (of run `run`, if any), and its
 /// judgement if it is not to be judged (a probe, a copy of a run's hook).
 fn read_event(
-    req: HookRequest,
+    harness: Harness,
+    input: Value,
+    input_error: Option<String>,
+    env: BTreeMap<String, String>,
     run: Option<&RunLink>,
     shared: &Shared,
     generation: u64,
 ) -> (Arc<Event>, Option<Judgement>) {
-    let mut event = match req.input_error {
-        None => Event::new(req.harness, req.input, req.env),
+    let mut event = match input_error {
+        None => Event::new(harness, input, env),
         Some(error) => {
-            let text = match req.input {
-                serde_json::Value::String(text) => text,
+            let text = match input {
+                Value::String(text) => text,
                 other => other.to_string(),
             };
-            Event::unreadable(req.harness, text, error, req.env)
+            Event::unreadable(harness, text, error, env)
         }
     };
     event.run_id = run.map(|r| r.run_id.to_string());
@@ -471,11 +489,10 @@ fn record_event(
 async fn wait(
     hook: &HookContext<'_>,
     event: &Judged,
-    judgement: Judgement,
     resolution: oneshot::Receiver<Resolution>,
     peer_gone: Option<&CancellationToken>,
     shutdown: &CancellationToken,
-) -> Judgement {
+) -> WaitEnd {
     let shared = hook.shared;
     let wait_until = match shared.config.decisions.timeout_for(event.name()) {
         Timeout::After(limit) => hook.deadline.min(hook.started + limit),
@@ -485,11 +502,10 @@ async fn wait(
         resolved = resolution => match resolved {
             Ok(Resolution::Decided { answer, client, remembered }) => {
                 shared.stats.client_decisions.fetch_add(1, Ordering::Relaxed);
-                let (remembered, grant_rule) = remembered.unzip();
-                Judgement { answer, source: Source::Client(client), grant_rule, remembered, ..judgement }
+                WaitEnd::Decided { answer, client, remembered }
             }
-            Ok(Resolution::Terminal) => answered_in_terminal(judgement),
-            Ok(Resolution::Abandoned) | Err(_) => fallback_of(judgement, Source::Fallback, hook),
+            Ok(Resolution::Terminal) => WaitEnd::Terminal,
+            Ok(Resolution::Abandoned) | Err(_) => WaitEnd::Fallback(Source::Fallback),
         },
         _ = peer_left(peer_gone) => {
             // Claude Code kills a hook whose dialog the person answered
@@ -497,24 +513,66 @@ async fn wait(
             // (a killed CLI) leaves nobody to answer either.
             if hook.attended {
                 shared.hub.finish(event.id, "terminal (answered in Claude Code)");
-                answered_in_terminal(judgement)
+                WaitEnd::Terminal
             } else {
                 shared.hub.finish(event.id, "fallback (the hook went away)");
-                fallback_of(judgement, Source::Fallback, hook)
+                WaitEnd::Fallback(Source::Fallback)
             }
         }
         _ = tokio::time::sleep_until(wait_until.into()) => {
             shared.hub.finish(event.id, "timeout");
             shared.stats.timeouts.fetch_add(1, Ordering::Relaxed);
-            fallback_of(judgement, Source::Timeout, hook)
+            WaitEnd::Fallback(Source::Timeout)
         }
         _ = run_ended(hook.run) => {
             shared.hub.finish(event.id, "fallback (run ended)");
-            fallback_of(judgement, Source::Fallback, hook)
+            WaitEnd::Fallback(Source::Fallback)
         }
         _ = shutdown.cancelled() => {
             shared.hub.finish(event.id, "shutdown");
-            fallback_of(judgement, Source::Fallback, hook)
+            WaitEnd::Fallback(Source::Fallback)
+        }
+    }
+}
+
+/// How a pending event's wait ended.
+///
+/// Not the judgement itself: the judgement stays where it is while the
+/// hook waits (moved into the wait, it would be held twice: the size of
+/// this future is the daemon's memory per pending decision).
+enum WaitEnd {
+    /// A client decided.
+    Decided {
+        answer: Answer,
+        client: String,
+        remembered: Option<(crate::protocol::Remember, String)>,
+    },
+    /// The person answered in Claude Code's own dialog.
+    Terminal,
+    /// Nobody decided (the source says why): the fallback applies.
+    Fallback(Source),
+}
+
+impl WaitEnd {
+    /// `judgement` once its wait ended this way.
+    fn settle(self, judgement: Judgement, hook: &HookContext<'_>) -> Judgement {
+        match self {
+            WaitEnd::Decided {
+                answer,
+                client,
+                remembered,
+            } => {
+                let (remembered, grant_rule) = remembered.unzip();
+                Judgement {
+                    answer,
+                    source: Source::Client(client),
+                    grant_rule,
+                    remembered,
+                    ..judgement
+                }
+            }
+            WaitEnd::Terminal => answered_in_terminal(judgement),
+            WaitEnd::Fallback(source) => fallback_of(judgement, source, hook),
         }
     }
 }
@@ -550,6 +608,12 @@ fn record_decision(
     } else {
         output::HookOutput::default()
     };
+    let rules = matched_rules(
+        &hook.rules,
+        judgement.project_rules.as_deref(),
+        &judgement.rule_ids,
+    );
+    let layer = DecidingLayer::of(&judgement.source, &rules);
     let decision = Decision {
         decision_id: crate::event::new_id(),
         event_id: event.id,
@@ -561,6 +625,10 @@ fn record_decision(
         remembered: judgement.remembered,
         generation: judgement.generation,
         latency_us: hook.started.elapsed().as_micros() as u64,
+        layer: Some(layer),
+        rules,
+        revision: Some(hook.rules.revision().clone()),
+        project_revision: judgement.project_rules.map(|p| p.revision().clone()),
     };
     if judgement.enforced
         && decision.answer.verdict != Verdict::NoOpinion

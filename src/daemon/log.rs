@@ -16,7 +16,15 @@
 //!   removed) and a new file is started. Readers follow by inode.
 //! - **Torn lines:** a crash mid-write can leave a last line without its
 //!   `\n`. Readers skip it; the writer truncates it away whenever it opens
-//!   the file (at start and after an error), so new lines never glue onto it.
+//!   the file (at start and after an error), so new lines never glue onto
+//!   it, and writes a `log_repaired` line saying so.
+//! - **Hash chain:** the writer seals every line with its `seq` and a
+//!   `chain` hash over the line before it ([`crate::protocol::chain`]), here
+//!   on its own thread, off the hook path. It takes the chain up from the
+//!   file's last line when it opens it (or, for an empty file, from the
+//!   last line of `<log>.1`, else the genesis); a rotated-to file starts
+//!   with a `chain_start` line. The head is in [`LogCounters::chain_head`]
+//!   for `status`.
 //! - **Failures:** an unwritable log (directory gone, disk full, permissions)
 //!   is counted in `errors`, reported once per failure streak with
 //!   `tracing::error!`, and retried with the next batch; decisions go on.
@@ -36,12 +44,13 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
 use std::thread::JoinHandle;
-use std::time::{Duration, Instant};
+use std::time::{Duration, Instant, SystemTime};
 
 use bytes::Bytes;
 use tokio::sync::mpsc;
 
 use crate::config::{Fsync, LogConfig};
+use crate::protocol::chain::{ChainHead, ChainStart, LogRepaired, Sealed};
 
 /// How long the writer sleeps between polls while busy.
 const LINGER: Duration = Duration::from_millis(1);
@@ -92,6 +101,9 @@ pub struct LogCounters {
     pub queued_lines: AtomicU64,
     /// Bytes of those lines.
     pub queued_bytes: AtomicUsize,
+    /// The hash chain's head after the last line written (`None` before
+    /// the writer has opened the file).
+    pub chain_head: Mutex<Option<ChainHead>>,
 }
 
 impl EventLog {
@@ -108,6 +120,7 @@ impl EventLog {
             size: 0,
             last_failure: None,
             repair_reported: false,
+            chain: None,
         };
         let handle = std::thread::Builder::new()
             .name("hookd-log".into())
@@ -199,6 +212,9 @@ struct Writer {
     /// A torn line was reported in this streak (or since start): a full
     /// disk tears a line on every retry, which is worth one warning.
     repair_reported: bool,
+    /// The chain after the last line written; `None` until the file is
+    /// first opened. Kept across a rotation: the next file goes on from it.
+    chain: Option<ChainHead>,
 }
 
 impl Writer {
@@ -287,12 +303,13 @@ impl Writer {
                 self.open()?;
             }
             let rotate_at = self.config.max_bytes;
-            if rotate_at > 0 && self.size > 0 && self.size + line.len() as u64 > rotate_at {
+            let sealed_len = line.len() as u64 + SEAL_BYTES;
+            if rotate_at > 0 && self.size > 0 && self.size + sealed_len > rotate_at {
                 self.rotate()?;
             }
             let file = self.file.as_mut().expect("opened above");
-            file.write_all(line)?;
-            self.size += line.len() as u64;
+            let chain = self.chain.as_mut().expect("set when the file was opened");
+            self.size += chain.seal(line, file)? as u64;
         }
         if let Some(file) = self.file.as_mut() {
             file.flush()?;
@@ -300,6 +317,11 @@ impl Writer {
                 file.get_ref().sync_data()?;
             }
         }
+        *self
+            .counters
+            .chain_head
+            .lock()
+            .unwrap_or_else(|e| e.into_inner()) = self.chain;
         Ok(())
     }
 
@@ -313,7 +335,8 @@ impl Writer {
             .append(true)
             .mode(0o600)
             .open(&self.path)?;
-        if repair_torn_tail(&mut file)? {
+        let removed = repair_torn_tail(&mut file)?;
+        if removed > 0 {
             self.counters.repaired.fetch_add(1, Ordering::Relaxed);
             if !self.repair_reported {
                 self.repair_reported = true;
@@ -321,8 +344,46 @@ impl Writer {
             }
         }
         self.size = file.metadata()?.len();
-        self.file = Some(BufWriter::with_capacity(64 * 1024, file));
+        let mut file = BufWriter::with_capacity(64 * 1024, file);
+        // Where the chain goes on from: the file's last line; for an empty
+        // file, the line before it (this daemon's last one before a
+        // rotation, else the last one of `<log>.1`), announced by a
+        // `chain_start` line; else the genesis. An unsealed last line (an
+        // older hookd's) starts a new chain from the genesis.
+        let mut chain = if self.size > 0 {
+            last_head(file.get_mut(), self.size)?.unwrap_or_default()
+        } else {
+            match self.chain.or_else(|| last_head_of(&self.numbered(1))) {
+                Some(mut chain) => {
+                    let start = ChainStart {
+                        at: crate::time::rfc3339(SystemTime::now()),
+                        prev: chain.hex(),
+                    };
+                    let line = serde_json::to_vec(&start).expect("records serialize");
+                    self.size += chain.seal(&line, &mut file)? as u64;
+                    chain
+                }
+                None => ChainHead::genesis(),
+            }
+        };
+        if removed > 0 {
+            let repaired = LogRepaired {
+                at: crate::time::rfc3339(SystemTime::now()),
+                removed_bytes: removed,
+            };
+            let line = serde_json::to_vec(&repaired).expect("records serialize");
+            self.size += chain.seal(&line, &mut file)? as u64;
+        }
+        self.chain = Some(chain);
+        self.file = Some(file);
         Ok(())
+    }
+
+    /// `<log>.<n>`: the `n`th most recent rotated file.
+    fn numbered(&self, n: u32) -> PathBuf {
+        let mut p = self.path.clone().into_os_string();
+        p.push(format!(".{n}"));
+        PathBuf::from(p)
     }
 
     fn rotate(&mut self) -> io::Result<()> {
@@ -331,11 +392,7 @@ impl Writer {
             file.get_ref().sync_all()?;
         }
         let keep = self.config.keep;
-        let numbered = |n: u32| {
-            let mut p = self.path.clone().into_os_string();
-            p.push(format!(".{n}"));
-            PathBuf::from(p)
-        };
+        let numbered = |n: u32| self.numbered(n);
         if keep == 0 {
             fs::remove_file(&self.path)?;
         } else {
@@ -353,17 +410,18 @@ impl Writer {
     }
 }
 
-/// Truncates a last line that has no `\n`. Returns whether it did.
-pub fn repair_torn_tail(file: &mut File) -> io::Result<bool> {
+/// Truncates a last line that has no `\n`. Returns how many bytes it
+/// removed (0: the file ended with a whole line).
+pub fn repair_torn_tail(file: &mut File) -> io::Result<u64> {
     let len = file.metadata()?.len();
     if len == 0 {
-        return Ok(false);
+        return Ok(0);
     }
     let mut last = [0u8; 1];
     file.seek(SeekFrom::Start(len - 1))?;
     file.read_exact(&mut last)?;
     if last[0] == b'\n' {
-        return Ok(false);
+        return Ok(0);
     }
     // Scan back in chunks for the previous newline.
     let mut end = len;
@@ -381,12 +439,51 @@ pub fn repair_torn_tail(file: &mut File) -> io::Result<bool> {
         end = start;
     }
     file.set_len(keep)?;
-    Ok(true)
+    Ok(len - keep)
+}
+
+/// Most bytes sealing adds to a line: `,"seq":` and 20 digits, then
+/// `,"chain":"`, 64 hex digits and `"}` in place of `}`.
+const SEAL_BYTES: u64 = 7 + 20 + 10 + 64 + 1;
+
+/// The chain after the last line of `file` (`len` bytes, ending with a
+/// whole line): `None` if that line is not sealed. Reads only its end,
+/// where the seal is.
+fn last_head(file: &mut File, len: u64) -> io::Result<Option<ChainHead>> {
+    let start = len.saturating_sub(256);
+    let mut tail = vec![0u8; (len - start) as usize];
+    file.seek(SeekFrom::Start(start))?;
+    file.read_exact(&mut tail)?;
+    let tail = tail.strip_suffix(b"\n").unwrap_or(&tail);
+    let last = match tail.iter().rposition(|&b| b == b'\n') {
+        Some(at) => &tail[at + 1..],
+        None => tail,
+    };
+    Ok(Sealed::read(last).map(|sealed| ChainHead::after(&sealed)))
+}
+
+/// [`last_head`] of the file at `path`, if it exists and can be read.
+fn last_head_of(path: &Path) -> Option<ChainHead> {
+    let mut file = File::open(path).ok()?;
+    let len = file.metadata().ok()?.len();
+    // Skip a torn tail: the chain goes on from the last whole line.
+    let mut end = len;
+    let mut byte = [0u8; 1];
+    while end > 0 {
+        file.seek(SeekFrom::Start(end - 1)).ok()?;
+        file.read_exact(&mut byte).ok()?;
+        if byte[0] == b'\n' {
+            break;
+        }
+        end -= 1;
+    }
+    last_head(&mut file, end).ok().flatten()
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::protocol::chain::{Broken, Verified, Verifier};
 
     fn wait_written(log: &EventLog, n: u64) {
         for _ in 0..500 {
@@ -398,19 +495,80 @@ mod tests {
         panic!("log wrote {:?}", log.counters());
     }
 
+    /// The lines of `path` as they were before sealing (without `seq`
+    /// and `chain`), and whether the file verifies on its own.
+    fn records(path: &Path) -> (Vec<String>, Result<Verified, Broken>) {
+        let bytes = fs::read(path).unwrap();
+        let records = bytes
+            .split(|&b| b == b'\n')
+            .filter(|l| !l.is_empty())
+            .map(|l| match Sealed::read(l) {
+                Some(sealed) => String::from_utf8(sealed.record()).unwrap(),
+                None => format!("unsealed: {}", String::from_utf8_lossy(l)),
+            })
+            .collect();
+        let mut verifier = Verifier::new();
+        let verified = verifier
+            .file(&path.display().to_string(), &bytes)
+            .map(|()| verifier.finish());
+        (records, verified)
+    }
+
+    /// Drops the time from a `chain_start` or `log_repaired` record.
+    fn timeless(record: &str) -> String {
+        match record.find(",\"at\":\"") {
+            Some(at) => {
+                let end = record[at + 7..].find('"').unwrap() + at + 8;
+                format!("{}{}", &record[..at], &record[end..])
+            }
+            None => record.to_string(),
+        }
+    }
+
     #[test]
-    fn repairs_a_torn_tail_at_open() {
+    fn repairs_a_torn_tail_at_open_and_records_it_in_the_chain() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("events.jsonl");
-        fs::write(&path, "{\"a\":1}\n{\"b\":2}\n{\"torn\":").unwrap();
+        let log = EventLog::open(&path, &LogConfig::default());
+        log.push(Bytes::from_static(b"{\"a\":1}\n"));
+        log.push(Bytes::from_static(b"{\"b\":2}\n"));
+        log.close();
+        // A crash mid-write.
+        let mut torn = fs::read(&path).unwrap();
+        torn.extend_from_slice(b"{\"torn\":");
+        fs::write(&path, &torn).unwrap();
+
         let log = EventLog::open(&path, &LogConfig::default());
         log.push(Bytes::from_static(b"{\"c\":3}\n"));
         log.close();
+        let (records, verified) = records(&path);
+        let records: Vec<String> = records.iter().map(|r| timeless(r)).collect();
         assert_eq!(
-            fs::read_to_string(&path).unwrap(),
-            "{\"a\":1}\n{\"b\":2}\n{\"c\":3}\n"
+            records,
+            [
+                "{\"a\":1}",
+                "{\"b\":2}",
+                "{\"type\":\"log_repaired\",\"removed_bytes\":8}",
+                "{\"c\":3}"
+            ]
         );
+        let verified = verified.unwrap();
+        assert_eq!(
+            (verified.lines, verified.starts_from.as_str()),
+            (4, "genesis")
+        );
+        assert_eq!(verified.notes.len(), 1, "{verified:?}");
+        assert!(verified.notes[0].detail.contains("8 bytes"), "{verified:?}");
         assert_eq!(log.counters().repaired.load(Ordering::Relaxed), 1);
+        assert_eq!(
+            *log.counters().chain_head.lock().unwrap(),
+            Some(ChainHead {
+                next_seq: 4,
+                hash: Sealed::read(fs::read(&path).unwrap().trim_ascii_end())
+                    .unwrap()
+                    .chain
+            })
+        );
 
         fs::write(&path, "no newline at all").unwrap();
         let mut f = OpenOptions::new()
@@ -418,12 +576,26 @@ mod tests {
             .write(true)
             .open(&path)
             .unwrap();
-        assert!(repair_torn_tail(&mut f).unwrap());
+        assert_eq!(repair_torn_tail(&mut f).unwrap(), 17);
         assert_eq!(fs::read(&path).unwrap(), b"");
     }
 
     #[test]
-    fn rotates_by_size_keeping_n_files() {
+    fn a_restarted_writer_goes_on_with_the_chain() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("events.jsonl");
+        for n in 0..3 {
+            let log = EventLog::open(&path, &LogConfig::default());
+            log.push(Bytes::from(format!("{{\"run\":{n}}}\n")));
+            log.close();
+        }
+        let (records, verified) = records(&path);
+        assert_eq!(records, ["{\"run\":0}", "{\"run\":1}", "{\"run\":2}"]);
+        assert_eq!(verified.unwrap().lines, 3);
+    }
+
+    #[test]
+    fn rotates_by_size_keeping_n_files_each_starting_where_the_last_ended() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("events.jsonl");
         let config = LogConfig {
@@ -433,20 +605,32 @@ mod tests {
         };
         let log = EventLog::open(&path, &config);
         for i in 0..7 {
-            log.push(Bytes::from(format!("{{\"line\":{i:04}}}\n"))); // 14 bytes
+            log.push(Bytes::from(format!("{{\"line\":{i:04}}}\n")));
         }
         log.close();
-        assert_eq!(fs::read_to_string(&path).unwrap(), "{\"line\":0006}\n");
-        assert_eq!(
-            fs::read_to_string(dir.path().join("events.jsonl.1")).unwrap(),
-            "{\"line\":0005}\n"
-        );
-        assert_eq!(
-            fs::read_to_string(dir.path().join("events.jsonl.2")).unwrap(),
-            "{\"line\":0004}\n"
-        );
+        let start = "{\"type\":\"chain_start\",\"prev\":\"";
+        for (file, line) in [
+            ("events.jsonl", 6),
+            ("events.jsonl.1", 5),
+            ("events.jsonl.2", 4),
+        ] {
+            let (records, verified) = records(&dir.path().join(file));
+            assert_eq!(records.len(), 2, "{records:?}");
+            assert!(timeless(&records[0]).starts_with(start), "{records:?}");
+            assert_eq!(records[1], format!("{{\"line\":{line:04}}}"));
+            // Each file verifies on its own, from where the one before ended.
+            assert_ne!(verified.unwrap().starts_from, "genesis");
+        }
         assert!(!dir.path().join("events.jsonl.3").exists());
         assert_eq!(log.counters().rotations.load(Ordering::Relaxed), 6);
+        // And the set as one chain.
+        let mut verifier = Verifier::new();
+        for file in ["events.jsonl.2", "events.jsonl.1", "events.jsonl"] {
+            verifier
+                .file(file, &fs::read(dir.path().join(file)).unwrap())
+                .unwrap();
+        }
+        assert_eq!(verifier.finish().lines, 6);
     }
 
     #[test]
@@ -469,7 +653,7 @@ mod tests {
         log.push(Bytes::from_static(b"{\"after\":1}\n"));
         wait_written(&log, 1);
         log.close();
-        assert_eq!(fs::read_to_string(&path).unwrap(), "{\"after\":1}\n");
+        assert_eq!(records(&path).0, ["{\"after\":1}"]);
     }
 
     /// A log on a FIFO nobody reads: the writer blocks once the pipe is

@@ -319,6 +319,16 @@ impl Shared {
                 .clone(),
             otlp: self.otlp.status(),
             http: self.http.get().map(|face| face.status()),
+            log_chain: log
+                .chain_head
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .and_then(|head| {
+                    Some(crate::protocol::status::LogChain {
+                        seq: head.next_seq.checked_sub(1)?,
+                        head: head.hex(),
+                    })
+                }),
         }
     }
 }

@@ -53,14 +53,10 @@ pub fn recognise(
     let unjudged = |answer, source| Judgement {
         answer,
         source,
-        rule_ids: Vec::new(),
-        generation,
         // Even in permissive mode: a probe checks the output path, and a
         // copy's answer is "no opinion" anyway.
         enforced: true,
-        grant_rule: None,
-        remembered: None,
-        enforced_by: None,
+        ..Judgement::default_for(generation)
     };
     if probe::is_probe(&event.raw) {
         return Some(unjudged(probe::answer(event.kind()), Source::Probe));

@@ -21,9 +21,11 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use uuid::Uuid;
 
+use super::chain::{ChainStart, LogRepaired};
 use super::{RunDone, RunStart, SdkMessage};
 use crate::decision::{Decision, Source};
 use crate::event::Event;
+use crate::rules::Action;
 
 /// One line of the event log.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -39,6 +41,11 @@ pub enum LogRecord {
     SdkMessage(SdkMessage),
     /// A run ended.
     RunDone(RunDone),
+    /// The first line of a rotated-to file: where its hash chain starts
+    /// (see [`super::chain`]).
+    ChainStart(ChainStart),
+    /// A torn last line was removed (see [`super::chain`]).
+    LogRepaired(LogRepaired),
     /// A line of a `type` this build does not know (a newer daemon's):
     /// readers skip it.
     #[serde(other)]
@@ -66,6 +73,8 @@ impl LogRecord {
             "run_start" => LogRecord::RunStart(serde_json::from_slice(line)?),
             "sdk_message" => LogRecord::SdkMessage(serde_json::from_slice(line)?),
             "run_done" => LogRecord::RunDone(serde_json::from_slice(line)?),
+            "chain_start" => LogRecord::ChainStart(serde_json::from_slice(line)?),
+            "log_repaired" => LogRecord::LogRepaired(serde_json::from_slice(line)?),
             _ => LogRecord::Unknown,
         })
     }
@@ -141,6 +150,126 @@ impl LoggedDecision {
     /// nothing a rule could change.
     pub fn was_judged(&self) -> bool {
         !matches!(self.decision.source, Source::Copy | Source::Probe)
+    }
+}
+
+/// Which layer of the policy decided, or who did when no rule did: a
+/// decision's `layer`.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum DecidingLayer {
+    /// The embedded default rules (there is no user rules file).
+    Defaults,
+    /// The user rules file.
+    User,
+    /// The project's `.claude/hookd.toml`.
+    Project,
+    /// A session grant.
+    Grant,
+    /// A socket client (a person at `hookd approve`, a bot).
+    Client,
+    /// The person, in Claude Code's own permission dialog.
+    Terminal,
+    /// Nobody could decide in time (or the input could not be judged): the
+    /// event's fallback.
+    Fallback,
+    /// No rule decided: Claude Code's own flow goes on.
+    None,
+    /// Not judged (a copy of a run's hook, a doctor's probe).
+    Unjudged,
+    /// A layer this build does not know, as written (a newer daemon's).
+    Other(String),
+}
+
+impl DecidingLayer {
+    /// The wire spelling.
+    pub fn as_str(&self) -> &str {
+        match self {
+            DecidingLayer::Defaults => "defaults",
+            DecidingLayer::User => "user",
+            DecidingLayer::Project => "project",
+            DecidingLayer::Grant => "grant",
+            DecidingLayer::Client => "client",
+            DecidingLayer::Terminal => "terminal",
+            DecidingLayer::Fallback => "fallback",
+            DecidingLayer::None => "none",
+            DecidingLayer::Unjudged => "unjudged",
+            DecidingLayer::Other(name) => name,
+        }
+    }
+
+    /// The layer behind `source`; for [`Source::Rule`], the layer of the
+    /// first deciding rule (`rules`), as rules are listed user layer first.
+    pub fn of(source: &Source, rules: &[MatchedRule]) -> DecidingLayer {
+        match source {
+            Source::Rule => rules
+                .first()
+                .map_or(DecidingLayer::User, |rule| rule.layer.clone()),
+            Source::Client(_) => DecidingLayer::Client,
+            Source::Grant(_) => DecidingLayer::Grant,
+            Source::Terminal => DecidingLayer::Terminal,
+            Source::Timeout | Source::Fallback => DecidingLayer::Fallback,
+            Source::Default => DecidingLayer::None,
+            Source::Copy | Source::Probe => DecidingLayer::Unjudged,
+            Source::Unknown(name) => DecidingLayer::Other(name.clone()),
+        }
+    }
+}
+
+impl std::fmt::Display for DecidingLayer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl Serialize for DecidingLayer {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.as_str())
+    }
+}
+
+impl<'de> Deserialize<'de> for DecidingLayer {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<DecidingLayer, D::Error> {
+        let name = <Cow<'de, str>>::deserialize(d)?;
+        Ok(match name.as_ref() {
+            "defaults" => DecidingLayer::Defaults,
+            "user" => DecidingLayer::User,
+            "project" => DecidingLayer::Project,
+            "grant" => DecidingLayer::Grant,
+            "client" => DecidingLayer::Client,
+            "terminal" => DecidingLayer::Terminal,
+            "fallback" => DecidingLayer::Fallback,
+            "none" => DecidingLayer::None,
+            "unjudged" => DecidingLayer::Unjudged,
+            other => DecidingLayer::Other(other.to_string()),
+        })
+    }
+}
+
+/// Where a deciding rule of a decision is and what it says: enough to
+/// explain the decision from its log line alone, whatever the rules files
+/// say by then.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct MatchedRule {
+    /// The rule's id as in `rule_ids` (`project:<id>` for a project rule).
+    pub id: String,
+    /// `defaults`, `user` or `project`.
+    pub layer: DecidingLayer,
+    /// What the rule does (`allow`, `deny`, `ask`, `context`).
+    pub action: Action,
+    /// The rules file, or `defaults` for the embedded defaults.
+    pub file: String,
+    /// The line of its `[[rule]]` header (in `hookd rules defaults` for the
+    /// embedded defaults).
+    pub line: u32,
+    /// The rule's own `reason`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+}
+
+impl MatchedRule {
+    /// `file:line`.
+    pub fn location(&self) -> String {
+        format!("{}:{}", self.file, self.line)
     }
 }
 
@@ -304,6 +433,17 @@ mod tests {
             remembered: Some(crate::protocol::Remember::Session),
             generation: 3,
             latency_us: 168,
+            layer: Some(DecidingLayer::Project),
+            rules: vec![MatchedRule {
+                id: "project:a".into(),
+                layer: DecidingLayer::Project,
+                action: Action::Deny,
+                file: "/p/.claude/hookd.toml".into(),
+                line: 2,
+                reason: Some("no".into()),
+            }],
+            revision: Some(crate::rules::Revision::from_written("sha256:00ff")),
+            project_revision: Some(crate::rules::Revision::from_written("sha256:ff00")),
         };
         let bare = Decision {
             run_id: None,
@@ -312,6 +452,10 @@ mod tests {
             rule_ids: vec![],
             grant_rule: None,
             remembered: None,
+            layer: None,
+            rules: vec![],
+            revision: None,
+            project_revision: None,
             ..full.clone()
         };
         for (decision, enforced) in [(&full, false), (&full, true), (&bare, true)] {
@@ -389,8 +533,17 @@ mod tests {
             panic!("not a decision")
         };
         assert_eq!(logged.decision.source, Source::Unknown("webhook:w1".into()));
+        let layered = br#"{"type":"decision","decision_id":"0193a0b4-5c6d-7e8f-9a0b-1c2d3e4f5a6b","event_id":"0193a0b4-5c6d-7e8f-9a0b-1c2d3e4f5a6c","verdict":"deny","source":"rule","generation":1,"latency_us":5,"layer":"team","rules":[{"id":"t","layer":"team","action":"deny","file":"/t.toml","line":1}]}"#;
         assert_eq!(logged.decision.source.to_string(), "webhook:w1");
         assert!(logged.was_judged());
+        let LogRecord::Decision(newer) = LogRecord::parse(layered).unwrap() else {
+            panic!("not a decision")
+        };
+        assert_eq!(
+            newer.decision.layer,
+            Some(DecidingLayer::Other("team".into()))
+        );
+        assert_eq!(newer.decision.rules[0].location(), "/t.toml:1");
         let later = br#"{"type":"checkpoint","hash":"abc"}"#;
         assert_eq!(LogRecord::parse(later).unwrap(), LogRecord::Unknown);
         assert_eq!(

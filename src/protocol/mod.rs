@@ -21,6 +21,7 @@
 
 pub mod adapter;
 pub mod approval;
+pub mod chain;
 pub mod codec;
 pub mod forwarder;
 pub mod handshake;

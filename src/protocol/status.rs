@@ -49,6 +49,11 @@ pub struct Status {
     /// The HTTP listener (`[http]`); `null` when it is off.
     #[serde(default)]
     pub http: Option<HttpStatus>,
+    /// The event log's hash chain after the last line written: what
+    /// `hookd log verify` must end at. Keep a copy elsewhere to anchor the
+    /// log. Absent before the first line, and from older daemons.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub log_chain: Option<LogChain>,
 }
 
 /// `status.otlp`: the OpenTelemetry exporter's counters since start.
@@ -127,6 +132,15 @@ pub struct NotifyStatus {
     pub failed: u64,
     /// Not sent: the queue was full, or the event ended first.
     pub dropped: u64,
+}
+
+/// `status.log_chain`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LogChain {
+    /// The last line's `seq`.
+    pub seq: u64,
+    /// The last line's `chain` (64 hex digits).
+    pub head: String,
 }
 
 /// `status.rules`.

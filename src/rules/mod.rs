@@ -478,6 +478,22 @@ impl RuleSet {
         &self.warnings
     }
 
+    /// Rule `id` of this set (as written in the file, without a layer
+    /// prefix): where it is and what it says.
+    pub fn rule(&self, id: &str) -> Option<RuleInfo<'_>> {
+        self.rules.iter().find(|r| r.id == id).map(|r| RuleInfo {
+            id: &r.id,
+            action: r.action,
+            line: r.line,
+            reason: r.reason.as_deref(),
+        })
+    }
+
+    /// Whether this is the embedded defaults ([`RuleSet::defaults`]).
+    pub fn is_defaults(&self) -> bool {
+        self.origin == Path::new(DEFAULTS_ORIGIN)
+    }
+
     /// Rule ids in file order.
     pub fn ids(&self) -> impl Iterator<Item = &str> {
         self.rules.iter().map(|r| r.id.as_str())
@@ -556,6 +572,19 @@ impl RuleSet {
         }
         refs
     }
+}
+
+/// One rule of a [`RuleSet`], as [`RuleSet::rule`] finds it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RuleInfo<'a> {
+    /// Its id.
+    pub id: &'a str,
+    /// What it does.
+    pub action: Action,
+    /// The line of its `[[rule]]` header.
+    pub line: usize,
+    /// Its `reason`.
+    pub reason: Option<&'a str>,
 }
 
 /// The user layer and, for events in a project that has one, the project
