@@ -278,14 +278,6 @@ fn processes() -> Vec<Proc> {
     out
 }
 
-fn wait_until(what: &str, limit: Duration, mut ok: impl FnMut() -> bool) {
-    let deadline = Instant::now() + limit;
-    while !ok() {
-        assert!(Instant::now() < deadline, "timed out waiting for {what}");
-        std::thread::sleep(Duration::from_millis(50));
-    }
-}
-
 #[test]
 fn a_deny_rule_blocks_rm_in_a_run_and_the_reason_reaches_the_model() {
     let sdk = Sdk::start(
@@ -452,7 +444,7 @@ fn a_run_allowed_to_completion_records_usage_and_cost() {
             .into_iter()
             .find(|l| l["type"] == "run_done")
     };
-    wait_until("run_done in the log", Duration::from_secs(5), || {
+    daemon::poll_until("run_done in the log", Duration::from_secs(5), || {
         wait_done().is_some()
     });
     let logged = wait_done().unwrap();
@@ -537,7 +529,7 @@ fn abort_interrupts_a_run_gracefully() {
             .iter()
             .any(|p| p.cmdline.contains(&marker) && p.cmdline.contains("python3"))
     };
-    wait_until("the slow tool to run", Duration::from_secs(30), sleeping);
+    daemon::poll_until("the slow tool to run", Duration::from_secs(30), sleeping);
     let asked = Instant::now();
     let reply = owner.call(json!({"type": "abort", "run_id": run_id}));
     assert_eq!(reply["type"], "ok", "{reply}");
@@ -553,7 +545,7 @@ fn abort_interrupts_a_run_gracefully() {
         sdk.daemon.stderr()
     );
     eprintln!("abort to run_done: {took:?}");
-    wait_until("the tool to be gone", Duration::from_secs(10), || {
+    daemon::poll_until("the tool to be gone", Duration::from_secs(10), || {
         !sleeping()
     });
     sdk.wait_no_runs();
@@ -607,7 +599,7 @@ fn a_killed_adapter_ends_its_run_with_an_error_and_nothing_else() {
     assert_eq!(c.call(json!({"type": "pending"}))["result"], json!([]));
     // Nothing of the run is left: not the adapter, not its group, no zombie.
     sdk.wait_no_runs();
-    wait_until(
+    daemon::poll_until(
         "the adapter's group to be gone",
         Duration::from_secs(5),
         || !processes().iter().any(|p| p.pgrp == pid),
@@ -834,7 +826,7 @@ fn the_adapters_stderr_and_run_errors_are_redacted_in_the_daemons_logs() {
         done["error"].as_str().unwrap().contains(secret),
         "the run's own client gets it verbatim: {done}"
     );
-    wait_until(
+    daemon::poll_until(
         "the adapter's stderr in the daemon's log",
         Duration::from_secs(10),
         || {
@@ -847,7 +839,7 @@ fn the_adapters_stderr_and_run_errors_are_redacted_in_the_daemons_logs() {
     assert!(!stderr.contains(secret), "{stderr}");
     assert!(stderr.contains("[REDACTED]"), "{stderr}");
     // The log writer is asynchronous.
-    wait_until("run_done in the log", Duration::from_secs(10), || {
+    daemon::poll_until("run_done in the log", Duration::from_secs(10), || {
         sdk.daemon
             .log_lines()
             .iter()
@@ -935,7 +927,7 @@ fn pending_cli(sdk: &Sdk) -> Vec<Value> {
 /// Waits until the log holds an event satisfying `pred`, and returns it.
 fn wait_logged(sdk: &Sdk, what: &str, pred: impl Fn(&Value) -> bool) -> Value {
     let mut found = None;
-    wait_until(what, Duration::from_secs(10), || {
+    daemon::poll_until(what, Duration::from_secs(10), || {
         found = sdk
             .daemon
             .log_lines()
@@ -1187,7 +1179,7 @@ fn a_hook_naming_a_run_is_a_copy_only_from_that_runs_claude_code() {
             .filter(|l| l["type"] == "event" && l["harness"] == "claude-code")
             .collect()
     };
-    wait_until(
+    daemon::poll_until(
         "the four relayed hooks in the log",
         Duration::from_secs(10),
         || relayed().len() == 4,
