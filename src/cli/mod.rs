@@ -11,6 +11,7 @@
 //!   in [`output::style`].
 
 pub mod output;
+pub mod replay;
 pub mod rules;
 
 use std::process::ExitCode;

@@ -1,12 +1,120 @@
-//! How `hookd rules check`, `rules test` and `rules explain` read to a
-//! person: the rules module returns data ([`CheckReport`],
+//! `hookd rules defaults|check|explain|test`, and how their reports read to
+//! a person: the rules module returns data ([`CheckReport`],
 //! [`FixtureReport`], [`Explanation`], each also `Serialize` for `--json`),
 //! and their text form lives here, with the rest of the CLI's output, so the
 //! core never decides how a report looks.
 
 use std::fmt;
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
-use crate::rules::{CheckReport, Diagnostic, Explanation, FixtureReport, RuleReport};
+use anyhow::Context;
+
+use super::output::{print_json, Stdout};
+use super::Outcome;
+use crate::agent::{Agent, Harness};
+use crate::daemon::{self, RulesSource};
+use crate::protocol::log::LogRecord;
+use crate::rules::{
+    check_as, CheckReport, Diagnostic, Explanation, FixtureReport, LayerKind, RuleReport,
+    DEFAULTS_TOML,
+};
+
+/// `hookd rules defaults`: the embedded default rules, as a file to start
+/// from.
+pub fn defaults() -> anyhow::Result<Outcome> {
+    write!(Stdout, "{DEFAULTS_TOML}")?;
+    Ok(Outcome::Success)
+}
+
+/// `hookd rules check [FILE] [--project]`: every problem of a rules file
+/// (the user's by default); exit 1 when it would be refused.
+pub fn check(file: Option<PathBuf>, project: bool, json: bool) -> anyhow::Result<Outcome> {
+    let path = match file.or_else(crate::paths::default_rules_path) {
+        Some(path) => path,
+        None => anyhow::bail!("no FILE given and neither XDG_CONFIG_HOME nor HOME is set"),
+    };
+    let kind = if project {
+        LayerKind::Project
+    } else {
+        LayerKind::User
+    };
+    // A file that cannot be read is an operational error (exit 2), not a
+    // rules file with problems (exit 1).
+    std::fs::File::open(&path).with_context(|| format!("reading {}", path.display()))?;
+    let report = check_as(&path, kind);
+    if json {
+        print_json(&report)?;
+    } else {
+        writeln!(Stdout, "{report}")?;
+    }
+    Ok(Outcome::problems_unless(report.is_ok()))
+}
+
+/// `hookd rules explain EVENT`: why a hook input (or a logged event line)
+/// gets its verdict under `rules`. `agent` overrides the one a log line
+/// names; Claude Code's otherwise.
+pub fn explain(
+    event: &Path,
+    agent: Option<Agent>,
+    rules: RulesSource,
+    json: bool,
+) -> anyhow::Result<Outcome> {
+    let text =
+        std::fs::read_to_string(event).with_context(|| format!("reading {}", event.display()))?;
+    let mut input: serde_json::Value =
+        serde_json::from_str(&text).with_context(|| format!("{} is not JSON", event.display()))?;
+    // An event line from the log carries the hook input inside it, and its
+    // agent.
+    let mut logged_agent = None;
+    if let Ok(LogRecord::Event(logged)) = LogRecord::parse(text.trim_end().as_bytes()) {
+        if logged.input.is_object() {
+            logged_agent =
+                serde_json::from_value::<Harness>(serde_json::Value::String(logged.harness))
+                    .ok()
+                    .map(Harness::agent);
+            input = logged.input;
+        }
+    }
+    let agent = agent.or(logged_agent).unwrap_or(Agent::ClaudeCode);
+    let user = Arc::new(daemon::load_rules(&rules)?);
+    let home = std::env::var_os("HOME").map(PathBuf::from);
+    let explanations = crate::approve::explain::explain_with(&input, agent, user, home.as_deref());
+    let name = input["hook_event_name"].as_str().unwrap_or("");
+    let event_name = crate::approve::explain::judged_event(agent, &input);
+    if json {
+        match explanations.as_slice() {
+            [one] => print_json(one)?,
+            all => print_json(&all)?,
+        }
+    } else {
+        if agent != Agent::ClaudeCode {
+            writeln!(Stdout, "agent: {agent} ({name} judged as {event_name})")?;
+        }
+        for (i, explanation) in explanations.iter().enumerate() {
+            if explanations.len() > 1 {
+                writeln!(Stdout, "input {} of {}:", i + 1, explanations.len())?;
+            }
+            write!(Stdout, "{explanation}")?;
+        }
+    }
+    Ok(Outcome::Success)
+}
+
+/// `hookd rules test DIR`: the fixtures in `dir` under `rules`; exit 1 when
+/// one fails.
+pub fn test(dir: &Path, rules: RulesSource, json: bool) -> anyhow::Result<Outcome> {
+    std::fs::read_dir(dir).with_context(|| format!("reading {}", dir.display()))?;
+    let rules = daemon::load_rules(&rules)?;
+    let report = crate::rules::run_fixtures(dir, &rules);
+    if json {
+        print_json(&report)?;
+    } else {
+        writeln!(Stdout, "{report:#}")?;
+    }
+    Ok(Outcome::problems_unless(report.is_ok()))
+}
 
 impl fmt::Display for CheckReport {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
