@@ -280,6 +280,9 @@ fn processes() -> Vec<Proc> {
 
 #[test]
 fn a_deny_rule_blocks_rm_in_a_run_and_the_reason_reaches_the_model() {
+    if claude::node_absent("a_deny_rule_blocks_rm_in_a_run_and_the_reason_reaches_the_model") {
+        return;
+    }
     let sdk = Sdk::start(
         &claude::one_bash_call_script("rm -f victim.txt"),
         Some(DENY_RM),
@@ -336,6 +339,9 @@ fn a_deny_rule_blocks_rm_in_a_run_and_the_reason_reaches_the_model() {
 /// hook waited until the SDK's 600 s timeout and then ran the command.
 #[test]
 fn a_lone_surrogate_in_a_run_does_not_get_a_command_past_a_deny_rule() {
+    if claude::node_absent("a_lone_surrogate_in_a_run_does_not_get_a_command_past_a_deny_rule") {
+        return;
+    }
     let script = claude::one_bash_call_script("rm -f victim.txt LONE")
         .to_string()
         .replace("LONE", "\\ud800");
@@ -380,6 +386,9 @@ fn a_lone_surrogate_in_a_run_does_not_get_a_command_past_a_deny_rule() {
 
 #[test]
 fn a_run_allowed_to_completion_records_usage_and_cost() {
+    if claude::node_absent("a_run_allowed_to_completion_records_usage_and_cost") {
+        return;
+    }
     let sdk = Sdk::start(
         &claude::one_bash_call_script("echo hello > out.txt"),
         Some(ALLOW_ECHO),
@@ -472,6 +481,9 @@ fn a_run_allowed_to_completion_records_usage_and_cost() {
 
 #[test]
 fn an_ask_in_a_run_is_answered_by_a_socket_client() {
+    if claude::node_absent("an_ask_in_a_run_is_answered_by_a_socket_client") {
+        return;
+    }
     let sdk = Sdk::start(
         &claude::one_bash_call_script("touch made-by-run.txt"),
         Some(ASK_TOUCH),
@@ -516,6 +528,9 @@ fn an_ask_in_a_run_is_answered_by_a_socket_client() {
 
 #[test]
 fn abort_interrupts_a_run_gracefully() {
+    if claude::node_absent("abort_interrupts_a_run_gracefully") {
+        return;
+    }
     let marker = format!("hookd-abort-{}", std::process::id());
     let command = format!("python3 -c \"import time; time.sleep(30)\" {marker}");
     let sdk = Sdk::start(&claude::one_bash_call_script(&command), None, None);
@@ -556,6 +571,9 @@ fn abort_interrupts_a_run_gracefully() {
 
 #[test]
 fn a_killed_adapter_ends_its_run_with_an_error_and_nothing_else() {
+    if claude::node_absent("a_killed_adapter_ends_its_run_with_an_error_and_nothing_else") {
+        return;
+    }
     let sdk = Sdk::start(
         &claude::one_bash_call_script("touch never.txt"),
         Some(ASK_TOUCH),
@@ -614,6 +632,9 @@ fn a_killed_adapter_ends_its_run_with_an_error_and_nothing_else() {
 
 #[test]
 fn two_concurrent_runs_are_independent() {
+    if claude::node_absent("two_concurrent_runs_are_independent") {
+        return;
+    }
     let sdk = Sdk::start(
         &claude::one_bash_call_script("touch made.txt"),
         Some(ASK_TOUCH),
@@ -676,6 +697,9 @@ fn two_concurrent_runs_are_independent() {
 
 #[test]
 fn provider_config_errors_name_the_field() {
+    if claude::node_absent("provider_config_errors_name_the_field") {
+        return;
+    }
     // Refused when the config is loaded: the daemon does not start.
     let dir = tempfile::tempdir().unwrap();
     let cases = [
@@ -783,6 +807,9 @@ fn provider_config_errors_name_the_field() {
 
 #[test]
 fn missing_node_dependencies_name_the_install_command() {
+    if claude::node_absent("missing_node_dependencies_name_the_install_command") {
+        return;
+    }
     let empty = tempfile::tempdir().unwrap();
     let dir = empty.path().display().to_string();
     let d = Daemon::start_with(DaemonOptions {
@@ -811,6 +838,9 @@ fn missing_node_dependencies_name_the_install_command() {
 
 #[test]
 fn the_adapters_stderr_and_run_errors_are_redacted_in_the_daemons_logs() {
+    if claude::node_absent("the_adapters_stderr_and_run_errors_are_redacted_in_the_daemons_logs") {
+        return;
+    }
     // Claude Code rejects a `resume` that is no session, quoting it: on the
     // adapter's stderr and in the run's error.
     let secret = "sk-ant-api03-hookdTestSecret0123456789";
@@ -1025,16 +1055,25 @@ fn an_ask_in_a_run_is_pending_once_with_an_install(scope: &str) {
 
 #[test]
 fn a_user_scope_install_does_not_judge_a_runs_hooks_twice() {
+    if claude::node_absent("a_user_scope_install_does_not_judge_a_runs_hooks_twice") {
+        return;
+    }
     an_ask_in_a_run_is_pending_once_with_an_install("user");
 }
 
 #[test]
 fn a_project_scope_install_does_not_judge_a_runs_hooks_twice() {
+    if claude::node_absent("a_project_scope_install_does_not_judge_a_runs_hooks_twice") {
+        return;
+    }
     an_ask_in_a_run_is_pending_once_with_an_install("project");
 }
 
 #[test]
 fn with_an_install_a_deny_rule_still_blocks_a_run() {
+    if claude::node_absent("with_an_install_a_deny_rule_still_blocks_a_run") {
+        return;
+    }
     // The copy answers "no opinion" while the adapter's hook denies: Claude
     // Code keeps the deny.
     let sdk = Sdk::start(
@@ -1071,6 +1110,9 @@ fn with_an_install_a_deny_rule_still_blocks_a_run() {
 
 #[test]
 fn in_default_mode_a_permission_request_is_judged_once() {
+    if claude::node_absent("in_default_mode_a_permission_request_is_judged_once") {
+        return;
+    }
     // The SDK asks its PermissionRequest hook and canUseTool about one tool
     // call (and, installed, the forwarder relays the hook too): canUseTool's
     // is judged, the others are copies.
@@ -1118,6 +1160,9 @@ fn in_default_mode_a_permission_request_is_judged_once() {
 
 #[test]
 fn a_hook_naming_a_run_is_a_copy_only_from_that_runs_claude_code() {
+    if claude::node_absent("a_hook_naming_a_run_is_a_copy_only_from_that_runs_claude_code") {
+        return;
+    }
     let sdk = Sdk::start(
         &claude::one_bash_call_script("touch held.txt"),
         Some(&format!("{ASK_TOUCH}{DENY_RM}")),
@@ -1199,6 +1244,9 @@ fn a_hook_naming_a_run_is_a_copy_only_from_that_runs_claude_code() {
 
 #[test]
 fn a_steer_reaches_the_next_model_request_and_status_shows_the_run() {
+    if claude::node_absent("a_steer_reaches_the_next_model_request_and_status_shows_the_run") {
+        return;
+    }
     let marker = format!("steer-marker-{}", std::process::id());
     let sdk = Sdk::start(
         &claude::one_bash_call_script("touch steered.txt"),
@@ -1272,6 +1320,9 @@ fn adapter_command(data: &Path, args: &[&str]) -> std::process::Output {
 
 #[test]
 fn an_installed_hookd_runs_the_embedded_adapter_from_its_data_directory() {
+    if claude::node_absent("an_installed_hookd_runs_the_embedded_adapter_from_its_data_directory") {
+        return;
+    }
     require_adapter(); // the npm cache then holds the pinned SDK: offline-safe
     let data = tempfile::tempdir().unwrap();
     let status = |data: &Path| -> Value {
