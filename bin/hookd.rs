@@ -11,10 +11,9 @@ use clap::{Parser, Subcommand};
 use hookd::agent::claude::FailClosed;
 use hookd::agent::Agent;
 use hookd::cli::output::{print_json, style, ColorWhen, Stdout};
-use hookd::cli::Outcome;
+use hookd::cli::{self, Outcome};
 use hookd::daemon::{self, RulesSource};
 use hookd::decision::Verdict;
-use hookd::protocol::log::LogRecord;
 
 // Every command prints through `Stdout` (see `hookd::cli::output`): these
 // two macros shadow std's in this file, so no `print!` here can panic on a
@@ -788,7 +787,9 @@ fn main() -> ExitCode {
         }) => hookd::cli::http::token(config.as_deref(), rotate, json).map(Outcome::from),
         Command::Approve { client, plain } => approve(&client, plain).map(Outcome::from),
         Command::Rules(command) => rules(command),
-        Command::Replay { log, rules, json } => replay(&log, rules, json),
+        Command::Replay { log, rules, json } => {
+            cli::replay::replay(&log, rules_source(rules), json)
+        }
         Command::Install(args) => install(args).map(Outcome::from),
         Command::Uninstall { target } => uninstall(&target).map(Outcome::from),
         Command::Doctor {
@@ -1100,12 +1101,8 @@ fn rules_source(explicit: Option<PathBuf>) -> RulesSource {
 }
 
 fn rules(command: RulesCommand) -> anyhow::Result<Outcome> {
-    use hookd::rules::{check_as, LayerKind, DEFAULTS_TOML};
     match command {
-        RulesCommand::Defaults => {
-            print!("{DEFAULTS_TOML}");
-            Ok(Outcome::Success)
-        }
+        RulesCommand::Defaults => cli::rules::defaults(),
         RulesCommand::Revision {
             file,
             project,
@@ -1113,9 +1110,9 @@ fn rules(command: RulesCommand) -> anyhow::Result<Outcome> {
         } => hookd::cli::revision::run(
             &rules_source(file),
             if project {
-                LayerKind::Project
+                hookd::rules::LayerKind::Project
             } else {
-                LayerKind::User
+                hookd::rules::LayerKind::User
             },
             json,
         ),
@@ -1123,116 +1120,17 @@ fn rules(command: RulesCommand) -> anyhow::Result<Outcome> {
             file,
             project,
             json,
-        } => {
-            // Without FILE: the user file and every policy source's files.
-            let policy_files = match (&file, project) {
-                (None, false) => hookd::policy::files_for_cli()?,
-                _ => Vec::new(),
-            };
-            if !policy_files.is_empty() {
-                return hookd::policy::check_for_cli(
-                    hookd::paths::default_rules_path().filter(|p| p.exists()),
-                    &policy_files,
-                    json,
-                );
-            }
-            let path = match file.or_else(hookd::paths::default_rules_path) {
-                Some(path) => path,
-                None => anyhow::bail!("no FILE given and neither XDG_CONFIG_HOME nor HOME is set"),
-            };
-            let kind = if project {
-                LayerKind::Project
-            } else {
-                LayerKind::User
-            };
-            // A file that cannot be read is an operational error (exit 2),
-            // not a rules file with problems (exit 1).
-            std::fs::File::open(&path).with_context(|| format!("reading {}", path.display()))?;
-            let report = check_as(&path, kind);
-            if json {
-                print_json(&report)?;
-            } else {
-                println!("{report}");
-            }
-            Ok(Outcome::problems_unless(report.is_ok()))
-        }
+        } => cli::rules::check(file, project, json),
         RulesCommand::Explain {
             event,
             agent,
             rules,
             json,
-        } => {
-            let text = std::fs::read_to_string(&event)
-                .with_context(|| format!("reading {}", event.display()))?;
-            let mut input: serde_json::Value = serde_json::from_str(&text)
-                .with_context(|| format!("{} is not JSON", event.display()))?;
-            // An event line from the log carries the hook input inside it,
-            // and its agent.
-            let mut logged_agent = None;
-            if let Ok(LogRecord::Event(logged)) = LogRecord::parse(text.trim_end().as_bytes()) {
-                if logged.input.is_object() {
-                    logged_agent = serde_json::from_value::<hookd::protocol::Harness>(
-                        serde_json::Value::String(logged.harness),
-                    )
-                    .ok()
-                    .map(hookd::protocol::Harness::agent);
-                    input = logged.input;
-                }
-            }
-            let agent = agent
-                .map(Agent::from)
-                .or(logged_agent)
-                .unwrap_or(Agent::ClaudeCode);
-            let user = std::sync::Arc::new(hookd::policy::composed_for_cli(&rules_source(rules))?);
-            let home = std::env::var_os("HOME").map(PathBuf::from);
-            let explanations =
-                hookd::approve::explain::explain_with(&input, agent, user, home.as_deref());
-            let name = input["hook_event_name"].as_str().unwrap_or("");
-            let event_name = hookd::approve::explain::judged_event(agent, &input);
-            if json {
-                match explanations.as_slice() {
-                    [one] => print_json(one)?,
-                    all => print_json(&all)?,
-                }
-            } else {
-                if agent != Agent::ClaudeCode {
-                    println!("agent: {agent} ({name} judged as {event_name})");
-                }
-                for (i, explanation) in explanations.iter().enumerate() {
-                    if explanations.len() > 1 {
-                        println!("input {} of {}:", i + 1, explanations.len());
-                    }
-                    print!("{explanation}");
-                }
-            }
-            Ok(Outcome::Success)
-        }
+        } => cli::rules::explain(&event, agent.map(Agent::from), rules_source(rules), json),
         RulesCommand::Test { dir, rules, json } => {
-            std::fs::read_dir(&dir).with_context(|| format!("reading {}", dir.display()))?;
-            let rules = hookd::policy::composed_for_cli(&rules_source(rules))?;
-            let report = hookd::rules::run_fixtures(&dir, &rules);
-            if json {
-                print_json(&report)?;
-            } else {
-                println!("{report:#}");
-            }
-            Ok(Outcome::problems_unless(report.is_ok()))
+            cli::rules::test(&dir, rules_source(rules), json)
         }
     }
-}
-
-/// Exits 1 when a decision would change, as `diff` does: a check that new
-/// rules leave the past alone can gate on it.
-fn replay(log: &std::path::Path, rules: Option<PathBuf>, json: bool) -> anyhow::Result<Outcome> {
-    let rules = std::sync::Arc::new(hookd::policy::composed_for_cli(&rules_source(rules))?);
-    let home = std::env::var_os("HOME").map(PathBuf::from);
-    let report = hookd::replay::replay(log, rules, home.as_deref())?;
-    if json {
-        print_json(&report)?;
-    } else {
-        print!("{report}");
-    }
-    Ok(Outcome::problems_unless(report.changes.is_empty()))
 }
 
 fn tail(args: TailArgs) -> anyhow::Result<()> {

@@ -219,7 +219,7 @@ pub struct Decision {
     /// How the client's answer was remembered (`session`, `always`);
     /// absent for `once` and for every other source.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub remembered: Option<crate::protocol::Remember>,
+    pub remembered: Option<Remember>,
     /// The rules generation the event was judged under.
     pub generation: u64,
     /// Time from receiving the event to deciding, in microseconds.
@@ -239,6 +239,36 @@ pub struct Decision {
     /// The project layer's own revision, when one took part.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub project_revision: Option<Revision>,
+}
+
+/// How long a client's answer holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Remember {
+    /// This event only.
+    #[default]
+    Once,
+    /// A grant: later events of the session that match the rule get the
+    /// same verdict without asking, until the grant expires.
+    Session,
+    /// The rule is appended to the user rules file.
+    Always,
+}
+
+impl Remember {
+    /// The wire spelling.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Remember::Once => "once",
+            Remember::Session => "session",
+            Remember::Always => "always",
+        }
+    }
+
+    /// Whether this is the default (`once`), left off the wire.
+    pub fn is_once(&self) -> bool {
+        *self == Remember::Once
+    }
 }
 
 #[cfg(test)]

@@ -8,8 +8,7 @@ use serde_json::Value;
 use uuid::Uuid;
 
 use crate::agent::claude::{HookEventKind, HookInput};
-use crate::agent::{Agent, ToolNames};
-use crate::protocol::Harness;
+use crate::agent::{Agent, Harness, ToolNames};
 
 /// A new time-ordered id (uuid v7). The random bits come from a per-thread
 /// generator seeded once from the OS (through std's `RandomState`), not

@@ -2,7 +2,7 @@
 //! an event log under other rules and report the decisions that would change.
 //!
 //! The recorded event's input is judged exactly as the daemon judges a live
-//! one ([`crate::daemon::controller::answer_of`] maps the evaluation), with
+//! one ([`Evaluation::answer`](crate::rules::Evaluation::answer) maps the evaluation), with
 //! its project directory's `.claude/hookd.toml` if that file exists now.
 //! Inputs in the log are redacted, so a rule matching a secret's text cannot
 //! match in a replay. Old decisions made by a client, a timeout or a fallback
@@ -17,7 +17,6 @@ use serde::Serialize;
 use uuid::Uuid;
 
 use crate::agent::Agent;
-use crate::daemon::controller::answer_of;
 use crate::protocol::log::{LogRecord, LoggedEvent};
 use crate::protocol::Harness;
 use crate::rules::{project_rules_path, Layers, Query, RuleSet};
@@ -175,7 +174,7 @@ pub fn replay(
                 stop_blocks: 0,
             },
         );
-        let answer = answer_of(&evaluation);
+        let answer = evaluation.answer();
         let old = logged.decision.answer.verdict;
         if answer.verdict != old {
             report.changes.push(Change {

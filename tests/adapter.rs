@@ -280,16 +280,11 @@ fn processes() -> Vec<Proc> {
     out
 }
 
-fn wait_until(what: &str, limit: Duration, mut ok: impl FnMut() -> bool) {
-    let deadline = Instant::now() + limit;
-    while !ok() {
-        assert!(Instant::now() < deadline, "timed out waiting for {what}");
-        std::thread::sleep(Duration::from_millis(50));
-    }
-}
-
 #[test]
 fn a_deny_rule_blocks_rm_in_a_run_and_the_reason_reaches_the_model() {
+    if claude::node_absent("a_deny_rule_blocks_rm_in_a_run_and_the_reason_reaches_the_model") {
+        return;
+    }
     let sdk = Sdk::start(
         &claude::one_bash_call_script("rm -f victim.txt"),
         Some(DENY_RM),
@@ -346,6 +341,9 @@ fn a_deny_rule_blocks_rm_in_a_run_and_the_reason_reaches_the_model() {
 /// hook waited until the SDK's 600 s timeout and then ran the command.
 #[test]
 fn a_lone_surrogate_in_a_run_does_not_get_a_command_past_a_deny_rule() {
+    if claude::node_absent("a_lone_surrogate_in_a_run_does_not_get_a_command_past_a_deny_rule") {
+        return;
+    }
     let script = claude::one_bash_call_script("rm -f victim.txt LONE")
         .to_string()
         .replace("LONE", "\\ud800");
@@ -390,6 +388,9 @@ fn a_lone_surrogate_in_a_run_does_not_get_a_command_past_a_deny_rule() {
 
 #[test]
 fn a_run_allowed_to_completion_records_usage_and_cost() {
+    if claude::node_absent("a_run_allowed_to_completion_records_usage_and_cost") {
+        return;
+    }
     let sdk = Sdk::start(
         &claude::one_bash_call_script("echo hello > out.txt"),
         Some(ALLOW_ECHO),
@@ -454,7 +455,7 @@ fn a_run_allowed_to_completion_records_usage_and_cost() {
             .into_iter()
             .find(|l| l["type"] == "run_done")
     };
-    wait_until("run_done in the log", Duration::from_secs(5), || {
+    daemon::poll_until("run_done in the log", Duration::from_secs(5), || {
         wait_done().is_some()
     });
     let logged = wait_done().unwrap();
@@ -482,6 +483,9 @@ fn a_run_allowed_to_completion_records_usage_and_cost() {
 
 #[test]
 fn an_ask_in_a_run_is_answered_by_a_socket_client() {
+    if claude::node_absent("an_ask_in_a_run_is_answered_by_a_socket_client") {
+        return;
+    }
     let sdk = Sdk::start(
         &claude::one_bash_call_script("touch made-by-run.txt"),
         Some(ASK_TOUCH),
@@ -526,6 +530,9 @@ fn an_ask_in_a_run_is_answered_by_a_socket_client() {
 
 #[test]
 fn abort_interrupts_a_run_gracefully() {
+    if claude::node_absent("abort_interrupts_a_run_gracefully") {
+        return;
+    }
     let marker = format!("hookd-abort-{}", std::process::id());
     let command = format!("python3 -c \"import time; time.sleep(30)\" {marker}");
     let sdk = Sdk::start(&claude::one_bash_call_script(&command), None, None);
@@ -539,7 +546,7 @@ fn abort_interrupts_a_run_gracefully() {
             .iter()
             .any(|p| p.cmdline.contains(&marker) && p.cmdline.contains("python3"))
     };
-    wait_until("the slow tool to run", Duration::from_secs(30), sleeping);
+    daemon::poll_until("the slow tool to run", Duration::from_secs(30), sleeping);
     let asked = Instant::now();
     let reply = owner.call(json!({"type": "abort", "run_id": run_id}));
     assert_eq!(reply["type"], "ok", "{reply}");
@@ -555,7 +562,7 @@ fn abort_interrupts_a_run_gracefully() {
         sdk.daemon.stderr()
     );
     eprintln!("abort to run_done: {took:?}");
-    wait_until("the tool to be gone", Duration::from_secs(10), || {
+    daemon::poll_until("the tool to be gone", Duration::from_secs(10), || {
         !sleeping()
     });
     sdk.wait_no_runs();
@@ -566,6 +573,9 @@ fn abort_interrupts_a_run_gracefully() {
 
 #[test]
 fn a_killed_adapter_ends_its_run_with_an_error_and_nothing_else() {
+    if claude::node_absent("a_killed_adapter_ends_its_run_with_an_error_and_nothing_else") {
+        return;
+    }
     let sdk = Sdk::start(
         &claude::one_bash_call_script("touch never.txt"),
         Some(ASK_TOUCH),
@@ -609,7 +619,7 @@ fn a_killed_adapter_ends_its_run_with_an_error_and_nothing_else() {
     assert_eq!(c.call(json!({"type": "pending"}))["result"], json!([]));
     // Nothing of the run is left: not the adapter, not its group, no zombie.
     sdk.wait_no_runs();
-    wait_until(
+    daemon::poll_until(
         "the adapter's group to be gone",
         Duration::from_secs(5),
         || !processes().iter().any(|p| p.pgrp == pid),
@@ -624,6 +634,9 @@ fn a_killed_adapter_ends_its_run_with_an_error_and_nothing_else() {
 
 #[test]
 fn two_concurrent_runs_are_independent() {
+    if claude::node_absent("two_concurrent_runs_are_independent") {
+        return;
+    }
     let sdk = Sdk::start(
         &claude::one_bash_call_script("touch made.txt"),
         Some(ASK_TOUCH),
@@ -686,6 +699,9 @@ fn two_concurrent_runs_are_independent() {
 
 #[test]
 fn provider_config_errors_name_the_field() {
+    if claude::node_absent("provider_config_errors_name_the_field") {
+        return;
+    }
     // Refused when the config is loaded: the daemon does not start.
     let dir = tempfile::tempdir().unwrap();
     let cases = [
@@ -793,6 +809,9 @@ fn provider_config_errors_name_the_field() {
 
 #[test]
 fn missing_node_dependencies_name_the_install_command() {
+    if claude::node_absent("missing_node_dependencies_name_the_install_command") {
+        return;
+    }
     let empty = tempfile::tempdir().unwrap();
     let dir = empty.path().display().to_string();
     let d = Daemon::start_with(DaemonOptions {
@@ -821,6 +840,9 @@ fn missing_node_dependencies_name_the_install_command() {
 
 #[test]
 fn the_adapters_stderr_and_run_errors_are_redacted_in_the_daemons_logs() {
+    if claude::node_absent("the_adapters_stderr_and_run_errors_are_redacted_in_the_daemons_logs") {
+        return;
+    }
     // Claude Code rejects a `resume` that is no session, quoting it: on the
     // adapter's stderr and in the run's error.
     let secret = "sk-ant-api03-hookdTestSecret0123456789";
@@ -836,7 +858,7 @@ fn the_adapters_stderr_and_run_errors_are_redacted_in_the_daemons_logs() {
         done["error"].as_str().unwrap().contains(secret),
         "the run's own client gets it verbatim: {done}"
     );
-    wait_until(
+    daemon::poll_until(
         "the adapter's stderr in the daemon's log",
         Duration::from_secs(10),
         || {
@@ -849,7 +871,7 @@ fn the_adapters_stderr_and_run_errors_are_redacted_in_the_daemons_logs() {
     assert!(!stderr.contains(secret), "{stderr}");
     assert!(stderr.contains("[REDACTED]"), "{stderr}");
     // The log writer is asynchronous.
-    wait_until("run_done in the log", Duration::from_secs(10), || {
+    daemon::poll_until("run_done in the log", Duration::from_secs(10), || {
         sdk.daemon
             .log_lines()
             .iter()
@@ -937,7 +959,7 @@ fn pending_cli(sdk: &Sdk) -> Vec<Value> {
 /// Waits until the log holds an event satisfying `pred`, and returns it.
 fn wait_logged(sdk: &Sdk, what: &str, pred: impl Fn(&Value) -> bool) -> Value {
     let mut found = None;
-    wait_until(what, Duration::from_secs(10), || {
+    daemon::poll_until(what, Duration::from_secs(10), || {
         found = sdk
             .daemon
             .log_lines()
@@ -1035,16 +1057,25 @@ fn an_ask_in_a_run_is_pending_once_with_an_install(scope: &str) {
 
 #[test]
 fn a_user_scope_install_does_not_judge_a_runs_hooks_twice() {
+    if claude::node_absent("a_user_scope_install_does_not_judge_a_runs_hooks_twice") {
+        return;
+    }
     an_ask_in_a_run_is_pending_once_with_an_install("user");
 }
 
 #[test]
 fn a_project_scope_install_does_not_judge_a_runs_hooks_twice() {
+    if claude::node_absent("a_project_scope_install_does_not_judge_a_runs_hooks_twice") {
+        return;
+    }
     an_ask_in_a_run_is_pending_once_with_an_install("project");
 }
 
 #[test]
 fn with_an_install_a_deny_rule_still_blocks_a_run() {
+    if claude::node_absent("with_an_install_a_deny_rule_still_blocks_a_run") {
+        return;
+    }
     // The copy answers "no opinion" while the adapter's hook denies: Claude
     // Code keeps the deny.
     let sdk = Sdk::start(
@@ -1081,6 +1112,9 @@ fn with_an_install_a_deny_rule_still_blocks_a_run() {
 
 #[test]
 fn in_default_mode_a_permission_request_is_judged_once() {
+    if claude::node_absent("in_default_mode_a_permission_request_is_judged_once") {
+        return;
+    }
     // The SDK asks its PermissionRequest hook and canUseTool about one tool
     // call (and, installed, the forwarder relays the hook too): canUseTool's
     // is judged, the others are copies.
@@ -1128,6 +1162,9 @@ fn in_default_mode_a_permission_request_is_judged_once() {
 
 #[test]
 fn a_hook_naming_a_run_is_a_copy_only_from_that_runs_claude_code() {
+    if claude::node_absent("a_hook_naming_a_run_is_a_copy_only_from_that_runs_claude_code") {
+        return;
+    }
     let sdk = Sdk::start(
         &claude::one_bash_call_script("touch held.txt"),
         Some(&format!("{ASK_TOUCH}{DENY_RM}")),
@@ -1189,7 +1226,7 @@ fn a_hook_naming_a_run_is_a_copy_only_from_that_runs_claude_code() {
             .filter(|l| l["type"] == "event" && l["harness"] == "claude-code")
             .collect()
     };
-    wait_until(
+    daemon::poll_until(
         "the four relayed hooks in the log",
         Duration::from_secs(10),
         || relayed().len() == 4,
@@ -1209,6 +1246,9 @@ fn a_hook_naming_a_run_is_a_copy_only_from_that_runs_claude_code() {
 
 #[test]
 fn a_steer_reaches_the_next_model_request_and_status_shows_the_run() {
+    if claude::node_absent("a_steer_reaches_the_next_model_request_and_status_shows_the_run") {
+        return;
+    }
     let marker = format!("steer-marker-{}", std::process::id());
     let sdk = Sdk::start(
         &claude::one_bash_call_script("touch steered.txt"),
@@ -1282,6 +1322,9 @@ fn adapter_command(data: &Path, args: &[&str]) -> std::process::Output {
 
 #[test]
 fn an_installed_hookd_runs_the_embedded_adapter_from_its_data_directory() {
+    if claude::node_absent("an_installed_hookd_runs_the_embedded_adapter_from_its_data_directory") {
+        return;
+    }
     require_adapter(); // the npm cache then holds the pinned SDK: offline-safe
     let data = tempfile::tempdir().unwrap();
     let status = |data: &Path| -> Value {

@@ -189,11 +189,14 @@ fn with_no_client_nothing_waits() {
 fn nobody_answering_in_time_applies_the_fallback() {
     let d = routed_daemon("[decisions]\nroute_undecided = true\ntimeout = 0.4\n");
     let mut c = subscriber(&d, "sleepy");
-    let started = Instant::now();
+    // When the fallback comes is tested on the paused clock
+    // (inprocess.rs); here, that the real binaries get it.
     let out = d.forward(&bash("ls"), &["--timeout", "10"]);
-    let waited = started.elapsed();
-    assert!(waited >= Duration::from_millis(400), "{waited:?}");
-    assert!(waited < Duration::from_secs(8), "{waited:?}");
+    assert!(
+        out.stderr.is_empty(),
+        "the forwarder fell back: {}",
+        stderr(&out)
+    );
     assert!(out.stdout.is_empty(), "undecided → no opinion");
     let event = next_pending(&mut c);
     let late = c.call(json!({"type": "decide", "event_id": event["id"], "verdict": "allow"}));

@@ -225,6 +225,9 @@ fn codex_fires_every_event_of_a_session_to_the_hook_as_captured() {
 
 #[test]
 fn gemini_fires_every_event_of_a_session_to_the_hook_as_captured() {
+    if agents::node_absent("gemini_fires_every_event_of_a_session_to_the_hook_as_captured") {
+        return;
+    }
     let cli = Cli::Gemini;
     let script = json!({"turns": [
         {"content": [
@@ -366,6 +369,9 @@ fn codex_honors_the_deny_its_dialect_renders() {
 
 #[test]
 fn gemini_honors_the_deny_its_dialect_renders() {
+    if agents::node_absent("gemini_honors_the_deny_its_dialect_renders") {
+        return;
+    }
     let reason = "hookd e2e: gemini deny";
     let out = hookd::agent::gemini::render(
         HookEventKind::PreToolUse,
@@ -377,6 +383,9 @@ fn gemini_honors_the_deny_its_dialect_renders() {
 
 #[test]
 fn the_universal_deny_blocks_on_codex_and_gemini() {
+    if agents::node_absent("the_universal_deny_blocks_on_codex_and_gemini") {
+        return;
+    }
     let reason = "hookd e2e: universal deny";
     let out = universal_deny(reason);
     for cli in [Cli::Codex, Cli::Gemini] {
@@ -386,6 +395,9 @@ fn the_universal_deny_blocks_on_codex_and_gemini() {
 
 #[test]
 fn gemini_never_hangs_on_an_ask_its_dialect_renders() {
+    if agents::node_absent("gemini_never_hangs_on_an_ask_its_dialect_renders") {
+        return;
+    }
     // `{"decision":"ask"}` would make `gemini -p` wait forever; the
     // dialect's ask is a deny. A hang fails the run's 60 s limit (killed by
     // pid) instead of the suite's.
@@ -402,6 +414,9 @@ fn gemini_never_hangs_on_an_ask_its_dialect_renders() {
 
 #[test]
 fn codex_and_gemini_run_the_input_their_dialect_rewrites() {
+    if agents::node_absent("codex_and_gemini_run_the_input_their_dialect_rewrites") {
+        return;
+    }
     for cli in [Cli::Codex, Cli::Gemini] {
         let answer = Answer {
             updated_input: Some(json!({"command": "echo rewritten > rewritten.txt"})),
@@ -496,6 +511,9 @@ fn codex_permission_request_is_decided_by_its_dialect_else_by_the_reviewer() {
 
 #[test]
 fn gemini_without_a_model_flag_is_routed_by_the_mock() {
+    if agents::node_absent("gemini_without_a_model_flag_is_routed_by_the_mock") {
+        return;
+    }
     let cli = Cli::Gemini;
     let mock = ModelMock::start(cli, &one_shell_call(cli, COMMAND));
     let run = AgentRun::new(cli, &mock).without_model();
@@ -613,6 +631,10 @@ fn codex_schemas_are_the_ones_the_binary_embeds() {
 
 #[test]
 fn session_timings_without_hooks_and_with_a_recording_hook_on_every_event() {
+    if agents::node_absent("session_timings_without_hooks_and_with_a_recording_hook_on_every_event")
+    {
+        return;
+    }
     for cli in [Cli::Codex, Cli::Gemini] {
         let mock = ModelMock::start(cli, &one_shell_call(cli, COMMAND));
         let bare = AgentRun::new(cli, &mock);

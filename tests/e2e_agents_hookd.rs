@@ -198,6 +198,10 @@ fn assert_shell_ran(cli: Cli, run: &AgentRun, out: &AgentOutput) {
 
 #[test]
 fn a_deny_rule_blocks_each_agents_shell_command_and_every_hook_is_logged() {
+    if agents::node_absent("a_deny_rule_blocks_each_agents_shell_command_and_every_hook_is_logged")
+    {
+        return;
+    }
     for cli in [Cli::Codex, Cli::Gemini] {
         let d = daemon_with(DENY_ECHO);
         let mock = ModelMock::start(cli, &one_shell_call(cli, COMMAND));
@@ -229,6 +233,9 @@ fn a_deny_rule_blocks_each_agents_shell_command_and_every_hook_is_logged() {
 
 #[test]
 fn a_path_rule_blocks_each_agents_edit() {
+    if agents::node_absent("a_path_rule_blocks_each_agents_edit") {
+        return;
+    }
     let rules = r#"
 [[rule]]
 id = "secrets-are-read-only"
@@ -284,6 +291,9 @@ reason = "hookd e2e: secret/ is read-only"
 
 #[test]
 fn with_no_rule_deciding_the_tool_runs_and_sessions_are_timed() {
+    if agents::node_absent("with_no_rule_deciding_the_tool_runs_and_sessions_are_timed") {
+        return;
+    }
     for cli in [Cli::Codex, Cli::Gemini] {
         let mock = ModelMock::start(cli, &one_shell_call(cli, COMMAND));
         let bare = AgentRun::new(cli, &mock);
@@ -349,6 +359,9 @@ fn allowing_client(socket: &Path) -> std::thread::JoinHandle<String> {
 
 #[test]
 fn an_ask_a_client_allows_lets_each_agents_tool_run() {
+    if agents::node_absent("an_ask_a_client_allows_lets_each_agents_tool_run") {
+        return;
+    }
     for cli in [Cli::Codex, Cli::Gemini] {
         let d = daemon_with(ASK_ECHO);
         let client = allowing_client(&d.socket);
@@ -369,6 +382,9 @@ fn an_ask_a_client_allows_lets_each_agents_tool_run() {
 
 #[test]
 fn an_ask_nobody_answers_never_hangs_either_agent() {
+    if agents::node_absent("an_ask_nobody_answers_never_hangs_either_agent") {
+        return;
+    }
     let limit = Duration::from_secs(90);
     // Gemini would wait forever on an ask: it is denied with the reason.
     let d = daemon_with(ASK_ECHO);
@@ -407,6 +423,9 @@ fn an_ask_nobody_answers_never_hangs_either_agent() {
 
 #[test]
 fn one_rules_file_in_one_daemon_judges_claude_code_codex_and_gemini() {
+    if agents::node_absent("one_rules_file_in_one_daemon_judges_claude_code_codex_and_gemini") {
+        return;
+    }
     let d = daemon_with(DENY_ECHO);
     for cli in [Cli::Codex, Cli::Gemini] {
         let mock = ModelMock::start(cli, &one_shell_call(cli, COMMAND));

@@ -168,13 +168,18 @@ fn a_slow_evaluation_does_not_hold_up_other_hooks() {
     // them than the runtime has workers, arriving one after the other (so
     // that each would take the worker that reads it).
     let slow: Vec<_> = (0..3)
-        .map(|_| {
+        .map(|i| {
             let handle = daemon::forward_in_background(
                 &d.socket,
                 &with_fault(large(bash("ls")), "slow_judging:5000"),
                 &["--timeout", "30"],
             );
-            std::thread::sleep(Duration::from_millis(200));
+            // The next one arrives once the daemon is answering this one.
+            daemon::poll_until(
+                "the slow hook to be in flight",
+                Duration::from_secs(10),
+                || d.counter("hooks_in_flight") > i,
+            );
             handle
         })
         .collect();

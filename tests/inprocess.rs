@@ -212,3 +212,46 @@ async fn a_pending_event_is_answered_before_the_forwarders_deadline() {
     let decisions = d.stop().await;
     assert_eq!(decisions[0].decision.source.to_string(), "timeout");
 }
+
+/// Nobody answering in time: the hook gets the fallback at the pending
+/// timeout, and a decision that comes later is refused as already decided,
+/// naming the timeout.
+#[tokio::test(start_paused = true)]
+async fn nobody_answering_in_time_applies_the_fallback() {
+    let d = InProcess::start("[decisions]\nroute_undecided = true\ntimeout = 0.4\n");
+    let mut c = decider(&d).await;
+    let mut forwarder = d.client("forwarder-like").await;
+    let sent = tokio::time::Instant::now();
+    send(&mut forwarder, hook(Duration::from_secs(10))).await;
+    let event = next_pending(&mut c).await;
+    let Reply::HookResult(result) = recv(&mut forwarder).await else {
+        panic!("no hook_result")
+    };
+    // Not before the timeout, on the paused clock (which also jumps ahead
+    // while the daemon waits on its blocking threads, so "how long after"
+    // is not pinned here; `a_pending_event_times_out_after_its_timeout`
+    // steps the clock by hand).
+    assert!(
+        sent.elapsed() >= Duration::from_millis(400),
+        "answered after {:?} of the paused clock",
+        sent.elapsed()
+    );
+    assert!(result.stdout.is_empty(), "undecided → no opinion");
+    send(
+        &mut c,
+        json!({"type": "decide", "req": "late", "event_id": event["id"], "verdict": "allow"}),
+    )
+    .await;
+    let late = loop {
+        match recv(&mut c).await {
+            Reply::Error(e) => break e,
+            Reply::Event(_) | Reply::Decision(_) => continue,
+            other => panic!("expected the late decide's error, got {other:?}"),
+        }
+    };
+    assert_eq!(late.code.to_string(), "already_decided", "{late:?}");
+    assert!(late.message.contains("timeout"), "{late:?}");
+    drop((c, forwarder));
+    let decisions = d.stop().await;
+    assert_eq!(decisions[0].decision.source.to_string(), "timeout");
+}

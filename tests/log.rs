@@ -4,7 +4,7 @@
 #[path = "support/daemon.rs"]
 mod daemon;
 
-use std::io::Read;
+use std::io::{BufRead, BufReader, Read};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -170,6 +170,10 @@ fn rotation_while_tailing_loses_nothing() {
         config: Some("[log]\nmax_bytes = 4000\nkeep = 20\n".into()),
         ..DaemonOptions::default()
     });
+    // A first hook, so that the log exists and tail holds it open from the
+    // start (a tail started before the file exists waits for it to appear).
+    assert!(d.forward(&fixture("Stop.json"), &[]).stderr.is_empty());
+    d.wait_log_lines(2);
     let mut tail = Command::new(daemon::hookd_bin())
         .args(["tail", "--follow", "--json", "--log"])
         .arg(&d.log)
@@ -177,7 +181,22 @@ fn rotation_while_tailing_loses_nothing() {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    std::thread::sleep(Duration::from_millis(300));
+    // tail follows the file it opened: rotating before it has one would
+    // test nothing.
+    daemon::poll_until("tail to open the log", Duration::from_secs(10), || {
+        daemon::has_open(tail.id(), &d.log)
+    });
+    let mut stdout = tail.stdout.take().unwrap();
+    let (seen_tx, seen) = std::sync::mpsc::channel();
+    let reader = std::thread::spawn(move || {
+        let mut out = String::new();
+        for line in BufReader::new(&mut stdout).lines() {
+            out.push_str(&line.unwrap());
+            out.push('\n');
+            let _ = seen_tx.send(());
+        }
+        out
+    });
     let mut hooks = RawClient::hello(&d.socket, "load");
     for i in 0..40 {
         hooks.send(&json!({"type": "hook", "id": format!("h{i}"), "deadline_ms": 5000, "input": fixture("Stop.json")}));
@@ -192,15 +211,19 @@ fn rotation_while_tailing_loses_nothing() {
         rotations >= 3,
         "the test must rotate several times: {status}"
     );
-    std::thread::sleep(Duration::from_millis(800));
+    // tail has caught up once it printed all 82 lines (an event and a
+    // decision per hook); a line printed twice would make it 82 early and
+    // fail the count below.
+    let deadline = Instant::now() + Duration::from_secs(20);
+    for _ in 0..82 {
+        let left = deadline.saturating_duration_since(Instant::now());
+        if seen.recv_timeout(left).is_err() {
+            break;
+        }
+    }
     let _ = Command::new("kill").arg(tail.id().to_string()).status();
     let _ = tail.wait();
-    let mut out = String::new();
-    tail.stdout
-        .take()
-        .unwrap()
-        .read_to_string(&mut out)
-        .unwrap();
+    let out = reader.join().unwrap();
     let lines: Vec<Value> = out
         .lines()
         .map(|l| serde_json::from_str(l).unwrap())
@@ -209,7 +232,7 @@ fn rotation_while_tailing_loses_nothing() {
     let decisions = lines.iter().filter(|l| l["type"] == "decision").count();
     assert_eq!(
         (events, decisions),
-        (40, 40),
+        (41, 41),
         "tail lost lines across {rotations} rotations"
     );
 }
@@ -443,7 +466,9 @@ fn fast_rotation_while_tailing_loses_and_repeats_nothing() {
         }
         text
     });
-    std::thread::sleep(Duration::from_millis(300));
+    daemon::poll_until("tail to open the log", Duration::from_secs(10), || {
+        daemon::has_open(tail.id(), &path)
+    });
     // One line at a time: the writer batches whatever is queued, and a
     // loaded machine would otherwise merge many lines into one write and
     // rotate far less. Waiting for each line to be written keeps the

@@ -10,7 +10,7 @@ use std::os::unix::net::{UnixDatagram, UnixListener};
 use std::os::unix::process::CommandExt;
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -78,31 +78,48 @@ fn a_restart_under_load_refuses_no_forwarder() {
     let log = dir.path().join("events.jsonl");
     let mut reaper = Reaper(vec![activated(&listener, &log, &[])]);
 
+    const STREAMS: usize = 2;
     let running = Arc::new(AtomicBool::new(true));
-    let streams: Vec<_> = (0..2)
+    // Forwarders started, and forwarders that ended, across both streams.
+    let started = Arc::new(AtomicUsize::new(0));
+    let ended = Arc::new(AtomicUsize::new(0));
+    let streams: Vec<_> = (0..STREAMS)
         .map(|_| {
             let (socket, running) = (socket.clone(), running.clone());
+            let (started, ended) = (started.clone(), ended.clone());
             std::thread::spawn(move || {
                 let input = fixture("PreToolUse.json").to_string();
                 let mut outputs = Vec::new();
                 while running.load(Ordering::Relaxed) {
+                    started.fetch_add(1, Ordering::SeqCst);
                     outputs.push(run_forwarder(
                         &socket,
                         input.as_bytes(),
                         &["--timeout", "10"],
                     ));
+                    ended.fetch_add(1, Ordering::SeqCst);
                 }
                 outputs
             })
         })
         .collect();
+    let ended_at_least = |n: usize| {
+        daemon::poll_until(
+            &format!("{n} forwarders to end"),
+            Duration::from_secs(30),
+            || ended.load(Ordering::SeqCst) >= n,
+        )
+    };
 
-    std::thread::sleep(Duration::from_millis(700));
+    ended_at_least(10);
     stop(&mut reaper.0[0]);
-    // The gap between the two daemons: forwarders queue in the backlog.
-    std::thread::sleep(Duration::from_millis(300));
+    // The gap between the two daemons: each stream always has a forwarder
+    // under way, so with the first daemon gone they queue in the backlog
+    // (waiting for one to start here would wait out the queued ones'
+    // timeout). The second daemon answers them, and each stream's next.
+    let under_way = started.load(Ordering::SeqCst);
     reaper.0.push(activated(&listener, &log, &[]));
-    std::thread::sleep(Duration::from_millis(700));
+    ended_at_least(under_way + STREAMS);
     running.store(false, Ordering::Relaxed);
 
     let outputs: Vec<_> = streams

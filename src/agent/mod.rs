@@ -36,6 +36,53 @@ use crate::agent::claude::output::HookOutput;
 use crate::agent::claude::{FailClosed, HookEventKind};
 use crate::decision::{Answer, Verdict};
 use crate::rules::{Action, Evaluation, Layers, Query};
+use serde::{Deserialize, Serialize};
+
+/// Which agent harness an event came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]
+#[serde(rename_all = "kebab-case")]
+pub enum Harness {
+    /// The Claude Code CLI, through `hook-forwarder`.
+    #[default]
+    ClaudeCode,
+    /// A Claude Agent SDK run, through the adapter.
+    AgentSdk,
+    /// OpenAI Codex CLI, through `hook-forwarder --agent codex`.
+    Codex,
+    /// Google Gemini CLI, through `hook-forwarder --agent gemini`.
+    Gemini,
+}
+
+impl Harness {
+    /// The wire spelling.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Harness::ClaudeCode => "claude-code",
+            Harness::AgentSdk => "agent-sdk",
+            Harness::Codex => "codex",
+            Harness::Gemini => "gemini",
+        }
+    }
+
+    /// The agent whose hook JSON this harness speaks: an Agent SDK run is
+    /// Claude Code's.
+    pub fn agent(self) -> Agent {
+        match self {
+            Harness::ClaudeCode | Harness::AgentSdk => Agent::ClaudeCode,
+            Harness::Codex => Agent::Codex,
+            Harness::Gemini => Agent::Gemini,
+        }
+    }
+
+    /// The harness of a hook `hook-forwarder` relays for `agent`.
+    pub fn of_forwarded(agent: Agent) -> Harness {
+        match agent {
+            Agent::ClaudeCode => Harness::ClaudeCode,
+            Agent::Codex => Harness::Codex,
+            Agent::Gemini => Harness::Gemini,
+        }
+    }
+}
 
 /// An agent whose hooks hookd judges.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]

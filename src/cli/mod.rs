@@ -14,7 +14,9 @@ pub mod explain;
 pub mod http;
 pub mod log;
 pub mod output;
+pub mod replay;
 pub mod revision;
+pub mod rules;
 
 use std::process::ExitCode;
 

@@ -33,7 +33,7 @@ use tokio::sync::watch;
 use crate::decision::{Answer, Source, Verdict};
 use crate::event::Event;
 use crate::protocol::log::{DecidingLayer, MatchedRule};
-use crate::rules::{project_rules_path, Action, Evaluation, Layers, Query, RuleSet};
+use crate::rules::{project_rules_path, Layers, Query, RuleSet};
 
 /// A project whose hooks stop for this long is forgotten (its next hook
 /// loads its file again).
@@ -81,25 +81,6 @@ impl Judgement {
             enforced_by: None,
             project_rules: None,
         }
-    }
-}
-
-/// The answer an evaluation gives: the one mapping from rule actions to
-/// verdicts, shared by the daemon and `hookd replay`. Context rules add
-/// `additionalContext` whatever the verdict.
-pub fn answer_of(evaluation: &Evaluation) -> Answer {
-    let verdict = match evaluation.action {
-        Some(Action::Allow) => Verdict::Allow,
-        Some(Action::Deny) => Verdict::Deny,
-        Some(Action::Ask) => Verdict::Ask,
-        Some(Action::Context) | None => Verdict::NoOpinion,
-    };
-    Answer {
-        verdict,
-        reason: evaluation.reason.clone(),
-        updated_input: None,
-        additional_context: (!evaluation.additional_context.is_empty())
-            .then(|| evaluation.additional_context.join("\n")),
     }
 }
 
@@ -402,7 +383,7 @@ impl Controller {
                 stop_blocks: self.stops.blocks(event.kind(), &event.raw),
             },
         );
-        let answer = answer_of(&evaluation);
+        let answer = evaluation.answer();
         let decided_by_rule =
             answer.verdict != Verdict::NoOpinion || answer.additional_context.is_some();
         let enforced_by = evaluation.enforced_by;

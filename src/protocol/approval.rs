@@ -81,35 +81,7 @@ impl<'de> Deserialize<'de> for EventRef {
     }
 }
 
-/// How long a client's answer holds.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Remember {
-    /// This event only.
-    #[default]
-    Once,
-    /// A grant: later events of the session that match the rule get the
-    /// same verdict without asking, until the grant expires.
-    Session,
-    /// The rule is appended to the user rules file.
-    Always,
-}
-
-impl Remember {
-    /// The wire spelling.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Remember::Once => "once",
-            Remember::Session => "session",
-            Remember::Always => "always",
-        }
-    }
-
-    /// Whether this is the default (`once`), left off the wire.
-    pub fn is_once(&self) -> bool {
-        *self == Remember::Once
-    }
-}
+pub use crate::decision::Remember;
 
 /// A rule a client may remember an answer as, shown before it applies.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

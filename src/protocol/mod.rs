@@ -45,7 +45,6 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::agent::claude::FailClosed;
-use crate::agent::Agent;
 use crate::decision::Answer;
 
 /// The protocol version this build speaks.
@@ -54,51 +53,9 @@ pub const VERSION: u32 = 1;
 /// Default cap on one frame, in bytes (PostToolUse responses can exceed 1 MiB).
 pub const DEFAULT_MAX_FRAME: usize = 8 * 1024 * 1024;
 
-/// Which agent harness an event came from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]
-#[serde(rename_all = "kebab-case")]
-pub enum Harness {
-    /// The Claude Code CLI, through `hook-forwarder`.
-    #[default]
-    ClaudeCode,
-    /// A Claude Agent SDK run, through the adapter.
-    AgentSdk,
-    /// OpenAI Codex CLI, through `hook-forwarder --agent codex`.
-    Codex,
-    /// Google Gemini CLI, through `hook-forwarder --agent gemini`.
-    Gemini,
-}
-
-impl Harness {
-    /// The wire spelling.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Harness::ClaudeCode => "claude-code",
-            Harness::AgentSdk => "agent-sdk",
-            Harness::Codex => "codex",
-            Harness::Gemini => "gemini",
-        }
-    }
-
-    /// The agent whose hook JSON this harness speaks: an Agent SDK run is
-    /// Claude Code's.
-    pub fn agent(self) -> Agent {
-        match self {
-            Harness::ClaudeCode | Harness::AgentSdk => Agent::ClaudeCode,
-            Harness::Codex => Agent::Codex,
-            Harness::Gemini => Agent::Gemini,
-        }
-    }
-
-    /// The harness of a hook `hook-forwarder` relays for `agent`.
-    pub fn of_forwarded(agent: Agent) -> Harness {
-        match agent {
-            Agent::ClaudeCode => Harness::ClaudeCode,
-            Agent::Codex => Harness::Codex,
-            Agent::Gemini => Harness::Gemini,
-        }
-    }
-}
+/// Which agent harness an event came from: a core type ([`crate::agent`]),
+/// named here too because every frame that carries an event carries it.
+pub use crate::agent::Harness;
 
 /// A message a peer sends to the daemon.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

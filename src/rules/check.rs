@@ -4,11 +4,11 @@ use super::diag::{Diagnostic, Severity};
 use super::file::{compile, Layer};
 use super::{LayerKind, RulesError};
 use serde::Serialize;
-use std::fmt;
 use std::path::{Path, PathBuf};
 
 /// The result of checking one rules file: every error and warning, in file
-/// order. `Display` lists them, one per line, then a summary line.
+/// order. Its text form (one per line, then a summary line) is
+/// [`crate::cli::rules`]'s `Display`.
 #[derive(Debug, Clone, Serialize)]
 pub struct CheckReport {
     /// The file checked.
@@ -77,41 +77,4 @@ fn report(path: &Path, diagnostics: Vec<Diagnostic>, rules: usize) -> CheckRepor
         }
     }
     report
-}
-
-impl fmt::Display for CheckReport {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let mut all: Vec<&Diagnostic> = self
-            .errors
-            .iter()
-            .chain(&self.warnings)
-            .chain(&self.notes)
-            .collect();
-        all.sort_by_key(|d| (d.line, d.column));
-        for d in all {
-            writeln!(f, "{d}")?;
-        }
-        let plural = |n: usize, what: &str| format!("{n} {what}{}", if n == 1 { "" } else { "s" });
-        if self.is_ok() {
-            write!(
-                f,
-                "{}: ok, {}, {}",
-                self.path.display(),
-                plural(self.rules, "rule"),
-                plural(self.warnings.len(), "warning")
-            )?;
-            if !self.notes.is_empty() {
-                write!(f, ", {}", plural(self.notes.len(), "note"))?;
-            }
-            Ok(())
-        } else {
-            write!(
-                f,
-                "{}: refused, {}, {}",
-                self.path.display(),
-                plural(self.errors.len(), "error"),
-                plural(self.warnings.len(), "warning")
-            )
-        }
-    }
 }

@@ -9,10 +9,9 @@ use super::rule::{Action, Rule};
 use super::tool::{CommandPattern, ToolPattern, Tri};
 use super::{Evaluation, Query};
 use serde::Serialize;
-use std::fmt;
 
-/// Why a hook input got its verdict. `Display` is for people; `Serialize`
-/// is the `--json` form.
+/// Why a hook input got its verdict. `Display` ([`crate::cli::rules`]) is
+/// for people; `Serialize` is the `--json` form.
 #[derive(Debug, Clone, Serialize)]
 pub struct Explanation {
     /// `hook_event_name` as given.
@@ -504,123 +503,4 @@ fn miss_detail(rule: &Rule, s: &Subject<'_>, path_ids: &[usize]) -> (String, boo
         })
         .collect::<Vec<_>>();
     (format!("tool {}", detail.join("; ")), informative)
-}
-
-impl fmt::Display for Explanation {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "event: {}",
-            if self.event.is_empty() {
-                "(none)"
-            } else {
-                &self.event
-            }
-        )?;
-        if let Some(t) = &self.tool {
-            write!(f, ", tool: {t}")?;
-        }
-        writeln!(f)?;
-        if let Some(p) = &self.path {
-            writeln!(f, "path: {p}")?;
-        }
-        if let Some(bytes) = self.command_too_large {
-            writeln!(
-                f,
-                "command: too large to analyse ({bytes} bytes), not split: deny/ask rules that might match it match, allow rules only if they allow all Bash"
-            )?;
-        } else if !self.commands.is_empty() {
-            let note = if self.command_unreadable {
-                " (could not be read reliably: deny/ask rules match any piece, allow rules only if they allow all Bash)"
-            } else {
-                ""
-            };
-            writeln!(f, "commands{note}:")?;
-            for c in &self.commands {
-                write!(f, "  [{}] {}", c.index, c.text)?;
-                if !c.stripped.is_empty() {
-                    write!(f, "   (also read as: {})", c.stripped.join(" | "))?;
-                }
-                writeln!(f)?;
-            }
-        }
-        let ev = &self.evaluation;
-        match ev.action {
-            Some(a) => writeln!(
-                f,
-                "verdict: {a} by {} (generation {})",
-                ev.rule_ids.join(", "),
-                ev.generation
-            )?,
-            None => writeln!(
-                f,
-                "verdict: no opinion; no rule decided, so Claude Code's own permission flow continues (generation {})",
-                ev.generation
-            )?,
-        }
-        if let Some(r) = &ev.reason {
-            writeln!(f, "reason: {r}")?;
-        }
-        if let Some(layer) = &ev.enforced_by {
-            writeln!(
-                f,
-                "enforced by policy source {layer}: no later layer or grant can loosen it"
-            )?;
-        }
-        if !ev.overridden.is_empty() {
-            writeln!(
-                f,
-                "overridden by a later layer's allow: {}",
-                ev.overridden.join(", ")
-            )?;
-        }
-        for c in &ev.additional_context {
-            writeln!(f, "context: {c}")?;
-        }
-        if !self.uncovered.is_empty() {
-            let list: Vec<String> = self
-                .uncovered
-                .iter()
-                .map(|i| format!("[{i}] `{}`", self.commands[i - 1].text))
-                .collect();
-            writeln!(
-                f,
-                "not covered by any allow rule (so no allow): {}",
-                list.join(", ")
-            )?;
-        }
-        section(f, "matched", &self.matched)?;
-        section(f, "near misses (one check failed)", &self.near_misses)?;
-        section(f, "ignored (project layer not trusted)", &self.ignored)?;
-        if self.matched.is_empty() && self.near_misses.is_empty() {
-            writeln!(f, "\nno rule matched or nearly matched")?;
-        }
-        Ok(())
-    }
-}
-
-fn section(f: &mut fmt::Formatter<'_>, title: &str, rules: &[RuleReport]) -> fmt::Result {
-    if rules.is_empty() {
-        return Ok(());
-    }
-    writeln!(f, "\n{title}:")?;
-    for r in rules {
-        writeln!(
-            f,
-            "  {:<7} {}  ({}, {})",
-            r.action.as_str(),
-            r.id,
-            r.layer,
-            r.origin
-        )?;
-        for c in &r.checks {
-            writeln!(
-                f,
-                "          {} {}",
-                if c.ok { "yes" } else { "NO " },
-                c.text
-            )?;
-        }
-    }
-    Ok(())
 }

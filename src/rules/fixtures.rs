@@ -29,11 +29,11 @@
 
 use super::{Action, Evaluation, Layers, Query, RuleSet};
 use serde::{Deserialize, Serialize};
-use std::fmt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-/// The outcome of running a fixture directory. `Display` lists each fixture
+/// The outcome of running a fixture directory. `Display`
+/// ([`crate::cli::rules`]) lists each fixture
 /// and ends with `N passed, M failed`; the alternate form (`{:#}`) marks
 /// `ok` and `FAIL` with colour (escape codes the CLI strips where colour is
 /// not allowed). `--json` is `{"results": [FixtureResult…], "passed": N,
@@ -80,26 +80,6 @@ impl Serialize for FixtureReport {
         report.serialize_field("passed", &self.passed())?;
         report.serialize_field("failed", &self.failed())?;
         report.end()
-    }
-}
-
-impl fmt::Display for FixtureReport {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let (good, bad) = match f.alternate() {
-            true => (
-                anstyle::AnsiColor::Green.on_default(),
-                anstyle::AnsiColor::Red.on_default().bold(),
-            ),
-            false => (anstyle::Style::new(), anstyle::Style::new()),
-        };
-        for r in &self.results {
-            if r.passed {
-                writeln!(f, "{good}ok{good:#}   {}: {}", r.name, r.detail)?;
-            } else {
-                writeln!(f, "{bad}FAIL{bad:#} {}: {}", r.name, r.detail)?;
-            }
-        }
-        write!(f, "{} passed, {} failed", self.passed(), self.failed())
     }
 }
 

@@ -235,6 +235,7 @@ pub use rule::{Action, EVENTS, TOOL_EVENTS};
 pub use tool::KNOWN_TOOLS;
 
 use crate::agent::Agent;
+use crate::decision::{Answer, Verdict};
 use eval::{Index, LayerRef};
 use file::{compile, Layer};
 use rule::Rule;
@@ -753,6 +754,25 @@ pub struct Evaluation {
 }
 
 impl Evaluation {
+    /// The answer this evaluation gives: the one mapping from rule actions
+    /// to verdicts, shared by the daemon and `hookd replay`. Context rules
+    /// add `additionalContext` whatever the verdict.
+    pub fn answer(&self) -> Answer {
+        let verdict = match self.action {
+            Some(Action::Allow) => Verdict::Allow,
+            Some(Action::Deny) => Verdict::Deny,
+            Some(Action::Ask) => Verdict::Ask,
+            Some(Action::Context) | None => Verdict::NoOpinion,
+        };
+        Answer {
+            verdict,
+            reason: self.reason.clone(),
+            updated_input: None,
+            additional_context: (!self.additional_context.is_empty())
+                .then(|| self.additional_context.join("\n")),
+        }
+    }
+
     /// True when a rule allowed, denied or asked.
     pub fn is_decision(&self) -> bool {
         matches!(

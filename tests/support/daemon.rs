@@ -438,6 +438,35 @@ fn rand_u32() -> u32 {
     NEXT.fetch_add(1, Ordering::Relaxed)
 }
 
+/// Polls `ok` every 10 ms until it holds: a bounded wait on a condition the
+/// test cannot be told about (a counter, a child's open files). Panics
+/// naming `what` after `limit`, which is a ceiling for a loaded machine, not
+/// a duration the test relies on.
+pub fn poll_until(what: &str, limit: Duration, mut ok: impl FnMut() -> bool) {
+    let deadline = Instant::now() + limit;
+    while !ok() {
+        assert!(
+            Instant::now() < deadline,
+            "gave up after {limit:?} waiting for {what}"
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+/// Whether process `pid` has `path` open, read off `/proc/<pid>/fd` (so a
+/// test waits for a reader to have a file open instead of guessing how long
+/// it takes to start).
+pub fn has_open(pid: u32, path: &Path) -> bool {
+    let Ok(path) = std::fs::canonicalize(path) else {
+        return false;
+    };
+    std::fs::read_dir(format!("/proc/{pid}/fd"))
+        .into_iter()
+        .flatten()
+        .flatten()
+        .any(|fd| std::fs::read_link(fd.path()).is_ok_and(|target| target == path))
+}
+
 /// Raises this process's soft open-file limit to the hard limit and
 /// returns it: tests that open thousands of connections need it.
 pub fn raise_own_fd_limit() -> u64 {

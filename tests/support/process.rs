@@ -10,6 +10,21 @@ use std::process::{Child, Command, ExitStatus, Stdio};
 use std::thread;
 use std::time::{Duration, Instant};
 
+/// Whether Node.js is missing (`node` on no directory of `PATH`); if so,
+/// says that `test` is skipped and why, once, on stderr. Tests that run the
+/// Agent SDK or a Node-launched CLI call it first: a machine without Node
+/// skips them with this message instead of failing (CI has Node, so they
+/// run there); a machine with Node but without the npm packages still fails,
+/// saying what to install.
+pub fn node_absent(test: &str) -> bool {
+    let found = std::env::var_os("PATH")
+        .is_some_and(|path| std::env::split_paths(&path).any(|dir| dir.join("node").is_file()));
+    if !found {
+        eprintln!("skipped: {test} needs Node.js, and `node` is not on PATH");
+    }
+    !found
+}
+
 /// Waits for `child` until `limit` has passed; `None` if it is still running.
 pub fn wait_with_deadline(child: &mut Child, limit: Duration) -> Option<ExitStatus> {
     let deadline = Instant::now() + limit;

@@ -1,0 +1,24 @@
+//! `hookd replay LOG`: the decisions of a log re-judged under other rules
+//! (the work is [`crate::replay`]'s; this prints it).
+
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use super::output::{print_json, Stdout};
+use super::Outcome;
+use crate::daemon::RulesSource;
+
+/// Exits 1 when a decision would change, as `diff` does: a check that new
+/// rules leave the past alone can gate on it.
+pub fn replay(log: &Path, rules: RulesSource, json: bool) -> anyhow::Result<Outcome> {
+    let rules = Arc::new(crate::policy::composed_for_cli(&rules)?);
+    let home = std::env::var_os("HOME").map(PathBuf::from);
+    let report = crate::replay::replay(log, rules, home.as_deref())?;
+    if json {
+        print_json(&report)?;
+    } else {
+        write!(Stdout, "{report}")?;
+    }
+    Ok(Outcome::problems_unless(report.changes.is_empty()))
+}

@@ -1,0 +1,305 @@
+//! `hookd rules defaults|check|explain|test`, and how their reports read to
+//! a person: the rules module returns data ([`CheckReport`],
+//! [`FixtureReport`], [`Explanation`], each also `Serialize` for `--json`),
+//! and their text form lives here, with the rest of the CLI's output, so the
+//! core never decides how a report looks.
+
+use std::fmt;
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use anyhow::Context;
+
+use super::output::{print_json, Stdout};
+use super::Outcome;
+use crate::agent::{Agent, Harness};
+use crate::daemon::RulesSource;
+use crate::protocol::log::LogRecord;
+use crate::rules::{
+    check_as, CheckReport, Diagnostic, Explanation, FixtureReport, LayerKind, RuleReport,
+    DEFAULTS_TOML,
+};
+
+/// `hookd rules defaults`: the embedded default rules, as a file to start
+/// from.
+pub fn defaults() -> anyhow::Result<Outcome> {
+    write!(Stdout, "{DEFAULTS_TOML}")?;
+    Ok(Outcome::Success)
+}
+
+/// `hookd rules check [FILE] [--project]`: every problem of a rules file
+/// (the user's by default); exit 1 when it would be refused.
+pub fn check(file: Option<PathBuf>, project: bool, json: bool) -> anyhow::Result<Outcome> {
+    // Without FILE: the user file and every policy source's files.
+    let policy_files = match (&file, project) {
+        (None, false) => crate::policy::files_for_cli()?,
+        _ => Vec::new(),
+    };
+    if !policy_files.is_empty() {
+        return crate::policy::check_for_cli(
+            crate::paths::default_rules_path().filter(|p| p.exists()),
+            &policy_files,
+            json,
+        );
+    }
+    let path = match file.or_else(crate::paths::default_rules_path) {
+        Some(path) => path,
+        None => anyhow::bail!("no FILE given and neither XDG_CONFIG_HOME nor HOME is set"),
+    };
+    let kind = if project {
+        LayerKind::Project
+    } else {
+        LayerKind::User
+    };
+    // A file that cannot be read is an operational error (exit 2), not a
+    // rules file with problems (exit 1).
+    std::fs::File::open(&path).with_context(|| format!("reading {}", path.display()))?;
+    let report = check_as(&path, kind);
+    if json {
+        print_json(&report)?;
+    } else {
+        writeln!(Stdout, "{report}")?;
+    }
+    Ok(Outcome::problems_unless(report.is_ok()))
+}
+
+/// `hookd rules explain EVENT`: why a hook input (or a logged event line)
+/// gets its verdict under `rules`. `agent` overrides the one a log line
+/// names; Claude Code's otherwise.
+pub fn explain(
+    event: &Path,
+    agent: Option<Agent>,
+    rules: RulesSource,
+    json: bool,
+) -> anyhow::Result<Outcome> {
+    let text =
+        std::fs::read_to_string(event).with_context(|| format!("reading {}", event.display()))?;
+    let mut input: serde_json::Value =
+        serde_json::from_str(&text).with_context(|| format!("{} is not JSON", event.display()))?;
+    // An event line from the log carries the hook input inside it, and its
+    // agent.
+    let mut logged_agent = None;
+    if let Ok(LogRecord::Event(logged)) = LogRecord::parse(text.trim_end().as_bytes()) {
+        if logged.input.is_object() {
+            logged_agent =
+                serde_json::from_value::<Harness>(serde_json::Value::String(logged.harness))
+                    .ok()
+                    .map(Harness::agent);
+            input = logged.input;
+        }
+    }
+    let agent = agent.or(logged_agent).unwrap_or(Agent::ClaudeCode);
+    let user = Arc::new(crate::policy::composed_for_cli(&rules)?);
+    let home = std::env::var_os("HOME").map(PathBuf::from);
+    let explanations = crate::approve::explain::explain_with(&input, agent, user, home.as_deref());
+    let name = input["hook_event_name"].as_str().unwrap_or("");
+    let event_name = crate::approve::explain::judged_event(agent, &input);
+    if json {
+        match explanations.as_slice() {
+            [one] => print_json(one)?,
+            all => print_json(&all)?,
+        }
+    } else {
+        if agent != Agent::ClaudeCode {
+            writeln!(Stdout, "agent: {agent} ({name} judged as {event_name})")?;
+        }
+        for (i, explanation) in explanations.iter().enumerate() {
+            if explanations.len() > 1 {
+                writeln!(Stdout, "input {} of {}:", i + 1, explanations.len())?;
+            }
+            write!(Stdout, "{explanation}")?;
+        }
+    }
+    Ok(Outcome::Success)
+}
+
+/// `hookd rules test DIR`: the fixtures in `dir` under `rules`; exit 1 when
+/// one fails.
+pub fn test(dir: &Path, rules: RulesSource, json: bool) -> anyhow::Result<Outcome> {
+    std::fs::read_dir(dir).with_context(|| format!("reading {}", dir.display()))?;
+    let rules = crate::policy::composed_for_cli(&rules)?;
+    let report = crate::rules::run_fixtures(dir, &rules);
+    if json {
+        print_json(&report)?;
+    } else {
+        writeln!(Stdout, "{report:#}")?;
+    }
+    Ok(Outcome::problems_unless(report.is_ok()))
+}
+
+impl fmt::Display for CheckReport {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut all: Vec<&Diagnostic> = self
+            .errors
+            .iter()
+            .chain(&self.warnings)
+            .chain(&self.notes)
+            .collect();
+        all.sort_by_key(|d| (d.line, d.column));
+        for d in all {
+            writeln!(f, "{d}")?;
+        }
+        let plural = |n: usize, what: &str| format!("{n} {what}{}", if n == 1 { "" } else { "s" });
+        if self.is_ok() {
+            write!(
+                f,
+                "{}: ok, {}, {}",
+                self.path.display(),
+                plural(self.rules, "rule"),
+                plural(self.warnings.len(), "warning")
+            )?;
+            if !self.notes.is_empty() {
+                write!(f, ", {}", plural(self.notes.len(), "note"))?;
+            }
+            Ok(())
+        } else {
+            write!(
+                f,
+                "{}: refused, {}, {}",
+                self.path.display(),
+                plural(self.errors.len(), "error"),
+                plural(self.warnings.len(), "warning")
+            )
+        }
+    }
+}
+
+impl fmt::Display for FixtureReport {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let (good, bad) = match f.alternate() {
+            true => (
+                anstyle::AnsiColor::Green.on_default(),
+                anstyle::AnsiColor::Red.on_default().bold(),
+            ),
+            false => (anstyle::Style::new(), anstyle::Style::new()),
+        };
+        for r in &self.results {
+            if r.passed {
+                writeln!(f, "{good}ok{good:#}   {}: {}", r.name, r.detail)?;
+            } else {
+                writeln!(f, "{bad}FAIL{bad:#} {}: {}", r.name, r.detail)?;
+            }
+        }
+        write!(f, "{} passed, {} failed", self.passed(), self.failed())
+    }
+}
+
+impl fmt::Display for Explanation {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "event: {}",
+            if self.event.is_empty() {
+                "(none)"
+            } else {
+                &self.event
+            }
+        )?;
+        if let Some(t) = &self.tool {
+            write!(f, ", tool: {t}")?;
+        }
+        writeln!(f)?;
+        if let Some(p) = &self.path {
+            writeln!(f, "path: {p}")?;
+        }
+        if let Some(bytes) = self.command_too_large {
+            writeln!(
+                f,
+                "command: too large to analyse ({bytes} bytes), not split: deny/ask rules that might match it match, allow rules only if they allow all Bash"
+            )?;
+        } else if !self.commands.is_empty() {
+            let note = if self.command_unreadable {
+                " (could not be read reliably: deny/ask rules match any piece, allow rules only if they allow all Bash)"
+            } else {
+                ""
+            };
+            writeln!(f, "commands{note}:")?;
+            for c in &self.commands {
+                write!(f, "  [{}] {}", c.index, c.text)?;
+                if !c.stripped.is_empty() {
+                    write!(f, "   (also read as: {})", c.stripped.join(" | "))?;
+                }
+                writeln!(f)?;
+            }
+        }
+        let ev = &self.evaluation;
+        match ev.action {
+            Some(a) => writeln!(
+                f,
+                "verdict: {a} by {} (generation {})",
+                ev.rule_ids.join(", "),
+                ev.generation
+            )?,
+            None => writeln!(
+                f,
+                "verdict: no opinion; no rule decided, so Claude Code's own permission flow continues (generation {})",
+                ev.generation
+            )?,
+        }
+        if let Some(r) = &ev.reason {
+            writeln!(f, "reason: {r}")?;
+        }
+        if let Some(layer) = &ev.enforced_by {
+            writeln!(
+                f,
+                "enforced by policy source {layer}: no later layer or grant can loosen it"
+            )?;
+        }
+        if !ev.overridden.is_empty() {
+            writeln!(
+                f,
+                "overridden by a later layer's allow: {}",
+                ev.overridden.join(", ")
+            )?;
+        }
+        for c in &ev.additional_context {
+            writeln!(f, "context: {c}")?;
+        }
+        if !self.uncovered.is_empty() {
+            let list: Vec<String> = self
+                .uncovered
+                .iter()
+                .map(|i| format!("[{i}] `{}`", self.commands[i - 1].text))
+                .collect();
+            writeln!(
+                f,
+                "not covered by any allow rule (so no allow): {}",
+                list.join(", ")
+            )?;
+        }
+        section(f, "matched", &self.matched)?;
+        section(f, "near misses (one check failed)", &self.near_misses)?;
+        section(f, "ignored (project layer not trusted)", &self.ignored)?;
+        if self.matched.is_empty() && self.near_misses.is_empty() {
+            writeln!(f, "\nno rule matched or nearly matched")?;
+        }
+        Ok(())
+    }
+}
+
+fn section(f: &mut fmt::Formatter<'_>, title: &str, rules: &[RuleReport]) -> fmt::Result {
+    if rules.is_empty() {
+        return Ok(());
+    }
+    writeln!(f, "\n{title}:")?;
+    for r in rules {
+        writeln!(
+            f,
+            "  {:<7} {}  ({}, {})",
+            r.action.as_str(),
+            r.id,
+            r.layer,
+            r.origin
+        )?;
+        for c in &r.checks {
+            writeln!(
+                f,
+                "          {} {}",
+                if c.ok { "yes" } else { "NO " },
+                c.text
+            )?;
+        }
+    }
+    Ok(())
+}

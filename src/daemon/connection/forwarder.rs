@@ -1,0 +1,47 @@
+//! A forwarder's connection: its one `hook`, answered while watching for
+//! the forwarder to go away.
+
+use std::sync::Arc;
+
+use tokio_util::sync::CancellationToken;
+
+use super::{send, Conn};
+use crate::daemon::{hook, Shared};
+use crate::protocol::{HookRequest, Reply};
+
+/// Answers the hook `req` (its frame `frame_bytes` long) and closes.
+///
+/// A forwarder sends nothing after its hook: the connection becoming
+/// readable means it closed (Claude Code killed the hook), which a waiting
+/// event must hear about.
+pub(super) async fn answer(
+    req: HookRequest,
+    frame_bytes: usize,
+    mut conn: Conn,
+    shared: &Arc<Shared>,
+    shutdown: &CancellationToken,
+) {
+    let peer_gone = CancellationToken::new();
+    let answering = hook::answer_from_forwarder(req, frame_bytes, &peer_gone, shared, shutdown);
+    tokio::pin!(answering);
+    let mut watching = true;
+    let result = loop {
+        tokio::select! {
+            result = &mut answering => break result,
+            _ = conn.get_ref().readable(), if watching => {
+                let mut byte = [0u8; 1];
+                match conn.get_ref().try_read(&mut byte) {
+                    Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {}
+                    Ok(0) | Err(_) => {
+                        peer_gone.cancel();
+                        watching = false;
+                    }
+                    // More bytes after the hook: not the forwarder this
+                    // daemon knows; it gets its answer, unwatched.
+                    Ok(_) => watching = false,
+                }
+            }
+        }
+    };
+    send(&mut conn, &Reply::HookResult(result)).await;
+}

@@ -1,0 +1,161 @@
+//! A long-lived peer after `hello` (socket clients, `hookd run`, the
+//! approver): the handshake, then one loop that reads requests (each handled
+//! by its own function in [`super::requests`]), writes hook replies as their
+//! tasks finish, and pushes subscribed frames; on shutdown it lets the runs
+//! it started say `run_done` first.
+
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+
+use futures_util::{SinkExt, StreamExt};
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+use super::{
+    reject, release_idle_buffer, send, Conn, CAPABILITIES, HOOKS_IN_FLIGHT, SHUTDOWN_RUN_DRAIN,
+};
+use crate::daemon::hub::{ClientQueue, CLIENT_QUEUE_FRAMES};
+use crate::daemon::Shared;
+use crate::protocol::codec::RawFrame;
+use crate::protocol::{ErrorCode, Hello, Lagged, Reply, Request, Welcome, VERSION};
+
+/// What one session holds, which its requests read and change.
+pub(super) struct Session<'a> {
+    /// The peer's `hello`.
+    pub(super) hello: Hello,
+    pub(super) shared: &'a Arc<Shared>,
+    pub(super) shutdown: &'a CancellationToken,
+    /// This peer in the hub's subscriber table.
+    pub(super) client_id: u64,
+    /// Where frames pushed to this peer wait (subscriptions, its runs).
+    pub(super) queue: ClientQueue,
+    /// Runs this connection started: aborted when it goes away, like a
+    /// terminal's processes when it closes.
+    pub(super) runs: Vec<String>,
+    /// Hooks sent on this connection are answered by their own tasks: one
+    /// may wait for a decision that this very client is about to send. At
+    /// most [`HOOKS_IN_FLIGHT`] of them: each sends exactly one reply, so a
+    /// queue of that many never makes one wait.
+    pub(super) replies: mpsc::Sender<Reply>,
+    /// Hooks whose reply has not been written yet.
+    pub(super) in_flight: usize,
+}
+
+/// Serves a peer that opened with `hello` until it goes away or the daemon
+/// stops.
+pub(super) async fn serve(
+    hello: Hello,
+    mut conn: Conn,
+    shared: &Arc<Shared>,
+    shutdown: &CancellationToken,
+) {
+    if hello.v != VERSION {
+        let message = format!(
+            "this hookd speaks protocol v{VERSION}; `{}` asked for v{}",
+            hello.name, hello.v
+        );
+        send(
+            &mut conn,
+            &Reply::error(ErrorCode::UnsupportedVersion, message, None),
+        )
+        .await;
+        return;
+    }
+    let welcome = Welcome {
+        v: VERSION,
+        server_version: env!("CARGO_PKG_VERSION").to_string(),
+        capabilities: CAPABILITIES.iter().map(|c| c.to_string()).collect(),
+    };
+    send(&mut conn, &Reply::Welcome(welcome)).await;
+    tracing::info!(name = %hello.name, role = ?hello.role, "peer connected");
+    #[cfg(feature = "fault-injection")]
+    crate::daemon::fault::on_hello(&hello.name);
+
+    let client_id = shared.hub.client_id();
+    let (queue, mut pushes) = ClientQueue::channel(
+        client_id,
+        CLIENT_QUEUE_FRAMES,
+        shared.config.clients.queue_bytes,
+    );
+    let dropped = queue.dropped.clone();
+    let (reply_tx, mut replies) = mpsc::channel::<Reply>(HOOKS_IN_FLIGHT);
+    let mut session = Session {
+        hello,
+        shared,
+        shutdown,
+        client_id,
+        queue,
+        runs: Vec::new(),
+        replies: reply_tx,
+        in_flight: 0,
+    };
+    loop {
+        tokio::select! {
+            _ = shutdown.cancelled() => {
+                // The runs started here are being aborted: let their last
+                // frames (run_done above all) through first, for a while.
+                let runs = &session.runs;
+                let drain = async {
+                    loop {
+                        let live = runs.iter().any(|id| shared.runs.is_live(id));
+                        let frame = if live { pushes.recv().await } else { pushes.try_recv() };
+                        match frame {
+                            Some(frame) => {
+                                if conn.send(RawFrame(frame)).await.is_err() {
+                                    return;
+                                }
+                            }
+                            None => return,
+                        }
+                    }
+                };
+                let _ = tokio::time::timeout(SHUTDOWN_RUN_DRAIN, drain).await;
+                send(&mut conn, &Reply::error(ErrorCode::ShuttingDown, "hookd is stopping", None)).await;
+                break;
+            }
+            Some(reply) = replies.recv() => {
+                session.in_flight -= 1;
+                send(&mut conn, &reply).await;
+            }
+            Some(frame) = pushes.recv() => {
+                let lost = dropped.swap(0, Ordering::Relaxed);
+                if lost > 0 {
+                    send(&mut conn, &Reply::Lagged(Lagged { dropped: lost })).await;
+                }
+                if let Err(e) = conn.send(RawFrame(frame)).await {
+                    tracing::debug!(error = %e, "could not push to client (gone?)");
+                    break;
+                }
+            }
+            frame = conn.next(), if session.in_flight < HOOKS_IN_FLIGHT => {
+                let line = match frame {
+                    None => break,
+                    Some(Err(e)) => {
+                        reject(&mut conn, e).await;
+                        break;
+                    }
+                    Some(Ok(line)) => line,
+                };
+                let request = Request::decode(&line);
+                let frame_bytes = line.len();
+                drop(line);
+                release_idle_buffer(&mut conn);
+                let request = match request {
+                    Ok(request) => request,
+                    Err(e) => {
+                        tracing::warn!(name = %session.hello.name, code = %e.code, error = %e.message, "bad frame; closing that connection");
+                        send(&mut conn, &Reply::error(e.code, e.message, None)).await;
+                        break;
+                    }
+                };
+                session.dispatch(request, frame_bytes, &mut conn).await;
+            }
+        }
+    }
+    shared.hub.unsubscribe(client_id);
+    for run_id in session.runs {
+        // Ended runs are gone from the table already; that is fine.
+        let _ = shared.runs.abort(&run_id, "its client, which disconnected");
+    }
+    tracing::info!(name = %session.hello.name, "peer disconnected");
+}

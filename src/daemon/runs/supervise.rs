@@ -1,0 +1,511 @@
+//! One run's life after its child is spawned: the supervisor loop (the
+//! adapter's frames in, decisions and `start`/`abort` out, the abort and
+//! ready deadlines, the child's exit), what its SDK messages become (log
+//! lines and pushed frames, redacted like the log), and its end
+//! (`run_done`, the process group killed).
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::time::{Duration, Instant, SystemTime};
+
+use bytes::Bytes;
+use futures_util::StreamExt;
+use nix::sys::signal::{killpg, Signal};
+use nix::unistd::Pid;
+use serde_json::Value;
+use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
+use tokio::process::{Child, ChildStderr, ChildStdin};
+use tokio::sync::{mpsc, oneshot};
+use tokio_util::codec::FramedRead;
+use tokio_util::sync::CancellationToken;
+use tokio_util::task::TaskTracker;
+
+use super::{
+    ABORT_GRACE, ADAPTER_MAX_FRAME, EXIT_GRACE, HOOK_TIMEOUT, READY_TIMEOUT, SHUTDOWN_ABORT_GRACE,
+    STDERR_LINE,
+};
+use crate::agent::claude::output::HookOutput;
+use crate::agent::claude::sdk::{sdk_result, SdkCallback};
+use crate::daemon::hook::{self, RunLink};
+use crate::daemon::hub::ClientQueue;
+use crate::daemon::Shared;
+use crate::protocol::adapter::{Decision, Empty, FromAdapter, Start, ToAdapter};
+use crate::protocol::codec::FrameCodec;
+use crate::protocol::{Harness, HookRequest, Reply, RunDone, RunStart};
+
+/// A spawned run, as its supervisor sees it.
+pub(super) struct Run {
+    pub(super) link: RunLink,
+    pub(super) pid: u32,
+    pub(super) started: Instant,
+    pub(super) start: Start,
+    /// Keeps the abort channel open for as long as the run lives, so the
+    /// supervisor's `recv` never sees it closed.
+    pub(super) _abort_tx: mpsc::UnboundedSender<String>,
+}
+
+/// What the supervisor learnt by the end.
+#[derive(Debug, Default)]
+pub(super) struct Outcome {
+    session_id: Option<String>,
+    usage: Option<Value>,
+    cost_usd: Option<f64>,
+    num_turns: Option<u64>,
+    result: Option<String>,
+    /// `done` arrived: whether it was an error.
+    done: Option<bool>,
+    /// The adapter's `error`, or what went wrong with it.
+    error: Option<String>,
+    aborted_by: Option<String>,
+    exit: Option<String>,
+}
+
+/// Drives one run from `ready` to the child's exit.
+#[allow(clippy::too_many_arguments)]
+pub(super) async fn supervise(
+    run: &Run,
+    mut child: Child,
+    stdin: ChildStdin,
+    stdout: tokio::process::ChildStdout,
+    go: oneshot::Receiver<()>,
+    mut aborts: mpsc::UnboundedReceiver<String>,
+    mut steers: mpsc::UnboundedReceiver<String>,
+    shared: &Arc<Shared>,
+    shutdown: &CancellationToken,
+) -> Outcome {
+    let run_id = run.link.run_id.clone();
+    let mut outcome = Outcome::default();
+    let (to_adapter, outbox) = mpsc::unbounded_channel::<ToAdapter>();
+    tokio::spawn(write_frames(stdin, outbox));
+    let hooks = TaskTracker::new();
+    let mut frames = FramedRead::new(stdout, FrameCodec::new(ADAPTER_MAX_FRAME));
+    // The client must have its `ok` before any frame of the run.
+    if go.await.is_err() {
+        outcome.aborted_by = Some("its client, which disconnected".into());
+        let _ = to_adapter.send(ToAdapter::Abort(Empty {}));
+    }
+    let mut ready = false;
+    let ready_by = tokio::time::Instant::now() + READY_TIMEOUT;
+    let mut kill_at: Option<tokio::time::Instant> = outcome
+        .aborted_by
+        .is_some()
+        .then(|| tokio::time::Instant::now() + ABORT_GRACE);
+    loop {
+        tokio::select! {
+            frame = frames.next() => {
+                let line = match frame {
+                    None => break,
+                    Some(Err(e)) => {
+                        outcome.error.get_or_insert_with(|| format!("the adapter's output could not be read: {e}"));
+                        kill_group(run.pid);
+                        break;
+                    }
+                    Some(Ok(line)) => line,
+                };
+                let message = match FromAdapter::decode(&line) {
+                    Ok(message) => message,
+                    Err(e) => {
+                        tracing::warn!(run = %run_id, error = %e, "ignoring a bad line from the adapter");
+                        continue;
+                    }
+                };
+                match message {
+                    FromAdapter::Ready(_) => {
+                        ready = true;
+                        if outcome.aborted_by.is_none() {
+                            let _ = to_adapter.send(ToAdapter::Start(run.start.clone()));
+                            shared.runs.update(&run_id, |e| e.state = "running");
+                        }
+                    }
+                    FromAdapter::HookEvent(event) => {
+                        let callback = if event.from_can_use_tool() {
+                            SdkCallback::CanUseTool
+                        } else {
+                            SdkCallback::Hook
+                        };
+                        let tool_input = match callback {
+                            SdkCallback::CanUseTool => event.input.get("tool_input").cloned().unwrap_or(Value::Null),
+                            SdkCallback::Hook => Value::Null,
+                        };
+                        let request = HookRequest {
+                            v: None,
+                            id: event.id,
+                            harness: Harness::AgentSdk,
+                            deadline_ms: HOOK_TIMEOUT.as_millis() as u64,
+                            fail_closed: crate::agent::claude::FailClosed::Off,
+                            env: BTreeMap::new(),
+                            input: event.input,
+                            input_error: event.input_error,
+                        };
+                        let (link, shared, shutdown, to_adapter) =
+                            (run.link.clone(), shared.clone(), shutdown.clone(), to_adapter.clone());
+                        let frame_bytes = line.len();
+                        hooks.spawn(async move {
+                            let answered = hook::answer_in(request, frame_bytes, Some(&link), &shared, &shutdown).await;
+                            let output = HookOutput {
+                                exit_code: answered.exit_code,
+                                stdout: answered.stdout,
+                                stderr: answered.stderr,
+                            };
+                            let result = sdk_result(callback, &output, &tool_input);
+                            let _ = to_adapter.send(ToAdapter::Decision(Decision { id: answered.id, result }));
+                        });
+                    }
+                    FromAdapter::SdkMessage(m) => on_sdk_message(run, m.message, &mut outcome, shared),
+                    FromAdapter::Done(done) => {
+                        outcome.done = Some(done.is_error);
+                        outcome.session_id = done.session_id.or(outcome.session_id.take());
+                        outcome.usage = done.usage.or(outcome.usage.take());
+                        outcome.cost_usd = done.cost_usd.or(outcome.cost_usd);
+                        outcome.num_turns = done.num_turns.or(outcome.num_turns);
+                        outcome.result = done.result.or(outcome.result.take());
+                    }
+                    FromAdapter::Error(e) => {
+                        outcome.error = Some(e.message);
+                    }
+                }
+            }
+            Some(text) = steers.recv() => {
+                tracing::info!(run = %run_id, chars = text.chars().count(), "steering run");
+                let _ = to_adapter.send(ToAdapter::Steer(crate::protocol::adapter::Steer { text }));
+            }
+            Some(by) = aborts.recv(), if outcome.aborted_by.is_none() => {
+                tracing::info!(run = %run_id, by, "aborting run");
+                outcome.aborted_by = Some(by);
+                let _ = to_adapter.send(ToAdapter::Abort(Empty {}));
+                shared.runs.update(&run_id, |e| e.state = "aborting");
+                kill_at = Some(tokio::time::Instant::now() + ABORT_GRACE);
+            }
+            _ = shutdown.cancelled(), if outcome.aborted_by.is_none() => {
+                outcome.aborted_by = Some("hookd, which is stopping".into());
+                let _ = to_adapter.send(ToAdapter::Abort(Empty {}));
+                shared.runs.update(&run_id, |e| e.state = "aborting");
+                kill_at = Some(tokio::time::Instant::now() + SHUTDOWN_ABORT_GRACE);
+            }
+            _ = sleep_until(kill_at) => {
+                tracing::warn!(run = %run_id, pid = run.pid, "the adapter did not stop in time; killing its process group");
+                kill_group(run.pid);
+                kill_at = None;
+            }
+            _ = tokio::time::sleep_until(ready_by), if !ready => {
+                outcome.error.get_or_insert_with(|| format!("the adapter did not start within {}s", READY_TIMEOUT.as_secs()));
+                kill_group(run.pid);
+                ready = true;
+            }
+        }
+    }
+    // Nobody will read decisions any more: pending events fall back now.
+    run.link.ended.cancel();
+    if outcome.done.is_none() {
+        // Crashed, killed or aborted: the Claude Code process it started
+        // goes too. Not reaped yet, the adapter keeps its group id taken.
+        kill_group(run.pid);
+    }
+    let status = match tokio::time::timeout(EXIT_GRACE, child.wait()).await {
+        Ok(status) => status,
+        Err(_) => {
+            tracing::warn!(run = %run_id, pid = run.pid, "the adapter closed its output but did not exit; killing its process group");
+            kill_group(run.pid);
+            child.wait().await
+        }
+    };
+    // Whatever is still left of the group goes too. A group id cannot be
+    // handed out again while any member lives; with none left this is
+    // ESRCH (pids are allocated in sequence, not reused at once).
+    kill_group(run.pid);
+    outcome.exit = Some(match status {
+        Ok(status) => status.to_string(),
+        Err(e) => format!("unknown ({e})"),
+    });
+    hooks.close();
+    if tokio::time::timeout(Duration::from_secs(2), hooks.wait())
+        .await
+        .is_err()
+    {
+        tracing::warn!(run = %run_id, "hook answers still running after the run ended");
+    }
+    outcome
+}
+
+async fn sleep_until(at: Option<tokio::time::Instant>) {
+    match at {
+        Some(at) => tokio::time::sleep_until(at).await,
+        None => std::future::pending().await,
+    }
+}
+
+pub(super) fn kill_group(pid: u32) {
+    if pid == 0 {
+        return;
+    }
+    match killpg(Pid::from_raw(pid as i32), Signal::SIGKILL) {
+        Ok(()) | Err(nix::errno::Errno::ESRCH) => {}
+        Err(e) => {
+            tracing::warn!(pgid = pid, error = %e, "could not kill the adapter's process group")
+        }
+    }
+}
+
+/// One SDK message: remembered (session, usage), logged, pushed.
+fn on_sdk_message(run: &Run, message: Value, outcome: &mut Outcome, shared: &Arc<Shared>) {
+    let run_id = &run.link.run_id;
+    if let Some(session) = message.get("session_id").and_then(Value::as_str) {
+        if outcome.session_id.as_deref() != Some(session) {
+            outcome.session_id = Some(session.to_string());
+            let session = session.to_string();
+            shared.runs.update(run_id, |e| e.session_id = Some(session));
+        }
+    }
+    match message.get("type").and_then(Value::as_str) {
+        Some("assistant") => shared.runs.update(run_id, |e| e.turns += 1),
+        // The model the session really uses, when the run did not name one.
+        Some("system") if message.get("subtype").and_then(Value::as_str) == Some("init") => {
+            if let Some(model) = message.get("model").and_then(Value::as_str) {
+                let model = model.to_string();
+                shared
+                    .runs
+                    .update(run_id, |e| e.model = e.model.take().or(Some(model)));
+            }
+        }
+        Some("result") => {
+            let cost = message.get("total_cost_usd").and_then(Value::as_f64);
+            shared
+                .runs
+                .update(run_id, |e| e.cost_usd = cost.or(e.cost_usd));
+        }
+        _ => {}
+    }
+    if message.get("type").and_then(Value::as_str) == Some("result") {
+        outcome.usage = message.get("usage").cloned();
+        outcome.cost_usd = message.get("total_cost_usd").and_then(Value::as_f64);
+        outcome.num_turns = message.get("num_turns").and_then(Value::as_u64);
+        outcome.result = message
+            .get("result")
+            .and_then(Value::as_str)
+            .map(str::to_owned);
+    }
+    let record = Reply::SdkMessage(crate::protocol::SdkMessage {
+        run_id: run_id.to_string(),
+        received_at: crate::time::rfc3339(SystemTime::now()),
+        session_id: outcome.session_id.clone(),
+        message,
+    });
+    publish_record(shared, &record, Some(&run.link.owner), None);
+}
+
+/// Logs a run record (redacted) and pushes it to the subscribers that want
+/// runs, except `skip`, and to `owner` (raw).
+pub(super) fn publish_record(
+    shared: &Shared,
+    record: &Reply,
+    owner: Option<&ClientQueue>,
+    skip: Option<u64>,
+) {
+    let line = |record: &Reply| -> Bytes {
+        let mut bytes = serde_json::to_vec(record).expect("records serialize");
+        bytes.push(b'\n');
+        bytes.into()
+    };
+    let raw_line = line(record);
+    let log_line = match redacted(&shared.redactor, record) {
+        Some(redacted) => line(&redacted),
+        None => raw_line.clone(),
+    };
+    // The run's start and end, not its transcript.
+    if !matches!(record, Reply::SdkMessage(_)) {
+        shared.otlp.push(&log_line);
+    }
+    shared.log.push(log_line.clone());
+    let session = match record {
+        Reply::SdkMessage(m) => m.session_id.as_deref(),
+        Reply::RunDone(d) => d.session_id.as_deref(),
+        _ => None,
+    };
+    let skip = skip.or(owner.map(|o| o.client_id));
+    shared.hub.publish_run(session, skip, |redact| {
+        if redact {
+            log_line.clone()
+        } else {
+            raw_line.clone()
+        }
+    });
+    if let Some(owner) = owner {
+        owner.push(raw_line);
+    }
+}
+
+/// The record with secrets redacted as in the log (prompt, message,
+/// result), or `None` when there was nothing to hide.
+pub(super) fn redacted(redactor: &crate::redact::Redactor, record: &Reply) -> Option<Reply> {
+    use std::borrow::Cow;
+    let text = |s: &str| match redactor.redact_str(s) {
+        Cow::Owned(s) => Some(s),
+        Cow::Borrowed(_) => None,
+    };
+    match record {
+        Reply::RunStart(r) => text(&r.prompt).map(|prompt| {
+            Reply::RunStart(RunStart {
+                prompt,
+                ..r.clone()
+            })
+        }),
+        Reply::SdkMessage(m) => match redactor.redact_value(&m.message) {
+            Cow::Borrowed(_) => None,
+            Cow::Owned(message) => Some(Reply::SdkMessage(crate::protocol::SdkMessage {
+                run_id: m.run_id.clone(),
+                received_at: m.received_at.clone(),
+                session_id: m.session_id.clone(),
+                message,
+            })),
+        },
+        Reply::RunDone(d) => {
+            // The SDK's error often quotes what it was given (a `resume`
+            // id, a path): the same redaction as the result.
+            let result = d.result.as_deref().and_then(text);
+            let error = d.error.as_deref().and_then(text);
+            (result.is_some() || error.is_some()).then(|| {
+                Reply::RunDone(RunDone {
+                    result: result.or_else(|| d.result.clone()),
+                    error: error.or_else(|| d.error.clone()),
+                    ..d.clone()
+                })
+            })
+        }
+        _ => None,
+    }
+}
+
+/// Logs and pushes `run_done`, and takes the run out of the table.
+pub(super) async fn finish(run: &Run, outcome: Outcome, shared: &Arc<Shared>) {
+    let run_id = run.link.run_id.to_string();
+    let error = match (&outcome.aborted_by, outcome.done, &outcome.error) {
+        (Some(by), _, _) => Some(format!("aborted by {by}")),
+        (None, Some(false), _) => None,
+        (None, Some(true), _) => Some(
+            outcome
+                .result
+                .clone()
+                .unwrap_or_else(|| "the SDK reported an error".into()),
+        ),
+        (None, None, Some(error)) => Some(error.clone()),
+        (None, None, None) => Some(format!(
+            "the adapter ended without a result ({})",
+            outcome.exit.as_deref().unwrap_or("no exit status")
+        )),
+    };
+    let done = RunDone {
+        run_id: run_id.clone(),
+        received_at: crate::time::rfc3339(SystemTime::now()),
+        ok: error.is_none(),
+        session_id: outcome.session_id,
+        usage: outcome.usage,
+        cost_usd: outcome.cost_usd,
+        num_turns: outcome.num_turns,
+        duration_ms: run.started.elapsed().as_millis() as u64,
+        result: outcome.result,
+        error,
+    };
+    tracing::info!(
+        run = %run_id,
+        ok = done.ok,
+        error = ?done.error.as_deref().map(|e| shared.redactor.redact_str(e)),
+        cost_usd = ?done.cost_usd,
+        exit = ?outcome.exit,
+        duration_ms = done.duration_ms,
+        "run ended"
+    );
+    let record = Reply::RunDone(done);
+    // Everything of this run is in the owner's queue already; this frame
+    // must not be dropped for a full queue, so it waits for room.
+    let owner = run.link.owner.clone();
+    publish_record(shared, &record, None, Some(owner.client_id));
+    let mut frame = serde_json::to_vec(&record).expect("records serialize");
+    frame.push(b'\n');
+    owner.push_surely(frame.into()).await;
+    // Out of the table only now: a run that is not live any more has its
+    // run_done queued (a stopping connection relies on that).
+    shared.runs.remove(&run_id);
+}
+
+/// Writes frames to the adapter's stdin until every sender is gone or the
+/// pipe breaks (the adapter exited).
+async fn write_frames(mut stdin: ChildStdin, mut outbox: mpsc::UnboundedReceiver<ToAdapter>) {
+    while let Some(frame) = outbox.recv().await {
+        let mut line = serde_json::to_vec(&frame).expect("frames serialize");
+        line.push(b'\n');
+        if let Err(e) = stdin.write_all(&line).await {
+            tracing::debug!(error = %e, "the adapter's stdin is closed");
+            return;
+        }
+    }
+}
+
+/// Copies the adapter's stderr into our log, line by line, redacted like
+/// every other line (the SDK and Claude Code echo their inputs in errors).
+/// It must be drained whatever happens: a full pipe would stall the
+/// adapter.
+pub(super) async fn copy_stderr(stderr: ChildStderr, run_id: Arc<str>, shared: Arc<Shared>) {
+    let mut reader = BufReader::new(stderr);
+    let mut line = Vec::new();
+    loop {
+        line.clear();
+        match (&mut reader)
+            .take(STDERR_LINE)
+            .read_until(b'\n', &mut line)
+            .await
+        {
+            Ok(0) | Err(_) => return,
+            Ok(_) => {
+                let text = String::from_utf8_lossy(&line);
+                let text = text.trim_end();
+                if !text.is_empty() {
+                    let text = shared.redactor.redact_str(text);
+                    tracing::info!(target: "hookd::adapter", run = %run_id, "{text}");
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn run_records_are_redacted_like_the_log() {
+        let redactor = crate::redact::Redactor::default();
+        let secret = "sk-ant-api03-0123456789abcdefghij";
+        let done = |result: Option<&str>, error: Option<&str>| {
+            Reply::RunDone(RunDone {
+                run_id: "r".into(),
+                received_at: "t".into(),
+                ok: error.is_none(),
+                session_id: None,
+                usage: None,
+                cost_usd: None,
+                num_turns: None,
+                duration_ms: 1,
+                result: result.map(str::to_owned),
+                error: error.map(str::to_owned),
+            })
+        };
+        let quoted = format!("Provided value \"{secret}\" is not a UUID");
+        let Some(Reply::RunDone(d)) = redacted(&redactor, &done(Some(&quoted), Some(&quoted)))
+        else {
+            panic!("nothing redacted")
+        };
+        for text in [d.result.unwrap(), d.error.unwrap()] {
+            assert!(
+                !text.contains(secret) && text.contains("[REDACTED]"),
+                "{text}"
+            );
+        }
+        let Some(Reply::RunDone(d)) = redacted(&redactor, &done(Some("fine"), Some(&quoted)))
+        else {
+            panic!("the error alone must be redacted")
+        };
+        assert_eq!(d.result.as_deref(), Some("fine"));
+        assert!(!d.error.unwrap().contains(secret));
+        assert!(redacted(&redactor, &done(Some("fine"), Some("aborted"))).is_none());
+    }
+}
