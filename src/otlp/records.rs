@@ -23,7 +23,7 @@ use super::wire::{
     KeyValue, LogRecord, Span, Value, SEVERITY_INFO, SEVERITY_WARN, SPAN_KIND_SERVER,
 };
 use crate::agent::claude::HookEventKind;
-use crate::protocol::Harness;
+use crate::agent::Harness;
 
 /// The trace of the hook whose event id is `event_id`: the id's 16 bytes.
 /// Every record of one hook (its event, its decision, its span) is in it.

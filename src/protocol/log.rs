@@ -23,9 +23,9 @@ use uuid::Uuid;
 
 use super::chain::{ChainStart, LogRepaired};
 use super::{RunDone, RunStart, SdkMessage};
+pub use crate::decision::{DecidingLayer, MatchedRule};
 use crate::decision::{Decision, Source};
 use crate::event::Event;
-use crate::rules::Action;
 
 /// One line of the event log.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -153,126 +153,6 @@ impl LoggedDecision {
     }
 }
 
-/// Which layer of the policy decided, or who did when no rule did: a
-/// decision's `layer`.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
-pub enum DecidingLayer {
-    /// The embedded default rules (there is no user rules file).
-    Defaults,
-    /// The user rules file.
-    User,
-    /// The project's `.claude/hookd.toml`.
-    Project,
-    /// A session grant.
-    Grant,
-    /// A socket client (a person at `hookd approve`, a bot).
-    Client,
-    /// The person, in Claude Code's own permission dialog.
-    Terminal,
-    /// Nobody could decide in time (or the input could not be judged): the
-    /// event's fallback.
-    Fallback,
-    /// No rule decided: Claude Code's own flow goes on.
-    None,
-    /// Not judged (a copy of a run's hook, a doctor's probe).
-    Unjudged,
-    /// A layer this build does not know, as written (a newer daemon's).
-    Other(String),
-}
-
-impl DecidingLayer {
-    /// The wire spelling.
-    pub fn as_str(&self) -> &str {
-        match self {
-            DecidingLayer::Defaults => "defaults",
-            DecidingLayer::User => "user",
-            DecidingLayer::Project => "project",
-            DecidingLayer::Grant => "grant",
-            DecidingLayer::Client => "client",
-            DecidingLayer::Terminal => "terminal",
-            DecidingLayer::Fallback => "fallback",
-            DecidingLayer::None => "none",
-            DecidingLayer::Unjudged => "unjudged",
-            DecidingLayer::Other(name) => name,
-        }
-    }
-
-    /// The layer behind `source`; for [`Source::Rule`], the layer of the
-    /// first deciding rule (`rules`), as rules are listed user layer first.
-    pub fn of(source: &Source, rules: &[MatchedRule]) -> DecidingLayer {
-        match source {
-            Source::Rule => rules
-                .first()
-                .map_or(DecidingLayer::User, |rule| rule.layer.clone()),
-            Source::Client(_) => DecidingLayer::Client,
-            Source::Grant(_) => DecidingLayer::Grant,
-            Source::Terminal => DecidingLayer::Terminal,
-            Source::Timeout | Source::Fallback => DecidingLayer::Fallback,
-            Source::Default => DecidingLayer::None,
-            Source::Copy | Source::Probe => DecidingLayer::Unjudged,
-            Source::Unknown(name) => DecidingLayer::Other(name.clone()),
-        }
-    }
-}
-
-impl std::fmt::Display for DecidingLayer {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
-impl Serialize for DecidingLayer {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.serialize_str(self.as_str())
-    }
-}
-
-impl<'de> Deserialize<'de> for DecidingLayer {
-    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<DecidingLayer, D::Error> {
-        let name = <Cow<'de, str>>::deserialize(d)?;
-        Ok(match name.as_ref() {
-            "defaults" => DecidingLayer::Defaults,
-            "user" => DecidingLayer::User,
-            "project" => DecidingLayer::Project,
-            "grant" => DecidingLayer::Grant,
-            "client" => DecidingLayer::Client,
-            "terminal" => DecidingLayer::Terminal,
-            "fallback" => DecidingLayer::Fallback,
-            "none" => DecidingLayer::None,
-            "unjudged" => DecidingLayer::Unjudged,
-            other => DecidingLayer::Other(other.to_string()),
-        })
-    }
-}
-
-/// Where a deciding rule of a decision is and what it says: enough to
-/// explain the decision from its log line alone, whatever the rules files
-/// say by then.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct MatchedRule {
-    /// The rule's id as in `rule_ids` (`project:<id>` for a project rule).
-    pub id: String,
-    /// `defaults`, `user` or `project`.
-    pub layer: DecidingLayer,
-    /// What the rule does (`allow`, `deny`, `ask`, `context`).
-    pub action: Action,
-    /// The rules file, or `defaults` for the embedded defaults.
-    pub file: String,
-    /// The line of its `[[rule]]` header (in `hookd rules defaults` for the
-    /// embedded defaults).
-    pub line: u32,
-    /// The rule's own `reason`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub reason: Option<String>,
-}
-
-impl MatchedRule {
-    /// `file:line`.
-    pub fn location(&self) -> String {
-        format!("{}:{}", self.file, self.line)
-    }
-}
-
 /// How the daemon writes an event line (and the record of a pushed `event`
 /// frame): a view of the [`Event`], nothing copied.
 #[derive(Debug, Serialize)]
@@ -355,6 +235,7 @@ impl<'a> DecisionView<'a> {
 
 #[cfg(test)]
 mod tests {
+    use crate::rules::Action;
     use std::collections::BTreeMap;
 
     use serde_json::json;
