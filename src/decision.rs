@@ -293,8 +293,9 @@ pub enum DecidingLayer {
     None,
     /// Not judged (a copy of a run's hook, a doctor's probe).
     Unjudged,
-    /// A layer this build does not know, as written (a newer daemon's).
-    Other(String),
+    /// A `[policy] sources` layer, by its name (the names above are
+    /// reserved), or a layer a newer daemon names, as written.
+    Policy(String),
 }
 
 impl DecidingLayer {
@@ -310,7 +311,7 @@ impl DecidingLayer {
             DecidingLayer::Fallback => "fallback",
             DecidingLayer::None => "none",
             DecidingLayer::Unjudged => "unjudged",
-            DecidingLayer::Other(name) => name,
+            DecidingLayer::Policy(name) => name,
         }
     }
 
@@ -327,7 +328,7 @@ impl DecidingLayer {
             Source::Timeout | Source::Fallback => DecidingLayer::Fallback,
             Source::Default => DecidingLayer::None,
             Source::Copy | Source::Probe => DecidingLayer::Unjudged,
-            Source::Unknown(name) => DecidingLayer::Other(name.clone()),
+            Source::Unknown(name) => DecidingLayer::Policy(name.clone()),
         }
     }
 }
@@ -357,7 +358,7 @@ impl<'de> Deserialize<'de> for DecidingLayer {
             "fallback" => DecidingLayer::Fallback,
             "none" => DecidingLayer::None,
             "unjudged" => DecidingLayer::Unjudged,
-            other => DecidingLayer::Other(other.to_string()),
+            other => DecidingLayer::Policy(other.to_string()),
         })
     }
 }

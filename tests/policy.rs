@@ -64,6 +64,11 @@ fn write(path: &Path, text: &str) {
 /// The `rule_ids` of the `n`th decision line (1-based): the log is
 /// written behind the answers, so wait for it.
 fn rule_ids(d: &Daemon, n: usize) -> Value {
+    decision_line(d, n)["rule_ids"].clone()
+}
+
+/// The `n`th decision line of `d`'s log (1-based), once written.
+fn decision_line(d: &Daemon, n: usize) -> Value {
     let deadline = Instant::now() + Duration::from_secs(10);
     loop {
         let decisions: Vec<Value> = d
@@ -72,7 +77,7 @@ fn rule_ids(d: &Daemon, n: usize) -> Value {
             .filter(|l| l["type"] == "decision")
             .collect();
         if let Some(decision) = decisions.get(n - 1) {
-            return decision["rule_ids"].clone();
+            return decision.clone();
         }
         assert!(Instant::now() < deadline, "no decision {n}: {decisions:#?}");
         std::thread::sleep(Duration::from_millis(20));
@@ -100,6 +105,16 @@ fn a_team_deny_beats_a_user_allow_and_a_user_deny_tightens_a_team_allow() {
         "deny"
     );
     assert_eq!(rule_ids(&d, 1), json!(["team:no-force"]));
+    // Its provenance names the policy layer and the file and line the rule
+    // is at, not the user's file.
+    let first = decision_line(&d, 1);
+    assert_eq!(first["layer"], "team", "{first:#}");
+    assert_eq!(first["rules"][0]["layer"], "team", "{first:#}");
+    assert_eq!(
+        first["rules"][0]["file"],
+        team.path().join("10-git.toml").display().to_string()
+    );
+    assert_eq!(first["rules"][0]["line"], 1, "{first:#}");
     assert_eq!(
         decision(&d.forward(&bash("git push origin main"), &[])),
         "allow"

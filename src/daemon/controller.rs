@@ -408,8 +408,8 @@ impl Controller {
 }
 
 /// Where each of `rule_ids` (as in a judgement: `project:<id>` for the
-/// project layer's) is in `user` and `project`, and what it says: a
-/// decision's provenance.
+/// project layer's, `<name>:<id>` for a policy layer's) is in `user`, its
+/// policy layers and `project`, and what it says: a decision's provenance.
 pub fn matched_rules(
     user: &RuleSet,
     project: Option<&RuleSet>,
@@ -422,10 +422,16 @@ pub fn matched_rules(
 }
 
 fn matched_rule(user: &RuleSet, project: Option<&RuleSet>, id: &str) -> Option<MatchedRule> {
-    let (set, own_id, layer) = match id.strip_prefix("project:") {
-        Some(own) => (project?, own, DecidingLayer::Project),
-        None if user.is_defaults() => (user, id, DecidingLayer::Defaults),
-        None => (user, id, DecidingLayer::User),
+    let (set, own_id, layer) = match id.split_once(':') {
+        Some(("project", own)) => (project?, own, DecidingLayer::Project),
+        // A policy layer's rule: `<name>:<id>`, in one of its files.
+        Some((name, own)) if user.policy().iter().any(|l| l.name == name) => {
+            let layer = user.policy().iter().find(|l| l.name == name)?;
+            let file = layer.files.iter().find(|f| f.rule(own).is_some())?;
+            (file, own, DecidingLayer::Policy(name.to_string()))
+        }
+        _ if user.is_defaults() => (user, id, DecidingLayer::Defaults),
+        _ => (user, id, DecidingLayer::User),
     };
     let rule = set.rule(own_id)?;
     Some(MatchedRule {

@@ -45,7 +45,11 @@ pub const MAX_SOURCES: usize = 64;
 pub const MAX_FILES: usize = 4096;
 
 /// Names a source may not take: they name other layers or deciders.
-const RESERVED_NAMES: &[&str] = &["user", "project", "defaults", "grant", "client"];
+/// Names a decision's `layer` already uses (`protocol::log`): a source
+/// named so would read as one of them.
+const RESERVED_NAMES: &[&str] = &[
+    "user", "project", "defaults", "grant", "client", "terminal", "fallback", "none", "unjudged",
+];
 
 /// `[policy]`, validated.
 #[derive(Debug, Clone, Default)]

@@ -422,7 +422,7 @@ mod tests {
         };
         assert_eq!(
             newer.decision.layer,
-            Some(DecidingLayer::Other("team".into()))
+            Some(DecidingLayer::Policy("team".into()))
         );
         assert_eq!(newer.decision.rules[0].location(), "/t.toml:1");
         let later = br#"{"type":"checkpoint","hash":"abc"}"#;
