@@ -46,8 +46,8 @@ pub struct Status {
     /// OpenTelemetry export, when `[otlp]` configures it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub otlp: Option<OtlpStatus>,
-    /// The HTTP listener (`[http]`); `null` when it is off.
-    #[serde(default)]
+    /// The HTTP listener (`[http]`); absent when it is off.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub http: Option<HttpStatus>,
     /// The event log's hash chain after the last line written: what
     /// `hookd log verify` must end at. Keep a copy elsewhere to anchor the
