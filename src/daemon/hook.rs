@@ -475,6 +475,7 @@ async fn answer_unguarded(
     ))
     .expect("records serialize");
     shared.log.push(line(&decision_json));
+    shared.metrics.record_decision(kind, &decision);
     let meta = event.meta(agent, pending);
     // Built only if someone will receive it (most hooks have no subscriber).
     let mut decision_frames: [Option<Bytes>; 2] = [None, None];
