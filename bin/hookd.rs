@@ -230,6 +230,29 @@ enum Command {
     /// with its pinned Agent SDK into $XDG_DATA_HOME/hookd/adapter/).
     #[command(subcommand)]
     Adapter(AdapterCommand),
+    /// The HTTP listener (`[http]` in config.toml): its bearer token.
+    #[command(subcommand)]
+    Http(HttpCommand),
+}
+
+#[derive(Subcommand)]
+enum HttpCommand {
+    /// Print the bearer token HTTP requests need (`Authorization: Bearer
+    /// …`), creating it on first use in a 0600 file (`http-token` beside
+    /// config.toml, or `[http] token_file`).
+    Token {
+        /// Replace it with a new one first; a running daemon takes the new
+        /// one from its next request on.
+        #[arg(long)]
+        rotate: bool,
+        /// The configuration file whose `[http] token_file` to use
+        /// [default: $XDG_CONFIG_HOME/hookd/config.toml if it exists].
+        #[arg(long, value_name = "FILE")]
+        config: Option<PathBuf>,
+        /// Print JSON: {token, file, rotated}.
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 #[derive(Subcommand)]
@@ -612,6 +635,10 @@ struct ServeArgs {
     /// [default: $XDG_CONFIG_HOME/hookd/config.toml if it exists].
     #[arg(long, value_name = "FILE")]
     config: Option<PathBuf>,
+    /// Serve HTTP on this address (`[http] listen`, which it overrides):
+    /// approval links, the approval page, the authenticated routes.
+    #[arg(long, value_name = "ADDR")]
+    http: Option<std::net::SocketAddr>,
     /// Largest frame accepted, in bytes.
     #[arg(long, value_name = "BYTES", default_value_t = hookd::protocol::DEFAULT_MAX_FRAME)]
     max_frame_bytes: usize,
@@ -685,6 +712,11 @@ fn main() -> ExitCode {
             .map(Outcome::from),
         Command::Statusline { socket } => statusline(socket).map(Outcome::from),
         Command::Status { client, json } => status(&client, json).map(Outcome::from),
+        Command::Http(HttpCommand::Token {
+            rotate,
+            config,
+            json,
+        }) => hookd::cli::http::token(config.as_deref(), rotate, json).map(Outcome::from),
         Command::Approve { client, plain } => approve(&client, plain).map(Outcome::from),
         Command::Rules(command) => rules(command),
         Command::Replay { log, rules, json } => replay(&log, rules, json),
@@ -758,13 +790,16 @@ fn serve(args: ServeArgs) -> anyhow::Result<()> {
         log.parent()
             .map(|dir| dir.join(daemon::grants::GRANTS_FILE))
     });
-    let config = match args.config {
+    let mut config = match args.config {
         Some(path) => hookd::config::Config::load(&path)?,
         None => match hookd::paths::default_config_path().filter(|p| p.exists()) {
             Some(path) => hookd::config::Config::load(&path)?,
             None => hookd::config::Config::default(),
         },
     };
+    if let Some(listen) = args.http {
+        config.http.listen = Some(listen);
+    }
     daemon::run(daemon::ServeOptions {
         socket: args.socket.unwrap_or_else(hookd::paths::socket_path),
         rules,
@@ -1226,6 +1261,13 @@ fn status(client: &ClientArgs, json: bool) -> anyhow::Result<()> {
                 last.rule_ids.join(", ")
             }
         );
+    }
+    match &status.http {
+        Some(http) => println!(
+            "http: {} (links on {}; {} links alive, {} connections refused)",
+            http.listen, http.public_url, http.links, http.refused_connections
+        ),
+        None => println!("http: off"),
     }
     println!("session grants: {}", status.grants.len());
     for g in &status.grants {

@@ -24,6 +24,11 @@
 //! defaults = true           # the built-in patterns (API keys, tokens, private keys, password=)
 //! patterns = ["corp-[0-9]{6}"]
 //!
+//! [http]                    # the HTTP listener: off unless `listen` is set (crate::http)
+//! listen = "127.0.0.1:7878"
+//! allow_remote = false      # needed for a non-loopback address (a tailnet's)
+//! public_url = "http://box.tailnet.ts.net:7878"  # base of approval links
+//!
 //! [providers.work]          # for agent-SDK runs: see crate::providers
 //! kind = "anthropic"
 //! api_key_env = "WORK_ANTHROPIC_KEY"
@@ -55,6 +60,9 @@ pub struct Config {
     /// `[redact]`.
     #[serde(default)]
     pub redact: RedactConfig,
+    /// `[http]`.
+    #[serde(default)]
+    pub http: crate::http::HttpConfig,
     /// `[providers.NAME]` as written; validated into [`Config::providers`].
     #[serde(default, rename = "providers")]
     raw_providers: BTreeMap<String, toml::Value>,

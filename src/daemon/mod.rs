@@ -172,6 +172,8 @@ pub struct Shared {
     /// [`hook::INLINE_EVALUATION_MAX_BYTES`]): a few slow evaluations
     /// cannot take every core.
     pub evaluations: Arc<Semaphore>,
+    /// The HTTP listener, once it runs (see [`crate::http::start`]).
+    pub http: std::sync::OnceLock<Arc<crate::http::Face>>,
 }
 
 impl Shared {
@@ -215,6 +217,7 @@ impl Shared {
             runs: runs::Runs::new(options.adapter_dir.clone()),
             admission: limits::Admission::new(max_connections),
             evaluations: Arc::new(Semaphore::new(evaluation_slots())),
+            http: std::sync::OnceLock::new(),
         }
     }
 
@@ -284,6 +287,7 @@ impl Shared {
                 .lock()
                 .unwrap_or_else(|e| e.into_inner())
                 .clone(),
+            http: self.http.get().map(|face| face.status()),
         }
     }
 }
@@ -355,6 +359,7 @@ pub fn run(options: ServeOptions) -> anyhow::Result<()> {
     };
     let rules = load_rules(&options.rules)?;
     let redactor = options.config.redactor()?;
+    let http = crate::http::prepare(&options.config.http)?;
     // Before any thread exists: this reads and clears LISTEN_* variables.
     let activated = systemd::take_listener().context("taking the socket passed by systemd")?;
     let runtime = tokio::runtime::Builder::new_multi_thread()
@@ -396,6 +401,9 @@ pub fn run(options: ServeOptions) -> anyhow::Result<()> {
         let listener = UnixListener::from_std(listener)?;
         let shutdown = CancellationToken::new();
         tokio::spawn(handle_signals(shared.clone(), shutdown.clone()));
+        if let Some(http) = http {
+            crate::http::start(http, &shared, &shutdown)?;
+        }
         serve(listener, shared.clone(), shutdown).await?;
         drop(bound);
         let lost = shared.log.close();

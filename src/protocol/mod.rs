@@ -32,7 +32,9 @@ pub use approval::{
     AskedBy, EventRef, GrantChange, GrantPush, GrantRecord, GrantRevoke, PendingInfo, PendingItem,
     Remember, Remembered, Suggestion,
 };
-pub use status::{Counters, LastDecision, ProjectsStatus, RulesStatus, RunSummary, Status};
+pub use status::{
+    Counters, HttpStatus, LastDecision, ProjectsStatus, RulesStatus, RunSummary, Status,
+};
 
 use std::collections::BTreeMap;
 use std::fmt;

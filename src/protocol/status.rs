@@ -43,6 +43,26 @@ pub struct Status {
     /// lines; `null` before the first.
     #[serde(default)]
     pub last_decision: Option<LastDecision>,
+    /// The HTTP listener (`[http]`); `null` when it is off.
+    #[serde(default)]
+    pub http: Option<HttpStatus>,
+}
+
+/// `status.http`: the HTTP listener.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct HttpStatus {
+    /// The address it listens on.
+    pub listen: String,
+    /// The base URL of approval links.
+    pub public_url: String,
+    /// The bearer token's file.
+    pub token_file: PathBuf,
+    /// Connections closed at accept because every slot was taken.
+    #[serde(default)]
+    pub refused_connections: u64,
+    /// One-time links alive now (two per event waiting for a person).
+    #[serde(default)]
+    pub links: u64,
 }
 
 /// `status.rules`.

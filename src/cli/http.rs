@@ -1,0 +1,58 @@
+//! `hookd http …`: the HTTP listener's commands.
+
+use std::path::{Path, PathBuf};
+
+use std::io::Write as _;
+
+use anyhow::Context;
+use serde::Serialize;
+
+use super::output::{print_json, Stdout};
+
+/// `hookd http token --json`.
+#[derive(Debug, Serialize)]
+pub struct TokenReport {
+    /// The bearer token.
+    pub token: String,
+    /// Its file.
+    pub file: PathBuf,
+    /// Whether this command wrote a new one.
+    pub rotated: bool,
+}
+
+/// The token file `hookd serve` uses with `config` (`[http] token_file`,
+/// else `http-token` beside config.toml).
+pub fn token_file(config: Option<&Path>) -> anyhow::Result<PathBuf> {
+    let configured = match config {
+        Some(path) => crate::config::Config::load(path)?.http.token_file,
+        None => match crate::paths::default_config_path().filter(|p| p.exists()) {
+            Some(path) => crate::config::Config::load(&path)?.http.token_file,
+            None => None,
+        },
+    };
+    match configured {
+        Some(path) => Ok(path),
+        None => crate::http::token::default_path()
+            .context("no config directory for the token file: set HOME or XDG_CONFIG_HOME"),
+    }
+}
+
+/// Prints the bearer token (creating it on first use); `rotate` replaces it
+/// first, which a running daemon uses from its next request on.
+pub fn token(config: Option<&Path>, rotate: bool, json: bool) -> anyhow::Result<()> {
+    let file = token_file(config)?;
+    let token = if rotate {
+        crate::http::token::rotate(&file)
+    } else {
+        crate::http::token::ensure(&file)
+    }?;
+    if json {
+        return print_json(&TokenReport {
+            token,
+            file,
+            rotated: rotate,
+        });
+    }
+    writeln!(Stdout, "{token}")?;
+    Ok(())
+}
