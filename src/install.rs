@@ -481,6 +481,7 @@ mod tests {
             forwarder: "/opt/hookd/bin/hook-forwarder".into(),
             events: events.to_vec(),
             fail_closed,
+            transport: Transport::Command,
         }
     }
 
@@ -698,5 +699,49 @@ mod tests {
             found[0].differences(&found[4]),
             ["`if` (none) vs Bash(git *)"]
         );
+    }
+
+    #[test]
+    fn the_http_transport_writes_http_handlers_that_uninstall_removes() {
+        let before = "{\n  \"model\": \"opus\"\n}\n";
+        let mut http = options(&default_events(), FailClosed::Tools);
+        http.transport = Transport::Http {
+            base_url: "http://127.0.0.1:7878/".into(),
+        };
+        let text = install_text(Some(before), &http).unwrap();
+        let settings: serde_json::Value = serde_json::from_str(&text).unwrap();
+        let pre = &settings["hooks"]["PreToolUse"][0]["hooks"][0];
+        assert_eq!(
+            *pre,
+            serde_json::json!({
+                "type": "http",
+                "url": "http://127.0.0.1:7878/hook/claude-code?timeout=25",
+                "headers": {
+                    "Authorization": "Bearer $HOOKD_HTTP_TOKEN",
+                    "X-Hookd-Installed-By": "hookd"
+                },
+                "allowedEnvVars": ["HOOKD_HTTP_TOKEN"],
+                "timeout": 30,
+                "onFailure": "block"
+            })
+        );
+        // No onFailure where the scope does not block.
+        let prompt = &settings["hooks"]["UserPromptSubmit"][0]["hooks"][0];
+        assert_eq!(prompt["type"], "http");
+        assert!(prompt.get("onFailure").is_none(), "{prompt}");
+        // The forwarder where an http handler cannot say it all.
+        for event in ["SessionStart", "Setup", "TeammateIdle", "TaskCompleted"] {
+            let handler = &settings["hooks"][event][0]["hooks"][0];
+            assert_eq!(handler["type"], "command", "{event}: {handler}");
+        }
+        assert_eq!(install_text(Some(&text), &http).unwrap(), text);
+        // Back to the forwarder: hookd's http handlers are replaced.
+        let command = options(&default_events(), FailClosed::Tools);
+        let switched = install_text(Some(&text), &command).unwrap();
+        assert!(!switched.contains("\"http\""), "{switched}");
+        assert_eq!(switched, install_text(Some(before), &command).unwrap());
+        let (after, removed) = uninstall_text(&text).unwrap();
+        assert_eq!(removed, default_events().len());
+        assert_eq!(after, before);
     }
 }

@@ -31,6 +31,46 @@ pub struct InstallOptions {
     /// Also register `hookd statusline` (this `hookd`) as Claude Code's
     /// `statusLine`, unless the file already has one.
     pub statusline: Option<PathBuf>,
+    /// How Claude Code reaches the daemon (Codex and Gemini: always the
+    /// forwarder).
+    pub transport: Transport,
+}
+
+/// How Claude Code's hooks reach the daemon (`--transport`).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub enum Transport {
+    /// `hook-forwarder`, spawned per hook, over the Unix socket.
+    #[default]
+    Command,
+    /// Claude Code's `type: "http"` handlers, posting to the daemon's HTTP
+    /// listener at `base_url` (`http://127.0.0.1:7878`), for every event
+    /// that can have one ([`http_capable`]); the forwarder for the others.
+    Http {
+        /// The listener's URL, without a path.
+        base_url: String,
+    },
+}
+
+/// The daemon's route for Claude Code's `http` hooks.
+pub const HTTP_HOOK_PATH: &str = "/hook/claude-code";
+
+/// The environment variable Claude Code reads the bearer token from for an
+/// `http` handler's `Authorization` header (through `allowedEnvVars`: the
+/// token itself is never written into a settings file).
+pub const HTTP_TOKEN_ENV: &str = "HOOKD_HTTP_TOKEN";
+
+/// The header that marks the `http` handlers `hookd install` wrote (the
+/// http counterpart of [`MARKER_ARG`]; the daemon ignores it).
+pub const HTTP_MARKER_HEADER: &str = "X-Hookd-Installed-By";
+
+/// Whether Claude Code 2.1.330 can run an `http` handler for `kind` with
+/// everything hookd answers: not SessionStart and Setup (Claude Code skips
+/// http handlers there), nor TeammateIdle and TaskCompleted, whose "keep
+/// working" is an exit 2 with no JSON equivalent
+/// (tests/e2e/FINDINGS-http-hooks.md).
+pub fn http_capable(kind: HookEventKind) -> bool {
+    use HookEventKind::*;
+    !matches!(kind, SessionStart | Setup | TeammateIdle | TaskCompleted)
 }
 
 /// What `--statusline` did to a settings file's `statusLine`.
@@ -153,7 +193,13 @@ pub fn handler(kind: HookEventKind, options: &InstallOptions) -> Out {
     args.push(MARKER_ARG.into());
     let forwarder = options.forwarder.to_string_lossy().into_owned();
     match options.agent {
-        Agent::ClaudeCode => {}
+        Agent::ClaudeCode => {
+            if let Transport::Http { base_url } = &options.transport {
+                if http_capable(kind) {
+                    return http_handler(kind, base_url, blocks);
+                }
+            }
+        }
         Agent::Codex => {
             return Out::Object(vec![
                 ("type".into(), Out::Str("command".into())),
@@ -188,6 +234,45 @@ pub fn handler(kind: HookEventKind, options: &InstallOptions) -> Out {
     // block what the forwarder itself would let through (prompts, under
     // `tools`).
     if blocks && !t.async_hook {
+        fields.push(("onFailure".into(), Out::Str("block".into())));
+    }
+    Out::Object(fields)
+}
+
+/// Claude Code's `http` handler for `kind`: `type, url, headers,
+/// allowedEnvVars, timeout[, onFailure]`. The URL carries the forwarder's
+/// deadline (`?timeout=`), so the daemon answers before Claude Code gives
+/// up, as it does before a forwarder does.
+fn http_handler(kind: HookEventKind, base_url: &str, blocks: bool) -> Out {
+    let t = timing_for(Agent::ClaudeCode, kind);
+    let url = format!(
+        "{}{HTTP_HOOK_PATH}?timeout={}",
+        base_url.trim_end_matches('/'),
+        t.forwarder_s
+    );
+    let mut fields = vec![
+        ("type".to_string(), Out::Str("http".into())),
+        ("url".to_string(), Out::Str(url)),
+        (
+            "headers".to_string(),
+            Out::Object(vec![
+                (
+                    "Authorization".into(),
+                    Out::Str(format!("Bearer ${HTTP_TOKEN_ENV}")),
+                ),
+                (HTTP_MARKER_HEADER.into(), Out::Str("hookd".into())),
+            ]),
+        ),
+        (
+            "allowedEnvVars".to_string(),
+            Out::Array(vec![Out::Str(HTTP_TOKEN_ENV.into())]),
+        ),
+        ("timeout".to_string(), Out::Int(t.agent_s.into())),
+    ];
+    // A refused connection, a non-2xx answer or a timeout blocks only
+    // with onFailure (FINDINGS-http-hooks.md), as a forwarder that cannot
+    // reach the daemon blocks only with --fail-closed.
+    if blocks {
         fields.push(("onFailure".into(), Out::Str("block".into())));
     }
     Out::Object(fields)
@@ -445,10 +530,22 @@ fn runs_forwarder(handler: &Value) -> bool {
             .is_some_and(|(c, _)| Path::new(&c).file_name() == Some(FORWARDER_NAME.as_ref()))
 }
 
-/// Whether `handler` is one `hookd install` wrote.
+/// Whether `handler` is one `hookd install` wrote: a forwarder with
+/// [`MARKER_ARG`], or an `http` handler posting to [`HTTP_HOOK_PATH`] with
+/// [`HTTP_MARKER_HEADER`].
 pub fn is_installed_handler(handler: &Value) -> bool {
-    runs_forwarder(handler)
-        && command_words(handler).is_some_and(|(_, args)| args.iter().any(|a| a == MARKER_ARG))
+    (runs_forwarder(handler)
+        && command_words(handler).is_some_and(|(_, args)| args.iter().any(|a| a == MARKER_ARG)))
+        || is_installed_http_handler(handler)
+}
+
+/// Whether `handler` is an `http` handler `hookd install` wrote.
+pub fn is_installed_http_handler(handler: &Value) -> bool {
+    handler["type"] == "http"
+        && handler["headers"][HTTP_MARKER_HEADER] == "hookd"
+        && handler["url"]
+            .as_str()
+            .is_some_and(|url| url.contains(HTTP_HOOK_PATH))
 }
 
 /// Every handler in the `hooks` object, with where it sits.
