@@ -498,6 +498,15 @@ struct InstallArgs {
     /// statusLine already there is left alone).
     #[arg(long)]
     statusline: bool,
+    /// How Claude Code reaches the daemon: `command` (hook-forwarder) or
+    /// `http` ("type": "http" handlers posting to the daemon's [http]
+    /// listener, with the bearer token from $HOOKD_HTTP_TOKEN; the
+    /// forwarder for SessionStart, Setup, TeammateIdle and TaskCompleted).
+    #[arg(long, value_name = "T", default_value = "command", value_parser = ["command", "http"])]
+    transport: String,
+    /// The daemon's HTTP listener, for --transport http.
+    #[arg(long, value_name = "URL", default_value = "http://127.0.0.1:7878")]
+    http_url: String,
 }
 
 #[derive(Parser)]
@@ -1330,6 +1339,23 @@ fn install(args: InstallArgs) -> anyhow::Result<()> {
     if statusline.is_some() && !agents.contains(&Agent::ClaudeCode) {
         anyhow::bail!("--statusline is Claude Code's setting: install it with --agent claude-code");
     }
+    let transport = match args.transport.as_str() {
+        "http" => {
+            if !agents.contains(&Agent::ClaudeCode) {
+                anyhow::bail!(
+                    "--transport http is Claude Code's: install it with --agent claude-code"
+                );
+            }
+            let base_url = args.http_url.trim_end_matches('/').to_string();
+            if !(base_url.starts_with("http://") || base_url.starts_with("https://")) {
+                anyhow::bail!(
+                    "--http-url {base_url}: give the listener's URL, e.g. http://127.0.0.1:7878"
+                );
+            }
+            hookd::install::Transport::Http { base_url }
+        }
+        _ => hookd::install::Transport::Command,
+    };
     let mut options = Vec::new();
     for agent in &agents {
         options.push(hookd::install::InstallOptions {
@@ -1342,6 +1368,7 @@ fn install(args: InstallArgs) -> anyhow::Result<()> {
             },
             fail_closed: fail_closed(args.fail_closed),
             statusline: statusline.clone().filter(|_| *agent == Agent::ClaudeCode),
+            transport: transport.clone(),
         });
     }
     if args.print {
@@ -1373,6 +1400,14 @@ fn install(args: InstallArgs) -> anyhow::Result<()> {
         if !args.target.json && !args.target.dry_run {
             if let Some(note) = hookd::install::after_install_note(options.agent) {
                 println!("{note}");
+            }
+            if let hookd::install::Transport::Http { base_url } = &options.transport {
+                println!(
+                    "Claude Code sends the bearer token from ${env}: export it where Claude Code \
+                     starts (shell profile: `export {env}=\"$(hookd http token)\"`), and turn \
+                     the listener on ([http] listen in config.toml) at {base_url}.",
+                    env = hookd::install::HTTP_TOKEN_ENV
+                );
             }
         }
     }

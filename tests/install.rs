@@ -43,6 +43,7 @@ fn golden_options() -> InstallOptions {
         ],
         fail_closed: FailClosed::Tools,
         statusline: None,
+        transport: Default::default(),
     }
 }
 

@@ -22,6 +22,7 @@ fn options(agent: Agent) -> InstallOptions {
         events: hookd::install::default_events_for(agent),
         fail_closed: FailClosed::Off,
         statusline: None,
+        transport: Default::default(),
     }
 }
 

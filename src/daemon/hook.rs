@@ -661,6 +661,7 @@ fn record_decision(
     let decision_line = line(&decision_json);
     shared.otlp.push(&decision_line);
     shared.log.push(decision_line);
+    shared.metrics.record_decision(hook.kind, &decision);
     let meta = event.meta(hook.agent, pending);
     // Built only if someone will receive it (most hooks have no subscriber).
     let mut decision_frames: [Option<Bytes>; 2] = [None, None];

@@ -29,6 +29,7 @@ pub mod hook;
 pub mod hub;
 pub mod limits;
 pub mod log;
+pub mod metrics;
 pub mod runs;
 pub mod socket;
 pub mod stops;
@@ -169,6 +170,8 @@ pub struct Shared {
     pub redactor: Redactor,
     /// Counters.
     pub stats: Stats,
+    /// What only the hook path and the run supervisor count, for `/metrics`.
+    pub metrics: metrics::Metrics,
     /// When the daemon started.
     pub started: Instant,
     /// The socket path.
@@ -229,6 +232,7 @@ impl Shared {
                 panics,
                 ..Stats::default()
             },
+            metrics: metrics::Metrics::default(),
             started: Instant::now(),
             socket,
             runs: runs::Runs::new(options.adapter_dir.clone()),

@@ -21,7 +21,9 @@
 //! handlers take the hub's lock only as a socket client's `decide` does.
 
 pub mod config;
+pub mod hook;
 pub mod links;
+pub mod metrics;
 pub mod notify;
 pub mod token;
 
@@ -214,6 +216,8 @@ pub fn start(
 pub fn router(shared: Arc<Shared>, max_body_bytes: usize) -> Router {
     let bearer = Router::new()
         .merge(status_routes())
+        .merge(metrics::routes())
+        .merge(hook::routes())
         .route_layer(middleware::from_fn_with_state(
             shared.clone(),
             require_bearer,

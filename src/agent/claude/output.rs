@@ -161,6 +161,25 @@ pub fn render(kind: HookEventKind, answer: &Answer) -> HookOutput {
     }
 }
 
+/// The body of an `http` hook's response that says what `out` says to a
+/// command hook: its stdout, but an exit 2 (which HTTP cannot carry)
+/// becomes the JSON that blocks, `decision: "block"` with the stderr as
+/// the reason. Claude Code reads a 2xx body as exit-0 stdout
+/// (tests/e2e/FINDINGS-http-hooks.md).
+pub fn http_body(out: &HookOutput) -> String {
+    if out.exit_code != 2 {
+        return out.stdout.clone();
+    }
+    let reason = match out.stderr.trim() {
+        "" => DEFAULT_DENY_REASON,
+        reason => reason,
+    };
+    let mut top = Map::new();
+    top.insert("decision".into(), "block".into());
+    top.insert("reason".into(), reason.into());
+    format!("{}\n", Value::Object(top))
+}
+
 /// The answer used when nobody could decide (daemon unreachable, deadline
 /// passed, shutting down): "no opinion", or a real block on the events the
 /// hook's fail-closed scope covers.
@@ -183,6 +202,25 @@ pub fn fallback(kind: HookEventKind, fail_closed: FailClosed, why: &str) -> Hook
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn an_http_body_says_what_the_exit_code_said() {
+        let allow = render(
+            HookEventKind::PreToolUse,
+            &Answer::new(Verdict::Allow, None),
+        );
+        assert_eq!(http_body(&allow), allow.stdout);
+        assert_eq!(http_body(&HookOutput::default()), "");
+        let keep_working = render(
+            HookEventKind::TaskCompleted,
+            &Answer::new(Verdict::Deny, Some("tests fail".into())),
+        );
+        assert_eq!(keep_working.exit_code, 2);
+        assert_eq!(
+            serde_json::from_str::<Value>(&http_body(&keep_working)).unwrap(),
+            json!({"decision": "block", "reason": "tests fail"})
+        );
+    }
 
     fn parse(out: &HookOutput) -> Value {
         serde_json::from_str(&out.stdout).unwrap()

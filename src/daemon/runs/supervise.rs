@@ -414,6 +414,7 @@ pub(super) async fn finish(run: &Run, outcome: Outcome, shared: &Arc<Shared>) {
         duration_ms = done.duration_ms,
         "run ended"
     );
+    shared.metrics.record_run(&done);
     let record = Reply::RunDone(done);
     // Everything of this run is in the owner's queue already; this frame
     // must not be dropped for a full queue, so it waits for room.

@@ -1,0 +1,610 @@
+//! The daemon's Prometheus metrics: a registry the hook path feeds with
+//! atomics only, and the text exposition format (version 0.0.4) that
+//! `GET /metrics` serves.
+//!
+//! Decisions are counted by event, verdict and source in one fixed table
+//! of counters (every label takes its values from a closed set: the event
+//! kinds of `HookEventKind`, the five verdicts, the kinds of
+//! [`Source`]; a client's or a grant's name is not a label, so the series
+//! cannot grow without bound). Recording a decision is a few relaxed
+//! atomic adds: no lock, no allocation, nothing held across an await.
+//! Everything else (pending, clients, subscribers, lagged drops, the log's
+//! counters) is read from the daemon's existing counters when Prometheus
+//! scrapes, through [`crate::protocol::Status`], the same numbers
+//! `hookd status` prints.
+//!
+//! Hand-written rather than the `prometheus-client` crate: its label
+//! families are a map behind a lock, where a table of atomics indexed by
+//! closed enums is lock-free on the hook path; and the text format for
+//! counters, gauges and one histogram is a page of code with no label
+//! escaping to get wrong (every label value is a constant).
+
+use std::fmt::Write as _;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use crate::agent::claude::HookEventKind;
+use crate::decision::{Decision, Source, Verdict};
+use crate::protocol::{RunDone, Status};
+
+/// The `Content-Type` of [`render`]'s text.
+pub const CONTENT_TYPE: &str = "text/plain; version=0.0.4; charset=utf-8";
+
+/// The source label of each [`Source`] kind, in index order.
+const SOURCES: [&str; 10] = [
+    "rule", "client", "timeout", "fallback", "default", "copy", "probe", "terminal", "grant",
+    "unknown",
+];
+
+fn source_index(source: &Source) -> usize {
+    match source {
+        Source::Rule => 0,
+        Source::Client(_) => 1,
+        Source::Timeout => 2,
+        Source::Fallback => 3,
+        Source::Default => 4,
+        Source::Copy => 5,
+        Source::Probe => 6,
+        Source::Terminal => 7,
+        Source::Grant(_) => 8,
+        Source::Unknown(_) => 9,
+    }
+}
+
+fn verdict_index(verdict: Verdict) -> usize {
+    Verdict::ALL
+        .iter()
+        .position(|v| *v == verdict)
+        .expect("ALL lists every verdict")
+}
+
+/// Event kinds: the known ones, then `Unknown`.
+fn kind_count() -> usize {
+    HookEventKind::ALL.len() + 1
+}
+
+fn kind_index(kind: HookEventKind) -> usize {
+    HookEventKind::ALL
+        .iter()
+        .position(|k| *k == kind)
+        .unwrap_or(HookEventKind::ALL.len())
+}
+
+fn kind_label(index: usize) -> &'static str {
+    HookEventKind::ALL
+        .get(index)
+        .map_or(HookEventKind::Unknown.as_str(), |k| k.as_str())
+}
+
+/// Upper bounds of the decision latency histogram, in microseconds: from
+/// a rule's answer (tens of µs) to a person's (seconds to minutes).
+const LATENCY_BOUNDS_US: [u64; 16] = [
+    100,
+    250,
+    500,
+    1_000,
+    2_500,
+    5_000,
+    10_000,
+    25_000,
+    50_000,
+    100_000,
+    250_000,
+    1_000_000,
+    5_000_000,
+    30_000_000,
+    120_000_000,
+    600_000_000,
+];
+
+/// The counters only the hook path and the run supervisor know; see the
+/// module's doc.
+#[derive(Debug)]
+pub struct Metrics {
+    /// Decisions, indexed `(kind × verdicts + verdict) × sources + source`.
+    decisions: Box<[AtomicU64]>,
+    /// Decisions per latency bucket (not cumulative; the last is `+Inf`).
+    latency_buckets: [AtomicU64; LATENCY_BOUNDS_US.len() + 1],
+    latency_sum_us: AtomicU64,
+    runs_ok: AtomicU64,
+    runs_failed: AtomicU64,
+    /// Summed `total_cost_usd` of ended runs, in millionths of a dollar
+    /// (an integer, so it adds atomically).
+    run_cost_micro_usd: AtomicU64,
+    run_turns: AtomicU64,
+}
+
+impl Default for Metrics {
+    fn default() -> Metrics {
+        let cells = kind_count() * Verdict::ALL.len() * SOURCES.len();
+        Metrics {
+            decisions: (0..cells).map(|_| AtomicU64::new(0)).collect(),
+            latency_buckets: std::array::from_fn(|_| AtomicU64::new(0)),
+            latency_sum_us: AtomicU64::new(0),
+            runs_ok: AtomicU64::new(0),
+            runs_failed: AtomicU64::new(0),
+            run_cost_micro_usd: AtomicU64::new(0),
+            run_turns: AtomicU64::new(0),
+        }
+    }
+}
+
+impl Metrics {
+    /// Counts `decision`, sent for an event of `kind`: the one call on the
+    /// hook path, where the decision is logged.
+    pub fn record_decision(&self, kind: HookEventKind, decision: &Decision) {
+        let cell = (kind_index(kind) * Verdict::ALL.len() + verdict_index(decision.answer.verdict))
+            * SOURCES.len()
+            + source_index(&decision.source);
+        self.decisions[cell].fetch_add(1, Ordering::Relaxed);
+        let bucket = LATENCY_BOUNDS_US
+            .iter()
+            .position(|bound| decision.latency_us <= *bound)
+            .unwrap_or(LATENCY_BOUNDS_US.len());
+        self.latency_buckets[bucket].fetch_add(1, Ordering::Relaxed);
+        self.latency_sum_us
+            .fetch_add(decision.latency_us, Ordering::Relaxed);
+    }
+
+    /// Counts an ended run and its cost: the one call in the run supervisor.
+    pub fn record_run(&self, done: &RunDone) {
+        match done.ok {
+            true => &self.runs_ok,
+            false => &self.runs_failed,
+        }
+        .fetch_add(1, Ordering::Relaxed);
+        if let Some(cost) = done.cost_usd.filter(|c| c.is_finite() && *c > 0.0) {
+            self.run_cost_micro_usd
+                .fetch_add((cost * 1e6).round() as u64, Ordering::Relaxed);
+        }
+        self.run_turns
+            .fetch_add(done.num_turns.unwrap_or(0), Ordering::Relaxed);
+    }
+
+    fn decisions_of(&self, kind: usize, verdict: usize, source: usize) -> u64 {
+        self.decisions[(kind * Verdict::ALL.len() + verdict) * SOURCES.len() + source]
+            .load(Ordering::Relaxed)
+    }
+}
+
+/// Writes one metric's `# HELP` and `# TYPE` lines.
+fn header(out: &mut String, name: &str, kind: &str, help: &str) {
+    let _ = writeln!(out, "# HELP {name} {help}");
+    let _ = writeln!(out, "# TYPE {name} {kind}");
+}
+
+/// Writes an unlabelled counter or gauge.
+fn single(out: &mut String, name: &str, kind: &str, help: &str, value: impl std::fmt::Display) {
+    header(out, name, kind, help);
+    let _ = writeln!(out, "{name} {value}");
+}
+
+/// Microseconds as Prometheus' seconds.
+fn seconds(us: u64) -> f64 {
+    us as f64 / 1e6
+}
+
+/// The text exposition of `metrics` and of the daemon's `status`.
+///
+/// Decision series appear once they are non-zero (most of the table's
+/// combinations never happen); every other metric is always present.
+pub fn render(metrics: &Metrics, status: &Status) -> String {
+    let mut out = String::with_capacity(8 * 1024);
+    let c = &status.counters;
+
+    single(
+        &mut out,
+        "hookd_events_total",
+        "counter",
+        "Hooks received.",
+        c.events,
+    );
+
+    header(
+        &mut out,
+        "hookd_decisions_total",
+        "counter",
+        "Decisions sent, by event, verdict and source (a client's or grant's name is not a label).",
+    );
+    let mut fallbacks = [0u64; SOURCES.len()];
+    for kind in 0..kind_count() {
+        for (v, verdict) in Verdict::ALL.iter().enumerate() {
+            for (s, source) in SOURCES.iter().enumerate() {
+                let n = metrics.decisions_of(kind, v, s);
+                if n == 0 {
+                    continue;
+                }
+                fallbacks[s] += n;
+                let _ = writeln!(
+                    out,
+                    "hookd_decisions_total{{event=\"{}\",verdict=\"{verdict}\",source=\"{source}\"}} {n}",
+                    kind_label(kind)
+                );
+            }
+        }
+    }
+
+    // Every decision that was a fallback comes through `record_decision`
+    // as source `timeout` (a pending event's wait ran out) or `fallback`
+    // (no client left, the run or the daemon ended, unreadable input); a
+    // panic's fallback does not (its task is gone), and is the rest of
+    // `status`'s count.
+    header(
+        &mut out,
+        "hookd_fallbacks_total",
+        "counter",
+        "Decisions that were the event's fallback, by reason: timeout, no_decision (nobody decided, the run or daemon ended, unreadable input), internal_error (the answering task panicked).",
+    );
+    let timeout = fallbacks[source_index(&Source::Timeout)];
+    let no_decision = fallbacks[source_index(&Source::Fallback)];
+    let internal = c.fallbacks.saturating_sub(timeout + no_decision);
+    for (reason, n) in [
+        ("timeout", timeout),
+        ("no_decision", no_decision),
+        ("internal_error", internal),
+    ] {
+        let _ = writeln!(out, "hookd_fallbacks_total{{reason=\"{reason}\"}} {n}");
+    }
+    single(
+        &mut out,
+        "hookd_timeouts_total",
+        "counter",
+        "Pending events that reached their timeout or deadline.",
+        c.timeouts,
+    );
+    single(
+        &mut out,
+        "hookd_pending",
+        "gauge",
+        "Events waiting for a client's decision now.",
+        c.pending,
+    );
+    single(
+        &mut out,
+        "hookd_hooks_in_flight",
+        "gauge",
+        "Hooks being answered now.",
+        c.hooks_in_flight,
+    );
+    single(
+        &mut out,
+        "hookd_connections",
+        "gauge",
+        "Open socket connections (forwarders and clients).",
+        c.connections,
+    );
+    single(
+        &mut out,
+        "hookd_subscribers",
+        "gauge",
+        "Clients subscribed to events now.",
+        c.subscribers,
+    );
+    single(
+        &mut out,
+        "hookd_subscriber_lagged_dropped_total",
+        "counter",
+        "Frames dropped because a subscriber's queue was full.",
+        c.lagged_dropped,
+    );
+    single(
+        &mut out,
+        "hookd_refused_peers_total",
+        "counter",
+        "Peers refused for running as another user.",
+        c.refused_peers,
+    );
+    single(
+        &mut out,
+        "hookd_shed_peers_total",
+        "counter",
+        "Idle peers closed to make room.",
+        c.shed_peers,
+    );
+    single(
+        &mut out,
+        "hookd_grants",
+        "gauge",
+        "Session grants in force.",
+        c.grants,
+    );
+    single(
+        &mut out,
+        "hookd_panics_total",
+        "counter",
+        "Panics in the daemon's tasks and threads.",
+        c.panics,
+    );
+    single(
+        &mut out,
+        "hookd_log_written_total",
+        "counter",
+        "Event log lines written.",
+        c.log_written,
+    );
+    single(
+        &mut out,
+        "hookd_log_dropped_total",
+        "counter",
+        "Event log lines dropped because the writer's queue was full.",
+        c.log_dropped,
+    );
+    single(
+        &mut out,
+        "hookd_log_errors_total",
+        "counter",
+        "Event log write errors.",
+        c.log_errors,
+    );
+    single(
+        &mut out,
+        "hookd_log_rotations_total",
+        "counter",
+        "Event log rotations.",
+        c.log_rotations,
+    );
+
+    header(
+        &mut out,
+        "hookd_decision_latency_seconds",
+        "histogram",
+        "Time from a hook's arrival to its decision (a client's decision includes the wait).",
+    );
+    let mut cumulative = 0u64;
+    for (i, bucket) in metrics.latency_buckets.iter().enumerate() {
+        cumulative += bucket.load(Ordering::Relaxed);
+        match LATENCY_BOUNDS_US.get(i) {
+            Some(bound) => {
+                let _ = writeln!(
+                    out,
+                    "hookd_decision_latency_seconds_bucket{{le=\"{}\"}} {cumulative}",
+                    seconds(*bound)
+                );
+            }
+            None => {
+                let _ = writeln!(
+                    out,
+                    "hookd_decision_latency_seconds_bucket{{le=\"+Inf\"}} {cumulative}"
+                );
+            }
+        }
+    }
+    let _ = writeln!(
+        out,
+        "hookd_decision_latency_seconds_sum {}",
+        seconds(metrics.latency_sum_us.load(Ordering::Relaxed))
+    );
+    let _ = writeln!(out, "hookd_decision_latency_seconds_count {cumulative}");
+
+    single(
+        &mut out,
+        "hookd_runs_active",
+        "gauge",
+        "Agent-SDK runs going now.",
+        status.runs.len(),
+    );
+    header(
+        &mut out,
+        "hookd_runs_total",
+        "counter",
+        "Agent-SDK runs ended, by outcome.",
+    );
+    for (outcome, n) in [("ok", &metrics.runs_ok), ("failed", &metrics.runs_failed)] {
+        let _ = writeln!(
+            out,
+            "hookd_runs_total{{outcome=\"{outcome}\"}} {}",
+            n.load(Ordering::Relaxed)
+        );
+    }
+    single(
+        &mut out,
+        "hookd_run_cost_usd_total",
+        "counter",
+        "Summed total_cost_usd of ended runs, as the SDK reported it.",
+        metrics.run_cost_micro_usd.load(Ordering::Relaxed) as f64 / 1e6,
+    );
+    single(
+        &mut out,
+        "hookd_run_turns_total",
+        "counter",
+        "Model turns of ended runs.",
+        metrics.run_turns.load(Ordering::Relaxed),
+    );
+    single(
+        &mut out,
+        "hookd_uptime_seconds",
+        "gauge",
+        "Seconds since the daemon started.",
+        status.uptime_s,
+    );
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::decision::Answer;
+
+    fn decision(verdict: Verdict, source: Source, latency_us: u64) -> Decision {
+        Decision {
+            decision_id: crate::event::new_id(),
+            event_id: crate::event::new_id(),
+            run_id: None,
+            answer: Answer {
+                verdict,
+                ..Answer::no_opinion()
+            },
+            source,
+            rule_ids: Vec::new(),
+            grant_rule: None,
+            remembered: None,
+            generation: 1,
+            latency_us,
+            layer: None,
+            rules: Vec::new(),
+            revision: None,
+            project_revision: None,
+        }
+    }
+
+    fn status(fallbacks: u64) -> Status {
+        let mut status: Status = serde_json::from_value(serde_json::json!({
+            "version": "0", "protocol": 1, "pid": 1, "uptime_s": 2.5,
+            "socket": "/s", "log": "/l",
+            "rules": {"generation": 1, "count": 0, "source": "defaults"},
+            "counters": {}, "adapter_dir": "/a", "runs": [], "grants": [],
+        }))
+        .expect("a minimal status");
+        status.counters.fallbacks = fallbacks;
+        status
+    }
+
+    /// Every sample line of `text` as (series, value).
+    fn samples(text: &str) -> Vec<(&str, &str)> {
+        text.lines()
+            .filter(|l| !l.starts_with('#'))
+            .map(|l| l.rsplit_once(' ').expect("series and value"))
+            .collect()
+    }
+
+    fn value<'a>(text: &'a str, series: &str) -> Option<&'a str> {
+        samples(text)
+            .into_iter()
+            .find(|(s, _)| *s == series)
+            .map(|(_, v)| v)
+    }
+
+    #[test]
+    fn decisions_are_counted_by_event_verdict_and_source() {
+        let metrics = Metrics::default();
+        for _ in 0..3 {
+            metrics.record_decision(
+                HookEventKind::PreToolUse,
+                &decision(Verdict::Deny, Source::Rule, 40),
+            );
+        }
+        metrics.record_decision(
+            HookEventKind::PermissionRequest,
+            &decision(Verdict::Allow, Source::Client("phone".into()), 2_000_000),
+        );
+        metrics.record_decision(
+            HookEventKind::Unknown,
+            &decision(Verdict::NoOpinion, Source::Timeout, 30_000_000),
+        );
+        let text = render(&metrics, &status(2));
+        assert_eq!(
+            value(
+                &text,
+                r#"hookd_decisions_total{event="PreToolUse",verdict="deny",source="rule"}"#
+            ),
+            Some("3")
+        );
+        assert_eq!(
+            value(
+                &text,
+                r#"hookd_decisions_total{event="PermissionRequest",verdict="allow",source="client"}"#
+            ),
+            Some("1")
+        );
+        assert_eq!(
+            value(
+                &text,
+                r#"hookd_decisions_total{event="unknown",verdict="none",source="timeout"}"#
+            ),
+            Some("1")
+        );
+        // Only the combinations that happened.
+        assert_eq!(
+            samples(&text)
+                .iter()
+                .filter(|(s, _)| s.starts_with("hookd_decisions_total"))
+                .count(),
+            3
+        );
+        // One timeout recorded, and `status` counted one more fallback: a
+        // panic's, which never reaches `record_decision`.
+        assert_eq!(
+            value(&text, r#"hookd_fallbacks_total{reason="timeout"}"#),
+            Some("1")
+        );
+        assert_eq!(
+            value(&text, r#"hookd_fallbacks_total{reason="internal_error"}"#),
+            Some("1")
+        );
+    }
+
+    #[test]
+    fn the_latency_histogram_is_cumulative_and_ends_with_inf() {
+        let metrics = Metrics::default();
+        for latency_us in [50, 100, 101, 700_000_000] {
+            metrics.record_decision(
+                HookEventKind::Stop,
+                &decision(Verdict::NoOpinion, Source::Default, latency_us),
+            );
+        }
+        let text = render(&metrics, &status(0));
+        let bucket = |le: &str| {
+            value(
+                &text,
+                &format!("hookd_decision_latency_seconds_bucket{{le=\"{le}\"}}"),
+            )
+        };
+        assert_eq!(bucket("0.0001"), Some("2"));
+        assert_eq!(bucket("0.00025"), Some("3"));
+        assert_eq!(bucket("600"), Some("3"));
+        assert_eq!(bucket("+Inf"), Some("4"));
+        assert_eq!(
+            value(&text, "hookd_decision_latency_seconds_count"),
+            Some("4")
+        );
+        assert_eq!(
+            value(&text, "hookd_decision_latency_seconds_sum"),
+            Some("700.000251")
+        );
+    }
+
+    #[test]
+    fn runs_and_their_cost_add_up() {
+        let metrics = Metrics::default();
+        let done = |ok: bool, cost: Option<f64>| RunDone {
+            run_id: "r".into(),
+            received_at: String::new(),
+            ok,
+            session_id: None,
+            usage: None,
+            cost_usd: cost,
+            num_turns: Some(2),
+            duration_ms: 1,
+            result: None,
+            error: None,
+        };
+        metrics.record_run(&done(true, Some(0.0125)));
+        metrics.record_run(&done(true, Some(0.5)));
+        metrics.record_run(&done(false, None));
+        let text = render(&metrics, &status(0));
+        assert_eq!(value(&text, r#"hookd_runs_total{outcome="ok"}"#), Some("2"));
+        assert_eq!(
+            value(&text, r#"hookd_runs_total{outcome="failed"}"#),
+            Some("1")
+        );
+        assert_eq!(value(&text, "hookd_run_cost_usd_total"), Some("0.5125"));
+        assert_eq!(value(&text, "hookd_run_turns_total"), Some("6"));
+    }
+
+    #[test]
+    fn every_metric_has_help_and_type_before_its_samples() {
+        let text = render(&Metrics::default(), &status(0));
+        let mut typed = std::collections::HashSet::new();
+        for line in text.lines() {
+            if let Some(rest) = line.strip_prefix("# TYPE ") {
+                typed.insert(rest.split(' ').next().unwrap().to_string());
+            } else if !line.starts_with('#') {
+                let series = line.split(['{', ' ']).next().unwrap();
+                let family = ["_bucket", "_sum", "_count"]
+                    .iter()
+                    .find_map(|s| series.strip_suffix(s).filter(|f| typed.contains(*f)))
+                    .unwrap_or(series);
+                assert!(typed.contains(family), "{series} has no # TYPE before it");
+            }
+        }
+    }
+}
