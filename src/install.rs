@@ -7,7 +7,7 @@
 //! line (`timeout` in seconds) or Gemini's command line (`name`, `timeout`
 //! in **milliseconds**); the two command lines run
 //! `hook-forwarder --agent codex|gemini …`. Each agent has its own timeout
-//! ladder ([`timings`]). Codex and Gemini groups have `"matcher": "*"`
+//! ladder ([`mod@timings`]). Codex and Gemini groups have `"matcher": "*"`
 //! (Gemini compares a SessionStart, SessionEnd or PreCompress matcher as a
 //! plain string: `".*"` would silently drop those events).
 //!

@@ -9,7 +9,7 @@
 //! - [`notify`]: the pushes carrying them (`[notify]`: ntfy, webhooks).
 //!
 //! The [`router`] is assembled from one `routes()` function per area, so a
-//! new area is one line. Every request passes [`guard`]: its Host must be
+//! new area is one line. Every request passes `guard`: its Host must be
 //! this listener's (DNS rebinding), a non-GET's Origin, when it has one,
 //! must be too, and a declared body must fit the cap. Every route but the
 //! one-time links (which are their own credential) also needs

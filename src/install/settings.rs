@@ -20,7 +20,7 @@ pub struct InstallOptions {
     /// The agent whose file it is: its event names, handler shape and
     /// timeouts, and the forwarder's `--agent`.
     pub agent: Agent,
-    /// The forwarder's absolute path (see [`resolve_forwarder`]).
+    /// The forwarder's absolute path (see [`super::resolve_forwarder`]).
     pub forwarder: PathBuf,
     /// The events, in the order they are added.
     pub events: Vec<HookEventKind>,

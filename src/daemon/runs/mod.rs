@@ -10,7 +10,7 @@
 //!    to do; then spawns the child with an environment built from scratch.
 //! 2. The child says `ready`; once the requesting connection has its `ok`,
 //!    the supervisor sends `start`.
-//! 3. Each `hook_event` is answered by [`hook::answer_in`] — the very path of
+//! 3. Each `hook_event` is answered by [`super::hook::answer_in`] — the very path of
 //!    a forwarder's hook: rules, pending table, clients, log, fallbacks —
 //!    and the `hook_result` goes back as `decision`. Each `sdk_message`
 //!    becomes a log line and a pushed frame.
