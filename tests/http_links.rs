@@ -110,9 +110,13 @@ fn one_push_per_waiting_event_and_its_links_decide_once() {
     assert_eq!(doc["tool"], "Bash");
     assert_eq!(doc["rule_ids"], serde_json::json!(["ask-deploy"]));
     assert_eq!(doc["reason"], "deploys need a person");
+    assert_eq!(doc["agent"], "claude-code", "machines get the agent's id");
     assert!(
-        doc["text"].as_str().unwrap().contains("needs you"),
-        "slack text: {doc}"
+        doc["text"]
+            .as_str()
+            .unwrap()
+            .contains("Claude Code needs you"),
+        "slack text, for a person: {doc}"
     );
     let approve = doc["approve_url"].as_str().unwrap().to_string();
     let deny = doc["deny_url"].as_str().unwrap().to_string();
@@ -129,6 +133,13 @@ fn one_push_per_waiting_event_and_its_links_decide_once() {
 
     let ntfy = ntfy.json();
     assert_eq!(ntfy["topic"], "hookd-topic");
+    assert!(
+        ntfy["title"]
+            .as_str()
+            .unwrap()
+            .starts_with("Claude Code needs you"),
+        "{ntfy}"
+    );
     let actions = ntfy["actions"].as_array().unwrap();
     assert_eq!(actions[0]["action"], "http");
     assert_eq!(actions[0]["url"], approve.as_str());
@@ -149,6 +160,11 @@ fn one_push_per_waiting_event_and_its_links_decide_once() {
     assert!(!page.body.contains("<script>alert(1)"), "{}", page.body);
     assert!(page.body.contains("ask-deploy") && page.body.contains("deploys need a person"));
     assert!(page.body.contains("Approve for this session"));
+    assert!(
+        page.body.contains("Claude Code wants to use a tool"),
+        "the agent by its name: {}",
+        page.body
+    );
     assert_eq!(daemon.counter("pending"), 1, "GET never decides");
 
     // A form without the token (a forged POST) is refused.

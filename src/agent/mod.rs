@@ -108,6 +108,15 @@ impl Agent {
         }
     }
 
+    /// The name a person reads (an approval page, a push notification).
+    pub fn display_name(self) -> &'static str {
+        match self {
+            Agent::ClaudeCode => "Claude Code",
+            Agent::Codex => "Codex CLI",
+            Agent::Gemini => "Gemini CLI",
+        }
+    }
+
     /// Parses [`Agent::as_str`]'s spelling; `None` for anything else.
     pub fn from_name(name: &str) -> Option<Agent> {
         Agent::ALL.into_iter().find(|a| a.as_str() == name)

@@ -30,6 +30,7 @@ use uuid::Uuid;
 
 use super::config::NotifyConfig;
 use super::notify::{Notifier, Push};
+use crate::agent::Agent;
 use crate::daemon::hub::{PendingAdded, PendingObserver};
 use crate::daemon::Shared;
 use crate::decision::{Answer, Verdict};
@@ -58,8 +59,8 @@ pub enum LinkVerdict {
 pub struct EventFacts {
     /// The event's short id.
     pub short_id: String,
-    /// The agent's name.
-    pub agent: String,
+    /// The agent that asks.
+    pub agent: Agent,
     /// The hook event (`PermissionRequest`, …).
     pub kind: String,
     /// The tool, if any.
@@ -310,7 +311,7 @@ fn facts_of(added: &PendingAdded<'_>) -> EventFacts {
     let remaining = added.deadline.saturating_duration_since(Instant::now());
     EventFacts {
         short_id: added.short_id.to_string(),
-        agent: added.meta.agent.to_string(),
+        agent: added.meta.agent,
         kind: added.meta.kind.to_string(),
         tool: added.meta.tool.map(str::to_string),
         subject,
@@ -467,7 +468,7 @@ fn approval_body(facts: &EventFacts, verdict: LinkVerdict, approve: &str, deny: 
             escape(value)
         ));
     };
-    row("Agent", &facts.agent, "");
+    row("Agent", facts.agent.display_name(), "");
     row(
         "Tool",
         &format!("{} ({})", facts.tool.as_deref().unwrap_or("—"), facts.kind),
@@ -525,7 +526,7 @@ fn approval_body(facts: &EventFacts, verdict: LinkVerdict, approve: &str, deny: 
          <script>(function(){{var e=document.getElementById('left'),d=+e.dataset.deadline;\
          function t(){{var s=Math.max(0,Math.round((d-Date.now())/1000));e.textContent=s;\
          if(s>0)setTimeout(t,1000);}}t();}})();</script>",
-        agent = escape(&facts.agent),
+        agent = escape(facts.agent.display_name()),
         short = escape(&facts.short_id),
     )
 }
@@ -600,7 +601,7 @@ mod tests {
     fn the_page_escapes_what_the_agent_sent() {
         let facts = EventFacts {
             short_id: "abcde".into(),
-            agent: "Claude Code".into(),
+            agent: Agent::ClaudeCode,
             kind: "PermissionRequest".into(),
             tool: Some("Bash".into()),
             subject: "echo </dd><script>alert(1)</script>".into(),

@@ -232,7 +232,7 @@ fn ntfy_request(target: &NtfyTarget, push: &Push) -> Result<Request, String> {
     };
     let body = json!({
         "topic": topic,
-        "title": format!("{} needs you ({})", facts.agent, facts.short_id),
+        "title": format!("{} needs you ({})", facts.agent.display_name(), facts.short_id),
         "message": message,
         "priority": 4,
         "tags": ["robot"],
@@ -272,7 +272,7 @@ fn webhook_request(target: &WebhookTarget, push: &Push) -> Request {
     let mut body = json!({
         "event_id": push.id,
         "short_id": facts.short_id,
-        "agent": facts.agent,
+        "agent": facts.agent.as_str(),
         "event": facts.kind,
         "tool": facts.tool,
         "summary": facts.subject,
@@ -287,7 +287,7 @@ fn webhook_request(target: &WebhookTarget, push: &Push) -> Request {
     if target.slack {
         body["text"] = Value::String(format!(
             "*{} needs you* ({})\n`{}`{}\n<{}|Review and approve> · <{}|Deny>",
-            facts.agent,
+            facts.agent.display_name(),
             facts.short_id,
             headline(facts),
             facts
