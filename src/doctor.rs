@@ -6,7 +6,8 @@
 //! socket path and its directory; the daemon (`status`); each settings file
 //! (user, project, local), what it registers and which events it fails closed
 //! for; every event covered exactly
-//! once; the rules files; the event log; and whether hooks really fire (the
+//! once; hookd's http hooks, if any (the listener, its address, the token);
+//! the rules files; the event log; and whether hooks really fire (the
 //! last Claude Code event in the log). Read-only: doctor creates, starts and
 //! changes nothing.
 
@@ -228,6 +229,9 @@ pub fn run(options: &DoctorOptions) -> Report {
         }
     }
     checks.push(check_coverage(&files, &options.events));
+    checks.extend(check_http(&files, status.as_ref(), &|var| {
+        std::env::var(var).ok()
+    }));
     let mut agent_files: Vec<PathBuf> = Vec::new();
     let mut probed = Vec::new();
     for (agent, scope, path) in &options.agent_settings {
@@ -550,7 +554,8 @@ fn check_settings(scope: Scope, path: &Path) -> (Check, Option<Inspection>) {
             ));
             fixes.push(format!("remove \"async\" from {}", r.event));
         }
-        let exists = find_executable(&r.command).is_some();
+        // An http handler runs no program: the `http` check looks at it.
+        let exists = r.http.is_some() || find_executable(&r.command).is_some();
         if !exists && !missing_paths.contains(&r.command.as_str()) {
             missing_paths.push(&r.command);
         }
@@ -565,7 +570,7 @@ fn check_settings(scope: Scope, path: &Path) -> (Check, Option<Inspection>) {
         ));
     }
     let summary = if regs.is_empty() {
-        "registers no hook-forwarder".to_string()
+        "registers no hook-forwarder and no hookd http hook".to_string()
     } else {
         let mut events: Vec<&str> = regs.iter().map(|r| r.event.as_str()).collect();
         events.dedup();
@@ -588,10 +593,15 @@ fn check_settings(scope: Scope, path: &Path) -> (Check, Option<Inspection>) {
             .map(|r| r.event.as_str())
             .collect();
         closed.dedup();
+        let http = regs.iter().filter(|r| r.http.is_some()).count();
         format!(
-            "{} registration{} for {} event{} (forwarder/Claude Code timeouts: {}); {}",
+            "{} registration{}{} for {} event{} (forwarder/Claude Code timeouts: {}); {}",
             regs.len(),
             if regs.len() == 1 { "" } else { "s" },
+            match http {
+                0 => String::new(),
+                n => format!(" ({n} http)"),
+            },
             events.len(),
             if events.len() == 1 { "" } else { "s" },
             ladders.join(", "),
@@ -664,7 +674,7 @@ fn check_coverage(files: &[SettingsFile], events: &[HookEventKind]) -> Check {
     if seen.is_empty() {
         return Check::fail(
             name,
-            "no settings file registers hook-forwarder, so no hook reaches hookd",
+            "no settings file registers hook-forwarder or a hookd http hook, so no hook reaches hookd",
             "`hookd install` (every project) or `hookd install --scope project`",
         );
     }
@@ -725,6 +735,156 @@ fn check_coverage(files: &[SettingsFile], events: &[HookEventKind]) -> Check {
     } else {
         Check::fail(name, problems.join("; "), fixes.join("; "))
     }
+}
+
+/// hookd's `http` hooks (`hookd install --transport http`), when a settings
+/// file has any: the daemon's HTTP listener is on, the URLs point at it,
+/// and the token variable they send is set, here, to the daemon's token.
+/// Claude Code lets the action proceed on a refused connection or a 401
+/// (blocks it with `"onFailure": "block"`), so each of these is a hook that
+/// silently does nothing.
+fn check_http(
+    files: &[SettingsFile],
+    status: Option<&crate::protocol::Status>,
+    env: &dyn Fn(&str) -> Option<String>,
+) -> Option<Check> {
+    let name = "http";
+    let handlers: Vec<(&SettingsFile, &install::Registration, &install::HttpHandler)> = files
+        .iter()
+        .flat_map(|f| {
+            f.inspection
+                .registrations
+                .iter()
+                .filter_map(move |r| r.http.as_ref().map(|h| (f, r, h)))
+        })
+        .collect();
+    let (first_file, first, _) = handlers.first()?;
+    let at = |f: &SettingsFile, r: &install::Registration| {
+        format!("{}:{} ({})", f.path.display(), r.line, r.event)
+    };
+    let fallback = if handlers.iter().any(|(_, r, _)| r.on_failure_block) {
+        "Claude Code blocks those hooks (\"onFailure\": \"block\")"
+    } else {
+        "Claude Code lets those actions proceed unjudged"
+    };
+    let Some(status) = status else {
+        return Some(Check::fail(
+            name,
+            format!(
+                "{} http hook{} (first at {}), and no daemon answers `status` to say where it listens",
+                handlers.len(),
+                if handlers.len() == 1 { "" } else { "s" },
+                at(first_file, first)
+            ),
+            "start the daemon with `[http] listen` set in config.toml",
+        ));
+    };
+    let Some(http) = &status.http else {
+        return Some(Check::fail(
+            name,
+            format!(
+                "{} http hook{} (first at {}) post to the daemon, but its HTTP listener is off: {fallback}",
+                handlers.len(),
+                if handlers.len() == 1 { "" } else { "s" },
+                at(first_file, first)
+            ),
+            "set `[http] listen = \"127.0.0.1:7878\"` in config.toml and restart hookd, \
+             or switch back with `hookd install --transport command`",
+        ));
+    };
+    let mut problems = Vec::new();
+    let mut fixes = Vec::new();
+    let mut elsewhere: Vec<&str> = Vec::new();
+    for (_, _, h) in &handlers {
+        if !reaches(&h.url, &http.listen) && !elsewhere.contains(&h.url.as_str()) {
+            elsewhere.push(&h.url);
+        }
+    }
+    if !elsewhere.is_empty() {
+        problems.push(format!(
+            "{} posts to another address than the daemon's listener {}: {fallback}",
+            elsewhere.join(", "),
+            http.listen
+        ));
+        fixes.push(format!(
+            "`hookd install --transport http --http-url http://{}`",
+            http.listen
+        ));
+    }
+    let mut unset: Vec<&str> = handlers
+        .iter()
+        .flat_map(|(_, _, h)| h.unset_vars(env))
+        .collect();
+    unset.sort_unstable();
+    unset.dedup();
+    if !unset.is_empty() {
+        problems.push(format!(
+            "${} is not set here, so a Claude Code started from this environment sends no token \
+             and gets 401: {fallback}",
+            unset.join(", $")
+        ));
+        fixes.push(format!(
+            "`export {}=\"$(hookd http token)\"` in the shell profile Claude Code starts from",
+            unset[0]
+        ));
+    } else if let Ok(token) = crate::http::token::read(&http.token_file) {
+        let expected = format!("Bearer {token}");
+        let wrong = handlers.iter().any(|(_, _, h)| {
+            h.expanded_headers(env)
+                .iter()
+                .any(|(k, v)| k.eq_ignore_ascii_case("authorization") && *v != expected)
+        });
+        if wrong {
+            problems.push(format!(
+                "the Authorization the http hooks send here is not the daemon's token ({}), so \
+                 they get 401: {fallback}",
+                http.token_file.display()
+            ));
+            fixes.push(format!(
+                "`export {}=\"$(hookd http token)\"` (the token changes with `hookd http token --rotate`)",
+                install::HTTP_TOKEN_ENV
+            ));
+        }
+    }
+    Some(if problems.is_empty() {
+        Check::pass(
+            name,
+            format!(
+                "{} http hook{} post to the daemon's listener {} with its token",
+                handlers.len(),
+                if handlers.len() == 1 { "" } else { "s" },
+                http.listen
+            ),
+        )
+    } else {
+        Check::fail(name, problems.join("; "), fixes.join("; "))
+    })
+}
+
+/// Whether `url` (`http://host:port/…`) reaches a listener bound to
+/// `listen` (`ip:port`; an unspecified ip listens on every address).
+fn reaches(url: &str, listen: &str) -> bool {
+    use std::net::{SocketAddr, ToSocketAddrs};
+    let Ok(listen) = listen.parse::<SocketAddr>() else {
+        return false;
+    };
+    let Some(rest) = url.strip_prefix("http://") else {
+        return false;
+    };
+    let authority = rest.split(['/', '?']).next().unwrap_or_default();
+    let has_port = authority
+        .rsplit_once(':')
+        .is_some_and(|(_, port)| !port.is_empty() && !port.ends_with(']'));
+    let authority = match has_port {
+        true => authority.to_string(),
+        false => format!("{authority}:80"),
+    };
+    let Ok(addrs) = authority.to_socket_addrs() else {
+        return false;
+    };
+    addrs.into_iter().any(|a| {
+        a.port() == listen.port() && (listen.ip().is_unspecified() || a.ip() == listen.ip())
+    })
 }
 
 fn check_rules(user: Option<&Path>, project: &Path) -> Check {
@@ -1086,6 +1246,58 @@ mod tests {
             check.message.contains("; fails open (no event"),
             "{}",
             check.message
+        );
+    }
+
+    #[test]
+    fn an_http_hook_reaches_the_listener_by_address_or_name() {
+        assert!(reaches(
+            "http://127.0.0.1:7878/hook/claude-code?timeout=25",
+            "127.0.0.1:7878"
+        ));
+        assert!(reaches(
+            "http://localhost:7878/hook/claude-code",
+            "127.0.0.1:7878"
+        ));
+        assert!(
+            reaches("http://127.0.0.1:7878/x", "0.0.0.0:7878"),
+            "every address"
+        );
+        assert!(!reaches("http://127.0.0.1:7879/x", "127.0.0.1:7878"));
+        assert!(!reaches("http://127.0.0.2:7878/x", "127.0.0.1:7878"));
+        assert!(
+            reaches("http://127.0.0.1/x", "127.0.0.1:80"),
+            "port 80 by default"
+        );
+        assert!(
+            !reaches("https://127.0.0.1:7878/x", "127.0.0.1:7878"),
+            "hookd serves http"
+        );
+    }
+
+    #[test]
+    fn http_headers_expand_only_allowed_variables() {
+        let handler = install::HttpHandler {
+            url: "http://127.0.0.1:7878/hook/claude-code".into(),
+            headers: vec![
+                ("Authorization".into(), "Bearer $HOOKD_HTTP_TOKEN".into()),
+                ("X-Other".into(), "${HOME} ${HOOKD_HTTP_TOKEN}".into()),
+            ],
+            allowed_env_vars: vec!["HOOKD_HTTP_TOKEN".into()],
+        };
+        let env = |v: &str| (v == "HOOKD_HTTP_TOKEN").then(|| "t0k".to_string());
+        assert_eq!(
+            handler.expanded_headers(env),
+            vec![
+                ("Authorization".to_string(), "Bearer t0k".to_string()),
+                ("X-Other".to_string(), "${HOME} t0k".to_string()),
+            ]
+        );
+        assert!(handler.unset_vars(env).is_empty());
+        assert_eq!(handler.unset_vars(|_| None), vec!["HOOKD_HTTP_TOKEN"]);
+        assert_eq!(
+            handler.unset_vars(|_| Some(String::new())),
+            vec!["HOOKD_HTTP_TOKEN"]
         );
     }
 

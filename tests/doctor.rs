@@ -380,8 +380,27 @@ fn handlers_that_differ_are_flagged_with_their_files_and_difference() {
 /// `hookd doctor --probe` for `project`, with `socket` as both doctor's
 /// `--socket` and the hooks' HOOKD_SOCKET (as Claude Code would pass it on).
 fn probe(root: &Path, project: &Path, socket: &Path) -> (Output, String) {
-    let out = Command::new(daemon::hookd_bin())
-        .args(["doctor", "--probe", "--socket"])
+    probe_with(root, project, socket, "--probe", None)
+}
+
+/// `hookd doctor [--probe]` (`probe` is the flag or `""`), as [`probe`]
+/// runs it, with `HOOKD_HTTP_TOKEN` set to `token` (else unset).
+fn probe_with(
+    root: &Path,
+    project: &Path,
+    socket: &Path,
+    probe: &str,
+    token: Option<&str>,
+) -> (Output, String) {
+    let mut command = Command::new(daemon::hookd_bin());
+    match token {
+        Some(token) => command.env("HOOKD_HTTP_TOKEN", token),
+        None => command.env_remove("HOOKD_HTTP_TOKEN"),
+    };
+    let out = command
+        .arg("doctor")
+        .args([probe].into_iter().filter(|a| !a.is_empty()))
+        .arg("--socket")
         .arg(socket)
         .arg("--project")
         .arg(project)
@@ -591,4 +610,143 @@ fn a_forwarder_that_cannot_run_is_a_fallback() {
         shell.starts_with("✗ ") && shell.contains("fell back (exit 127"),
         "{text}"
     );
+}
+
+// ── http hooks (`hookd install --transport http`) ───────────────────────────
+
+/// A daemon whose HTTP listener is on (a free loopback port); returns it,
+/// the address it listens on and its token.
+fn daemon_with_http() -> (Daemon, String, String) {
+    let d = Daemon::start_with(daemon::DaemonOptions {
+        config: Some("[http]\nlisten = \"127.0.0.1:0\"\n".into()),
+        ..daemon::DaemonOptions::default()
+    });
+    let listen = d.status()["http"]["listen"]
+        .as_str()
+        .expect("status.http.listen")
+        .to_string();
+    let token = fs::read_to_string(d.dir.path().join("config/hookd/http-token"))
+        .unwrap()
+        .trim()
+        .to_string();
+    (d, listen, token)
+}
+
+#[test]
+fn http_hooks_are_checked_and_probed_through_the_listener() {
+    let (d, listen, token) = daemon_with_http();
+    let root = tempfile::tempdir().unwrap();
+    let project = root.path().join("project");
+    fs::create_dir_all(&project).unwrap();
+    let url = format!("http://{listen}");
+    install(
+        root.path(),
+        &project,
+        "project",
+        &["--transport", "http", "--http-url", &url],
+    );
+    // A hook fired before (doctor's "hooks fire").
+    d.forward(&daemon::fixture("PreToolUse.json"), &["--timeout", "5"]);
+
+    let (out, text) = probe_with(root.path(), &project, &d.socket, "--probe", Some(&token));
+    eprintln!("{text}");
+    assert!(out.status.success(), "{text}\n{}", d.stderr());
+    let http = line(&text, "http");
+    assert!(
+        http.starts_with("✓ ") && http.contains(&format!("post to the daemon's listener {listen}")),
+        "{text}"
+    );
+    // The forwarder stays for the events Claude Code sends no http hook for.
+    let settings = line(&text, "settings:project");
+    assert!(settings.contains("32 registrations (28 http)"), "{text}");
+    assert!(line(&text, "events").starts_with("✓ "), "{text}");
+    let probes = probe_lines(&text);
+    assert_eq!(probes.len(), 32, "{text}");
+    assert!(
+        probes
+            .iter()
+            .all(|l| l.contains(": answered by the daemon in ")),
+        "{text}"
+    );
+    // The http probes reached the daemon as probes, over HTTP.
+    let log = d.wait_log_lines(2 + 2 * 32);
+    let decided_as_probe = log
+        .iter()
+        .filter(|l| l["type"] == "decision" && l["source"] == "probe")
+        .count();
+    assert_eq!(decided_as_probe, 32, "{log:?}");
+
+    // No token in the environment: Claude Code would get 401 and let the
+    // action proceed. Doctor says so, and the probe shows it.
+    let (out, text) = probe_with(root.path(), &project, &d.socket, "--probe", None);
+    assert_eq!(out.status.code(), Some(1), "{text}");
+    let http = line(&text, "http");
+    assert!(
+        http.starts_with("✗ ") && http.contains("$HOOKD_HTTP_TOKEN is not set here"),
+        "{text}"
+    );
+    assert!(http.contains("fix: `export HOOKD_HTTP_TOKEN="), "{text}");
+    let pre = line(&text, "probe:project:PreToolUse");
+    assert!(
+        pre.starts_with("✗ ") && pre.contains("fell back (HTTP 401"),
+        "{text}"
+    );
+    // The forwarder's events do not need the token.
+    assert!(
+        line(&text, "probe:project:SessionStart").starts_with("✓ "),
+        "{text}"
+    );
+
+    // A stale token (rotated since): 401 too.
+    let (out, text) = probe_with(root.path(), &project, &d.socket, "", Some("stale"));
+    assert_eq!(out.status.code(), Some(1), "{text}");
+    assert!(
+        line(&text, "http").contains("is not the daemon's token"),
+        "{text}"
+    );
+}
+
+#[test]
+fn http_hooks_without_the_listener_or_at_another_address_are_flagged() {
+    let root = tempfile::tempdir().unwrap();
+    let project = root.path().join("project");
+    fs::create_dir_all(&project).unwrap();
+    let (d, listen, token) = daemon_with_http();
+    // Another port than the listener's.
+    let port: u16 = listen.rsplit_once(':').unwrap().1.parse().unwrap();
+    let elsewhere = format!("http://127.0.0.1:{}", if port == 1 { 2 } else { port - 1 });
+    install(
+        root.path(),
+        &project,
+        "project",
+        &["--transport", "http", "--http-url", &elsewhere],
+    );
+    let (out, text) = probe_with(root.path(), &project, &d.socket, "", Some(&token));
+    assert_eq!(out.status.code(), Some(1), "{text}");
+    let http = line(&text, "http");
+    assert!(
+        http.starts_with("✗ ")
+            && http.contains(&format!(
+                "posts to another address than the daemon's listener {listen}"
+            ))
+            && http.contains(&format!("--http-url http://{listen}")),
+        "{text}"
+    );
+    drop(d);
+
+    // A daemon without the listener.
+    let d = Daemon::start();
+    let (out, text) = probe_with(root.path(), &project, &d.socket, "", Some(&token));
+    assert_eq!(out.status.code(), Some(1), "{text}");
+    let http = line(&text, "http");
+    assert!(
+        http.starts_with("✗ ")
+            && http.contains("28 http hooks")
+            && http.contains("its HTTP listener is off")
+            && http.contains("fix: set `[http] listen"),
+        "{text}"
+    );
+    // Nothing else is wrong with an http install.
+    assert!(line(&text, "settings:project").starts_with("✓ "), "{text}");
+    assert!(line(&text, "events").starts_with("✓ "), "{text}");
 }

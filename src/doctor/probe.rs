@@ -32,7 +32,7 @@ use std::time::{Duration, Instant};
 use super::{Check, SettingsFile};
 use crate::agent::claude::{probe, HookOutput};
 use crate::agent::Agent;
-use crate::install::{Registration, Scope};
+use crate::install::{HttpHandler, Registration, Scope};
 use crate::protocol::log::LogRecord;
 
 /// The longest doctor waits for one hook, whatever its `timeout` says (a
@@ -78,6 +78,23 @@ enum Ran {
         output: HookOutput,
         elapsed: Duration,
     },
+    /// An `http` hook: the daemon's listener answered.
+    Posted {
+        status: u16,
+        body: String,
+        elapsed: Duration,
+    },
+}
+
+impl Ran {
+    /// Whether the daemon answered it (so its decision should be logged).
+    fn answered(&self) -> bool {
+        match self {
+            Ran::Exited { output, .. } => fallback_reason(&output.stderr).is_none(),
+            Ran::Posted { status, .. } => (200..300).contains(status),
+            _ => false,
+        }
+    }
 }
 
 /// The probe checks, one per distinct registration, in file order.
@@ -104,7 +121,7 @@ pub(super) fn checks(files: &[SettingsFile], project: &Path, daemon: &Daemon<'_>
     if targets.is_empty() {
         return vec![Check::fail(
             "probe",
-            "no settings file registers hook-forwarder: nothing to probe",
+            "no settings file registers hook-forwarder or a hookd http hook: nothing to probe",
             "`hookd install` (every project) or `hookd install --scope project`",
         )];
     }
@@ -128,7 +145,7 @@ pub(super) fn checks(files: &[SettingsFile], project: &Path, daemon: &Daemon<'_>
     let answered: Vec<&str> = targets
         .iter()
         .zip(&ran)
-        .filter(|(_, r)| matches!(r, Ran::Exited { output, .. } if fallback_reason(&output.stderr).is_none()))
+        .filter(|(_, r)| r.answered())
         .map(|(t, _)| t.session.as_str())
         .collect();
     let logged = daemon
@@ -160,6 +177,9 @@ fn run_hook(target: &Target<'_>, project: &Path) -> Ran {
             input
         }
     };
+    if let Some(http) = &r.http {
+        return post_hook(http, &input, hook_timeout(agent, r));
+    }
     let project_dir = project.display().to_string();
     let mut command = match &r.shell_command {
         Some(_) if r.shell.as_deref().is_some_and(|s| s != "bash") => {
@@ -209,20 +229,7 @@ fn run_hook(target: &Target<'_>, project: &Path) -> Ran {
         .stderr(Stdio::piped())
         // Like Claude Code: its own group, killed whole at the timeout.
         .process_group(0);
-    let limit = r
-        .timeout
-        .filter(|t| t.is_finite() && *t > 0.0)
-        // Gemini's timeouts are milliseconds.
-        .map(|t| {
-            if agent == Agent::Gemini {
-                t / 1000.0
-            } else {
-                t
-            }
-        })
-        .map(Duration::from_secs_f64)
-        .unwrap_or_else(|| Duration::from_millis(kind.claude_default_timeout_ms()));
-    let wait = limit.min(LONGEST_WAIT);
+    let wait = hook_timeout(agent, r);
     let started = Instant::now();
     let mut child = match command.spawn() {
         Ok(child) => child,
@@ -287,6 +294,48 @@ fn run_hook(target: &Target<'_>, project: &Path) -> Ran {
                 status.signal().unwrap_or_default()
             )),
         },
+    }
+}
+
+/// How long the agent gives `r`'s hook (at most [`LONGEST_WAIT`]).
+fn hook_timeout(agent: Agent, r: &Registration) -> Duration {
+    r.timeout
+        .filter(|t| t.is_finite() && *t > 0.0)
+        // Gemini's timeouts are milliseconds.
+        .map(|t| {
+            if agent == Agent::Gemini {
+                t / 1000.0
+            } else {
+                t
+            }
+        })
+        .map(Duration::from_secs_f64)
+        .unwrap_or_else(|| {
+            Duration::from_millis(agent.event_kind(&r.event).claude_default_timeout_ms())
+        })
+        .min(LONGEST_WAIT)
+}
+
+/// POSTs `input` to an `http` hook's URL as Claude Code would: JSON, with
+/// its headers and the allowed variables expanded from doctor's
+/// environment, given up at `wait`.
+fn post_hook(http: &HttpHandler, input: &serde_json::Value, wait: Duration) -> Ran {
+    let client = crate::outbound::agent(wait);
+    let mut request = client
+        .post(&http.url)
+        .header("Content-Type", "application/json");
+    for (name, value) in http.expanded_headers(|var| std::env::var(var).ok()) {
+        request = request.header(name, value);
+    }
+    let started = Instant::now();
+    match request.send(input.to_string()) {
+        Ok(mut response) => Ran::Posted {
+            status: response.status().as_u16(),
+            body: response.body_mut().read_to_string().unwrap_or_default(),
+            elapsed: started.elapsed(),
+        },
+        Err(ureq::Error::Timeout(_)) => Ran::TimedOut(wait),
+        Err(e) => Ran::NotRun(format!("cannot reach {}: {e}", http.url)),
     }
 }
 
@@ -412,6 +461,11 @@ fn judge(target: &Target<'_>, ran: Ran, logged: Option<&Logged>, daemon: &Daemon
             )
         }
         Ran::Exited { output, elapsed } => (output, elapsed),
+        Ran::Posted {
+            status,
+            body,
+            elapsed,
+        } => return judge_posted(target, (status, body, elapsed), logged, daemon, name),
     };
     if let Some((reason, socket)) = fallback_reason(&output.stderr) {
         let at = socket.map_or(String::new(), |s| format!(" at {s}"));
@@ -472,6 +526,81 @@ fn judge(target: &Target<'_>, ran: Ran, logged: Option<&Logged>, daemon: &Daemon
         };
         return Check::fail(name, message, fix);
     }
+    confirmed(name, elapsed, logged, daemon)
+}
+
+/// The check for an `http` hook's probe, which the listener answered with
+/// `status` and `body` after `elapsed`.
+fn judge_posted(
+    target: &Target<'_>,
+    (status, body, elapsed): (u16, String, Duration),
+    logged: Option<&Logged>,
+    daemon: &Daemon<'_>,
+    name: String,
+) -> Check {
+    let r = target.registration;
+    if !(200..300).contains(&status) {
+        let fix = match status {
+            401 => format!(
+                "Claude Code sends the token from ${}: `export {}=\"$(hookd http token)\"` where \
+                 Claude Code gets its environment",
+                crate::install::HTTP_TOKEN_ENV,
+                crate::install::HTTP_TOKEN_ENV
+            ),
+            404 | 405 => "the URL is not hookd's listener: re-run `hookd install --transport http \
+                          --http-url http://<the daemon's [http] listen>`"
+                .to_string(),
+            _ => "check the daemon's log (`journalctl --user -u hookd.service`)".to_string(),
+        };
+        return Check::fail(
+            name,
+            format!(
+                "fell back (HTTP {status}: {}): Claude Code lets the action proceed",
+                shorten(body.lines().next().unwrap_or_default())
+            ),
+            fix,
+        );
+    }
+    let kind = target.agent.event_kind(&r.event);
+    let expected =
+        crate::agent::claude::output::http_body(&target.agent.render(kind, &probe::answer(kind)));
+    let same = |a: &str, b: &str| match (
+        serde_json::from_str::<serde_json::Value>(a),
+        serde_json::from_str::<serde_json::Value>(b),
+    ) {
+        (Ok(a), Ok(b)) => a == b,
+        _ => a.trim() == b.trim(),
+    };
+    if !same(&body, &expected) {
+        let fix = match logged.and_then(|l| l.source.as_deref()) {
+            Some(source) if source != "probe" => {
+                format!("the daemon judged the probe (source {source}): {OLDER_DAEMON}")
+            }
+            _ => "the URL must be hookd's `/hook/claude-code`: re-run `hookd install --transport \
+                  http`"
+                .to_string(),
+        };
+        return Check::fail(
+            name,
+            format!(
+                "wrong answer: expected body {:?}, got {:?}",
+                expected.trim(),
+                shorten(body.trim())
+            ),
+            fix,
+        );
+    }
+    confirmed(name, elapsed, logged, daemon)
+}
+
+/// A probe the hook answered as the daemon answers probes: passes when the
+/// daemon's log has it as a probe.
+fn confirmed(
+    name: String,
+    elapsed: Duration,
+    logged: Option<&Logged>,
+    daemon: &Daemon<'_>,
+) -> Check {
     let Some(log) = daemon.log else {
         return Check::fail(
             name,

@@ -548,6 +548,60 @@ pub fn is_installed_http_handler(handler: &Value) -> bool {
             .is_some_and(|url| url.contains(HTTP_HOOK_PATH))
 }
 
+/// The [`Registration`] of one of hookd's `http` handlers. Claude Code's
+/// `onFailure` is its failure scope: `"block"` blocks when the daemon
+/// cannot answer (connection refused, non-2xx, no answer in time).
+fn http_registration(text: &str, h: &Located) -> Registration {
+    let url = h.handler["url"].as_str().unwrap_or_default().to_string();
+    let timeout_in_url = url
+        .split_once('?')
+        .and_then(|(_, query)| query.split('&').find_map(|p| p.strip_prefix("timeout=")))
+        .and_then(|t| t.parse().ok());
+    let headers = h.handler["headers"]
+        .as_object()
+        .map(|headers| {
+            headers
+                .iter()
+                .map(|(k, v)| (k.clone(), v.as_str().unwrap_or_default().to_string()))
+                .collect()
+        })
+        .unwrap_or_default();
+    let allowed_env_vars = h.handler["allowedEnvVars"]
+        .as_array()
+        .map(|vars| {
+            vars.iter()
+                .filter_map(Value::as_str)
+                .map(str::to_string)
+                .collect()
+        })
+        .unwrap_or_default();
+    let on_failure_block = h.handler["onFailure"] == "block";
+    Registration {
+        event: h.event.key.clone(),
+        line: h.line(text),
+        command: url.clone(),
+        args: Vec::new(),
+        timeout: h.handler["timeout"].as_f64(),
+        forwarder_timeout: timeout_in_url,
+        matcher: h.matcher(text),
+        installed: true,
+        async_hook: h.handler["async"] == true,
+        shell_command: None,
+        shell: None,
+        condition: h.handler["if"].as_str().map(str::to_string),
+        fail_closed: match on_failure_block {
+            true => FailClosed::All,
+            false => FailClosed::Off,
+        },
+        on_failure_block,
+        http: Some(HttpHandler {
+            url,
+            headers,
+            allowed_env_vars,
+        }),
+    }
+}
+
 /// Every handler in the `hooks` object, with where it sits.
 struct Located<'n> {
     event: &'n jsontext::Member,
@@ -556,6 +610,28 @@ struct Located<'n> {
     group_index: usize,
     handler: Value,
     handler_index: usize,
+}
+
+impl Located<'_> {
+    /// The line the handler starts on.
+    fn line(&self, text: &str) -> usize {
+        let start = self
+            .group
+            .get("hooks")
+            .expect("located under hooks")
+            .value
+            .items()[self.handler_index]
+            .span()
+            .start;
+        jsontext::line_col(text, start).0
+    }
+
+    /// The handler's group's `matcher`, if any.
+    fn matcher(&self, text: &str) -> Option<String> {
+        let span = self.group.span();
+        let group: Value = serde_json::from_str(&text[span.start..span.end]).unwrap_or(Value::Null);
+        group["matcher"].as_str().map(str::to_string)
+    }
 }
 
 fn handlers<'n>(text: &str, root: &'n Node) -> Vec<Located<'n>> {
@@ -814,6 +890,57 @@ pub struct Registration {
     /// `"onFailure": "block"`: Claude Code blocks a guarded event when the
     /// hook itself fails (cannot start, times out, crashes).
     pub on_failure_block: bool,
+    /// One of hookd's `http` handlers (`--transport http`): what Claude
+    /// Code posts with. Then `command` is the URL, `args` are empty and
+    /// `forwarder_timeout` is the URL's `timeout`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub http: Option<HttpHandler>,
+}
+
+/// What an `http` handler posts to, and with what.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct HttpHandler {
+    /// `url`.
+    pub url: String,
+    /// `headers`, as written (`$VAR` unexpanded).
+    pub headers: Vec<(String, String)>,
+    /// `allowedEnvVars`: the variables Claude Code expands in `headers`.
+    pub allowed_env_vars: Vec<String>,
+}
+
+impl HttpHandler {
+    /// The headers as Claude Code sends them: `$VAR` and `${VAR}` of an
+    /// allowed variable replaced by its value in `env` (empty when unset),
+    /// any other `$` left as written.
+    pub fn expanded_headers(&self, env: impl Fn(&str) -> Option<String>) -> Vec<(String, String)> {
+        self.headers
+            .iter()
+            .map(|(name, value)| {
+                let mut value = value.clone();
+                for var in &self.allowed_env_vars {
+                    let with = env(var).unwrap_or_default();
+                    value = value
+                        .replace(&format!("${{{var}}}"), &with)
+                        .replace(&format!("${var}"), &with);
+                }
+                (name.clone(), value)
+            })
+            .collect()
+    }
+
+    /// The allowed variables `headers` use that `env` does not set.
+    pub fn unset_vars(&self, env: impl Fn(&str) -> Option<String>) -> Vec<&str> {
+        self.allowed_env_vars
+            .iter()
+            .filter(|var| {
+                self.headers.iter().any(|(_, v)| {
+                    v.contains(&format!("${var}")) || v.contains(&format!("${{{var}}}"))
+                })
+            })
+            .filter(|var| env(var).is_none_or(|v| v.is_empty()))
+            .map(String::as_str)
+            .collect()
+    }
 }
 
 impl Registration {
@@ -900,13 +1027,14 @@ fn forwarder_scope(args: &[String]) -> FailClosed {
 /// What [`inspect`] found in a settings file.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct Inspection {
-    /// Every forwarder handler, in file order.
+    /// Every forwarder handler and hookd `http` handler, in file order.
     pub registrations: Vec<Registration>,
     /// `"disableAllHooks": true`: Claude Code runs no hook from any file.
     pub disable_all_hooks: bool,
 }
 
-/// Finds every forwarder registration in a settings text (for `hookd doctor`).
+/// Finds every forwarder registration, and every `http` handler of
+/// hookd's, in a settings text (for `hookd doctor`).
 pub fn inspect(text: &str) -> Result<Inspection, SettingsError> {
     if text.trim().is_empty() {
         return Ok(Inspection::default());
@@ -918,6 +1046,10 @@ pub fn inspect(text: &str) -> Result<Inspection, SettingsError> {
     });
     let mut registrations = Vec::new();
     for h in handlers(text, &root) {
+        if is_installed_http_handler(&h.handler) {
+            registrations.push(http_registration(text, &h));
+            continue;
+        }
         if !runs_forwarder(&h.handler) {
             continue;
         }
@@ -932,33 +1064,23 @@ pub fn inspect(text: &str) -> Result<Inspection, SettingsError> {
                     Some(rest) => rest.strip_prefix('=').and_then(|v| v.parse().ok()),
                     None => None,
                 });
-        let group_span = h.group.span();
-        let group: Value =
-            serde_json::from_str(&text[group_span.start..group_span.end]).unwrap_or(Value::Null);
-        let handler_start = h
-            .group
-            .get("hooks")
-            .expect("located under hooks")
-            .value
-            .items()[h.handler_index]
-            .span()
-            .start;
         let fail_closed = forwarder_scope(&args);
         registrations.push(Registration {
             event: h.event.key.clone(),
-            line: jsontext::line_col(text, handler_start).0,
+            line: h.line(text),
             installed: is_installed_handler(&h.handler),
             command,
             args,
             timeout: h.handler["timeout"].as_f64(),
             forwarder_timeout,
-            matcher: group["matcher"].as_str().map(str::to_string),
+            matcher: h.matcher(text),
             async_hook: h.handler["async"] == true,
             shell_command,
             shell: h.handler["shell"].as_str().map(str::to_string),
             condition: h.handler["if"].as_str().map(str::to_string),
             fail_closed,
             on_failure_block: h.handler["onFailure"] == "block",
+            http: None,
         });
     }
     Ok(Inspection {
