@@ -202,6 +202,64 @@ async fn answer_unguarded(
     shared: &Arc<Shared>,
     shutdown: &CancellationToken,
 ) -> HookResult {
+    // Boxed, and gone once judged: the size of this future is what every
+    // waiting hook holds, so it keeps only what waiting needs, not the
+    // state of reading and judging.
+    let Recorded {
+        id,
+        hook,
+        event,
+        judgement,
+        route,
+        resolution,
+        chain,
+        summary,
+        _entry,
+    } = Box::pin(judge_and_record(req, frame_bytes, run, shared, shutdown)).await;
+    let judgement = match resolution {
+        Some(resolution) => wait(&hook, &event, resolution, peer_gone, shutdown)
+            .await
+            .settle(judgement, &hook),
+        None if route.routed => fallback_of(judgement, Source::Fallback, &hook),
+        None => judgement,
+    };
+    shared.hub.unwatch_dialog(event.id);
+    let out = record_decision(&hook, &event, judgement, &chain, summary, route.pending);
+    HookResult {
+        id,
+        exit_code: out.exit_code,
+        stdout: out.stdout,
+        stderr: out.stderr,
+    }
+}
+
+/// A hook judged and recorded: what its wait and its decision need.
+struct Recorded<'a> {
+    /// The request's id, for the reply.
+    id: String,
+    hook: HookContext<'a>,
+    /// From here on only the event's ids and names are read.
+    event: Judged,
+    judgement: Judgement,
+    route: Route,
+    /// Pending: how a client's decision arrives.
+    resolution: Option<oneshot::Receiver<Resolution>>,
+    /// What the stop chains need of the input once the answer is known.
+    chain: Value,
+    /// The status line's summary of the input.
+    summary: String,
+    /// Removes the pending entry however the wait ends.
+    _entry: Option<PendingEntry<'a>>,
+}
+
+/// Reads, judges and records one hook.
+async fn judge_and_record<'a>(
+    req: HookRequest,
+    frame_bytes: usize,
+    run: Option<&'a RunLink>,
+    shared: &'a Arc<Shared>,
+    shutdown: &CancellationToken,
+) -> Recorded<'a> {
     let started = Instant::now();
     let deadline = started + daemon_budget(Duration::from_millis(req.deadline_ms));
     let fail_closed = req.fail_closed.max(shared.fail_closed);
@@ -255,29 +313,21 @@ async fn answer_unguarded(
         hub: &shared.hub,
         id: event.id,
     });
-    // What the stop chains and the status line need of the input once the
-    // answer is known.
     let chain = StopChains::chain_fields(kind, &event.raw);
     let summary =
         crate::event::input_summary(&event.raw, super::grants::LAST_DECISION_SUMMARY_CHARS);
-    // From here on only the event's ids and names are read: the rest (the
-    // input's tree above all) goes now, before a pending event's wait.
-    let event = Judged::from(event);
-
-    let judgement = match resolution {
-        Some(resolution) => wait(&hook, &event, resolution, peer_gone, shutdown)
-            .await
-            .settle(judgement, &hook),
-        None if route.routed => fallback_of(judgement, Source::Fallback, &hook),
-        None => judgement,
-    };
-    shared.hub.unwatch_dialog(event.id);
-    let out = record_decision(&hook, &event, judgement, &chain, summary, route.pending);
-    HookResult {
+    Recorded {
         id: req.id,
-        exit_code: out.exit_code,
-        stdout: out.stdout,
-        stderr: out.stderr,
+        hook,
+        // The rest of the event (the input's tree above all) goes now,
+        // before a pending event's wait.
+        event: Judged::from(event),
+        judgement,
+        route,
+        resolution,
+        chain,
+        summary,
+        _entry,
     }
 }
 

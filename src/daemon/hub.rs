@@ -312,7 +312,9 @@ struct PendingEntry {
 struct PendingTable {
     /// See [`Hub::observe`].
     observer: Option<Arc<dyn PendingObserver>>,
-    waiting: HashMap<Uuid, PendingEntry>,
+    /// Boxed: the table's slots are sized for its capacity, up to twice
+    /// the entries; a slot is then a pointer, not a whole entry.
+    waiting: HashMap<Uuid, Box<PendingEntry>>,
     /// Short id → event id, for the events waiting now.
     short_ids: HashMap<String, Uuid>,
     /// Recent outcomes (event id, its short id → who ended it), oldest
@@ -324,7 +326,7 @@ impl PendingTable {
     /// Takes event `id` out of the table (and frees its short id), noting
     /// who ended it.
     fn end(&mut self, id: Uuid, by: String) -> Option<PendingEntry> {
-        let entry = self.waiting.remove(&id)?;
+        let entry = *self.waiting.remove(&id)?;
         self.short_ids.remove(&entry.short_id);
         if let Some(observer) = &self.observer {
             observer.ended(id, &by);
@@ -649,7 +651,7 @@ impl Hub {
             });
         }
         table.short_ids.insert(short, id);
-        table.waiting.insert(id, entry);
+        table.waiting.insert(id, Box::new(entry));
         (rx, info)
     }
 

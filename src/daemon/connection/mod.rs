@@ -144,7 +144,9 @@ pub async fn handle(stream: UnixStream, shared: &Arc<Shared>, shutdown: &Cancell
             send(&mut conn, &Reply::error(e.code, e.message, None)).await;
         }
         Ok(Request::Hook(req)) => forwarder::answer(req, line.len(), conn, shared, shutdown).await,
-        Ok(Request::Hello(hello)) => session::serve(hello, conn, shared, shutdown).await,
+        // Boxed: most connections are a forwarder's, one per waiting hook,
+        // and a session's far larger state would set their size.
+        Ok(Request::Hello(hello)) => Box::pin(session::serve(hello, conn, shared, shutdown)).await,
         Ok(other) => {
             let message = format!(
                 "`{}` needs a `hello` first",

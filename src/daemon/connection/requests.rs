@@ -19,7 +19,9 @@ impl Session<'_> {
     pub(super) async fn dispatch(&mut self, request: Request, frame_bytes: usize, conn: &mut Conn) {
         let reply = match request {
             Request::Hook(req) => return self.hook(req, frame_bytes),
-            Request::Run(req) => return self.run(req, conn).await,
+            // Rare requests with large states, boxed: this future is part
+            // of every session's (each client connection's) memory.
+            Request::Run(req) => return Box::pin(self.run(req, conn)).await,
             Request::Hello(_) => Reply::error(
                 ErrorCode::UnexpectedFrame,
                 "`hello` was already sent on this connection",
@@ -33,7 +35,7 @@ impl Session<'_> {
             Request::GrantRevoke(req) => self.grant_revoke(&req),
             Request::Steer(req) => self.steer(&req),
             Request::Abort(req) => self.abort(&req),
-            Request::Decide(req) => self.decide(req).await,
+            Request::Decide(req) => Box::pin(self.decide(req)).await,
         };
         send(conn, &reply).await;
     }
