@@ -751,7 +751,10 @@ fn main() -> ExitCode {
             json,
         } => log_path(log)
             .and_then(|log| hookd::cli::explain::run(&id, &log, &rules_source(rules), json)),
-        Command::Pending { client, json } => pending(&client, json).map(Outcome::from),
+        Command::Pending { client, json } => client
+            .connect()
+            .and_then(|mut c| hookd::cli::pending::print(&mut c, json))
+            .map(Outcome::from),
         Command::Decide {
             client,
             event_id,
@@ -788,7 +791,10 @@ fn main() -> ExitCode {
             .and_then(|mut c| Ok(c.steer(&run_id, &text)?))
             .map(Outcome::from),
         Command::Statusline { socket } => statusline(socket).map(Outcome::from),
-        Command::Status { client, json } => status(&client, json).map(Outcome::from),
+        Command::Status { client, json } => client
+            .connect()
+            .and_then(|mut c| hookd::cli::status::print(&mut c, json))
+            .map(Outcome::from),
         Command::Http(HttpCommand::Token {
             rotate,
             config,
@@ -1176,153 +1182,6 @@ fn tail(args: TailArgs) -> anyhow::Result<()> {
 /// (exit 2) naming the flag and the value.
 fn parse_since(text: &str) -> Result<uuid::Uuid, String> {
     hookd::tail::parse_since(text, std::time::SystemTime::now())
-}
-
-fn pending(client: &ClientArgs, json: bool) -> anyhow::Result<()> {
-    let mut connection = client.connect()?;
-    let list = connection.pending()?;
-    if json {
-        print_json(&list)?;
-        return Ok(());
-    }
-    if list.is_empty() {
-        // An ask waits only while a subscriber could decide it; without
-        // one it goes straight to Claude Code's prompt, so say why the
-        // list is empty rather than let it look like nothing asked.
-        let subscribers = connection.status()?.counters.subscribers;
-        if subscribers == 0 {
-            println!(
-                "nothing pending — no client is subscribed, so asks go to Claude Code's own prompt"
-            );
-        } else {
-            println!("nothing pending");
-        }
-    }
-    for item in &list {
-        let event = &item.event;
-        let line = serde_json::from_value::<hookd::protocol::log::LoggedEvent>(event.clone())
-            .map_or_else(
-                |e| format!("(unreadable event: {e})"),
-                |event| hookd::tail::pretty(&event, None),
-            );
-        println!(
-            "{}  {}  {}  waiting {}ms, {}ms left  [{}]",
-            item.info.short_id,
-            event["id"].as_str().unwrap_or("?"),
-            line.trim_end_matches("  → (pending)"),
-            item.waiting_ms,
-            item.info.deadline_ms,
-            item.info
-                .verdicts
-                .iter()
-                .map(|v| v.as_str())
-                .collect::<Vec<_>>()
-                .join("|"),
-        );
-        if let Some(suggestion) = item.info.suggestions.first() {
-            println!(
-                "       remember as: {} (hookd decide {} allow --remember session|always)",
-                suggestion.rule, item.info.short_id
-            );
-        }
-    }
-    Ok(())
-}
-
-fn status(client: &ClientArgs, json: bool) -> anyhow::Result<()> {
-    let status = client.connect()?.status()?;
-    if json {
-        print_json(&status)?;
-        return Ok(());
-    }
-    println!(
-        "hookd {} (pid {}), up {:.0}s on {}",
-        status.version,
-        status.pid,
-        status.uptime_s,
-        status.socket.display()
-    );
-    println!(
-        "rules: generation {}, {} rules from {}",
-        status.rules.generation, status.rules.count, status.rules.source
-    );
-    if let Some(revision) = &status.rules.revision {
-        println!("policy revision: {revision}");
-    }
-    for line in hookd::policy::status_lines(&status.rules) {
-        println!("{line}");
-    }
-    println!("log: {}", status.log.display());
-    if let Some(otlp) = &status.otlp {
-        println!("{otlp}");
-    }
-    if let Some(chain) = &status.log_chain {
-        println!("log chain: line seq {}, head {}", chain.seq, chain.head);
-    }
-    if let serde_json::Value::Object(counters) = serde_json::to_value(&status.counters)? {
-        for (name, value) in counters {
-            println!("  {name:<23} {value}");
-        }
-    }
-    if let Some(last) = &status.last_decision {
-        println!(
-            "last decision: {} {} {} ({})",
-            last.verdict,
-            last.kind,
-            last.summary,
-            if last.rule_ids.is_empty() {
-                last.source.clone()
-            } else {
-                last.rule_ids.join(", ")
-            }
-        );
-    }
-    match &status.http {
-        Some(http) => {
-            println!(
-                "http: {} (links on {}; {} links alive, {} connections refused)",
-                http.listen, http.public_url, http.links, http.refused_connections
-            );
-            if let Some(n) = &http.notify {
-                println!(
-                    "  pushes: {} targets, {} sent, {} failed, {} dropped",
-                    n.targets, n.sent, n.failed, n.dropped
-                );
-            }
-        }
-        None => println!("http: off"),
-    }
-    println!("session grants: {}", status.grants.len());
-    for g in &status.grants {
-        println!(
-            "  {}  {:<5} {}  session {}{}",
-            g.id,
-            g.verdict,
-            g.rule,
-            g.session_id,
-            g.expires_at
-                .as_ref()
-                .map(|at| format!("  until {at}"))
-                .unwrap_or_default()
-        );
-    }
-    println!("agent-sdk runs: {}", status.runs.len());
-    for r in &status.runs {
-        println!(
-            "  {}  {:<8} pid {}  {:.0}s  {} turns  {}  {}  {}",
-            r.run_id,
-            r.state,
-            r.pid,
-            r.elapsed_s,
-            r.turns,
-            r.cost_usd
-                .map(|c| format!("${c:.4}"))
-                .unwrap_or_else(|| "$?".into()),
-            r.client,
-            r.cwd,
-        );
-    }
-    Ok(())
 }
 
 fn install(args: InstallArgs) -> anyhow::Result<()> {

@@ -14,9 +14,11 @@ pub mod explain;
 pub mod http;
 pub mod log;
 pub mod output;
+pub mod pending;
 pub mod replay;
 pub mod revision;
 pub mod rules;
+pub mod status;
 
 use std::process::ExitCode;
 

@@ -1,0 +1,57 @@
+//! `hookd pending [--json]`: the events waiting for a client's decision,
+//! one line each, with the rule a decision could be remembered as.
+
+use super::output::print_json;
+use crate::client::Client;
+
+/// Prints what `connection`'s daemon has pending (`--json`: the list as
+/// the protocol's `pending` reply has it).
+pub fn print(connection: &mut Client, json: bool) -> anyhow::Result<()> {
+    let list = connection.pending()?;
+    if json {
+        print_json(&list)?;
+        return Ok(());
+    }
+    if list.is_empty() {
+        // An ask waits only while a subscriber could decide it; without
+        // one it goes straight to Claude Code's prompt, so say why the
+        // list is empty rather than let it look like nothing asked.
+        let subscribers = connection.status()?.counters.subscribers;
+        if subscribers == 0 {
+            println!(
+                "nothing pending — no client is subscribed, so asks go to Claude Code's own prompt"
+            );
+        } else {
+            println!("nothing pending");
+        }
+    }
+    for item in &list {
+        let event = &item.event;
+        let line = serde_json::from_value::<crate::protocol::log::LoggedEvent>(event.clone())
+            .map_or_else(
+                |e| format!("(unreadable event: {e})"),
+                |event| crate::tail::pretty(&event, None),
+            );
+        println!(
+            "{}  {}  {}  waiting {}ms, {}ms left  [{}]",
+            item.info.short_id,
+            event["id"].as_str().unwrap_or("?"),
+            line.trim_end_matches("  → (pending)"),
+            item.waiting_ms,
+            item.info.deadline_ms,
+            item.info
+                .verdicts
+                .iter()
+                .map(|v| v.as_str())
+                .collect::<Vec<_>>()
+                .join("|"),
+        );
+        if let Some(suggestion) = item.info.suggestions.first() {
+            println!(
+                "       remember as: {} (hookd decide {} allow --remember session|always)",
+                suggestion.rule, item.info.short_id
+            );
+        }
+    }
+    Ok(())
+}

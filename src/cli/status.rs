@@ -1,0 +1,103 @@
+//! `hookd status [--json]`: the daemon's state — rules, policy, log,
+//! counters, the last decision, the HTTP listener, grants and runs.
+
+use super::output::print_json;
+use crate::client::Client;
+
+/// Prints the status of `connection`'s daemon (`--json`: the protocol's
+/// `status` result).
+pub fn print(connection: &mut Client, json: bool) -> anyhow::Result<()> {
+    let status = connection.status()?;
+    if json {
+        print_json(&status)?;
+        return Ok(());
+    }
+    println!(
+        "hookd {} (pid {}), up {:.0}s on {}",
+        status.version,
+        status.pid,
+        status.uptime_s,
+        status.socket.display()
+    );
+    println!(
+        "rules: generation {}, {} rules from {}",
+        status.rules.generation, status.rules.count, status.rules.source
+    );
+    if let Some(revision) = &status.rules.revision {
+        println!("policy revision: {revision}");
+    }
+    for line in crate::policy::status_lines(&status.rules) {
+        println!("{line}");
+    }
+    println!("log: {}", status.log.display());
+    if let Some(otlp) = &status.otlp {
+        println!("{otlp}");
+    }
+    if let Some(chain) = &status.log_chain {
+        println!("log chain: line seq {}, head {}", chain.seq, chain.head);
+    }
+    if let serde_json::Value::Object(counters) = serde_json::to_value(&status.counters)? {
+        for (name, value) in counters {
+            println!("  {name:<23} {value}");
+        }
+    }
+    if let Some(last) = &status.last_decision {
+        println!(
+            "last decision: {} {} {} ({})",
+            last.verdict,
+            last.kind,
+            last.summary,
+            if last.rule_ids.is_empty() {
+                last.source.clone()
+            } else {
+                last.rule_ids.join(", ")
+            }
+        );
+    }
+    match &status.http {
+        Some(http) => {
+            println!(
+                "http: {} (links on {}; {} links alive, {} connections refused)",
+                http.listen, http.public_url, http.links, http.refused_connections
+            );
+            if let Some(n) = &http.notify {
+                println!(
+                    "  pushes: {} targets, {} sent, {} failed, {} dropped",
+                    n.targets, n.sent, n.failed, n.dropped
+                );
+            }
+        }
+        None => println!("http: off"),
+    }
+    println!("session grants: {}", status.grants.len());
+    for g in &status.grants {
+        println!(
+            "  {}  {:<5} {}  session {}{}",
+            g.id,
+            g.verdict,
+            g.rule,
+            g.session_id,
+            g.expires_at
+                .as_ref()
+                .map(|at| format!("  until {at}"))
+                .unwrap_or_default()
+        );
+    }
+    println!("agent-sdk runs: {}", status.runs.len());
+    for r in &status.runs {
+        println!(
+            "  {}  {:<8} pid {}  {:.0}s  {} turns  {}  {}  {}",
+            r.run_id,
+            r.state,
+            r.pid,
+            r.elapsed_s,
+            r.turns,
+            r.cost_usd
+                .map(|c| format!("${c:.4}"))
+                .unwrap_or_else(|| "$?".into()),
+            r.client,
+            r.cwd,
+        );
+    }
+    Ok(())
+}
