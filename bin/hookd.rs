@@ -764,24 +764,34 @@ fn main() -> ExitCode {
             rule,
             ttl,
             json,
-        } => decide(
-            &client,
-            hookd::protocol::Decide {
-                req: String::new(),
-                event_id,
-                answer: hookd::decision::Answer::new(verdict, reason),
-                remember,
-                rule,
-                ttl_s: ttl,
-            },
-            json,
-        )
-        .map(Outcome::from),
+        } => client
+            .connect()
+            .and_then(|mut c| {
+                cli::decide::decide(
+                    &mut c,
+                    hookd::protocol::Decide {
+                        req: String::new(),
+                        event_id,
+                        answer: hookd::decision::Answer::new(verdict, reason),
+                        remember,
+                        rule,
+                        ttl_s: ttl,
+                    },
+                    json,
+                )
+            })
+            .map(Outcome::from),
         Command::Grants {
             client,
             action,
             json,
-        } => grants(&client, action, json).map(Outcome::from),
+        } => client
+            .connect()
+            .and_then(|mut c| {
+                let revoke = action.map(|GrantsCommand::Revoke { id }| id);
+                cli::decide::grants(&mut c, revoke.as_deref(), json)
+            })
+            .map(Outcome::from),
         Command::Steer {
             client,
             run_id,
@@ -937,156 +947,6 @@ fn event_name_parser() -> clap::builder::PossibleValuesParser {
     names.sort_unstable();
     names.dedup();
     clap::builder::PossibleValuesParser::new(names)
-}
-
-/// `hookd decide --json`: what was decided, and what was remembered.
-#[derive(serde::Serialize)]
-struct DecideReport {
-    /// The event's uuid.
-    event_id: Option<uuid::Uuid>,
-    /// Its short id, when it was still listed as pending.
-    short_id: Option<String>,
-    /// The verdict given.
-    verdict: hookd::decision::Verdict,
-    /// The event's kind (`PreToolUse`) and tool, and its most telling
-    /// field, when it was still listed as pending.
-    kind: Option<String>,
-    tool: Option<String>,
-    summary: Option<String>,
-    /// `--remember session`: the grant made.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    grant: Option<hookd::protocol::GrantRecord>,
-    /// `--remember always`: the rule added.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    remembered: Option<hookd::protocol::Remembered>,
-}
-
-fn decide(client: &ClientArgs, decide: hookd::protocol::Decide, json: bool) -> anyhow::Result<()> {
-    let mut connection = client.connect()?;
-    // The pending item, for the confirmation: which event was decided.
-    let item = connection
-        .pending()?
-        .into_iter()
-        .find(|item| match &decide.event_id {
-            hookd::protocol::EventRef::Short(short) => item.info.short_id == *short,
-            hookd::protocol::EventRef::Id(id) => item.event["id"].as_str() == Some(&id.to_string()),
-        });
-    let event = item.as_ref().and_then(|item| {
-        serde_json::from_value::<hookd::protocol::log::LoggedEvent>(item.event.clone()).ok()
-    });
-    let verdict = decide.answer.verdict;
-    let event_ref = decide.event_id.clone();
-    let remember = decide.remember;
-    let result = connection.decide(decide)?;
-    let mut report = DecideReport {
-        event_id: match &event_ref {
-            hookd::protocol::EventRef::Id(id) => Some(*id),
-            hookd::protocol::EventRef::Short(_) => event.as_ref().map(|e| e.id),
-        },
-        short_id: item.as_ref().map(|item| item.info.short_id.clone()),
-        verdict,
-        kind: event.as_ref().map(|e| e.kind.clone()),
-        tool: event.as_ref().and_then(|e| e.tool.clone()),
-        summary: event.as_ref().map(|e| hookd::tail::summary(&e.input)),
-        grant: None,
-        remembered: None,
-    };
-    match (remember, result) {
-        (hookd::protocol::Remember::Session, Some(result)) => {
-            report.grant = Some(serde_json::from_value(result)?);
-        }
-        (hookd::protocol::Remember::Always, Some(result)) => {
-            report.remembered = Some(serde_json::from_value(result)?);
-        }
-        _ => {}
-    }
-    if json {
-        return print_json(&report);
-    }
-    let done = match verdict {
-        hookd::decision::Verdict::Allow => "allowed",
-        hookd::decision::Verdict::Deny => "denied",
-        hookd::decision::Verdict::Ask => "asked the user about",
-        hookd::decision::Verdict::Defer => "deferred",
-        hookd::decision::Verdict::NoOpinion => "no opinion on",
-    };
-    let mut line = format!(
-        "{} {event_ref}",
-        style::paint(style::verdict(verdict), done)
-    );
-    if let Some(event) = &event {
-        let what = [Some(event.kind.as_str()), event.tool.as_deref()]
-            .into_iter()
-            .flatten()
-            .collect::<Vec<_>>()
-            .join(" ");
-        line.push_str(&format!(
-            " ({what} `{}`)",
-            hookd::tail::summary(&event.input)
-        ));
-    }
-    println!("{line}");
-    if let Some(grant) = &report.grant {
-        println!(
-            "grant {}: {} {} for session {}{}",
-            grant.id,
-            grant.verdict,
-            grant.rule,
-            grant.session_id,
-            grant
-                .expires_at
-                .as_ref()
-                .map(|at| format!(" until {at}"))
-                .unwrap_or_default()
-        );
-    }
-    if let Some(done) = &report.remembered {
-        if done.created_from_defaults {
-            println!(
-                "created {} from the embedded default rules",
-                done.rules_file
-            );
-        }
-        println!("added {} to {}", done.rule, done.rules_file);
-        if let Some(note) = &done.note {
-            println!("note: {note}");
-        }
-    }
-    Ok(())
-}
-
-fn grants(client: &ClientArgs, action: Option<GrantsCommand>, json: bool) -> anyhow::Result<()> {
-    let mut connection = client.connect()?;
-    if let Some(GrantsCommand::Revoke { id }) = action {
-        connection.revoke_grant(&id)?;
-        println!("revoked grant {id}");
-        return Ok(());
-    }
-    let list = connection.grants()?;
-    if json {
-        print_json(&list)?;
-        return Ok(());
-    }
-    if list.is_empty() {
-        println!("no session grants");
-    }
-    for grant in &list {
-        println!(
-            "{}  {:<5} {}  session {}  by {}  since {}{}",
-            grant.id,
-            grant.verdict,
-            grant.rule,
-            grant.session_id,
-            grant.by,
-            grant.created_at,
-            grant
-                .expires_at
-                .as_ref()
-                .map(|at| format!("  until {at}"))
-                .unwrap_or_default()
-        );
-    }
-    Ok(())
 }
 
 fn statusline(socket: Option<PathBuf>) -> anyhow::Result<()> {

@@ -211,6 +211,16 @@ const RULES: &[Rule] = &[
               the tests without dragging a renderer along",
     },
     Rule {
+        name: "cli-prints-through-stdout",
+        covers: |path| path.starts_with("src/cli/"),
+        forbidden: &["println!(", "print!("],
+        permitted: &["eprintln!(", "eprint!("],
+        why: "a command prints through `cli::output::Stdout` (`writeln!(Stdout, …)?`; bin/hookd.rs \
+              shadows `println!` with that): std's `println!` panics when the reader went \
+              away (`hookd status | head -1`) and writes colour where `--color`/`NO_COLOR` \
+              forbid it",
+    },
+    Rule {
         name: "replay-judges-offline",
         covers: |path| path == "src/replay.rs",
         forbidden: &["crate::daemon"],
@@ -441,6 +451,11 @@ fn each_rule_catches_what_it_forbids() {
             "src/replay.rs",
             "use crate::daemon::controller::answer_of;",
             "replay-judges-offline",
+        ),
+        (
+            "src/cli/status.rs",
+            "    println!(\"log: {}\", status.log.display());",
+            "cli-prints-through-stdout",
         ),
         ("src/forwarder.rs", "use uuid::Uuid;", "forwarder-is-small"),
         (

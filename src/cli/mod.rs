@@ -10,6 +10,7 @@
 //! - colour: [`output::ColorWhen`] (`--color`, `NO_COLOR`) and the styles
 //!   in [`output::style`].
 
+pub mod decide;
 pub mod explain;
 pub mod http;
 pub mod log;

@@ -1,7 +1,9 @@
 //! `hookd pending [--json]`: the events waiting for a client's decision,
 //! one line each, with the rule a decision could be remembered as.
 
-use super::output::print_json;
+use std::io::Write as _;
+
+use super::output::{print_json, Stdout};
 use crate::client::Client;
 
 /// Prints what `connection`'s daemon has pending (`--json`: the list as
@@ -18,11 +20,12 @@ pub fn print(connection: &mut Client, json: bool) -> anyhow::Result<()> {
         // list is empty rather than let it look like nothing asked.
         let subscribers = connection.status()?.counters.subscribers;
         if subscribers == 0 {
-            println!(
+            writeln!(
+                Stdout,
                 "nothing pending — no client is subscribed, so asks go to Claude Code's own prompt"
-            );
+            )?;
         } else {
-            println!("nothing pending");
+            writeln!(Stdout, "nothing pending")?;
         }
     }
     for item in &list {
@@ -32,7 +35,8 @@ pub fn print(connection: &mut Client, json: bool) -> anyhow::Result<()> {
                 |e| format!("(unreadable event: {e})"),
                 |event| crate::tail::pretty(&event, None),
             );
-        println!(
+        writeln!(
+            Stdout,
             "{}  {}  {}  waiting {}ms, {}ms left  [{}]",
             item.info.short_id,
             event["id"].as_str().unwrap_or("?"),
@@ -45,12 +49,13 @@ pub fn print(connection: &mut Client, json: bool) -> anyhow::Result<()> {
                 .map(|v| v.as_str())
                 .collect::<Vec<_>>()
                 .join("|"),
-        );
+        )?;
         if let Some(suggestion) = item.info.suggestions.first() {
-            println!(
+            writeln!(
+                Stdout,
                 "       remember as: {} (hookd decide {} allow --remember session|always)",
                 suggestion.rule, item.info.short_id
-            );
+            )?;
         }
     }
     Ok(())

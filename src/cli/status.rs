@@ -1,7 +1,9 @@
 //! `hookd status [--json]`: the daemon's state — rules, policy, log,
 //! counters, the last decision, the HTTP listener, grants and runs.
 
-use super::output::print_json;
+use std::io::Write as _;
+
+use super::output::{print_json, Stdout};
 use crate::client::Client;
 
 /// Prints the status of `connection`'s daemon (`--json`: the protocol's
@@ -12,37 +14,44 @@ pub fn print(connection: &mut Client, json: bool) -> anyhow::Result<()> {
         print_json(&status)?;
         return Ok(());
     }
-    println!(
+    writeln!(
+        Stdout,
         "hookd {} (pid {}), up {:.0}s on {}",
         status.version,
         status.pid,
         status.uptime_s,
         status.socket.display()
-    );
-    println!(
+    )?;
+    writeln!(
+        Stdout,
         "rules: generation {}, {} rules from {}",
         status.rules.generation, status.rules.count, status.rules.source
-    );
+    )?;
     if let Some(revision) = &status.rules.revision {
-        println!("policy revision: {revision}");
+        writeln!(Stdout, "policy revision: {revision}")?;
     }
     for line in crate::policy::status_lines(&status.rules) {
-        println!("{line}");
+        writeln!(Stdout, "{line}")?;
     }
-    println!("log: {}", status.log.display());
+    writeln!(Stdout, "log: {}", status.log.display())?;
     if let Some(otlp) = &status.otlp {
-        println!("{otlp}");
+        writeln!(Stdout, "{otlp}")?;
     }
     if let Some(chain) = &status.log_chain {
-        println!("log chain: line seq {}, head {}", chain.seq, chain.head);
+        writeln!(
+            Stdout,
+            "log chain: line seq {}, head {}",
+            chain.seq, chain.head
+        )?;
     }
     if let serde_json::Value::Object(counters) = serde_json::to_value(&status.counters)? {
         for (name, value) in counters {
-            println!("  {name:<23} {value}");
+            writeln!(Stdout, "  {name:<23} {value}")?;
         }
     }
     if let Some(last) = &status.last_decision {
-        println!(
+        writeln!(
+            Stdout,
             "last decision: {} {} {} ({})",
             last.verdict,
             last.kind,
@@ -52,26 +61,29 @@ pub fn print(connection: &mut Client, json: bool) -> anyhow::Result<()> {
             } else {
                 last.rule_ids.join(", ")
             }
-        );
+        )?;
     }
     match &status.http {
         Some(http) => {
-            println!(
+            writeln!(
+                Stdout,
                 "http: {} (links on {}; {} links alive, {} connections refused)",
                 http.listen, http.public_url, http.links, http.refused_connections
-            );
+            )?;
             if let Some(n) = &http.notify {
-                println!(
+                writeln!(
+                    Stdout,
                     "  pushes: {} targets, {} sent, {} failed, {} dropped",
                     n.targets, n.sent, n.failed, n.dropped
-                );
+                )?;
             }
         }
-        None => println!("http: off"),
+        None => writeln!(Stdout, "http: off")?,
     }
-    println!("session grants: {}", status.grants.len());
+    writeln!(Stdout, "session grants: {}", status.grants.len())?;
     for g in &status.grants {
-        println!(
+        writeln!(
+            Stdout,
             "  {}  {:<5} {}  session {}{}",
             g.id,
             g.verdict,
@@ -81,11 +93,12 @@ pub fn print(connection: &mut Client, json: bool) -> anyhow::Result<()> {
                 .as_ref()
                 .map(|at| format!("  until {at}"))
                 .unwrap_or_default()
-        );
+        )?;
     }
-    println!("agent-sdk runs: {}", status.runs.len());
+    writeln!(Stdout, "agent-sdk runs: {}", status.runs.len())?;
     for r in &status.runs {
-        println!(
+        writeln!(
+            Stdout,
             "  {}  {:<8} pid {}  {:.0}s  {} turns  {}  {}  {}",
             r.run_id,
             r.state,
@@ -97,7 +110,7 @@ pub fn print(connection: &mut Client, json: bool) -> anyhow::Result<()> {
                 .unwrap_or_else(|| "$?".into()),
             r.client,
             r.cwd,
-        );
+        )?;
     }
     Ok(())
 }
