@@ -10,7 +10,7 @@ use clap::builder::TypedValueParser as _;
 use clap::{Parser, Subcommand};
 use hookd::agent::claude::FailClosed;
 use hookd::agent::Agent;
-use hookd::cli::output::{print_json, style, ColorWhen, Stdout};
+use hookd::cli::output::{print_json, ColorWhen, Stdout};
 use hookd::cli::{self, Outcome};
 use hookd::daemon::{self, RulesSource};
 use hookd::decision::Verdict;
@@ -827,14 +827,20 @@ fn main() -> ExitCode {
             bin_dir,
             dry_run,
             json,
-        }) => service_install(bin_dir, dry_run, json).map(Outcome::from),
+        }) => cli::service::install(bin_dir, dry_run, json).map(Outcome::from),
         Command::Run(args) => run(args),
-        Command::Completions { shell } => completions(shell).map(Outcome::from),
-        Command::Man { dir } => man(dir.as_deref()).map(Outcome::from),
-        Command::Adapter(AdapterCommand::Install { dir, json }) => {
-            adapter_install(dir, json).map(Outcome::from)
+        Command::Completions { shell } => {
+            cli::docs::completions(shell, <Cli as clap::CommandFactory>::command())
+                .map(Outcome::from)
         }
-        Command::Adapter(AdapterCommand::Status { dir, json }) => adapter_status(dir, json),
+        Command::Man { dir } => {
+            cli::docs::man(<Cli as clap::CommandFactory>::command(), dir.as_deref())
+                .map(Outcome::from)
+        }
+        Command::Adapter(AdapterCommand::Install { dir, json }) => {
+            cli::adapter::install(dir, json).map(Outcome::from)
+        }
+        Command::Adapter(AdapterCommand::Status { dir, json }) => cli::adapter::status(dir, json),
     };
     hookd::cli::exit_code(result)
 }
@@ -1186,107 +1192,4 @@ fn doctor(
         print!("{report:#}");
     }
     Ok(Outcome::problems_unless(report.ok))
-}
-
-fn adapter_install(dir: Option<PathBuf>, json: bool) -> anyhow::Result<()> {
-    let dir = match dir {
-        Some(dir) => dir,
-        None => hookd::adapter::default_dir()?,
-    };
-    if !json {
-        eprintln!(
-            "installing the agent-SDK adapter {} into {} (npm ci)",
-            hookd::adapter::version(),
-            dir.display()
-        );
-    }
-    let outcome = hookd::adapter::install(&dir)?;
-    if json {
-        let status = hookd::adapter::status(&dir);
-        return print_json(&serde_json::json!({ "outcome": outcome, "status": status }));
-    }
-    if outcome == hookd::adapter::Installed::AlreadyInstalled {
-        println!("{}: already installed", dir.display());
-    } else {
-        println!("{}: installed", dir.display());
-    }
-    Ok(())
-}
-
-/// Exits 1 (problems found) when the adapter is not installed or Node is
-/// missing.
-fn adapter_status(dir: Option<PathBuf>, json: bool) -> anyhow::Result<Outcome> {
-    let dir = match dir {
-        Some(dir) => dir,
-        None => hookd::adapter::default_dir()?,
-    };
-    let status = hookd::adapter::status(&dir);
-    if json {
-        print_json(&status)?;
-    } else {
-        let state = match (status.installed, status.embedded) {
-            (true, true) => style::paint(style::GOOD, "installed"),
-            (true, false) => style::paint(style::NOTICE, "installed, but not this hookd's adapter"),
-            (false, _) => style::paint(style::BAD, "not installed: run `hookd adapter install`"),
-        };
-        println!("adapter {} in {}: {state}", status.version, dir.display());
-        match &status.node {
-            Some(node) => println!("node: {}", node.display()),
-            None => println!("node: not on PATH (install Node.js >= 18)"),
-        }
-    }
-    Ok(Outcome::problems_unless(
-        status.installed && status.node.is_some(),
-    ))
-}
-
-fn service_install(bin_dir: Option<PathBuf>, dry_run: bool, json: bool) -> anyhow::Result<()> {
-    let hookd = hookd::service::hookd_path(bin_dir.as_deref())?;
-    let dir = hookd::service::unit_dir()?;
-    let outcome = hookd::service::install(&dir, &hookd, dry_run)?;
-    if json {
-        return print_json(&outcome);
-    }
-    for unit in &outcome.units {
-        if dry_run && unit.status != "unchanged" {
-            println!("# {} ({})", unit.path.display(), unit.status);
-            print!("{}", unit.contents);
-            println!();
-        } else {
-            println!("{}: {}", unit.path.display(), unit.status);
-        }
-    }
-    if dry_run {
-        println!("dry run: nothing written");
-    }
-    println!("ExecStart runs {}. Now run:", outcome.hookd.display());
-    for command in &outcome.commands {
-        println!("  {command}");
-    }
-    Ok(())
-}
-
-/// `hookd completions SHELL`: the script on stdout.
-fn completions(shell: clap_complete::Shell) -> anyhow::Result<()> {
-    let mut command = <Cli as clap::CommandFactory>::command();
-    let mut script = Vec::new();
-    clap_complete::generate(shell, &mut command, "hookd", &mut script);
-    Stdout.write_all(&script)?;
-    Ok(())
-}
-
-/// `hookd man`: hookd.1 on stdout, or with `--dir` one page per command
-/// (`hookd-rules-check.1`), as cargo and git name theirs.
-fn man(dir: Option<&std::path::Path>) -> anyhow::Result<()> {
-    let command = <Cli as clap::CommandFactory>::command();
-    let Some(dir) = dir else {
-        let mut page = Vec::new();
-        clap_mangen::Man::new(command).render(&mut page)?;
-        Stdout.write_all(&page)?;
-        return Ok(());
-    };
-    std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
-    clap_mangen::generate_to(command, dir)
-        .with_context(|| format!("writing man pages into {}", dir.display()))?;
-    Ok(())
 }

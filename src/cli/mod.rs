@@ -10,7 +10,9 @@
 //! - colour: [`output::ColorWhen`] (`--color`, `NO_COLOR`) and the styles
 //!   in [`output::style`].
 
+pub mod adapter;
 pub mod decide;
+pub mod docs;
 pub mod explain;
 pub mod http;
 pub mod log;
@@ -19,6 +21,7 @@ pub mod pending;
 pub mod replay;
 pub mod revision;
 pub mod rules;
+pub mod service;
 pub mod status;
 
 use std::process::ExitCode;
