@@ -713,6 +713,19 @@ struct ServeArgs {
     /// install` installs it in $XDG_DATA_HOME/hookd/adapter/<version>/].
     #[arg(long, value_name = "DIR", env = "HOOKD_ADAPTER_DIR")]
     adapter_dir: Option<PathBuf>,
+    /// How changes to the rules files are seen: the kernel's notifications
+    /// (falling back to polling where they cannot be had), or a look every
+    /// second, for file systems whose changes the kernel does not report
+    /// (NFS, some FUSE mounts).
+    #[arg(long, value_name = "HOW", value_enum, env = "HOOKD_WATCH", default_value_t = WatchArg::Kernel)]
+    watch: WatchArg,
+}
+
+/// `hookd serve --watch`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum WatchArg {
+    Kernel,
+    Poll,
 }
 
 /// With the `mimalloc` feature, mimalloc is the daemon's allocator: faster
@@ -915,6 +928,10 @@ fn serve(args: ServeArgs) -> anyhow::Result<()> {
         },
         grants_file,
         user_rules: hookd::paths::default_rules_path(),
+        watch: match args.watch {
+            WatchArg::Kernel => hookd::protocol::WatchMode::Kernel,
+            WatchArg::Poll => hookd::protocol::WatchMode::Poll,
+        },
     })
 }
 

@@ -40,6 +40,7 @@ impl InProcess {
             adapter_dir: dir.path().join("adapter"),
             grants_file: Some(dir.path().join("grants.json")),
             user_rules: None,
+            watch: Default::default(),
         };
         let listener = tokio::net::UnixListener::bind(&options.socket).unwrap();
         let shared = Arc::new(Shared::new(

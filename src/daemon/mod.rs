@@ -101,6 +101,9 @@ pub struct ServeOptions {
     /// The user rules file `remember: "always"` creates when the rules are
     /// the embedded defaults (`$XDG_CONFIG_HOME/hookd/rules.toml`).
     pub user_rules: Option<PathBuf>,
+    /// How rules files' changes are seen (`--watch`); the kernel's watches
+    /// fall back to polling where they cannot be had.
+    pub watch: crate::protocol::WatchMode,
 }
 
 /// Counters for `status`.
@@ -162,6 +165,11 @@ pub struct Shared {
     /// Told when the rules source changes (the defaults become a file):
     /// the watcher then watches the new file.
     pub rules_source_changed: tokio::sync::Notify,
+    /// Whether the watcher polls (asked to, or the kernel's watches could
+    /// not be had), for `status`.
+    pub(crate) watch_polling: std::sync::atomic::AtomicBool,
+    /// See [`ServeOptions::watch`].
+    watch_mode: crate::protocol::WatchMode,
     /// Pending table and subscribers.
     pub hub: Hub,
     /// The configuration file's contents.
@@ -191,6 +199,11 @@ pub struct Shared {
 }
 
 impl Shared {
+    /// How rules files' changes are to be seen (`--watch`).
+    pub fn watch_mode(&self) -> crate::protocol::WatchMode {
+        self.watch_mode
+    }
+
     /// The state of a daemon serving `options` on `socket`: `rules` and
     /// `redactor` are the loaded rules and the config's redaction (start-up
     /// errors are the caller's), the event log's writer starts now.
@@ -218,6 +231,10 @@ impl Shared {
                 RulesSource::Defaults => None,
             }),
             rules_source_changed: tokio::sync::Notify::new(),
+            watch_polling: std::sync::atomic::AtomicBool::new(
+                options.watch == crate::protocol::WatchMode::Poll,
+            ),
+            watch_mode: options.watch,
             policy_seen: std::sync::Mutex::new(policy_fingerprint(
                 &options.config.policy,
                 state_dir(&options.log).as_deref(),
@@ -287,6 +304,11 @@ impl Shared {
                     .lock()
                     .unwrap_or_else(|e| e.into_inner())
                     .clone(),
+                watch: Some(if self.watch_polling.load(Ordering::Relaxed) {
+                    crate::protocol::WatchMode::Poll
+                } else {
+                    crate::protocol::WatchMode::Kernel
+                }),
             },
             counters: Counters {
                 events: n(&self.stats.events),

@@ -9,7 +9,9 @@
 //! watched through its nearest existing parent, and the watch moves down
 //! when it appears. Where the kernel's watches are unavailable (no inotify,
 //! or the per-user limit reached) the watcher falls back to polling every
-//! [`POLL_FALLBACK`], and the log says so.
+//! [`POLL_FALLBACK`], and the log and `status` say so; `hookd serve --watch
+//! poll` asks for polling (file systems whose changes the kernel does not
+//! report: NFS, some FUSE mounts).
 //!
 //! A change is a hint, not a verdict: the changed file is stat'ed and
 //! compared with what was loaded (mtime, size, inode), so a burst of events
@@ -26,6 +28,7 @@ use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use super::{reload_off_worker, RulesSource, Shared};
+use crate::protocol::WatchMode;
 
 /// How often files are polled where the kernel cannot watch them.
 pub const POLL_FALLBACK: Duration = Duration::from_secs(1);
@@ -83,70 +86,70 @@ impl RelevantPaths {
     }
 }
 
-/// The kernel's watcher or, where it cannot be had, the polling one.
+/// The kernel's watches of the rules directories; `kernel: None` means
+/// polling: the files are looked at every [`POLL_FALLBACK`] instead.
+///
+/// Polling is hookd's own, not `notify`'s `PollWatcher`: that one compares
+/// whole-second mtimes, so an editor's rename within the second the file
+/// was last written went unseen. Each tick runs the same check a kernel
+/// event does (mtime to the nanosecond, size, inode).
 struct FileWatcher {
-    watcher: Box<dyn Watcher + Send>,
-    polling: bool,
+    kernel: Option<notify::RecommendedWatcher>,
     watched: BTreeSet<PathBuf>,
-    relevant: Relevant,
-    events: mpsc::UnboundedSender<()>,
 }
 
 impl FileWatcher {
-    fn new(relevant: Relevant, events: mpsc::UnboundedSender<()>) -> FileWatcher {
-        let handler = handler(relevant.clone(), events.clone());
-        match notify::RecommendedWatcher::new(handler, notify::Config::default()) {
-            Ok(watcher) => FileWatcher {
-                watcher: Box::new(watcher),
-                polling: false,
-                watched: BTreeSet::new(),
-                relevant,
-                events,
-            },
-            Err(e) => {
-                tracing::warn!(error = %e, "cannot watch the rules files through the kernel; polling them every {}s instead", POLL_FALLBACK.as_secs());
-                FileWatcher::polling(relevant, events)
+    fn new(mode: WatchMode, relevant: Relevant, events: mpsc::UnboundedSender<()>) -> FileWatcher {
+        let kernel = match mode {
+            WatchMode::Poll => {
+                tracing::info!(
+                    "polling the rules files every {}s (--watch poll)",
+                    POLL_FALLBACK.as_secs()
+                );
+                None
             }
+            WatchMode::Kernel => {
+                match notify::RecommendedWatcher::new(
+                    handler(relevant, events),
+                    notify::Config::default(),
+                ) {
+                    Ok(watcher) => Some(watcher),
+                    Err(e) => {
+                        tracing::warn!(error = %e, "cannot watch the rules files through the kernel; polling them every {}s instead", POLL_FALLBACK.as_secs());
+                        None
+                    }
+                }
+            }
+        };
+        FileWatcher {
+            kernel,
+            watched: BTreeSet::new(),
         }
     }
 
-    fn polling(relevant: Relevant, events: mpsc::UnboundedSender<()>) -> FileWatcher {
-        let config = notify::Config::default().with_poll_interval(POLL_FALLBACK);
-        let watcher = notify::PollWatcher::new(handler(relevant.clone(), events.clone()), config)
-            .expect("the polling watcher needs no kernel support");
-        FileWatcher {
-            watcher: Box::new(watcher),
-            polling: true,
-            watched: BTreeSet::new(),
-            relevant,
-            events,
-        }
+    fn polling(&self) -> bool {
+        self.kernel.is_none()
     }
 
     /// Watches exactly the directories in `wanted`; true if one was not
     /// watched before. A kernel watch that cannot be added (the inotify
-    /// limit, say) turns this into a polling watcher for all of them.
+    /// limit, say) turns this into polling, for all of them.
     fn sync(&mut self, wanted: BTreeSet<PathBuf>) -> bool {
-        for gone in self.watched.difference(&wanted) {
-            let _ = self.watcher.unwatch(gone);
-        }
         let new: Vec<PathBuf> = wanted.difference(&self.watched).cloned().collect();
-        self.watched = wanted;
-        let added = !new.is_empty();
-        for dir in new {
-            if let Err(e) = self.watcher.watch(&dir, RecursiveMode::NonRecursive) {
-                if self.polling {
-                    tracing::warn!(dir = %dir.display(), error = %e, "cannot watch a rules directory");
-                    continue;
+        if let Some(kernel) = &mut self.kernel {
+            for gone in self.watched.difference(&wanted) {
+                let _ = kernel.unwatch(gone);
+            }
+            for dir in &new {
+                if let Err(e) = kernel.watch(dir, RecursiveMode::NonRecursive) {
+                    tracing::warn!(dir = %dir.display(), error = %e, "cannot watch a rules directory through the kernel; polling the rules files every {}s instead", POLL_FALLBACK.as_secs());
+                    self.kernel = None;
+                    break;
                 }
-                tracing::warn!(dir = %dir.display(), error = %e, "cannot watch a rules directory through the kernel; polling the rules files every {}s instead", POLL_FALLBACK.as_secs());
-                let watched = std::mem::take(&mut self.watched);
-                *self = FileWatcher::polling(self.relevant.clone(), self.events.clone());
-                self.sync(watched);
-                return added;
             }
         }
-        added
+        self.watched = wanted;
+        !new.is_empty()
     }
 }
 
@@ -216,8 +219,10 @@ pub async fn watch_rules(shared: Arc<Shared>, shutdown: CancellationToken) {
             .ok()
             .flatten()
     };
-    let mut watcher = None;
+    let mut watcher: Option<FileWatcher> = None;
     let mut check = false;
+    let mut poll = tokio::time::interval(POLL_FALLBACK);
+    poll.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {
         // The files to watch: the user's and the projects' known now. A
         // directory watched for the first time may have changed before its
@@ -237,9 +242,14 @@ pub async fn watch_rules(shared: Arc<Shared>, shutdown: CancellationToken) {
             .await
             .unwrap_or_default();
         *relevant.write().unwrap_or_else(|e| e.into_inner()) = paths;
-        let added = watcher
-            .get_or_insert_with(|| FileWatcher::new(relevant.clone(), tx.clone()))
-            .sync(wanted);
+        let watcher = watcher.get_or_insert_with(|| {
+            FileWatcher::new(shared.watch_mode(), relevant.clone(), tx.clone())
+        });
+        let added = watcher.sync(wanted);
+        let polling = watcher.polling();
+        shared
+            .watch_polling
+            .store(polling, std::sync::atomic::Ordering::Relaxed);
         if !(check || added) {
             tokio::select! {
                 _ = shutdown.cancelled() => return,
@@ -247,6 +257,7 @@ pub async fn watch_rules(shared: Arc<Shared>, shutdown: CancellationToken) {
                 _ = shared.rules_source_changed.notified() => {
                     user_file = user_file_of(&shared);
                 }
+                _ = poll.tick(), if polling => {}
                 event = events.recv() => {
                     if event.is_none() {
                         return;

@@ -35,7 +35,7 @@ pub use approval::{
 };
 pub use status::{
     BundleStatus, Counters, HttpStatus, LastDecision, NotifyStatus, OtlpStatus, PolicyLayerStatus,
-    ProjectsStatus, RulesStatus, RunSummary, Status,
+    ProjectsStatus, RulesStatus, RunSummary, Status, WatchMode,
 };
 
 use std::collections::BTreeMap;

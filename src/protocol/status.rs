@@ -166,6 +166,25 @@ pub struct RulesStatus {
     /// rules. Absent when the last reload succeeded.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reload_error: Option<String>,
+    /// How the daemon learns that a rules file changed. Absent from
+    /// daemons before it existed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub watch: Option<WatchMode>,
+}
+
+/// How the daemon learns that a rules file changed (`status.rules.watch`,
+/// `hookd serve --watch`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum WatchMode {
+    /// The kernel tells it (inotify, kqueue): an idle daemon sleeps.
+    #[default]
+    Kernel,
+    /// It looks at the files' identities (mtime to the nanosecond, size,
+    /// inode) every second: for file systems whose changes the kernel does
+    /// not report (NFS, some FUSE mounts), and where its watches cannot be
+    /// had.
+    Poll,
 }
 
 /// One policy layer in `status.rules.layers`.
