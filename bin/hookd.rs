@@ -932,6 +932,7 @@ fn serve(args: ServeArgs) -> anyhow::Result<()> {
             WatchArg::Kernel => hookd::protocol::WatchMode::Kernel,
             WatchArg::Poll => hookd::protocol::WatchMode::Poll,
         },
+        clock: Default::default(),
     })
 }
 

@@ -1,7 +1,8 @@
 //! The daemon driven in the test process on tokio's paused clock
 //! (`daemon::serve` on a real socket in a temp dir): the timeout and
-//! deadline logic of the pending table tested by moving the clock, not by
-//! waiting for it, and with no wall-clock assertion. The real binaries'
+//! deadline logic of the pending table, and grants' TTLs (on a daemon
+//! clock tokio's moves), tested by moving the clock, not by waiting for
+//! it, and with no wall-clock assertion. The real binaries'
 //! smoke tests of the same paths stay in `clients.rs`.
 
 use std::path::Path;
@@ -41,6 +42,7 @@ impl InProcess {
             grants_file: Some(dir.path().join("grants.json")),
             user_rules: None,
             watch: Default::default(),
+            clock: hookd::daemon::clock::Clock::tokio(),
         };
         let listener = tokio::net::UnixListener::bind(&options.socket).unwrap();
         let shared = Arc::new(Shared::new(
@@ -255,4 +257,145 @@ async fn nobody_answering_in_time_applies_the_fallback() {
     drop((c, forwarder));
     let decisions = d.stop().await;
     assert_eq!(decisions[0].decision.source.to_string(), "timeout");
+}
+
+/// Keeps tokio's paused clock from jumping ahead on its own while held:
+/// a runtime with nothing to do advances the paused clock to its next
+/// timer, and a test waiting on a socket has, for an instant, nothing to
+/// do. A running blocking task stops that; `advance` still moves time.
+struct HeldClock {
+    _release: std::sync::mpsc::Sender<()>,
+}
+
+impl HeldClock {
+    fn hold() -> HeldClock {
+        let (release, released) = std::sync::mpsc::channel::<()>();
+        tokio::task::spawn_blocking(move || {
+            let _ = released.recv();
+        });
+        HeldClock { _release: release }
+    }
+}
+
+/// The permission decision in a hook's result (`None`: no opinion).
+fn permission(result: &hookd::protocol::HookResult) -> Option<String> {
+    if result.stdout.is_empty() {
+        return None;
+    }
+    let out: Value = serde_json::from_str(&result.stdout).unwrap();
+    out["hookSpecificOutput"]["permissionDecision"]
+        .as_str()
+        .map(str::to_owned)
+}
+
+/// Sends one hook on a connection of its own and returns its result,
+/// failing if it waits for a person instead (`c` subscribes to pending
+/// events).
+async fn answered_at_once(d: &InProcess, c: &mut AsyncConnection) -> hookd::protocol::HookResult {
+    let mut forwarder = d.client("forwarder-like").await;
+    send(&mut forwarder, hook(Duration::from_secs(24 * 3600))).await;
+    tokio::select! {
+        reply = recv(&mut forwarder) => match reply {
+            Reply::HookResult(result) => result,
+            other => panic!("expected a hook_result, got {other:?}"),
+        },
+        event = next_pending(c) => panic!("the hook waits for a person: {event}"),
+    }
+}
+
+/// A grant's TTL ends it on time, on the daemon's wall clock (grants keep
+/// `expires_at` across restarts): it answers the session's calls until
+/// just before `ttl_s`, subscribers hear that it expired right after, and
+/// the next call waits for a person again.
+#[tokio::test(start_paused = true)]
+async fn a_session_grant_ends_with_its_ttl() {
+    let _held = HeldClock::hold();
+    let d = InProcess::start("[decisions]\nroute_undecided = true\ntimeout = \"never\"\n");
+    let mut c = d.client("approve").await;
+    send(
+        &mut c,
+        json!({"type": "subscribe", "req": "s", "filter": {}}),
+    )
+    .await;
+    assert!(matches!(recv(&mut c).await, Reply::Ok(_)));
+    let first = tokio::spawn({
+        let socket = d.socket();
+        async move {
+            let mut forwarder = connect_async(&socket, "forwarder-like", DEFAULT_MAX_FRAME)
+                .await
+                .unwrap();
+            send(&mut forwarder, hook(Duration::from_secs(24 * 3600))).await;
+            recv(&mut forwarder).await
+        }
+    });
+    let event = next_pending(&mut c).await;
+    send(
+        &mut c,
+        json!({"type": "decide", "req": "d", "event_id": event["id"], "verdict": "allow",
+               "remember": "session", "ttl_s": 3600}),
+    )
+    .await;
+    let grant = loop {
+        match recv(&mut c).await {
+            Reply::Ok(ok) if ok.req == "d" => break ok.result.expect("the grant"),
+            Reply::Error(e) => panic!("decide refused: {e:?}"),
+            _ => continue,
+        }
+    };
+    let Reply::HookResult(result) = first.await.unwrap() else {
+        panic!("no hook_result")
+    };
+    assert_eq!(permission(&result).as_deref(), Some("allow"));
+
+    // A second short of its TTL, the grant answers.
+    tokio::time::advance(Duration::from_secs(3599)).await;
+    let granted = answered_at_once(&d, &mut c).await;
+    assert_eq!(
+        permission(&granted).as_deref(),
+        Some("allow"),
+        "{granted:?}"
+    );
+    assert_eq!(d.shared.hub.pending_count(), 0, "the grant answered");
+
+    // At its TTL (and the sweep's slack) it expires, and says so.
+    tokio::time::advance(Duration::from_secs(1) + hookd::daemon::grants::EXPIRY_SLACK).await;
+    let expired = loop {
+        match recv(&mut c).await {
+            Reply::Grant(push) if push.change == hookd::protocol::GrantChange::Expired => {
+                break push
+            }
+            _ => continue,
+        }
+    };
+    assert_eq!(serde_json::to_value(&expired.grant).unwrap(), grant);
+
+    // The next call waits for a person again.
+    let again = tokio::spawn({
+        let socket = d.socket();
+        async move {
+            let mut forwarder = connect_async(&socket, "forwarder-like", DEFAULT_MAX_FRAME)
+                .await
+                .unwrap();
+            send(&mut forwarder, hook(Duration::from_secs(24 * 3600))).await;
+            recv(&mut forwarder).await
+        }
+    });
+    let event = next_pending(&mut c).await;
+    send(
+        &mut c,
+        json!({"type": "decide", "req": "d2", "event_id": event["id"], "verdict": "deny"}),
+    )
+    .await;
+    let Reply::HookResult(result) = again.await.unwrap() else {
+        panic!("no hook_result")
+    };
+    assert_eq!(permission(&result).as_deref(), Some("deny"));
+    drop(c);
+    let decisions = d.stop().await;
+    let sources: Vec<String> = decisions
+        .iter()
+        .map(|d| d.decision.source.to_string())
+        .collect();
+    let by_grant = format!("grant:{}", grant["id"].as_str().unwrap());
+    assert_eq!(sources, ["client:approve", &by_grant, "client:approve"]);
 }

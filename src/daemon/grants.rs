@@ -344,7 +344,7 @@ pub fn apply(shared: &Shared, event: &Event, judgement: Judgement) -> Judgement 
     // Grants are permission rules: they judge the Claude-shaped inputs the
     // agent's dialect maps its hook onto, as the rules do, and combine the
     // same way: a deny of any input denies, an allow needs every input.
-    let now = SystemTime::now();
+    let now = shared.clock.now();
     let mut allow = None;
     let mut deny = None;
     let mut all_allowed = true;
@@ -443,7 +443,7 @@ pub async fn expire_loop(shared: Arc<Shared>, shutdown: tokio_util::sync::Cancel
         let due = async {
             match next {
                 Some(at) => {
-                    let wait = at.duration_since(SystemTime::now()).unwrap_or_default();
+                    let wait = at.duration_since(shared.clock.now()).unwrap_or_default();
                     tokio::time::sleep(wait + EXPIRY_SLACK).await
                 }
                 None => std::future::pending().await,
@@ -454,7 +454,7 @@ pub async fn expire_loop(shared: Arc<Shared>, shutdown: tokio_util::sync::Cancel
             _ = shared.grants.added.notified() => continue,
             _ = due => {}
         }
-        let expired = shared.grants.expire(SystemTime::now());
+        let expired = shared.grants.expire(shared.clock.now());
         announce(&shared, GrantChange::Expired, expired);
     }
 }
@@ -537,7 +537,7 @@ async fn decide_inner(
                     d.ttl_s.map(Duration::from_secs),
                     view.id,
                     client,
-                    SystemTime::now(),
+                    shared.clock.now(),
                 )
                 .map_err(invalid)?;
             announce(shared, GrantChange::Added, vec![record.clone()]);
@@ -642,7 +642,7 @@ pub fn remember_always(
         }
     };
     let new_text =
-        crate::grant::append_rule(&text, &path, rule, verdict, event, by, SystemTime::now())?;
+        crate::grant::append_rule(&text, &path, rule, verdict, event, by, shared.clock.now())?;
     if let Some(dir) = path.parent() {
         std::fs::create_dir_all(dir)
             .map_err(|e| format!("cannot create {}: {e}", dir.display()))?;

@@ -20,6 +20,7 @@
 //! connection whose task panics is closed. Every panic is logged with its
 //! message and location and counted (`status`: `panics`).
 
+pub mod clock;
 pub mod connection;
 pub mod controller;
 #[cfg(feature = "fault-injection")]
@@ -104,6 +105,9 @@ pub struct ServeOptions {
     /// How rules files' changes are seen (`--watch`); the kernel's watches
     /// fall back to polling where they cannot be had.
     pub watch: crate::protocol::WatchMode,
+    /// The wall clock grants' TTLs are measured against (the system's,
+    /// but for tests on tokio's paused clock).
+    pub clock: clock::Clock,
 }
 
 /// Counters for `status`.
@@ -170,6 +174,8 @@ pub struct Shared {
     pub(crate) watch_polling: std::sync::atomic::AtomicBool,
     /// See [`ServeOptions::watch`].
     watch_mode: crate::protocol::WatchMode,
+    /// See [`ServeOptions::clock`].
+    pub clock: clock::Clock,
     /// Pending table and subscribers.
     pub hub: Hub,
     /// The configuration file's contents.
@@ -224,7 +230,7 @@ impl Shared {
             uid: nix::unistd::geteuid().as_raw(),
             rules: std::sync::RwLock::new(options.rules.clone()),
             user_rules: options.user_rules.clone(),
-            grants: grants::Grants::load(options.grants_file.clone(), std::time::SystemTime::now()),
+            grants: grants::Grants::load(options.grants_file.clone(), options.clock.now()),
             last_decision: std::sync::Mutex::new(None),
             rules_seen: std::sync::Mutex::new(match &options.rules {
                 RulesSource::File(path) => watch::fingerprint(path),
@@ -235,6 +241,7 @@ impl Shared {
                 options.watch == crate::protocol::WatchMode::Poll,
             ),
             watch_mode: options.watch,
+            clock: options.clock,
             policy_seen: std::sync::Mutex::new(policy_fingerprint(
                 &options.config.policy,
                 state_dir(&options.log).as_deref(),
@@ -282,7 +289,7 @@ impl Shared {
         let rules = self.controller.rules();
         let log = self.log.counters();
         let n = |c: &AtomicU64| c.load(Ordering::Relaxed);
-        let now = std::time::SystemTime::now();
+        let now = self.clock.now();
         Status {
             version: env!("CARGO_PKG_VERSION").to_string(),
             protocol: crate::protocol::VERSION,

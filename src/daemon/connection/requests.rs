@@ -3,8 +3,6 @@
 //! the daemon's shared state and returns its reply; [`Session::dispatch`]
 //! routes a request to its function and writes the reply.
 
-use std::time::SystemTime;
-
 use super::session::Session;
 use super::{send, Conn};
 use crate::daemon::{grants, hook};
@@ -95,7 +93,7 @@ impl Session<'_> {
     }
 
     fn grants(&self, r: &ReqOnly) -> Reply {
-        let grants = serde_json::to_value(self.shared.grants.list(SystemTime::now()))
+        let grants = serde_json::to_value(self.shared.grants.list(self.shared.clock.now()))
             .expect("grants serialize");
         Reply::ok(&r.req, Some(grants))
     }
