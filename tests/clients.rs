@@ -8,7 +8,7 @@ mod daemon;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use daemon::{fixture, forward_in_background, stdout_json, Daemon, DaemonOptions, RawClient};
+use daemon::{bash, fixture, forward_in_background, stdout_json, Daemon, DaemonOptions, RawClient};
 use serde_json::{json, Value};
 
 /// Every decision point no rule decides waits for clients (no rules needed).
@@ -33,12 +33,6 @@ fn next_pending(c: &mut RawClient) -> Value {
         f["type"] == "event" && f["pending"] == true
     })["event"]
         .clone()
-}
-
-fn bash(command: &str) -> Value {
-    let mut input = fixture("PreToolUse.json");
-    input["tool_input"]["command"] = Value::String(command.into());
-    input
 }
 
 fn stderr(out: &std::process::Output) -> String {

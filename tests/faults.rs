@@ -12,7 +12,7 @@ use std::process::Command;
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
-use daemon::{fixture, stdout_json, Daemon, DaemonOptions, RawClient};
+use daemon::{bash, fixture, stdout_json, Daemon, DaemonOptions, RawClient};
 use serde_json::{json, Value};
 
 /// `hookd` built in the `fault` profile with `--features fault-injection`,
@@ -53,12 +53,6 @@ fn start(config: Option<&str>) -> Daemon {
         config: config.map(str::to_owned),
         ..DaemonOptions::default()
     })
-}
-
-fn bash(command: &str) -> Value {
-    let mut input = fixture("PreToolUse.json");
-    input["tool_input"]["command"] = json!(command);
-    input
 }
 
 fn with_fault(mut input: Value, fault: &str) -> Value {

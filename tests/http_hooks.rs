@@ -11,8 +11,8 @@ mod prometheus;
 
 use std::time::Duration;
 
-use daemon::{fixture, Daemon, DaemonOptions};
-use serde_json::{json, Value};
+use daemon::{bash, fixture, Daemon, DaemonOptions};
+use serde_json::Value;
 
 const DENY_ECHO: &str = r#"
 [[rule]]
@@ -39,13 +39,6 @@ fn daemon_with_http() -> (Daemon, String, String) {
         .trim()
         .to_string();
     (daemon, listen, token)
-}
-
-/// A PreToolUse Bash call running `command`.
-fn bash(command: &str) -> Value {
-    let mut input = fixture("PreToolUse.json");
-    input["tool_input"]["command"] = json!(command);
-    input
 }
 
 /// The value of the sample `series` in a metrics text.

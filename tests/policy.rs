@@ -9,43 +9,8 @@ mod daemon;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use daemon::{fixture, stdout_json, Daemon, DaemonOptions, RawClient};
+use daemon::{bash, permission_decision, rule_toml, Daemon, DaemonOptions, RawClient};
 use serde_json::{json, Value};
-
-fn bash(command: &str) -> Value {
-    let mut input = fixture("PreToolUse.json");
-    input["tool_input"]["command"] = json!(command);
-    input
-}
-
-fn decision(out: &std::process::Output) -> Value {
-    if out.stdout.is_empty() {
-        return Value::Null;
-    }
-    stdout_json(out)["hookSpecificOutput"]["permissionDecision"].clone()
-}
-
-fn rule(id: &str, action: &str, tool: &str) -> String {
-    format!(
-        "[[rule]]\nid = \"{id}\"\naction = \"{action}\"\ntool = \"{tool}\"\nreason = \"{id}\"\n"
-    )
-}
-
-fn status(d: &Daemon) -> Value {
-    RawClient::hello(&d.socket, "status").call(json!({"type": "status"}))["result"].clone()
-}
-
-fn wait_for(d: &Daemon, what: &str, pred: impl Fn(&Value) -> bool) -> Value {
-    let deadline = Instant::now() + Duration::from_secs(10);
-    loop {
-        let s = status(d);
-        if pred(&s) {
-            return s;
-        }
-        assert!(Instant::now() < deadline, "{what}: {s:#}\n{}", d.stderr());
-        std::thread::sleep(Duration::from_millis(50));
-    }
-}
 
 /// A daemon with user `rules` over the sources in `policy_toml`.
 fn daemon(rules: &str, policy_toml: &str) -> Daemon {
@@ -89,19 +54,19 @@ fn a_team_deny_beats_a_user_allow_and_a_user_deny_tightens_a_team_allow() {
     let team = tempfile::tempdir().unwrap();
     write(
         &team.path().join("10-git.toml"),
-        &(rule("no-force", "deny", "Bash(git push --force *)")
-            + &rule("cargo-ok", "allow", "Bash(cargo *)")),
+        &(rule_toml("no-force", "deny", "Bash(git push --force *)")
+            + &rule_toml("cargo-ok", "allow", "Bash(cargo *)")),
     );
     let d = daemon(
-        &(rule("push-ok", "allow", "Bash(git push *)")
-            + &rule("no-publish", "deny", "Bash(cargo publish *)")),
+        &(rule_toml("push-ok", "allow", "Bash(git push *)")
+            + &rule_toml("no-publish", "deny", "Bash(cargo publish *)")),
         &format!(
             "sources = [{{ path = {:?}, name = \"team\" }}]",
             team.path()
         ),
     );
     assert_eq!(
-        decision(&d.forward(&bash("git push --force origin main"), &[])),
+        permission_decision(&d.forward(&bash("git push --force origin main"), &[])),
         "deny"
     );
     assert_eq!(rule_ids(&d, 1), json!(["team:no-force"]));
@@ -116,15 +81,21 @@ fn a_team_deny_beats_a_user_allow_and_a_user_deny_tightens_a_team_allow() {
     );
     assert_eq!(first["rules"][0]["line"], 1, "{first:#}");
     assert_eq!(
-        decision(&d.forward(&bash("git push origin main"), &[])),
+        permission_decision(&d.forward(&bash("git push origin main"), &[])),
         "allow"
     );
-    assert_eq!(decision(&d.forward(&bash("cargo publish"), &[])), "deny");
+    assert_eq!(
+        permission_decision(&d.forward(&bash("cargo publish"), &[])),
+        "deny"
+    );
     assert_eq!(rule_ids(&d, 3), json!(["no-publish"]));
-    assert_eq!(decision(&d.forward(&bash("cargo build"), &[])), "allow");
+    assert_eq!(
+        permission_decision(&d.forward(&bash("cargo build"), &[])),
+        "allow"
+    );
     assert_eq!(rule_ids(&d, 4), json!(["team:cargo-ok"]));
 
-    let s = status(&d);
+    let s = d.status();
     let layers = &s["rules"]["layers"];
     assert_eq!(layers[0]["name"], "team", "{s:#}");
     assert_eq!(layers[0]["rules"], 2);
@@ -136,9 +107,9 @@ fn a_user_allow_loosens_a_team_ask_but_not_an_enforced_one() {
     let team = tempfile::tempdir().unwrap();
     write(
         &team.path().join("ask.toml"),
-        &rule("ask-push", "ask", "Bash(git push *)"),
+        &rule_toml("ask-push", "ask", "Bash(git push *)"),
     );
-    let user = rule("push-ok", "allow", "Bash(git push *)");
+    let user = rule_toml("push-ok", "allow", "Bash(git push *)");
     let loose = daemon(
         &user,
         &format!(
@@ -146,7 +117,10 @@ fn a_user_allow_loosens_a_team_ask_but_not_an_enforced_one() {
             team.path()
         ),
     );
-    assert_eq!(decision(&loose.forward(&bash("git push"), &[])), "allow");
+    assert_eq!(
+        permission_decision(&loose.forward(&bash("git push"), &[])),
+        "allow"
+    );
     let enforced = daemon(
         &user,
         &format!(
@@ -154,11 +128,14 @@ fn a_user_allow_loosens_a_team_ask_but_not_an_enforced_one() {
             team.path()
         ),
     );
-    assert_eq!(decision(&enforced.forward(&bash("git push"), &[])), "ask");
+    assert_eq!(
+        permission_decision(&enforced.forward(&bash("git push"), &[])),
+        "ask"
+    );
     assert_eq!(rule_ids(&enforced, 1), json!(["team:ask-push"]));
     assert_ne!(
-        status(&loose)["rules"]["revision"],
-        status(&enforced)["rules"]["revision"],
+        loose.status()["rules"]["revision"],
+        enforced.status()["rules"]["revision"],
         "enforcing a layer changes the policy revision"
     );
 }
@@ -169,11 +146,11 @@ fn all_layers_reload_together_and_a_broken_file_keeps_the_whole_last_good_set() 
     let mine = tempfile::tempdir().unwrap();
     write(
         &team.path().join("a.toml"),
-        &rule("no-rm", "deny", "Bash(rm *)"),
+        &rule_toml("no-rm", "deny", "Bash(rm *)"),
     );
     write(
         &mine.path().join("a.toml"),
-        &rule("ls-ok", "allow", "Bash(ls *)"),
+        &rule_toml("ls-ok", "allow", "Bash(ls *)"),
     );
     let d = daemon(
         "",
@@ -183,36 +160,37 @@ fn all_layers_reload_together_and_a_broken_file_keeps_the_whole_last_good_set() 
             mine.path()
         ),
     );
-    let first = status(&d);
+    let first = d.status();
     assert_eq!(first["rules"]["generation"], 1);
-    assert_eq!(decision(&d.forward(&bash("rm x"), &[])), "deny");
-    assert_eq!(decision(&d.forward(&bash("ls"), &[])), "allow");
+    assert_eq!(permission_decision(&d.forward(&bash("rm x"), &[])), "deny");
+    assert_eq!(permission_decision(&d.forward(&bash("ls"), &[])), "allow");
 
     // A new file in a source's directory is seen, and every layer is read
     // again into one new generation with one new revision.
     write(
         &team.path().join("b.toml"),
-        &rule("no-curl", "deny", "Bash(curl *)"),
+        &rule_toml("no-curl", "deny", "Bash(curl *)"),
     );
-    let second = wait_for(&d, "the new file reloads", |s| {
-        s["rules"]["generation"] == 2
-    });
+    let second = d.wait_for_status("the new file reloads", |s| s["rules"]["generation"] == 2);
     assert_ne!(second["rules"]["revision"], first["rules"]["revision"]);
-    assert_eq!(decision(&d.forward(&bash("curl example.com"), &[])), "deny");
+    assert_eq!(
+        permission_decision(&d.forward(&bash("curl example.com"), &[])),
+        "deny"
+    );
 
     // A broken file in a directory: refused, naming file:line; both
     // layers keep their last good rules, the user's edit to the other
     // layer included.
     write(
         &mine.path().join("a.toml"),
-        &rule("cat-ok", "allow", "Bash(cat *)"),
+        &rule_toml("cat-ok", "allow", "Bash(cat *)"),
     );
     write(
         &team.path().join("c.toml"),
         "[[rule]]\nid = \"c\"\naction = \"nope\"\n",
     );
     let broken = team.path().join("c.toml");
-    let refused = wait_for(&d, "the broken file is reported", |s| {
+    let refused = d.wait_for_status("the broken file is reported", |s| {
         !s["rules"]["reload_error"].is_null()
     });
     let error = refused["rules"]["reload_error"].as_str().unwrap();
@@ -223,11 +201,14 @@ fn all_layers_reload_together_and_a_broken_file_keeps_the_whole_last_good_set() 
     assert!(error.contains("policy source `team`"), "{error}");
     assert_eq!(refused["rules"]["revision"], second["rules"]["revision"]);
     assert_eq!(
-        decision(&d.forward(&bash("ls"), &[])),
+        permission_decision(&d.forward(&bash("ls"), &[])),
         "allow",
         "the last good set"
     );
-    assert_eq!(decision(&d.forward(&bash("cat x"), &[])), Value::Null);
+    assert_eq!(
+        permission_decision(&d.forward(&bash("cat x"), &[])),
+        Value::Null
+    );
     assert!(
         d.stderr().contains("keeping the last good rules"),
         "{}",
@@ -268,19 +249,21 @@ fn all_layers_reload_together_and_a_broken_file_keeps_the_whole_last_good_set() 
 
     // Fixed: one reload takes both layers' changes.
     std::fs::remove_file(&broken).unwrap();
-    let fixed = wait_for(&d, "the fix reloads", |s| {
-        s["rules"]["reload_error"].is_null()
-    });
+    let fixed = d.wait_for_status("the fix reloads", |s| s["rules"]["reload_error"].is_null());
     assert_eq!(fixed["rules"]["layers"][1]["name"], "mine");
-    assert_eq!(decision(&d.forward(&bash("cat x"), &[])), "allow");
-    assert_eq!(decision(&d.forward(&bash("ls"), &[])), Value::Null);
+    assert_eq!(
+        permission_decision(&d.forward(&bash("cat x"), &[])),
+        "allow"
+    );
+    assert_eq!(
+        permission_decision(&d.forward(&bash("ls"), &[])),
+        Value::Null
+    );
 
     // SIGHUP reloads every layer too.
-    let before = status(&d)["rules"]["generation"].as_u64().unwrap();
+    let before = d.status()["rules"]["generation"].as_u64().unwrap();
     d.signal("HUP");
-    wait_for(&d, "SIGHUP reloads", |s| {
-        s["rules"]["generation"] == before + 1
-    });
+    d.wait_for_status("SIGHUP reloads", |s| s["rules"]["generation"] == before + 1);
 }
 
 #[test]
@@ -324,7 +307,7 @@ fn rules_explain_and_test_judge_with_the_composed_set() {
     let team = home.path().join("team");
     write(
         &team.join("a.toml"),
-        &rule("ask-push", "ask", "Bash(git push *)"),
+        &rule_toml("ask-push", "ask", "Bash(git push *)"),
     );
     write(
         &home.path().join("config/hookd/config.toml"),
@@ -332,7 +315,7 @@ fn rules_explain_and_test_judge_with_the_composed_set() {
     );
     write(
         &home.path().join("config/hookd/rules.toml"),
-        &rule("push-ok", "allow", "Bash(git push *)"),
+        &rule_toml("push-ok", "allow", "Bash(git push *)"),
     );
     let input = home.path().join("input.json");
     write(&input, &bash("git push").to_string());
@@ -414,7 +397,7 @@ fn a_session_grant_does_not_loosen_an_enforced_ask() {
     let team = tempfile::tempdir().unwrap();
     write(
         &team.path().join("npm.toml"),
-        &rule("ask-npm", "ask", "Bash(npm:*)"),
+        &rule_toml("ask-npm", "ask", "Bash(npm:*)"),
     );
     let mut options = DaemonOptions {
         rules: Some(String::new()),
@@ -440,7 +423,7 @@ fn a_session_grant_does_not_loosen_an_enforced_ask() {
         decide["event_id"] = pending["short_id"].clone();
         let reply = client.call(decide);
         assert_eq!(reply["type"], "ok", "{reply}");
-        decision(&fwd.join().unwrap())
+        permission_decision(&fwd.join().unwrap())
     };
     let first = ask_and_decide(
         &mut client,
@@ -470,7 +453,10 @@ fn a_session_grant_does_not_loosen_an_enforced_ask() {
         f["type"] == "event" && f["pending"] == true
     });
     client.call(json!({"type": "decide", "event_id": pending["short_id"], "verdict": "allow", "remember": "session", "rule": "Bash(npm:*)"}));
-    assert_eq!(decision(&fwd.join().unwrap()), "allow");
-    assert_eq!(decision(&d.forward(&bash("npm test"), &[])), "allow");
+    assert_eq!(permission_decision(&fwd.join().unwrap()), "allow");
+    assert_eq!(
+        permission_decision(&d.forward(&bash("npm test"), &[])),
+        "allow"
+    );
     assert_eq!(d.counter("grant_decisions"), 1);
 }

@@ -15,8 +15,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use daemon::{fixture, stdout_json, Daemon, DaemonOptions, RawClient};
-use serde_json::{json, Value};
+use daemon::{bash, permission_decision, rule_toml, Daemon, DaemonOptions};
+use serde_json::Value;
 
 /// What the test server serves, and what it saw.
 #[derive(Default)]
@@ -164,39 +164,6 @@ fn sign(keys: &minisign::KeyPair, bytes: &[u8]) -> String {
     .to_string()
 }
 
-fn rule(id: &str, action: &str, tool: &str) -> String {
-    format!("[[rule]]\nid = \"{id}\"\naction = \"{action}\"\ntool = \"{tool}\"\n")
-}
-
-fn bash(command: &str) -> Value {
-    let mut input = fixture("PreToolUse.json");
-    input["tool_input"]["command"] = json!(command);
-    input
-}
-
-fn decision(out: &std::process::Output) -> Value {
-    if out.stdout.is_empty() {
-        return Value::Null;
-    }
-    stdout_json(out)["hookSpecificOutput"]["permissionDecision"].clone()
-}
-
-fn status(d: &Daemon) -> Value {
-    RawClient::hello(&d.socket, "status").call(json!({"type": "status"}))["result"].clone()
-}
-
-fn wait_for(d: &Daemon, what: &str, pred: impl Fn(&Value) -> bool) -> Value {
-    let deadline = Instant::now() + Duration::from_secs(15);
-    loop {
-        let s = status(d);
-        if pred(&s) {
-            return s;
-        }
-        assert!(Instant::now() < deadline, "{what}: {s:#}\n{}", d.stderr());
-        std::thread::sleep(Duration::from_millis(50));
-    }
-}
-
 fn bundle_status(s: &Value) -> &Value {
     &s["rules"]["layers"][0]["bundle"]
 }
@@ -225,7 +192,7 @@ fn a_signed_bundle_is_activated_kept_over_bad_ones_and_survives_a_restart_offlin
         ("manifest.toml", "revision = \"2026.11.1\"\n"),
         (
             "rules/10-net.toml",
-            &rule("no-curl", "deny", "Bash(curl *)"),
+            &rule_toml("no-curl", "deny", "Bash(curl *)"),
         ),
         ("README.md", "not a rules file: ignored"),
     ]);
@@ -233,7 +200,7 @@ fn a_signed_bundle_is_activated_kept_over_bad_ones_and_survives_a_restart_offlin
     let mut d = daemon(&server.url(), &keys, state.path());
 
     // Activation: verified, compiled, and judged with.
-    let active = wait_for(&d, "the bundle is activated", |s| {
+    let active = d.wait_for_status("the bundle is activated", |s| {
         bundle_status(s)["activated_at"].is_string()
     });
     assert_eq!(
@@ -242,10 +209,13 @@ fn a_signed_bundle_is_activated_kept_over_bad_ones_and_survives_a_restart_offlin
         "{active:#}"
     );
     assert_eq!(bundle_status(&active)["error"], Value::Null);
-    let active = wait_for(&d, "the daemon reloads with it", |s| {
+    let active = d.wait_for_status("the daemon reloads with it", |s| {
         s["rules"]["layers"][0]["rules"] == 1
     });
-    assert_eq!(decision(&d.forward(&bash("curl example.com"), &[])), "deny");
+    assert_eq!(
+        permission_decision(&d.forward(&bash("curl example.com"), &[])),
+        "deny"
+    );
     let generation = active["rules"]["generation"].clone();
 
     // Unchanged: the next checks send the ETag and get a 304.
@@ -255,7 +225,7 @@ fn a_signed_bundle_is_activated_kept_over_bad_ones_and_survives_a_restart_offlin
         std::thread::sleep(Duration::from_millis(50));
     }
     assert_eq!(
-        status(&d)["rules"]["generation"],
+        d.status()["rules"]["generation"],
         generation,
         "a 304 reloads nothing"
     );
@@ -263,16 +233,19 @@ fn a_signed_bundle_is_activated_kept_over_bad_ones_and_survives_a_restart_offlin
     // Signed with another key: refused, the last good one stays.
     let loosened = archive(&[(
         "rules/10-net.toml",
-        &rule("curl-ok", "allow", "Bash(curl *)"),
+        &rule_toml("curl-ok", "allow", "Bash(curl *)"),
     )]);
     server.set(loosened.clone(), sign(&other_keys, &loosened));
-    let refused = wait_for(&d, "a bad signature is reported", |s| {
+    let refused = d.wait_for_status("a bad signature is reported", |s| {
         bundle_status(s)["error"]
             .as_str()
             .is_some_and(|e| e.contains("signature does not verify"))
     });
     assert_eq!(refused["rules"]["generation"], generation);
-    assert_eq!(decision(&d.forward(&bash("curl example.com"), &[])), "deny");
+    assert_eq!(
+        permission_decision(&d.forward(&bash("curl example.com"), &[])),
+        "deny"
+    );
     assert!(
         d.stderr().contains("the last good bundle stays active"),
         "{}",
@@ -282,12 +255,15 @@ fn a_signed_bundle_is_activated_kept_over_bad_ones_and_survives_a_restart_offlin
     // A corrupt archive, correctly signed: refused too.
     let corrupt = b"this is not a gzip stream".to_vec();
     server.set(corrupt.clone(), sign(&keys, &corrupt));
-    wait_for(&d, "a corrupt archive is reported", |s| {
+    d.wait_for_status("a corrupt archive is reported", |s| {
         bundle_status(s)["error"]
             .as_str()
             .is_some_and(|e| e.contains("not a .tar.gz") || e.contains("corrupt"))
     });
-    assert_eq!(decision(&d.forward(&bash("curl example.com"), &[])), "deny");
+    assert_eq!(
+        permission_decision(&d.forward(&bash("curl example.com"), &[])),
+        "deny"
+    );
     let out = std::process::Command::new(daemon::hookd_bin())
         .args(["status", "--socket"])
         .arg(&d.socket)
@@ -304,10 +280,13 @@ fn a_signed_bundle_is_activated_kept_over_bad_ones_and_survives_a_restart_offlin
     d.stop();
     server.shut_down();
     let d = daemon(&server.url(), &keys, state.path());
-    let s = status(&d);
+    let s = d.status();
     assert_eq!(s["rules"]["layers"][0]["rules"], 1, "{s:#}");
-    assert_eq!(decision(&d.forward(&bash("curl example.com"), &[])), "deny");
-    wait_for(&d, "the failed fetch is reported", |s| {
+    assert_eq!(
+        permission_decision(&d.forward(&bash("curl example.com"), &[])),
+        "deny"
+    );
+    d.wait_for_status("the failed fetch is reported", |s| {
         bundle_status(s)["error"]
             .as_str()
             .is_some_and(|e| e.contains("fetching"))

@@ -15,6 +15,29 @@ use hookd::protocol::handshake::Handshake;
 use hookd::protocol::log::LogRecord;
 use serde_json::Value;
 
+/// A PreToolUse hook input (the captured fixture) for `Bash(command)`.
+pub fn bash(command: &str) -> Value {
+    let mut input = fixture("PreToolUse.json");
+    input["tool_input"]["command"] = Value::String(command.into());
+    input
+}
+
+/// The PreToolUse permission decision the forwarder printed (`allow`,
+/// `deny`, `ask`), `null` for no opinion (nothing printed).
+pub fn permission_decision(out: &Output) -> Value {
+    if out.stdout.is_empty() {
+        return Value::Null;
+    }
+    stdout_json(out)["hookSpecificOutput"]["permissionDecision"].clone()
+}
+
+/// One `[[rule]]` of a rules file, its reason its id.
+pub fn rule_toml(id: &str, action: &str, tool: &str) -> String {
+    format!(
+        "[[rule]]\nid = \"{id}\"\naction = \"{action}\"\ntool = \"{tool}\"\nreason = \"{id}\"\n"
+    )
+}
+
 /// Path of the built `hookd` binary.
 pub fn hookd_bin() -> PathBuf {
     PathBuf::from(env!("CARGO_BIN_EXE_hookd"))
@@ -243,6 +266,25 @@ impl Daemon {
     /// Runs the forwarder against this daemon.
     pub fn forward(&self, input: &Value, args: &[&str]) -> Output {
         run_forwarder(&self.socket, input.to_string().as_bytes(), args)
+    }
+
+    /// The `status` result once `pred` holds of it (within 10 s; `what`
+    /// names the wait in the failure, with the status and the daemon's
+    /// stderr).
+    pub fn wait_for_status(&self, what: &str, pred: impl Fn(&Value) -> bool) -> Value {
+        let deadline = Instant::now() + Duration::from_secs(10);
+        loop {
+            let status = self.status();
+            if pred(&status) {
+                return status;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "{what}: {status:#}\n{}",
+                self.stderr()
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
     }
 
     /// The `status` result, through a new client connection.
