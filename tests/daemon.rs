@@ -368,6 +368,19 @@ fn sigterm_removes_the_socket_and_exits_zero() {
     assert!(stderr(&out).contains("reason=no_socket"));
 }
 
+/// The Unix sockets the kernel lists under `path` (/proc/net/unix): the
+/// listener, and each connection in its backlog.
+#[cfg(target_os = "linux")]
+fn unix_sockets_at(path: &std::path::Path) -> usize {
+    let path = path.to_str().unwrap();
+    std::fs::read_to_string("/proc/net/unix")
+        .unwrap()
+        .lines()
+        .filter(|line| line.split_whitespace().nth(7) == Some(path))
+        .count()
+}
+
+#[cfg(target_os = "linux")]
 #[test]
 fn daemon_stopped_then_killed_mid_request() {
     let d = Daemon::start();
@@ -381,7 +394,11 @@ fn daemon_stopped_then_killed_mid_request() {
         stderr(&out)
     );
 
-    // Now kill it while a request is in flight.
+    // Now kill it while a request is in flight: once the forwarder's
+    // connection waits in the frozen daemon's backlog (the kernel lists it
+    // in /proc/net/unix under the socket's path), whether or not its frame
+    // is written yet, the daemon's death closes it.
+    let before = unix_sockets_at(&d.socket);
     let socket = d.socket.clone();
     let input = fixture("PreToolUse.json").to_string();
     let forwarder = std::thread::spawn(move || {
@@ -391,7 +408,9 @@ fn daemon_stopped_then_killed_mid_request() {
             &["--fail-closed", "--timeout", "20"],
         )
     });
-    std::thread::sleep(Duration::from_millis(300));
+    daemon::poll_until("the forwarder to connect", Duration::from_secs(10), || {
+        unix_sockets_at(&d.socket) > before
+    });
     d.signal("KILL");
     let out = forwarder.join().unwrap();
     assert_eq!(out.status.code(), Some(0));
