@@ -194,42 +194,49 @@ fn answer_with<'a>(
 
 /// Answers one hook, step by step: read the event, judge it, record it,
 /// wait for a client if it went to one, record the decision.
-async fn answer_unguarded(
+///
+/// Not an `async fn`: one would keep a slot for `req` (128 bytes) for its
+/// whole life, long after reading moved it out; here the request goes into
+/// the boxed judging future at once, and the waiting state holds a pointer.
+fn answer_unguarded<'a>(
     req: HookRequest,
     frame_bytes: usize,
-    run: Option<&RunLink>,
-    peer_gone: Option<&CancellationToken>,
-    shared: &Arc<Shared>,
-    shutdown: &CancellationToken,
-) -> HookResult {
+    run: Option<&'a RunLink>,
+    peer_gone: Option<&'a CancellationToken>,
+    shared: &'a Arc<Shared>,
+    shutdown: &'a CancellationToken,
+) -> impl Future<Output = HookResult> + Send + 'a {
     // Boxed, and gone once judged: the size of this future is what every
     // waiting hook holds, so it keeps only what waiting needs, not the
     // state of reading and judging.
-    let Recorded {
-        id,
-        hook,
-        event,
-        judgement,
-        route,
-        resolution,
-        chain,
-        summary,
-        _entry,
-    } = Box::pin(judge_and_record(req, frame_bytes, run, shared, shutdown)).await;
-    let judgement = match resolution {
-        Some(resolution) => wait(&hook, &event, resolution, peer_gone, shutdown)
-            .await
-            .settle(judgement, &hook),
-        None if route.routed => fallback_of(judgement, Source::Fallback, &hook),
-        None => judgement,
-    };
-    shared.hub.unwatch_dialog(event.id);
-    let out = record_decision(&hook, &event, judgement, &chain, summary, route.pending);
-    HookResult {
-        id,
-        exit_code: out.exit_code,
-        stdout: out.stdout,
-        stderr: out.stderr,
+    let judging = Box::pin(judge_and_record(req, frame_bytes, run, shared, shutdown));
+    async move {
+        let Recorded {
+            id,
+            hook,
+            event,
+            judgement,
+            route,
+            resolution,
+            chain,
+            summary,
+            _entry,
+        } = judging.await;
+        let judgement = match resolution {
+            Some(resolution) => wait(&hook, &event, resolution, peer_gone, shutdown)
+                .await
+                .settle(judgement, &hook),
+            None if route.routed => fallback_of(judgement, Source::Fallback, &hook),
+            None => judgement,
+        };
+        shared.hub.unwatch_dialog(event.id);
+        let out = record_decision(&hook, &event, judgement, &chain, summary, route.pending);
+        HookResult {
+            id,
+            exit_code: out.exit_code,
+            stdout: out.stdout,
+            stderr: out.stderr,
+        }
     }
 }
 

@@ -44,8 +44,11 @@ impl Session<'_> {
         let (shared, shutdown) = (self.shared.clone(), self.shutdown.clone());
         let replies = self.replies.clone();
         self.in_flight += 1;
+        // Boxed until answering starts: the task's future would otherwise
+        // keep a slot the request's size while the hook waits.
+        let req = Box::new(req);
         tokio::spawn(async move {
-            let result = hook::answer(req, frame_bytes, &shared, &shutdown).await;
+            let result = hook::answer(*req, frame_bytes, &shared, &shutdown).await;
             let _ = replies.send(Reply::HookResult(result)).await;
         });
     }
