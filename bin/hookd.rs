@@ -8,8 +8,9 @@ use std::process::ExitCode;
 use anyhow::Context;
 use clap::builder::TypedValueParser as _;
 use clap::{Parser, Subcommand};
-use hookd::agent::claude::FailClosed;
 use hookd::agent::Agent;
+use hookd::cli::args::{event_name_parser, fail_closed, FailScope};
+use hookd::cli::install::{InstallArgs, SettingsTarget};
 use hookd::cli::output::{print_json, ColorWhen, Stdout};
 use hookd::cli::{self, Outcome};
 use hookd::daemon::{self, RulesSource};
@@ -325,113 +326,6 @@ enum ServiceCommand {
     },
 }
 
-/// Which settings file, shared by install and uninstall.
-#[derive(Parser)]
-struct SettingsTarget {
-    /// The agent whose hooks file it is: claude-code, codex ($CODEX_HOME/hooks.json,
-    /// default ~/.codex/hooks.json; project: <project>/.codex/hooks.json),
-    /// gemini (~/.gemini/settings.json; project: <project>/.gemini/settings.json),
-    /// or all (every one of them found on PATH).
-    #[arg(long, value_enum, value_name = "AGENT", default_value = "claude-code")]
-    agent: AgentChoice,
-    /// user (~/.claude/settings.json, or $CLAUDE_CONFIG_DIR/settings.json),
-    /// project (<project>/.claude/settings.json), local
-    /// (<project>/.claude/settings.local.json) or managed (hookd's own file in
-    /// Claude Code's managed settings, /etc/claude-code/managed-settings.d/50-hookd.json,
-    /// or $HOOKD_MANAGED_SETTINGS_DIR; as root: every user) [default: user].
-    #[arg(long, value_name = "SCOPE", conflicts_with = "settings", value_parser = scope_parser())]
-    scope: Option<hookd::install::Scope>,
-    /// This settings file instead of a scope's.
-    #[arg(long, value_name = "FILE")]
-    settings: Option<PathBuf>,
-    /// The project for --scope project|local [default: the current directory].
-    #[arg(long, value_name = "DIR")]
-    project: Option<PathBuf>,
-    /// Print the change as a unified diff; write nothing.
-    #[arg(long)]
-    dry_run: bool,
-    /// Print the outcome as JSON.
-    #[arg(long)]
-    json: bool,
-}
-
-impl SettingsTarget {
-    /// The agents this command applies to, and those `all` skipped because
-    /// their command is not on PATH.
-    fn agents(&self) -> anyhow::Result<(Vec<Agent>, Vec<Agent>)> {
-        match self.agent.one() {
-            Some(agent) => Ok((vec![agent], Vec::new())),
-            None => {
-                if self.settings.is_some() {
-                    anyhow::bail!("--agent all writes each agent's own file; --settings names one file: give one --agent");
-                }
-                Ok(Agent::ALL
-                    .into_iter()
-                    .partition(|a| on_path(hookd::install::agent_program(*a))))
-            }
-        }
-    }
-
-    fn path(&self, agent: Agent) -> anyhow::Result<PathBuf> {
-        if let Some(path) = &self.settings {
-            return Ok(std::path::absolute(path)?);
-        }
-        let project = std::path::absolute(self.project.clone().unwrap_or_else(|| ".".into()))?;
-        hookd::install::agent_settings_path(
-            agent,
-            self.scope.unwrap_or(hookd::install::Scope::User),
-            &project,
-        )
-    }
-
-    fn report(&self, outcome: &hookd::install::Outcome) -> anyhow::Result<()> {
-        if self.json {
-            print_json(outcome)?;
-            return Ok(());
-        }
-        if self.dry_run {
-            print!("{}", outcome.diff);
-        }
-        println!("{}", outcome.summary());
-        Ok(())
-    }
-}
-
-/// `--agent` of install and uninstall: one agent, or every one found.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-enum AgentChoice {
-    /// Claude Code (and Agent SDK runs): its settings.json.
-    ClaudeCode,
-    /// OpenAI Codex CLI: its hooks.json.
-    Codex,
-    /// Google Gemini CLI: its settings.json.
-    Gemini,
-    /// Every agent whose command (claude, codex, gemini) is on PATH.
-    All,
-}
-
-impl AgentChoice {
-    fn one(self) -> Option<Agent> {
-        match self {
-            AgentChoice::ClaudeCode => Some(Agent::ClaudeCode),
-            AgentChoice::Codex => Some(Agent::Codex),
-            AgentChoice::Gemini => Some(Agent::Gemini),
-            AgentChoice::All => None,
-        }
-    }
-}
-
-/// Whether an executable file called `program` is in a `PATH` directory.
-fn on_path(program: &str) -> bool {
-    use std::os::unix::fs::PermissionsExt;
-    std::env::var_os("PATH").is_some_and(|path| {
-        std::env::split_paths(&path).any(|dir| {
-            std::fs::metadata(dir.join(program))
-                .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
-        })
-    })
-}
-
 /// An agent hookd judges (see [`Agent`]), as `--agent` names it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 enum AgentName {
@@ -451,62 +345,6 @@ impl From<AgentName> for Agent {
             AgentName::Gemini => Agent::Gemini,
         }
     }
-}
-
-/// The scope of `--fail-closed[=SCOPE]` (see [`FailClosed`]).
-#[derive(Debug, Clone, Copy, clap::ValueEnum)]
-enum FailScope {
-    /// PreToolUse and PermissionRequest (the SDK's canUseTool).
-    Tools,
-    /// Every guarded event: tools, prompts (UserPromptSubmit), compaction, …
-    All,
-}
-
-/// The scope asked for, `Off` without the flag.
-fn fail_closed(scope: Option<FailScope>) -> FailClosed {
-    match scope {
-        None => FailClosed::Off,
-        Some(FailScope::Tools) => FailClosed::Tools,
-        Some(FailScope::All) => FailClosed::All,
-    }
-}
-
-#[derive(Parser)]
-struct InstallArgs {
-    #[command(flatten)]
-    target: SettingsTarget,
-    /// Events to register, comma-separated, in the agent's own names
-    /// [default: Claude Code: every event but WorktreeCreate, whose hook
-    /// must create the worktree itself; Codex: every event but Interrupt;
-    /// Gemini: every event but BeforeModel, AfterModel and
-    /// BeforeToolSelection].
-    #[arg(long, value_name = "LIST", value_delimiter = ',', value_parser = event_name_parser())]
-    events: Option<Vec<String>>,
-    /// When the daemon cannot answer, block instead of no opinion: tool
-    /// calls (PreToolUse, PermissionRequest; bare --fail-closed), or every
-    /// guarded event, prompts included (=all). Those events get
-    /// --fail-closed[=all] and "onFailure":"block".
-    #[arg(long, value_name = "SCOPE", num_args = 0..=1, require_equals = true, default_missing_value = "tools")]
-    fail_closed: Option<FailScope>,
-    /// Print the "hooks" block for a hand-managed settings file; touch no file.
-    #[arg(long)]
-    print: bool,
-    /// The hook-forwarder to register [default: the one next to this hookd].
-    #[arg(long, value_name = "PATH")]
-    forwarder: Option<PathBuf>,
-    /// Also register `hookd statusline` as Claude Code's statusLine (a
-    /// statusLine already there is left alone).
-    #[arg(long)]
-    statusline: bool,
-    /// How Claude Code reaches the daemon: `command` (hook-forwarder) or
-    /// `http` ("type": "http" handlers posting to the daemon's [http]
-    /// listener, with the bearer token from $HOOKD_HTTP_TOKEN; the
-    /// forwarder for SessionStart, Setup, TeammateIdle and TaskCompleted).
-    #[arg(long, value_name = "T", default_value = "command", value_parser = ["command", "http"])]
-    transport: String,
-    /// The daemon's HTTP listener, for --transport http.
-    #[arg(long, value_name = "URL", default_value = "http://127.0.0.1:7878")]
-    http_url: String,
 }
 
 #[derive(Parser)]
@@ -828,8 +666,8 @@ fn main() -> ExitCode {
         Command::Replay { log, rules, json } => {
             cli::replay::replay(&log, rules_source(rules), json)
         }
-        Command::Install(args) => install(args).map(Outcome::from),
-        Command::Uninstall { target } => uninstall(&target).map(Outcome::from),
+        Command::Install(args) => cli::install::install(args).map(Outcome::from),
+        Command::Uninstall { target } => cli::install::uninstall(&target).map(Outcome::from),
         Command::Doctor {
             probe,
             socket,
@@ -950,29 +788,6 @@ fn remember_parser() -> impl clap::builder::TypedValueParser<Value = hookd::prot
     })
 }
 
-/// `--scope user|project|local|managed`.
-fn scope_parser() -> impl clap::builder::TypedValueParser<Value = hookd::install::Scope> {
-    use hookd::install::Scope;
-    let scopes = Scope::ALL.into_iter().chain([Scope::Managed]);
-    clap::builder::PossibleValuesParser::new(scopes.map(|s| s.as_str()))
-        .try_map(|text| text.parse::<hookd::install::Scope>())
-}
-
-/// An event name of any agent hookd judges (Claude Code's, Codex's,
-/// Gemini's): what `--events` and `tail --kind` take. Which agent has the
-/// event is checked later, where the agent is known.
-fn event_name_parser() -> clap::builder::PossibleValuesParser {
-    let mut names: Vec<&'static str> = hookd::agent::claude::HookEventKind::ALL
-        .iter()
-        .map(|kind| kind.as_str())
-        .chain(hookd::agent::codex::EVENTS.iter().map(|e| e.name))
-        .chain(hookd::agent::gemini::EVENTS.iter().map(|e| e.name))
-        .collect();
-    names.sort_unstable();
-    names.dedup();
-    clap::builder::PossibleValuesParser::new(names)
-}
-
 fn statusline(socket: Option<PathBuf>) -> anyhow::Result<()> {
     let socket = socket.unwrap_or_else(hookd::paths::socket_path);
     let status = hookd::statusline::fetch(&socket, hookd::statusline::BUDGET);
@@ -1066,127 +881,6 @@ fn tail(args: TailArgs) -> anyhow::Result<()> {
 /// (exit 2) naming the flag and the value.
 fn parse_since(text: &str) -> Result<uuid::Uuid, String> {
     hookd::tail::parse_since(text, std::time::SystemTime::now())
-}
-
-fn install(args: InstallArgs) -> anyhow::Result<()> {
-    let (agents, skipped) = args.target.agents()?;
-    if agents.len() != 1 && args.events.is_some() {
-        anyhow::bail!("--events names one agent's events: give one --agent with it");
-    }
-    let forwarder = hookd::install::resolve_forwarder(args.forwarder.as_deref())?;
-    // The status line is Claude Code's setting; other agents have none.
-    let statusline = match args.statusline {
-        true => Some(std::env::current_exe().context("finding this hookd for --statusline")?),
-        false => None,
-    };
-    if statusline.is_some() && !agents.contains(&Agent::ClaudeCode) {
-        anyhow::bail!("--statusline is Claude Code's setting: install it with --agent claude-code");
-    }
-    let transport = match args.transport.as_str() {
-        "http" => {
-            if !agents.contains(&Agent::ClaudeCode) {
-                anyhow::bail!(
-                    "--transport http is Claude Code's: install it with --agent claude-code"
-                );
-            }
-            let base_url = args.http_url.trim_end_matches('/').to_string();
-            if !(base_url.starts_with("http://") || base_url.starts_with("https://")) {
-                anyhow::bail!(
-                    "--http-url {base_url}: give the listener's URL, e.g. http://127.0.0.1:7878"
-                );
-            }
-            hookd::install::Transport::Http { base_url }
-        }
-        _ => hookd::install::Transport::Command,
-    };
-    let mut options = Vec::new();
-    for agent in &agents {
-        options.push(hookd::install::InstallOptions {
-            agent: *agent,
-            forwarder: forwarder.clone(),
-            events: match &args.events {
-                Some(list) => hookd::install::parse_events_for(*agent, &list.join(","))
-                    .map_err(anyhow::Error::msg)?,
-                None => hookd::install::default_events_for(*agent),
-            },
-            fail_closed: fail_closed(args.fail_closed),
-            statusline: statusline.clone().filter(|_| *agent == Agent::ClaudeCode),
-            transport: transport.clone(),
-        });
-    }
-    if args.print {
-        for options in &options {
-            if options.agent != Agent::ClaudeCode || agents.len() > 1 {
-                println!("// {}", options.agent);
-            }
-            print!("{}", hookd::install::hooks_block(options));
-        }
-        return Ok(());
-    }
-    report_skipped(&skipped, args.target.json)?;
-    if agents.is_empty() {
-        anyhow::bail!(
-            "--agent all: none of claude, codex, gemini is on PATH; name one with --agent"
-        );
-    }
-    let mut written = false;
-    for options in &options {
-        let path = args.target.path(options.agent)?;
-        let outcome = match args.target.scope {
-            Some(hookd::install::Scope::Managed) => {
-                hookd::install::managed::install(options, args.target.dry_run)?
-            }
-            _ => hookd::install::install(&path, options, args.target.dry_run)?,
-        };
-        args.target.report(&outcome)?;
-        written |= outcome.written;
-        if !args.target.json && !args.target.dry_run {
-            if let Some(note) = hookd::install::after_install_note(options.agent) {
-                println!("{note}");
-            }
-            if let hookd::install::Transport::Http { base_url } = &options.transport {
-                println!(
-                    "Claude Code sends the bearer token from ${env}: export it where Claude Code \
-                     starts (shell profile: `export {env}=\"$(hookd http token)\"`), and turn \
-                     the listener on ([http] listen in config.toml) at {base_url}.",
-                    env = hookd::install::HTTP_TOKEN_ENV
-                );
-            }
-        }
-    }
-    if written && !args.target.json {
-        println!("`hookd doctor` checks the whole setup.");
-    }
-    Ok(())
-}
-
-fn uninstall(target: &SettingsTarget) -> anyhow::Result<()> {
-    let (agents, skipped) = target.agents()?;
-    report_skipped(&skipped, target.json)?;
-    for agent in agents {
-        let path = target.path(agent)?;
-        let outcome = match target.scope {
-            Some(hookd::install::Scope::Managed) => {
-                hookd::install::managed::uninstall(target.dry_run)?
-            }
-            _ => hookd::install::uninstall(&path, target.dry_run)?,
-        };
-        target.report(&outcome)?;
-    }
-    Ok(())
-}
-
-/// Says which agents `--agent all` left out (on stderr: stdout may be JSON).
-fn report_skipped(skipped: &[Agent], json: bool) -> anyhow::Result<()> {
-    for agent in skipped {
-        let program = hookd::install::agent_program(*agent);
-        if json {
-            eprintln!("skipped {agent}: `{program}` is not on PATH");
-        } else {
-            println!("skipped {agent}: `{program}` is not on PATH");
-        }
-    }
-    Ok(())
 }
 
 fn doctor(

@@ -11,10 +11,12 @@
 //!   in [`output::style`].
 
 pub mod adapter;
+pub mod args;
 pub mod decide;
 pub mod docs;
 pub mod explain;
 pub mod http;
+pub mod install;
 pub mod log;
 pub mod output;
 pub mod pending;
