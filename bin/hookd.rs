@@ -9,9 +9,10 @@ use anyhow::Context;
 use clap::builder::TypedValueParser as _;
 use clap::{Parser, Subcommand};
 use hookd::agent::Agent;
-use hookd::cli::args::{event_name_parser, fail_closed, FailScope};
+use hookd::cli::args::{fail_closed, log_path, FailScope};
 use hookd::cli::install::{InstallArgs, SettingsTarget};
-use hookd::cli::output::{print_json, ColorWhen, Stdout};
+use hookd::cli::output::{ColorWhen, Stdout};
+use hookd::cli::tail::TailArgs;
 use hookd::cli::{self, Outcome};
 use hookd::daemon::{self, RulesSource};
 use hookd::decision::Verdict;
@@ -25,6 +26,7 @@ macro_rules! println {
         writeln!(Stdout, $($arg)*)?
     };
 }
+#[allow(unused_macros)] // none here now; one added later is Stdout's
 macro_rules! print {
     ($($arg:tt)*) => {
         write!(Stdout, $($arg)*)?
@@ -479,38 +481,6 @@ impl ClientArgs {
 }
 
 #[derive(Parser)]
-struct TailArgs {
-    /// The log file [default: $XDG_STATE_HOME/hookd/events.jsonl].
-    #[arg(long, value_name = "FILE")]
-    log: Option<PathBuf>,
-    /// Keep reading as the log grows (follows rotation).
-    #[arg(short, long)]
-    follow: bool,
-    /// Of what the log holds now, print only the last N entries (then,
-    /// with --follow, everything new), as `tail -n`.
-    #[arg(short = 'n', long = "lines", value_name = "N")]
-    lines: Option<usize>,
-    /// Print raw JSONL lines.
-    #[arg(long)]
-    json: bool,
-    /// Only this event kind, in its agent's name (e.g. PreToolUse, BeforeTool).
-    #[arg(long, value_name = "KIND", value_parser = event_name_parser())]
-    kind: Option<String>,
-    /// Only sessions whose id starts with this.
-    #[arg(long, value_name = "S")]
-    session: Option<String>,
-    /// Only this tool (e.g. Bash).
-    #[arg(long, value_name = "T")]
-    tool: Option<String>,
-    /// Only events whose verdict was not `none`.
-    #[arg(long)]
-    decisions: bool,
-    /// Only from this event/decision id, RFC 3339 time, or age (90s, 10m, 2h, 1d).
-    #[arg(long, value_name = "ID|TIME|AGE", value_parser = parse_since)]
-    since: Option<uuid::Uuid>,
-}
-
-#[derive(Parser)]
 struct ServeArgs {
     /// Socket path [default: $HOOKD_SOCKET, then $XDG_RUNTIME_DIR/hookd/hookd.sock,
     /// then /tmp/hookd-$UID/hookd.sock].
@@ -587,7 +557,7 @@ fn main() -> ExitCode {
     hookd::cli::output::set_color(cli.color);
     let result = match cli.command {
         Command::Serve(args) => serve(args).map(Outcome::from),
-        Command::Tail(args) => tail(args).map(Outcome::from),
+        Command::Tail(args) => cli::tail::run(args).map(Outcome::from),
         Command::Log(LogCommand::Verify { logs, json }) => {
             let logs = match logs.is_empty() {
                 true => log_path(None).map(|log| vec![log]),
@@ -673,7 +643,7 @@ fn main() -> ExitCode {
             socket,
             project,
             json,
-        } => doctor(socket, project, probe, json),
+        } => cli::doctor::run(socket, project, probe, json),
         Command::Service(ServiceCommand::Install {
             bin_dir,
             dry_run,
@@ -795,13 +765,6 @@ fn statusline(socket: Option<PathBuf>) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// `--log FILE`, else the default event log path.
-fn log_path(explicit: Option<PathBuf>) -> anyhow::Result<PathBuf> {
-    explicit
-        .or_else(hookd::paths::default_log_path)
-        .ok_or_else(|| anyhow::anyhow!("no --log given and neither XDG_STATE_HOME nor HOME is set"))
-}
-
 /// The rules the daemon would use: `--rules FILE`, else the default path if
 /// it exists, else the embedded defaults.
 fn rules_source(explicit: Option<PathBuf>) -> RulesSource {
@@ -845,63 +808,4 @@ fn rules(command: RulesCommand) -> anyhow::Result<Outcome> {
             cli::rules::test(&dir, rules_source(rules), json)
         }
     }
-}
-
-fn tail(args: TailArgs) -> anyhow::Result<()> {
-    let log = log_path(args.log)?;
-    if !args.follow && !log.exists() {
-        anyhow::bail!(
-            "no event log at {} (has the daemon run with this log? give another with --log FILE)",
-            log.display()
-        );
-    }
-    if args.follow && !log.exists() {
-        eprintln!("hookd: waiting for {} to appear", log.display());
-    }
-    let options = hookd::tail::TailOptions {
-        follow: args.follow,
-        json: args.json,
-        kind: args.kind,
-        session: args.session,
-        tool: args.tool,
-        decisions: args.decisions,
-        since: args.since,
-        last: args.lines,
-    };
-    hookd::tail::run(
-        &log,
-        &options,
-        &mut Stdout,
-        hookd::cli::output::stdout_reader_gone,
-    )
-    .with_context(|| format!("reading {}", log.display()))
-}
-
-/// `--since`, read when the command line is: a bad value is a usage error
-/// (exit 2) naming the flag and the value.
-fn parse_since(text: &str) -> Result<uuid::Uuid, String> {
-    hookd::tail::parse_since(text, std::time::SystemTime::now())
-}
-
-fn doctor(
-    socket: Option<PathBuf>,
-    project: Option<PathBuf>,
-    probe: bool,
-    json: bool,
-) -> anyhow::Result<Outcome> {
-    let project = std::path::absolute(project.unwrap_or_else(|| ".".into()))?;
-    let options = hookd::doctor::DoctorOptions {
-        probe,
-        ..hookd::doctor::DoctorOptions::from_env(
-            socket.unwrap_or_else(hookd::paths::socket_path),
-            project,
-        )?
-    };
-    let report = hookd::doctor::run(&options);
-    if json {
-        print_json(&report)?;
-    } else {
-        print!("{report:#}");
-    }
-    Ok(Outcome::problems_unless(report.ok))
 }

@@ -1,6 +1,8 @@
 //! Argument types and parsers that several commands share: clap rejects a
 //! typo and completions know the values.
 
+use std::path::PathBuf;
+
 use clap::builder::TypedValueParser as _;
 
 use crate::agent::claude::FailClosed;
@@ -44,4 +46,11 @@ pub fn event_name_parser() -> clap::builder::PossibleValuesParser {
     names.sort_unstable();
     names.dedup();
     clap::builder::PossibleValuesParser::new(names)
+}
+
+/// `--log FILE`, else the default event log path.
+pub fn log_path(explicit: Option<PathBuf>) -> anyhow::Result<PathBuf> {
+    explicit
+        .or_else(crate::paths::default_log_path)
+        .ok_or_else(|| anyhow::anyhow!("no --log given and neither XDG_STATE_HOME nor HOME is set"))
 }

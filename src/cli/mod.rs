@@ -14,6 +14,7 @@ pub mod adapter;
 pub mod args;
 pub mod decide;
 pub mod docs;
+pub mod doctor;
 pub mod explain;
 pub mod http;
 pub mod install;
@@ -25,6 +26,7 @@ pub mod revision;
 pub mod rules;
 pub mod service;
 pub mod status;
+pub mod tail;
 
 use std::process::ExitCode;
 
