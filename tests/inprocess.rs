@@ -1,8 +1,9 @@
 //! The daemon driven in the test process on tokio's paused clock
 //! (`daemon::serve` on a real socket in a temp dir): the timeout and
-//! deadline logic of the pending table, and grants' TTLs (on a daemon
-//! clock tokio's moves), tested by moving the clock, not by waiting for
-//! it, and with no wall-clock assertion. The real binaries'
+//! deadline logic of the pending table, grants' TTLs (on a daemon clock
+//! tokio's moves) and the shedding of peers without a first frame, tested
+//! by moving the clock, not by waiting for it, and with no wall-clock
+//! assertion. The real binaries'
 //! smoke tests of the same paths stay in `clients.rs`.
 
 use std::path::Path;
@@ -398,4 +399,89 @@ async fn a_session_grant_ends_with_its_ttl() {
         .collect();
     let by_grant = format!("grant:{}", grant["id"].as_str().unwrap());
     assert_eq!(sources, ["client:approve", &by_grant, "client:approve"]);
+}
+
+/// Opens `n` connections that each send `first_bytes` and nothing more,
+/// and waits until the daemon has accepted them all.
+async fn peers_without_a_frame(
+    d: &InProcess,
+    n: usize,
+    first_bytes: &[u8],
+) -> Vec<tokio::net::UnixStream> {
+    use tokio::io::AsyncWriteExt;
+    let mut peers = Vec::new();
+    for _ in 0..n {
+        let mut peer = tokio::net::UnixStream::connect(d.socket()).await.unwrap();
+        peer.write_all(first_bytes).await.unwrap();
+        peers.push(peer);
+    }
+    while d.shared.admission.open() < n {
+        tokio::task::yield_now().await;
+    }
+    peers
+}
+
+/// Lets the daemon's tasks run without moving the (held) clock.
+async fn settle() {
+    for _ in 0..200 {
+        tokio::task::yield_now().await;
+    }
+}
+
+/// A hook sent on a connection of its own, in the background.
+fn hook_in_background(d: &InProcess) -> JoinHandle<Reply> {
+    let socket = d.socket();
+    tokio::spawn(async move {
+        let mut forwarder = connect_async(&socket, "forwarder-like", DEFAULT_MAX_FRAME)
+            .await
+            .unwrap();
+        send(&mut forwarder, hook(Duration::from_secs(3600))).await;
+        recv(&mut forwarder).await
+    })
+}
+
+/// With every connection slot taken, peers that have sent nothing are
+/// disconnected once silent for `SHED_AFTER` (not before), and a hook
+/// waiting in the kernel's backlog is then answered.
+#[tokio::test(start_paused = true)]
+async fn silent_peers_give_their_slots_up_after_shed_after() {
+    use hookd::daemon::limits::SHED_AFTER;
+    let _held = HeldClock::hold();
+    let d = InProcess::start("");
+    let cap = d.shared.admission.cap();
+    let _silent = peers_without_a_frame(&d, cap, b"").await;
+    let waiting = hook_in_background(&d);
+    tokio::time::advance(SHED_AFTER - Duration::from_millis(100)).await;
+    settle().await;
+    assert_eq!(d.shared.admission.shed_count(), 0, "shed early");
+    assert!(!waiting.is_finished(), "answered with every slot taken");
+    // The accept loop asks again every SHED_AFTER / 2 while it waits.
+    tokio::time::advance(SHED_AFTER).await;
+    let Reply::HookResult(result) = waiting.await.unwrap() else {
+        panic!("no hook_result")
+    };
+    assert_eq!(result.exit_code, 0);
+    assert!(d.shared.admission.shed_count() > 0);
+}
+
+/// Peers stuck inside their first frame are given `SHED_STALLED_AFTER`,
+/// ten times a silent peer's time, before they give their slots up.
+#[tokio::test(start_paused = true)]
+async fn stalled_peers_give_their_slots_up_after_shed_stalled_after() {
+    use hookd::daemon::limits::{SHED_AFTER, SHED_STALLED_AFTER};
+    let _held = HeldClock::hold();
+    let d = InProcess::start("");
+    let cap = d.shared.admission.cap();
+    let _stalled = peers_without_a_frame(&d, cap, b"{").await;
+    let waiting = hook_in_background(&d);
+    tokio::time::advance(SHED_STALLED_AFTER - Duration::from_millis(100)).await;
+    settle().await;
+    assert_eq!(d.shared.admission.shed_count(), 0, "shed early");
+    assert!(!waiting.is_finished(), "answered with every slot taken");
+    tokio::time::advance(SHED_AFTER).await;
+    let Reply::HookResult(result) = waiting.await.unwrap() else {
+        panic!("no hook_result")
+    };
+    assert_eq!(result.exit_code, 0);
+    assert!(d.shared.admission.shed_count() > 0);
 }

@@ -17,11 +17,14 @@
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use nix::sys::resource::{getrlimit, setrlimit, Resource};
 use tokio::sync::futures::Notified;
 use tokio::sync::{Notify, Semaphore};
+// tokio's clock: the system's monotonic one, but in tests on tokio's
+// paused clock, which move it to test shedding.
+use tokio::time::Instant;
 
 /// At most this many connections are served at once; more wait in the
 /// kernel's backlog (a forwarder then waits, it is not refused).

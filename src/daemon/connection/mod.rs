@@ -18,7 +18,7 @@
 
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use futures_util::{SinkExt, StreamExt};
 use tokio::net::UnixStream;
@@ -99,7 +99,8 @@ pub async fn handle(stream: UnixStream, shared: &Arc<Shared>, shutdown: &Cancell
             return;
         }
     }
-    let accepted = Instant::now();
+    // tokio's clock (as the shedding's): tests move it.
+    let accepted = tokio::time::Instant::now();
     let mut conn = framed(stream, shared.max_frame);
     // A connection accepted just before shutdown is still answered: its
     // first frame gets a short grace instead of being cut off.
