@@ -13,7 +13,9 @@
 //!    ceiling.
 //! 3. **Memory:** the daemon's RSS idle, and with 10 000 decisions pending
 //!    (a subscriber holds them; nobody decides), sent over 200 connections
-//!    (one connection has at most 64 hooks in flight).
+//!    (one connection has at most 64 hooks in flight); then with 3 000
+//!    pending the way Claude Code sends them, each on a connection of its
+//!    own as `hook-forwarder` holds one.
 //!
 //! 4. **OpenTelemetry export:** this build with `[otlp]` off and on (to a
 //!    sink in the benchmark that answers every request 200), side by side:
@@ -526,4 +528,88 @@ fn memory_phase(daemons: &[(&str, PathBuf)], row: &dyn Fn(&str, &[String])) {
     row("   idle RSS", &idle);
     row("   RSS with 10 000 pending", &loaded);
     row("   per pending decision", &each);
+
+    // Claude Code's way: each hook on a forwarder's connection of its own.
+    let n = forwarder_connections();
+    let mut loaded = Vec::new();
+    let mut each = Vec::new();
+    for (_, bin) in daemons {
+        let (i, l) = rss_with_forwarders_pending(bin, n);
+        loaded.push(format!("{:.1} MiB", l as f64 / 1024.0));
+        each.push(format!("{:.2} KiB", l.saturating_sub(i) as f64 / n as f64));
+    }
+    row(&format!("   RSS with {n} forwarders pending"), &loaded);
+    row("   per pending forwarder", &each);
+}
+
+/// How many forwarder connections the memory phase holds: 3 000 (under
+/// the daemon's 4 096 connection slots), fewer where this process may not
+/// open that many files (the soft limit is raised to the hard one).
+fn forwarder_connections() -> usize {
+    use nix::sys::resource::{getrlimit, setrlimit, Resource};
+    let (_, hard) = getrlimit(Resource::RLIMIT_NOFILE).unwrap();
+    let _ = setrlimit(Resource::RLIMIT_NOFILE, hard, hard);
+    let (soft, _) = getrlimit(Resource::RLIMIT_NOFILE).unwrap();
+    3000.min(soft.saturating_sub(100) as usize)
+}
+
+/// RSS idle and with `n` hooks pending, each on a connection of its own
+/// that sent one `hook` frame and waits, as `hook-forwarder` does.
+fn rss_with_forwarders_pending(bin: &Path, n: usize) -> (u64, u64) {
+    let d = Daemon::start(
+        bin,
+        "[decisions]\nroute_undecided = true\ntimeout = \"never\"\n",
+    );
+    std::thread::sleep(Duration::from_millis(200));
+    let idle = d.rss_kib();
+    let (mut sub, mut sub_reader) = hello(&d.socket, "holder");
+    writeln!(
+        sub,
+        r#"{{"type":"subscribe","req":"s","filter":{{"pending_only":true}}}}"#
+    )
+    .unwrap();
+    let mut line = String::new();
+    sub_reader.read_line(&mut line).unwrap();
+    std::thread::spawn(move || {
+        let mut sink = Vec::new();
+        while sub_reader
+            .read_until(b'\n', &mut sink)
+            .map(|n| n > 0)
+            .unwrap_or(false)
+        {
+            sink.clear();
+        }
+    });
+    let forwarders: Vec<UnixStream> = (0..n)
+        .map(|i| {
+            let mut stream = UnixStream::connect(&d.socket).unwrap();
+            writeln!(
+                stream,
+                r#"{{"type":"hook","id":"f{i}","deadline_ms":600000,"input":{PRE_TOOL_USE}}}"#
+            )
+            .unwrap();
+            stream
+        })
+        .collect();
+    let (mut probe, mut probe_reader) = hello(&d.socket, "probe");
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        writeln!(probe, r#"{{"type":"status","req":"st"}}"#).unwrap();
+        let mut status = String::new();
+        probe_reader.read_line(&mut status).unwrap();
+        let v: serde_json::Value = serde_json::from_str(&status).unwrap();
+        if v["result"]["counters"]["pending"].as_u64() == Some(n as u64) {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "only {} pending",
+            v["result"]["counters"]["pending"]
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let loaded = d.rss_kib();
+    drop(forwarders);
+    drop(sub);
+    (idle, loaded)
 }
