@@ -114,7 +114,7 @@ pub fn answer<'a>(
 pub fn answer_from_forwarder<'a>(
     req: HookRequest,
     frame_bytes: usize,
-    peer_gone: &'a CancellationToken,
+    peer_gone: CancellationToken,
     shared: &'a Arc<Shared>,
     shutdown: &'a CancellationToken,
 ) -> impl Future<Output = HookResult> + Send + 'a {
@@ -148,7 +148,7 @@ fn answer_with<'a>(
     req: HookRequest,
     frame_bytes: usize,
     run: Option<&'a RunLink>,
-    peer_gone: Option<&'a CancellationToken>,
+    peer_gone: Option<CancellationToken>,
     shared: &'a Arc<Shared>,
     shutdown: &'a CancellationToken,
 ) -> impl Future<Output = HookResult> + Send + 'a {
@@ -202,7 +202,7 @@ fn answer_unguarded<'a>(
     req: HookRequest,
     frame_bytes: usize,
     run: Option<&'a RunLink>,
-    peer_gone: Option<&'a CancellationToken>,
+    peer_gone: Option<CancellationToken>,
     shared: &'a Arc<Shared>,
     shutdown: &'a CancellationToken,
 ) -> impl Future<Output = HookResult> + Send + 'a {
@@ -223,7 +223,7 @@ fn answer_unguarded<'a>(
             _entry,
         } = judging.await;
         let judgement = match resolution {
-            Some(resolution) => wait(&hook, &event, resolution, peer_gone, shutdown)
+            Some(resolution) => wait(&hook, &event, resolution, peer_gone.as_ref(), shutdown)
                 .await
                 .settle(judgement, &hook),
             None if route.routed => fallback_of(judgement, Source::Fallback, &hook),

@@ -16,11 +16,14 @@
 //! forwarder's one hook; `session.rs` holds a `hello` session's loop;
 //! `requests.rs` has one function per request a session sends.
 
+use std::future::Future;
+use std::pin::Pin;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Duration;
 
-use futures_util::{SinkExt, StreamExt};
+use futures_util::future::Either;
+use futures_util::{FutureExt, SinkExt, StreamExt};
 use tokio::net::UnixStream;
 use tokio_util::codec::{Framed, FramedParts};
 use tokio_util::sync::CancellationToken;
@@ -28,7 +31,7 @@ use tokio_util::sync::CancellationToken;
 use super::limits::{SHED_AFTER, SHED_STALLED_AFTER};
 use super::Shared;
 use crate::protocol::codec::{FrameCodec, FrameError};
-use crate::protocol::{ErrorCode, Reply, Request};
+use crate::protocol::{DecodeError, ErrorCode, Reply, Request};
 
 /// A peer that connects and says nothing is dropped after this long (much
 /// sooner when the daemon runs short of connections, see
@@ -69,7 +72,37 @@ mod requests;
 mod session;
 
 /// Serves one accepted connection to completion.
-pub async fn handle(stream: UnixStream, shared: &Arc<Shared>, shutdown: &CancellationToken) {
+///
+/// Two steps, each its own future: reading the first frame, then serving
+/// what it asked. The second is what a waiting forwarder holds for minutes,
+/// so it keeps nothing of the first (its timers, the frame, the decoded
+/// request: an `async fn` keeps the slot of every local that lives across
+/// an await). Chained with `then`, not awaited in turn in an `async fn`,
+/// which would keep the first step's result beside the second's state.
+pub fn handle<'a>(
+    stream: UnixStream,
+    shared: &'a Arc<Shared>,
+    shutdown: &'a CancellationToken,
+) -> impl Future<Output = ()> + Send + 'a {
+    first_frame(stream, shared, shutdown).then(move |first| match first {
+        Some((conn, request, frame_bytes)) => {
+            Either::Left(serve_first(conn, request, frame_bytes, shared, shutdown))
+        }
+        None => Either::Right(std::future::ready(())),
+    })
+}
+
+/// A connection's first frame, decoded, and its length.
+type FirstFrame = (Conn, Result<Request, DecodeError>, usize);
+
+/// Checks the peer and reads its first frame; `None` when the connection
+/// is done with (a peer of another user, shed, silent too long, closed,
+/// or a frame refused).
+async fn first_frame(
+    stream: UnixStream,
+    shared: &Arc<Shared>,
+    shutdown: &CancellationToken,
+) -> Option<FirstFrame> {
     // tokio's peer credentials: SO_PEERCRED on Linux, getpeereid and
     // LOCAL_PEERPID on macOS and the BSDs.
     match stream.peer_cred() {
@@ -92,11 +125,11 @@ pub async fn handle(stream: UnixStream, shared: &Arc<Shared>, shutdown: &Cancell
                 &Reply::error(ErrorCode::PermissionDenied, message, None),
             )
             .await;
-            return;
+            return None;
         }
         Err(e) => {
             tracing::warn!(error = %e, "could not read peer credentials; closing");
-            return;
+            return None;
         }
     }
     // tokio's clock (as the shedding's): tests move it.
@@ -114,10 +147,10 @@ pub async fn handle(stream: UnixStream, shared: &Arc<Shared>, shutdown: &Cancell
     let first = loop {
         let shedding = shared.admission.shedding();
         tokio::select! {
-            _ = &mut stopping => return,
+            _ = &mut stopping => return None,
             _ = &mut too_late => {
                 tracing::debug!("peer sent no frame in time; closing");
-                return;
+                return None;
             }
             first = conn.next() => break first,
             _ = shedding => {
@@ -129,14 +162,17 @@ pub async fn handle(stream: UnixStream, shared: &Arc<Shared>, shutdown: &Cancell
                 if silent || age >= SHED_STALLED_AFTER {
                     shared.admission.count_shed();
                     tracing::debug!(silent, "closing a peer still without a first frame, to make room");
-                    return;
+                    return None;
                 }
             }
         }
     };
     let line = match first {
-        None => return,
-        Some(Err(e)) => return reject(&mut conn, e).await,
+        None => return None,
+        Some(Err(e)) => {
+            reject(&mut conn, e).await;
+            return None;
+        }
         Some(Ok(line)) => line,
     };
     let request = Request::decode(&line);
@@ -144,35 +180,54 @@ pub async fn handle(stream: UnixStream, shared: &Arc<Shared>, shutdown: &Cancell
     // The frame shares the read buffer's allocation: kept, it would hold
     // that for as long as the connection lives.
     drop(line);
+    Some((conn, request, frame_bytes))
+}
+
+/// Serves what the first frame asked: a forwarder's hook, a session, or a
+/// refusal.
+fn serve_first<'a>(
+    mut conn: Conn,
+    request: Result<Request, DecodeError>,
+    frame_bytes: usize,
+    shared: &'a Arc<Shared>,
+    shutdown: &'a CancellationToken,
+) -> Either<impl Future<Output = ()> + Send + 'a, Pin<Box<dyn Future<Output = ()> + Send + 'a>>> {
     match request {
-        Err(e) => {
-            tracing::warn!(code = %e.code, error = %e.message, "bad first frame; closing that connection");
-            send(&mut conn, &Reply::error(e.code, e.message, None)).await;
-        }
         Ok(Request::Hook(req)) => {
             // A forwarder sends nothing after its hook (`forwarder.rs`
             // watches the socket itself, for it going away): its read
-            // buffer goes now, not when its hook has been answered (a
-            // waiting forwarder's connection held 15.8 KiB, now 10.4:
-            // benches/throughput.rs, phase 3).
+            // buffer goes now, not when its hook has been answered (with
+            // the first frame's state gone too, a waiting forwarder holds
+            // 9.6 KiB, not 15.8: benches/throughput.rs, phase 3).
             *conn.read_buffer_mut() = bytes::BytesMut::new();
-            forwarder::answer(req, frame_bytes, conn, shared, shutdown).await
+            Either::Left(forwarder::answer(req, frame_bytes, conn, shared, shutdown))
         }
         // Boxed: most connections are a forwarder's, one per waiting hook,
         // and a session's far larger state would set their size.
-        Ok(Request::Hello(hello)) => Box::pin(session::serve(hello, conn, shared, shutdown)).await,
+        Ok(Request::Hello(hello)) => {
+            Either::Right(Box::pin(session::serve(hello, conn, shared, shutdown)))
+        }
+        other => Either::Right(Box::pin(refuse_first(other, conn))),
+    }
+}
+
+/// Answers a first frame that is neither a hook nor a `hello` with an
+/// error, which closes the connection.
+async fn refuse_first(request: Result<Request, DecodeError>, mut conn: Conn) {
+    let error = match request {
+        Err(e) => {
+            tracing::warn!(code = %e.code, error = %e.message, "bad first frame; closing that connection");
+            Reply::error(e.code, e.message, None)
+        }
         Ok(other) => {
             let message = format!(
                 "`{}` needs a `hello` first",
                 other.req().map_or("request", |_| "client request")
             );
-            send(
-                &mut conn,
-                &Reply::error(ErrorCode::UnexpectedFrame, message, None),
-            )
-            .await;
+            Reply::error(ErrorCode::UnexpectedFrame, message, None)
         }
-    }
+    };
+    send(&mut conn, &error).await;
 }
 
 /// `stream` framed, with a read buffer of [`READ_BUFFER_BYTES`] and a
