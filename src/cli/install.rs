@@ -2,6 +2,11 @@
 //! settings (`crate::install` splices the file; this is the command: which
 //! agents and files, the options, what is printed).
 
+// The arguments' doc comments are clap's help text, written for a terminal
+// (`<project>/.claude/settings.json`, `[http] listen`), not rustdoc's
+// Markdown.
+#![allow(rustdoc::invalid_html_tags, rustdoc::broken_intra_doc_links)]
+
 use std::io::Write as _;
 use std::path::PathBuf;
 
