@@ -145,7 +145,7 @@ pub fn answer_in<'a>(
 }
 
 fn answer_with<'a>(
-    req: HookRequest,
+    mut req: HookRequest,
     frame_bytes: usize,
     run: Option<&'a RunLink>,
     peer_gone: Option<CancellationToken>,
@@ -153,7 +153,8 @@ fn answer_with<'a>(
     shutdown: &'a CancellationToken,
 ) -> impl Future<Output = HookResult> + Send + 'a {
     let in_flight = Gauge::enter(&shared.stats.hooks_in_flight);
-    let id = req.id.clone();
+    // The reply's id is kept here, once: answering never reads it.
+    let id = std::mem::take(&mut req.id);
     let agent = req.harness.agent();
     let event_name = req
         .input
@@ -173,7 +174,7 @@ fn answer_with<'a>(
     .catch_unwind()
     .map(move |answered| {
         drop(in_flight);
-        answered.unwrap_or_else(|panic| {
+        let out = answered.unwrap_or_else(|panic| {
             tracing::error!(
                 hook = %id,
                 event = %event_name,
@@ -181,14 +182,14 @@ fn answer_with<'a>(
                 "answering a hook panicked; it gets its fallback and the daemon goes on"
             );
             shared.stats.fallbacks.fetch_add(1, Ordering::Relaxed);
-            let out = agent.fallback(&event_name, fail_closed, "internal_error");
-            HookResult {
-                id,
-                exit_code: out.exit_code,
-                stdout: out.stdout,
-                stderr: out.stderr,
-            }
-        })
+            agent.fallback(&event_name, fail_closed, "internal_error")
+        });
+        HookResult {
+            id,
+            exit_code: out.exit_code,
+            stdout: out.stdout,
+            stderr: out.stderr,
+        }
     })
 }
 
@@ -205,14 +206,13 @@ fn answer_unguarded<'a>(
     peer_gone: Option<CancellationToken>,
     shared: &'a Arc<Shared>,
     shutdown: &'a CancellationToken,
-) -> impl Future<Output = HookResult> + Send + 'a {
+) -> impl Future<Output = output::HookOutput> + Send + 'a {
     // Boxed, and gone once judged: the size of this future is what every
     // waiting hook holds, so it keeps only what waiting needs, not the
     // state of reading and judging.
     let judging = Box::pin(judge_and_record(req, frame_bytes, run, shared, shutdown));
     async move {
         let Recorded {
-            id,
             hook,
             event,
             judgement,
@@ -230,20 +230,19 @@ fn answer_unguarded<'a>(
             None => judgement,
         };
         shared.hub.unwatch_dialog(event.id);
-        let out = record_decision(&hook, &event, judgement, &chain, summary, route.pending);
-        HookResult {
-            id,
-            exit_code: out.exit_code,
-            stdout: out.stdout,
-            stderr: out.stderr,
-        }
+        record_decision(
+            &hook,
+            &event,
+            judgement,
+            chain.as_deref(),
+            summary,
+            route.pending,
+        )
     }
 }
 
 /// A hook judged and recorded: what its wait and its decision need.
 struct Recorded<'a> {
-    /// The request's id, for the reply.
-    id: String,
     hook: HookContext<'a>,
     /// From here on only the event's ids and names are read.
     event: Judged,
@@ -251,10 +250,12 @@ struct Recorded<'a> {
     route: Route,
     /// Pending: how a client's decision arrives.
     resolution: Option<oneshot::Receiver<Resolution>>,
-    /// What the stop chains need of the input once the answer is known.
-    chain: Value,
+    /// What the stop chains need of the input once the answer is known
+    /// (`None`: not a stop chain's event). Boxed, as `summary`: every
+    /// waiting hook holds this struct.
+    chain: Option<Box<Value>>,
     /// The status line's summary of the input.
-    summary: String,
+    summary: Box<str>,
     /// Removes the pending entry however the wait ends.
     _entry: Option<PendingEntry<'a>>,
 }
@@ -320,11 +321,13 @@ async fn judge_and_record<'a>(
         hub: &shared.hub,
         id: event.id,
     });
-    let chain = StopChains::chain_fields(kind, &event.raw);
+    let chain = Some(StopChains::chain_fields(kind, &event.raw))
+        .filter(|fields| !fields.is_null())
+        .map(Box::new);
     let summary =
-        crate::event::input_summary(&event.raw, super::grants::LAST_DECISION_SUMMARY_CHARS);
+        crate::event::input_summary(&event.raw, super::grants::LAST_DECISION_SUMMARY_CHARS)
+            .into_boxed_str();
     Recorded {
-        id: req.id,
         hook,
         // The rest of the event (the input's tree above all) goes now,
         // before a pending event's wait.
@@ -555,6 +558,11 @@ async fn wait(
         Timeout::After(limit) => hook.deadline.min(hook.started + limit),
         Timeout::Never => hook.deadline,
     };
+    let watched = match (peer_gone, hook.run) {
+        (Some(forwarder), _) => Some((forwarder, Gone::Forwarder)),
+        (None, Some(run)) => Some((&run.ended, Gone::Run)),
+        (None, None) => None,
+    };
     tokio::select! {
         resolved = resolution => match resolved {
             Ok(Resolution::Decided { answer, client, remembered }) => {
@@ -564,26 +572,27 @@ async fn wait(
             Ok(Resolution::Terminal) => WaitEnd::Terminal,
             Ok(Resolution::Abandoned) | Err(_) => WaitEnd::Fallback(Source::Fallback),
         },
-        _ = peer_left(peer_gone) => {
+        what = gone(watched) => match what {
             // Claude Code kills a hook whose dialog the person answered
             // (no, or Esc); anything else that ends a forwarder early
             // (a killed CLI) leaves nobody to answer either.
-            if hook.attended {
+            Gone::Forwarder if hook.attended => {
                 shared.hub.finish(event.id, "terminal (answered in Claude Code)");
                 WaitEnd::Terminal
-            } else {
+            }
+            Gone::Forwarder => {
                 shared.hub.finish(event.id, "fallback (the hook went away)");
                 WaitEnd::Fallback(Source::Fallback)
             }
-        }
+            Gone::Run => {
+                shared.hub.finish(event.id, "fallback (run ended)");
+                WaitEnd::Fallback(Source::Fallback)
+            }
+        },
         _ = tokio::time::sleep_until(wait_until.into()) => {
             shared.hub.finish(event.id, "timeout");
             shared.stats.timeouts.fetch_add(1, Ordering::Relaxed);
             WaitEnd::Fallback(Source::Timeout)
-        }
-        _ = run_ended(hook.run) => {
-            shared.hub.finish(event.id, "fallback (run ended)");
-            WaitEnd::Fallback(Source::Fallback)
         }
         _ = shutdown.cancelled() => {
             shared.hub.finish(event.id, "shutdown");
@@ -641,8 +650,8 @@ fn record_decision(
     hook: &HookContext<'_>,
     event: &Judged,
     judgement: Judgement,
-    chain: &Value,
-    summary: String,
+    chain: Option<&Value>,
+    summary: Box<str>,
     pending: bool,
 ) -> output::HookOutput {
     let shared = hook.shared;
@@ -657,7 +666,7 @@ fn record_decision(
         shared
             .controller
             .stop_chains()
-            .record(hook.kind, chain, blocked);
+            .record(hook.kind, chain.unwrap_or(&Value::Null), blocked);
     }
 
     let out = if judgement.enforced {
@@ -695,7 +704,7 @@ fn record_decision(
             shared,
             &event.name,
             event.tool.as_deref(),
-            summary,
+            summary.into_string(),
             &decision,
         );
     }
@@ -920,11 +929,24 @@ impl Drop for PendingEntry<'_> {
     }
 }
 
-/// Resolves when the forwarder has gone; never for a hook that did not
-/// come from one.
-async fn peer_left(peer_gone: Option<&CancellationToken>) {
-    match peer_gone {
-        Some(token) => token.cancelled().await,
+/// What went away from under a waiting hook.
+#[derive(Debug, Clone, Copy)]
+enum Gone {
+    /// Its forwarder (Claude Code killed the hook).
+    Forwarder,
+    /// The agent-SDK run it belongs to ended.
+    Run,
+}
+
+/// Resolves when `watched`'s token is cancelled, saying what went; never
+/// without one. One future for both: a hook comes from a forwarder or from
+/// a run's adapter, never both, and every waiting hook holds this.
+async fn gone(watched: Option<(&CancellationToken, Gone)>) -> Gone {
+    match watched {
+        Some((token, what)) => {
+            token.cancelled().await;
+            what
+        }
         None => std::future::pending().await,
     }
 }
@@ -975,14 +997,6 @@ fn answered_in_terminal(judgement: Judgement) -> Judgement {
         answer: Answer::no_opinion(),
         source: Source::Terminal,
         ..judgement
-    }
-}
-
-/// Resolves when `run` ends; never for a hook that is not part of a run.
-async fn run_ended(run: Option<&RunLink>) {
-    match run {
-        Some(run) => run.ended.cancelled().await,
-        None => std::future::pending().await,
     }
 }
 
