@@ -48,8 +48,14 @@ impl Session<'_> {
         // keep a slot the request's size while the hook waits.
         let req = Box::new(req);
         tokio::spawn(async move {
-            let result = hook::answer(*req, frame_bytes, &shared, &shutdown).await;
-            let _ = replies.send(Reply::HookResult(result)).await;
+            // Out of the box in a scope of its own, which frees the box now:
+            // a box moved out of is freed only when its variable ends.
+            let req = {
+                let boxed = req;
+                *boxed
+            };
+            let result = hook::answer(req, frame_bytes, &shared, &shutdown).await;
+            let _ = replies.send(result).await;
         });
     }
 

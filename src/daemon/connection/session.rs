@@ -17,7 +17,7 @@ use super::{
 use crate::daemon::hub::{ClientQueue, CLIENT_QUEUE_FRAMES};
 use crate::daemon::Shared;
 use crate::protocol::codec::RawFrame;
-use crate::protocol::{ErrorCode, Hello, Lagged, Reply, Request, Welcome, VERSION};
+use crate::protocol::{ErrorCode, Hello, HookResult, Lagged, Reply, Request, Welcome, VERSION};
 
 /// What one session holds, which its requests read and change.
 pub(super) struct Session<'a> {
@@ -36,7 +36,7 @@ pub(super) struct Session<'a> {
     /// may wait for a decision that this very client is about to send. At
     /// most [`HOOKS_IN_FLIGHT`] of them: each sends exactly one reply, so a
     /// queue of that many never makes one wait.
-    pub(super) replies: mpsc::Sender<Reply>,
+    pub(super) replies: mpsc::Sender<HookResult>,
     /// Hooks whose reply has not been written yet.
     pub(super) in_flight: usize,
 }
@@ -78,7 +78,9 @@ pub(super) async fn serve(
         shared.config.clients.queue_bytes,
     );
     let dropped = queue.dropped.clone();
-    let (reply_tx, mut replies) = mpsc::channel::<Reply>(HOOKS_IN_FLIGHT);
+    // Of the hook results, not of `Reply`: the channel's blocks hold 32
+    // values each, and a `Reply` is more than twice a result's size.
+    let (reply_tx, mut replies) = mpsc::channel::<HookResult>(HOOKS_IN_FLIGHT);
     let mut session = Session {
         hello,
         shared,
@@ -113,9 +115,9 @@ pub(super) async fn serve(
                 send(&mut conn, &Reply::error(ErrorCode::ShuttingDown, "hookd is stopping", None)).await;
                 break;
             }
-            Some(reply) = replies.recv() => {
+            Some(result) = replies.recv() => {
                 session.in_flight -= 1;
-                send(&mut conn, &reply).await;
+                send(&mut conn, &Reply::HookResult(result)).await;
             }
             Some(frame) = pushes.recv() => {
                 let lost = dropped.swap(0, Ordering::Relaxed);
