@@ -212,14 +212,31 @@ impl Agent {
     /// fail-closed hook answers [`universal_deny`]: hookd cannot tell a tool
     /// call from anything else there, and that answer denies on every agent.
     pub fn fallback(self, event_name: &str, fail_closed: FailClosed, why: &str) -> HookOutput {
-        if !self.knows_event(event_name) {
+        self.fallback_for(self.known_kind(event_name), fail_closed, why)
+    }
+
+    /// The kind of this agent's event `event_name`; `None` for a name it
+    /// does not have.
+    pub fn known_kind(self, event_name: &str) -> Option<HookEventKind> {
+        self.knows_event(event_name)
+            .then(|| self.event_kind(event_name))
+    }
+
+    /// [`Agent::fallback`] for an event already known by its kind (`None`:
+    /// an event this agent does not have).
+    pub fn fallback_for(
+        self,
+        kind: Option<HookEventKind>,
+        fail_closed: FailClosed,
+        why: &str,
+    ) -> HookOutput {
+        let Some(kind) = kind else {
             return if fail_closed.is_on() {
                 universal_deny(&fallback_reason(why))
             } else {
                 HookOutput::default()
             };
-        }
-        let kind = self.event_kind(event_name);
+        };
         match self {
             Agent::ClaudeCode => crate::agent::claude::output::fallback(kind, fail_closed, why),
             Agent::Codex => crate::agent::codex::output::fallback(kind, fail_closed, why),

@@ -52,7 +52,7 @@ use tokio_util::sync::CancellationToken;
 use uuid::Uuid;
 
 use super::controller::{matched_rules, Judgement};
-use super::hub::{tool_call_key, ClientQueue, EventMeta, Hub, Resolution};
+use super::hub::{tool_call_key, ClientQueue, EventMeta, EventNames, Hub, Resolution};
 use super::stops::StopChains;
 use super::{unjudged, Shared};
 use crate::agent::claude::{output, FailClosed, HookEventKind};
@@ -156,12 +156,14 @@ fn answer_with<'a>(
     // The reply's id is kept here, once: answering never reads it.
     let id = std::mem::take(&mut req.id);
     let agent = req.harness.agent();
-    let event_name = req
-        .input
-        .get("hook_event_name")
-        .and_then(Value::as_str)
-        .unwrap_or("unknown")
-        .to_string();
+    // What the fallback after a panic needs of the event: its kind (a
+    // name would be a string kept by every waiting hook).
+    let event_kind = agent.known_kind(
+        req.input
+            .get("hook_event_name")
+            .and_then(Value::as_str)
+            .unwrap_or("unknown"),
+    );
     let fail_closed = req.fail_closed.max(shared.fail_closed);
     AssertUnwindSafe(answer_unguarded(
         req,
@@ -177,12 +179,12 @@ fn answer_with<'a>(
         let out = answered.unwrap_or_else(|panic| {
             tracing::error!(
                 hook = %id,
-                event = %event_name,
+                event = ?event_kind,
                 panic = super::panic_message(&*panic),
                 "answering a hook panicked; it gets its fallback and the daemon goes on"
             );
             shared.stats.fallbacks.fetch_add(1, Ordering::Relaxed);
-            agent.fallback(&event_name, fail_closed, "internal_error")
+            agent.fallback_for(event_kind, fail_closed, "internal_error")
         });
         HookResult {
             id,
@@ -316,7 +318,8 @@ async fn judge_and_record<'a>(
         }
     }
 
-    let resolution = record_event(&hook, &event, &judgement, route.pending);
+    let names = EventNames::of(&meta_of(&event, hook.agent, route.pending));
+    let resolution = record_event(&hook, &event, &names, &judgement, route.pending);
     let _entry = resolution.is_some().then(|| PendingEntry {
         hub: &shared.hub,
         id: event.id,
@@ -331,7 +334,7 @@ async fn judge_and_record<'a>(
         hook,
         // The rest of the event (the input's tree above all) goes now,
         // before a pending event's wait.
-        event: Judged::from(event),
+        event: Judged::of(event, names),
         judgement,
         route,
         resolution,
@@ -476,6 +479,7 @@ fn route(hook: &HookContext<'_>, event: &Event, judgement: &Judgement) -> Route 
 fn record_event(
     hook: &HookContext<'_>,
     event: &Event,
+    names: &EventNames,
     judgement: &Judgement,
     pending: bool,
 ) -> Option<oneshot::Receiver<Resolution>> {
@@ -500,6 +504,7 @@ fn record_event(
                 event.id,
                 hook.kind,
                 &meta,
+                names.clone(),
                 log_json.clone(),
                 hook.deadline,
                 suggestions_for(event),
@@ -702,8 +707,8 @@ fn record_decision(
     {
         super::grants::note_last_decision(
             shared,
-            &event.name,
-            event.tool.as_deref(),
+            &event.names.name,
+            event.names.tool.as_deref(),
             summary.into_string(),
             &decision,
         );
@@ -848,51 +853,36 @@ struct Judged {
     id: Uuid,
     run_id: Option<String>,
     kind: HookEventKind,
-    name: String,
-    session: Option<String>,
-    tool: Option<String>,
-}
-
-impl From<Arc<Event>> for Judged {
-    /// Moves the names out when this was the last reference (always, but
-    /// after a slow evaluation that outlived its deadline); else copies them.
-    fn from(event: Arc<Event>) -> Judged {
-        match Arc::try_unwrap(event) {
-            Ok(event) => Judged {
-                id: event.id,
-                kind: event.input.kind,
-                name: if event.input.name.is_empty() {
-                    event.name().to_string()
-                } else {
-                    event.input.name
-                },
-                run_id: event.run_id,
-                session: event.input.base.session_id,
-                tool: event.input.tool.tool_name,
-            },
-            Err(event) => Judged {
-                id: event.id,
-                run_id: event.run_id.clone(),
-                kind: event.kind(),
-                name: event.name().to_string(),
-                session: event.input.base.session_id.clone(),
-                tool: event.tool_name().map(str::to_string),
-            },
-        }
-    }
+    /// Shared with the pending table's entry, when there is one.
+    names: EventNames,
 }
 
 impl Judged {
+    /// What is kept of `event`, whose names are `names`.
+    fn of(event: Arc<Event>, names: EventNames) -> Judged {
+        let (id, kind) = (event.id, event.kind());
+        let run_id = match Arc::try_unwrap(event) {
+            Ok(event) => event.run_id,
+            Err(event) => event.run_id.clone(),
+        };
+        Judged {
+            id,
+            run_id,
+            kind,
+            names,
+        }
+    }
+
     fn name(&self) -> &str {
-        &self.name
+        &self.names.name
     }
 
     fn meta(&self, agent: Agent, pending: bool) -> EventMeta<'_> {
         EventMeta {
-            kind: &self.name,
+            kind: &self.names.name,
             agent,
-            session: self.session.as_deref(),
-            tool: self.tool.as_deref(),
+            session: self.names.session.as_deref(),
+            tool: self.names.tool.as_deref(),
             decision_point: agent.is_decision_point(self.kind),
             pending,
         }

@@ -135,6 +135,29 @@ pub struct EventMeta<'a> {
     pub pending: bool,
 }
 
+/// An event's names, shared between the pending table's entry and the
+/// hook that waits: each waiting hook would otherwise hold two copies.
+#[derive(Debug, Clone)]
+pub struct EventNames {
+    /// `hook_event_name`, in its agent's words.
+    pub name: Arc<str>,
+    /// Session id.
+    pub session: Option<Arc<str>>,
+    /// Tool name.
+    pub tool: Option<Arc<str>>,
+}
+
+impl EventNames {
+    /// The names `meta` shows.
+    pub fn of(meta: &EventMeta<'_>) -> EventNames {
+        EventNames {
+            name: Arc::from(meta.kind),
+            session: meta.session.map(Arc::from),
+            tool: meta.tool.map(Arc::from),
+        }
+    }
+}
+
 fn matches(filter: &Filter, meta: &EventMeta<'_>) -> bool {
     let any = |list: &[String], value: Option<&str>| {
         list.is_empty() || value.is_some_and(|v| list.iter().any(|x| x == v))
@@ -295,9 +318,8 @@ struct PendingEntry {
     suggestions: Vec<Suggestion>,
     asked_by: AskedBy,
     agent: Agent,
-    name: String,
-    session: Option<String>,
-    tool: Option<String>,
+    /// Shared with the waiting hook.
+    names: EventNames,
     /// The event record (redacted, as in the log) for `pending` listings,
     /// kept serialized: listing is rare, and a parsed tree costs far more
     /// memory per pending event.
@@ -492,10 +514,10 @@ impl Hub {
             .iter()
             .filter(|(_, e)| {
                 let meta = EventMeta {
-                    kind: &e.name,
+                    kind: &e.names.name,
                     agent: e.agent,
-                    session: e.session.as_deref(),
-                    tool: e.tool.as_deref(),
+                    session: e.names.session.as_deref(),
+                    tool: e.names.tool.as_deref(),
                     decision_point: true,
                     pending: true,
                 };
@@ -607,6 +629,7 @@ impl Hub {
         id: Uuid,
         kind: HookEventKind,
         meta: &EventMeta<'_>,
+        names: EventNames,
         record: Bytes,
         deadline: Instant,
         suggestions: Vec<Suggestion>,
@@ -630,9 +653,7 @@ impl Hub {
             suggestions,
             asked_by,
             agent: meta.agent,
-            name: meta.kind.to_string(),
-            session: meta.session.map(str::to_owned),
-            tool: meta.tool.map(str::to_owned),
+            names,
             record,
             since: SystemTime::now(),
             received: Instant::now(),
@@ -670,7 +691,7 @@ impl Hub {
         let entry = &table.waiting[&id];
         Ok(PendingView {
             id,
-            session: entry.session.clone(),
+            session: entry.names.session.as_deref().map(str::to_owned),
             suggestions: entry.suggestions.clone(),
             record: entry.record.clone(),
         })
@@ -697,7 +718,7 @@ impl Hub {
                 message: format!(
                     "{}'s {} does not support verdict `{}`; use one of: {}",
                     entry.agent,
-                    entry.name,
+                    entry.names.name,
                     answer.verdict,
                     list.join(", ")
                 ),
@@ -907,6 +928,7 @@ mod tests {
                 event,
                 HookEventKind::PreToolUse,
                 &meta("PreToolUse"),
+                EventNames::of(&meta("PreToolUse")),
                 Bytes::from_static(b"{}"),
                 deadline,
                 Vec::new(),
@@ -961,6 +983,7 @@ mod tests {
             event,
             HookEventKind::PreToolUse,
             &meta("PreToolUse"),
+            EventNames::of(&meta("PreToolUse")),
             Bytes::from_static(b"{}"),
             Instant::now() + Duration::from_secs(5),
             Vec::new(),
@@ -990,6 +1013,7 @@ mod tests {
                     Uuid::now_v7(),
                     HookEventKind::PreToolUse,
                     &meta("PreToolUse"),
+                    EventNames::of(&meta("PreToolUse")),
                     Bytes::from_static(b"{}"),
                     Instant::now() + Duration::from_secs(5),
                     Vec::new(),
@@ -1012,6 +1036,7 @@ mod tests {
                 event,
                 HookEventKind::Stop,
                 &meta("Stop"),
+                EventNames::of(&meta("Stop")),
                 Bytes::from_static(b"{}"),
                 Instant::now(),
                 Vec::new(),
@@ -1038,6 +1063,7 @@ mod tests {
                     agent,
                     ..meta("PreToolUse")
                 },
+                EventNames::of(&meta("PreToolUse")),
                 Bytes::from_static(b"{}"),
                 Instant::now(),
                 Vec::new(),
@@ -1087,6 +1113,7 @@ mod tests {
                 event,
                 HookEventKind::PreToolUse,
                 &meta("PreToolUse"),
+                EventNames::of(&meta("PreToolUse")),
                 Bytes::from_static(b"{}"),
                 Instant::now(),
                 Vec::new(),
@@ -1110,6 +1137,7 @@ mod tests {
                 id,
                 HookEventKind::PermissionRequest,
                 &meta("PermissionRequest"),
+                EventNames::of(&meta("PermissionRequest")),
                 Bytes::from_static(b"{}"),
                 Instant::now() + Duration::from_secs(60),
                 Vec::new(),
