@@ -485,3 +485,38 @@ async fn stalled_peers_give_their_slots_up_after_shed_stalled_after() {
     assert_eq!(result.exit_code, 0);
     assert!(d.shared.admission.shed_count() > 0);
 }
+
+/// A client that pipelines hooks and never reads the answers is held to
+/// `HOOKS_IN_FLIGHT` of them: once that many wait, the daemon stops
+/// reading its connection, and an hour later it still holds that many.
+#[tokio::test(start_paused = true)]
+async fn a_pipelining_client_is_held_to_its_hooks_in_flight() {
+    use hookd::daemon::connection::HOOKS_IN_FLIGHT;
+    let _held = HeldClock::hold();
+    let d = InProcess::start("[decisions]\nroute_undecided = true\ntimeout = \"never\"\n");
+    let _decider = decider(&d).await;
+    let mut flood = d.client("flood").await;
+    // More than that many, written by a task of its own (they fit in the
+    // socket's buffer: the daemon could read them all).
+    let writer = tokio::spawn(async move {
+        for i in 0..HOOKS_IN_FLIGHT + 36 {
+            let mut frame = hook(Duration::from_secs(24 * 3600));
+            frame["id"] = json!(format!("h{i}"));
+            send(&mut flood, frame).await;
+        }
+        flood
+    });
+    while d.shared.hub.pending_count() < HOOKS_IN_FLIGHT {
+        tokio::task::yield_now().await;
+    }
+    settle().await;
+    assert_eq!(d.shared.hub.pending_count(), HOOKS_IN_FLIGHT);
+    tokio::time::advance(Duration::from_secs(3600)).await;
+    settle().await;
+    assert_eq!(
+        d.shared.hub.pending_count(),
+        HOOKS_IN_FLIGHT,
+        "more read while that many waited"
+    );
+    writer.abort();
+}
