@@ -233,15 +233,21 @@ fn spawn_rate(program: &Path, socket: &Path, parallel: usize, secs: f64) -> (f64
     (rate, fallbacks.load(Ordering::Relaxed))
 }
 
-/// RSS idle and with `n` decisions pending.
-fn rss_with_pending(bin: &Path, n: usize) -> (u64, u64) {
-    const CONNECTIONS: usize = 200;
+/// A daemon whose undecided hooks wait for a decision as long as their
+/// deadline allows, and its RSS once started.
+fn waiting_daemon(bin: &Path) -> (Daemon, u64) {
     let d = Daemon::start(
         bin,
         "[decisions]\nroute_undecided = true\ntimeout = \"never\"\n",
     );
     std::thread::sleep(Duration::from_millis(200));
     let idle = d.rss_kib();
+    (d, idle)
+}
+
+/// A subscriber to pending events (which makes hooks wait for a decision
+/// nobody sends), its pushed frames drained so it never lags.
+fn hold_pending(d: &Daemon) -> UnixStream {
     let (mut sub, mut sub_reader) = hello(&d.socket, "holder");
     writeln!(
         sub,
@@ -250,7 +256,6 @@ fn rss_with_pending(bin: &Path, n: usize) -> (u64, u64) {
     .unwrap();
     let mut line = String::new();
     sub_reader.read_line(&mut line).unwrap();
-    // Drain pushed frames so the subscriber never lags.
     std::thread::spawn(move || {
         let mut sink = Vec::new();
         while sub_reader
@@ -261,6 +266,35 @@ fn rss_with_pending(bin: &Path, n: usize) -> (u64, u64) {
             sink.clear();
         }
     });
+    sub
+}
+
+/// Waits (a minute at most) until `d` holds `n` pending decisions.
+fn wait_pending(d: &Daemon, n: usize) {
+    let (mut probe, mut probe_reader) = hello(&d.socket, "probe");
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        writeln!(probe, r#"{{"type":"status","req":"st"}}"#).unwrap();
+        let mut status = String::new();
+        probe_reader.read_line(&mut status).unwrap();
+        let v: serde_json::Value = serde_json::from_str(&status).unwrap();
+        if v["result"]["counters"]["pending"].as_u64() == Some(n as u64) {
+            return;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "only {} pending",
+            v["result"]["counters"]["pending"]
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+/// RSS idle and with `n` decisions pending.
+fn rss_with_pending(bin: &Path, n: usize) -> (u64, u64) {
+    const CONNECTIONS: usize = 200;
+    let (d, idle) = waiting_daemon(bin);
+    let sub = hold_pending(&d);
     let mut load = Vec::new();
     for c in 0..CONNECTIONS {
         let (mut writer, reader) = hello(&d.socket, &format!("pending-load-{c}"));
@@ -276,23 +310,7 @@ fn rss_with_pending(bin: &Path, n: usize) -> (u64, u64) {
         writer.write_all(&batch).unwrap();
         load.push((writer, reader));
     }
-    let (mut probe, mut probe_reader) = hello(&d.socket, "probe");
-    let deadline = Instant::now() + Duration::from_secs(60);
-    loop {
-        writeln!(probe, r#"{{"type":"status","req":"st"}}"#).unwrap();
-        let mut status = String::new();
-        probe_reader.read_line(&mut status).unwrap();
-        let v: serde_json::Value = serde_json::from_str(&status).unwrap();
-        if v["result"]["counters"]["pending"].as_u64() == Some(n as u64) {
-            break;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "only {} pending",
-            v["result"]["counters"]["pending"]
-        );
-        std::thread::sleep(Duration::from_millis(100));
-    }
+    wait_pending(&d, n);
     let loaded = d.rss_kib();
     drop(sub);
     (idle, loaded)
@@ -556,30 +574,8 @@ fn forwarder_connections() -> usize {
 /// RSS idle and with `n` hooks pending, each on a connection of its own
 /// that sent one `hook` frame and waits, as `hook-forwarder` does.
 fn rss_with_forwarders_pending(bin: &Path, n: usize) -> (u64, u64) {
-    let d = Daemon::start(
-        bin,
-        "[decisions]\nroute_undecided = true\ntimeout = \"never\"\n",
-    );
-    std::thread::sleep(Duration::from_millis(200));
-    let idle = d.rss_kib();
-    let (mut sub, mut sub_reader) = hello(&d.socket, "holder");
-    writeln!(
-        sub,
-        r#"{{"type":"subscribe","req":"s","filter":{{"pending_only":true}}}}"#
-    )
-    .unwrap();
-    let mut line = String::new();
-    sub_reader.read_line(&mut line).unwrap();
-    std::thread::spawn(move || {
-        let mut sink = Vec::new();
-        while sub_reader
-            .read_until(b'\n', &mut sink)
-            .map(|n| n > 0)
-            .unwrap_or(false)
-        {
-            sink.clear();
-        }
-    });
+    let (d, idle) = waiting_daemon(bin);
+    let sub = hold_pending(&d);
     let forwarders: Vec<UnixStream> = (0..n)
         .map(|i| {
             let mut stream = UnixStream::connect(&d.socket).unwrap();
@@ -591,23 +587,7 @@ fn rss_with_forwarders_pending(bin: &Path, n: usize) -> (u64, u64) {
             stream
         })
         .collect();
-    let (mut probe, mut probe_reader) = hello(&d.socket, "probe");
-    let deadline = Instant::now() + Duration::from_secs(60);
-    loop {
-        writeln!(probe, r#"{{"type":"status","req":"st"}}"#).unwrap();
-        let mut status = String::new();
-        probe_reader.read_line(&mut status).unwrap();
-        let v: serde_json::Value = serde_json::from_str(&status).unwrap();
-        if v["result"]["counters"]["pending"].as_u64() == Some(n as u64) {
-            break;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "only {} pending",
-            v["result"]["counters"]["pending"]
-        );
-        std::thread::sleep(Duration::from_millis(100));
-    }
+    wait_pending(&d, n);
     let loaded = d.rss_kib();
     drop(forwarders);
     drop(sub);

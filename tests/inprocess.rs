@@ -319,16 +319,7 @@ async fn a_session_grant_ends_with_its_ttl() {
     )
     .await;
     assert!(matches!(recv(&mut c).await, Reply::Ok(_)));
-    let first = tokio::spawn({
-        let socket = d.socket();
-        async move {
-            let mut forwarder = connect_async(&socket, "forwarder-like", DEFAULT_MAX_FRAME)
-                .await
-                .unwrap();
-            send(&mut forwarder, hook(Duration::from_secs(24 * 3600))).await;
-            recv(&mut forwarder).await
-        }
-    });
+    let first = hook_in_background(&d);
     let event = next_pending(&mut c).await;
     send(
         &mut c,
@@ -371,16 +362,7 @@ async fn a_session_grant_ends_with_its_ttl() {
     assert_eq!(serde_json::to_value(&expired.grant).unwrap(), grant);
 
     // The next call waits for a person again.
-    let again = tokio::spawn({
-        let socket = d.socket();
-        async move {
-            let mut forwarder = connect_async(&socket, "forwarder-like", DEFAULT_MAX_FRAME)
-                .await
-                .unwrap();
-            send(&mut forwarder, hook(Duration::from_secs(24 * 3600))).await;
-            recv(&mut forwarder).await
-        }
-    });
+    let again = hook_in_background(&d);
     let event = next_pending(&mut c).await;
     send(
         &mut c,
@@ -435,23 +417,22 @@ fn hook_in_background(d: &InProcess) -> JoinHandle<Reply> {
         let mut forwarder = connect_async(&socket, "forwarder-like", DEFAULT_MAX_FRAME)
             .await
             .unwrap();
-        send(&mut forwarder, hook(Duration::from_secs(3600))).await;
+        send(&mut forwarder, hook(Duration::from_secs(24 * 3600))).await;
         recv(&mut forwarder).await
     })
 }
 
-/// With every connection slot taken, peers that have sent nothing are
-/// disconnected once silent for `SHED_AFTER` (not before), and a hook
-/// waiting in the kernel's backlog is then answered.
-#[tokio::test(start_paused = true)]
-async fn silent_peers_give_their_slots_up_after_shed_after() {
+/// With every connection slot taken by peers that sent `first_bytes` and
+/// nothing more, none is disconnected 100 ms before `after`, and a hook
+/// waiting in the kernel's backlog is answered once they have been.
+async fn shed_on_time(first_bytes: &[u8], after: Duration) {
     use hookd::daemon::limits::SHED_AFTER;
     let _held = HeldClock::hold();
     let d = InProcess::start("");
     let cap = d.shared.admission.cap();
-    let _silent = peers_without_a_frame(&d, cap, b"").await;
+    let _peers = peers_without_a_frame(&d, cap, first_bytes).await;
     let waiting = hook_in_background(&d);
-    tokio::time::advance(SHED_AFTER - Duration::from_millis(100)).await;
+    tokio::time::advance(after - Duration::from_millis(100)).await;
     settle().await;
     assert_eq!(d.shared.admission.shed_count(), 0, "shed early");
     assert!(!waiting.is_finished(), "answered with every slot taken");
@@ -464,26 +445,17 @@ async fn silent_peers_give_their_slots_up_after_shed_after() {
     assert!(d.shared.admission.shed_count() > 0);
 }
 
+/// Peers that have sent nothing give their slots up after `SHED_AFTER`.
+#[tokio::test(start_paused = true)]
+async fn silent_peers_give_their_slots_up_after_shed_after() {
+    shed_on_time(b"", hookd::daemon::limits::SHED_AFTER).await;
+}
+
 /// Peers stuck inside their first frame are given `SHED_STALLED_AFTER`,
-/// ten times a silent peer's time, before they give their slots up.
+/// ten times a silent peer's time.
 #[tokio::test(start_paused = true)]
 async fn stalled_peers_give_their_slots_up_after_shed_stalled_after() {
-    use hookd::daemon::limits::{SHED_AFTER, SHED_STALLED_AFTER};
-    let _held = HeldClock::hold();
-    let d = InProcess::start("");
-    let cap = d.shared.admission.cap();
-    let _stalled = peers_without_a_frame(&d, cap, b"{").await;
-    let waiting = hook_in_background(&d);
-    tokio::time::advance(SHED_STALLED_AFTER - Duration::from_millis(100)).await;
-    settle().await;
-    assert_eq!(d.shared.admission.shed_count(), 0, "shed early");
-    assert!(!waiting.is_finished(), "answered with every slot taken");
-    tokio::time::advance(SHED_AFTER).await;
-    let Reply::HookResult(result) = waiting.await.unwrap() else {
-        panic!("no hook_result")
-    };
-    assert_eq!(result.exit_code, 0);
-    assert!(d.shared.admission.shed_count() > 0);
+    shed_on_time(b"{", hookd::daemon::limits::SHED_STALLED_AFTER).await;
 }
 
 /// A client that pipelines hooks and never reads the answers is held to
