@@ -507,6 +507,7 @@ fn record_event(
                 names.clone(),
                 log_json.clone(),
                 hook.deadline,
+                waits_until(hook, event.name()),
                 suggestions_for(event),
                 asked_by,
             );
@@ -551,6 +552,17 @@ fn record_event(
 /// Claude Code's own prompt. A stopping daemon answers like a timeout,
 /// whichever of its effects (the subscribers leaving, or the shutdown
 /// signal) reaches this hook first.
+/// When a pending event of kind `name` stops waiting for a client: its
+/// configured timeout, and never past the hook's deadline. The pending
+/// table's timer ends it then ([`Hub::expire_timeouts`]): a waiting hook
+/// holds no timer of its own.
+fn waits_until(hook: &HookContext<'_>, name: &str) -> Instant {
+    match hook.shared.config.decisions.timeout_for(name) {
+        Timeout::After(limit) => hook.deadline.min(hook.started + limit),
+        Timeout::Never => hook.deadline,
+    }
+}
+
 async fn wait(
     hook: &HookContext<'_>,
     event: &Judged,
@@ -559,10 +571,6 @@ async fn wait(
     shutdown: &CancellationToken,
 ) -> WaitEnd {
     let shared = hook.shared;
-    let wait_until = match shared.config.decisions.timeout_for(event.name()) {
-        Timeout::After(limit) => hook.deadline.min(hook.started + limit),
-        Timeout::Never => hook.deadline,
-    };
     let watched = match (peer_gone, hook.run) {
         (Some(forwarder), _) => Some((forwarder, Gone::Forwarder)),
         (None, Some(run)) => Some((&run.ended, Gone::Run)),
@@ -575,6 +583,11 @@ async fn wait(
                 WaitEnd::Decided { answer, client, remembered }
             }
             Ok(Resolution::Terminal) => WaitEnd::Terminal,
+            // The pending table's timer ended it (and took it out).
+            Ok(Resolution::TimedOut) => {
+                shared.stats.timeouts.fetch_add(1, Ordering::Relaxed);
+                WaitEnd::Fallback(Source::Timeout)
+            }
             Ok(Resolution::Abandoned) | Err(_) => WaitEnd::Fallback(Source::Fallback),
         },
         what = gone(watched) => match what {
@@ -594,11 +607,6 @@ async fn wait(
                 WaitEnd::Fallback(Source::Fallback)
             }
         },
-        _ = tokio::time::sleep_until(wait_until.into()) => {
-            shared.hub.finish(event.id, "timeout");
-            shared.stats.timeouts.fetch_add(1, Ordering::Relaxed);
-            WaitEnd::Fallback(Source::Timeout)
-        }
         _ = shutdown.cancelled() => {
             shared.hub.finish(event.id, "shutdown");
             WaitEnd::Fallback(Source::Fallback)

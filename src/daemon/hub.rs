@@ -21,7 +21,7 @@
 //!   never sees them out of order; when it [decides](PendingObserver::decides)
 //!   it counts as a subscriber that can decide every event.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::{BTreeSet, HashMap, VecDeque};
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Instant, SystemTime};
@@ -64,6 +64,9 @@ pub enum Resolution {
     /// The person answered in Claude Code's own permission dialog (see
     /// [`Hub::watch_dialog`]).
     Terminal,
+    /// Nobody decided by the time the event may wait (see
+    /// [`Hub::expire_timeouts`]).
+    TimedOut,
 }
 
 /// A PermissionRequest held for clients while Claude Code shows its own
@@ -327,6 +330,9 @@ struct PendingEntry {
     since: SystemTime,
     received: Instant,
     deadline: Instant,
+    /// When the event stops waiting: its deadline, or sooner the
+    /// configured timeout (in [`PendingTable::timeouts`]).
+    times_out: tokio::time::Instant,
     resolve: oneshot::Sender<Resolution>,
 }
 
@@ -342,6 +348,9 @@ struct PendingTable {
     /// Recent outcomes (event id, its short id → who ended it), oldest
     /// first.
     outcomes: VecDeque<(Uuid, String, String)>,
+    /// The waiting events by when they time out, earliest first: one timer
+    /// for them all ([`Hub::expire_timeouts`]), not one per waiting hook.
+    timeouts: BTreeSet<(tokio::time::Instant, Uuid)>,
 }
 
 impl PendingTable {
@@ -350,6 +359,7 @@ impl PendingTable {
     fn end(&mut self, id: Uuid, by: String) -> Option<PendingEntry> {
         let entry = *self.waiting.remove(&id)?;
         self.short_ids.remove(&entry.short_id);
+        self.timeouts.remove(&(entry.times_out, id));
         if let Some(observer) = &self.observer {
             observer.ended(id, &by);
         }
@@ -444,6 +454,8 @@ pub struct Hub {
     lagged_dropped: AtomicU64,
     /// Whether the observer decides (read without the table's lock).
     observer_decides: std::sync::atomic::AtomicBool,
+    /// Told when an event that times out before every other waits now.
+    earliest_timeout: tokio::sync::Notify,
 }
 
 impl std::fmt::Debug for Hub {
@@ -632,6 +644,7 @@ impl Hub {
         names: EventNames,
         record: Bytes,
         deadline: Instant,
+        times_out: Instant,
         suggestions: Vec<Suggestion>,
         asked_by: AskedBy,
     ) -> (oneshot::Receiver<Resolution>, PendingInfo) {
@@ -658,6 +671,7 @@ impl Hub {
             since: SystemTime::now(),
             received: Instant::now(),
             deadline,
+            times_out: times_out.into(),
             resolve,
         };
         if let Some(observer) = &table.observer {
@@ -672,8 +686,54 @@ impl Hub {
             });
         }
         table.short_ids.insert(short, id);
+        let earliest = table
+            .timeouts
+            .first()
+            .is_none_or(|&(first, _)| entry.times_out < first);
+        table.timeouts.insert((entry.times_out, id));
         table.waiting.insert(id, Box::new(entry));
+        drop(table);
+        if earliest {
+            self.earliest_timeout.notify_one();
+        }
         (rx, info)
+    }
+
+    /// Ends each waiting event when it times out (telling its hook
+    /// [`Resolution::TimedOut`]), until `shutdown`. One timer, set to the
+    /// earliest timeout, for every waiting event.
+    pub async fn expire_timeouts(&self, shutdown: tokio_util::sync::CancellationToken) {
+        loop {
+            let earliest = self
+                .pending
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .timeouts
+                .first()
+                .map(|&(at, _)| at);
+            let due = async {
+                match earliest {
+                    Some(at) => tokio::time::sleep_until(at).await,
+                    None => std::future::pending().await,
+                }
+            };
+            tokio::select! {
+                _ = shutdown.cancelled() => return,
+                _ = self.earliest_timeout.notified() => continue,
+                _ = due => {}
+            }
+            let now = tokio::time::Instant::now();
+            let mut table = self.pending.lock().unwrap_or_else(|e| e.into_inner());
+            while let Some(&(at, id)) = table.timeouts.first() {
+                if at > now {
+                    break;
+                }
+                table.timeouts.pop_first();
+                if let Some(entry) = table.end(id, "timeout".to_string()) {
+                    let _ = entry.resolve.send(Resolution::TimedOut);
+                }
+            }
+        }
     }
 
     /// Ends a pending event without a client decision (timeout, shutdown);
@@ -877,6 +937,67 @@ mod tests {
         }
     }
 
+    /// One timer for the whole table: each waiting event is ended when it
+    /// times out, in order, and one decided before never is.
+    #[tokio::test(start_paused = true)]
+    async fn the_table_times_its_events_out_in_order() {
+        let hub = Arc::new(Hub::default());
+        let shutdown = tokio_util::sync::CancellationToken::new();
+        let timer = tokio::spawn({
+            let (hub, shutdown) = (hub.clone(), shutdown.clone());
+            async move { hub.expire_timeouts(shutdown).await }
+        });
+        let add = |after: u64| {
+            let id = Uuid::now_v7();
+            let at = Instant::now() + Duration::from_secs(after);
+            let (rx, _) = hub.add_pending(
+                id,
+                HookEventKind::PreToolUse,
+                &meta("PreToolUse"),
+                EventNames::of(&meta("PreToolUse")),
+                Bytes::from_static(b"{}"),
+                at,
+                at,
+                Vec::new(),
+                AskedBy::default(),
+            );
+            (id, rx)
+        };
+        let (_, mut late) = add(30);
+        let (_, mut early) = add(10);
+        let (decided, mut answered) = add(20);
+        hub.decide(
+            &EventRef::from(decided),
+            Answer {
+                verdict: Verdict::Allow,
+                ..Answer::default()
+            },
+            "c",
+            None,
+        )
+        .unwrap();
+        assert!(matches!(
+            answered.try_recv(),
+            Ok(Resolution::Decided { .. })
+        ));
+        // (Margins: the paused clock started a moment before the std
+        // instants above were read.)
+        tokio::time::advance(Duration::from_millis(10_050)).await;
+        assert!(matches!((&mut early).await, Ok(Resolution::TimedOut)));
+        assert!(late.try_recv().is_err(), "timed out early");
+        assert_eq!(hub.pending_count(), 1);
+        tokio::time::advance(Duration::from_secs(20)).await;
+        assert!(matches!((&mut late).await, Ok(Resolution::TimedOut)));
+        assert_eq!(hub.pending_count(), 0);
+        assert_eq!(
+            hub.pending.lock().unwrap().timeouts.len(),
+            0,
+            "the decided event's timeout went with it"
+        );
+        shutdown.cancel();
+        timer.await.unwrap();
+    }
+
     fn subscriber(
         hub: &Hub,
         filter: Filter,
@@ -930,6 +1051,7 @@ mod tests {
                 &meta("PreToolUse"),
                 EventNames::of(&meta("PreToolUse")),
                 Bytes::from_static(b"{}"),
+                deadline,
                 deadline,
                 Vec::new(),
                 AskedBy::default(),
@@ -986,6 +1108,7 @@ mod tests {
             EventNames::of(&meta("PreToolUse")),
             Bytes::from_static(b"{}"),
             Instant::now() + Duration::from_secs(5),
+            Instant::now() + Duration::from_secs(5),
             Vec::new(),
             AskedBy::default(),
         );
@@ -1016,6 +1139,7 @@ mod tests {
                     EventNames::of(&meta("PreToolUse")),
                     Bytes::from_static(b"{}"),
                     Instant::now() + Duration::from_secs(5),
+                    Instant::now() + Duration::from_secs(5),
                     Vec::new(),
                     AskedBy::default(),
                 )
@@ -1038,6 +1162,7 @@ mod tests {
                 &meta("Stop"),
                 EventNames::of(&meta("Stop")),
                 Bytes::from_static(b"{}"),
+                Instant::now(),
                 Instant::now(),
                 Vec::new(),
                 AskedBy::default(),
@@ -1065,6 +1190,7 @@ mod tests {
                 },
                 EventNames::of(&meta("PreToolUse")),
                 Bytes::from_static(b"{}"),
+                Instant::now(),
                 Instant::now(),
                 Vec::new(),
                 AskedBy::default(),
@@ -1116,6 +1242,7 @@ mod tests {
                 EventNames::of(&meta("PreToolUse")),
                 Bytes::from_static(b"{}"),
                 Instant::now(),
+                Instant::now(),
                 Vec::new(),
                 AskedBy::default(),
             )
@@ -1139,6 +1266,7 @@ mod tests {
                 &meta("PermissionRequest"),
                 EventNames::of(&meta("PermissionRequest")),
                 Bytes::from_static(b"{}"),
+                Instant::now() + Duration::from_secs(60),
                 Instant::now() + Duration::from_secs(60),
                 Vec::new(),
                 AskedBy::default(),

@@ -592,6 +592,10 @@ pub async fn serve(
     shutdown: CancellationToken,
 ) -> anyhow::Result<()> {
     tokio::spawn(watch::watch_rules(shared.clone(), shutdown.clone()));
+    tokio::spawn({
+        let (shared, shutdown) = (shared.clone(), shutdown.clone());
+        async move { shared.hub.expire_timeouts(shutdown).await }
+    });
     tokio::spawn(grants::expire_loop(shared.clone(), shutdown.clone()));
     start_bundle_fetchers(&shared, &shutdown);
     if let Some(interval) = systemd::watchdog_interval() {
