@@ -254,12 +254,20 @@ fn the_deny_link_denies_and_links_expire_with_the_event() {
     );
     assert_eq!(expired.status, 410, "{}", expired.body);
     assert!(expired.body.contains("expired"), "{}", expired.body);
-    let decision = daemon
-        .log_lines()
-        .into_iter()
-        .rev()
-        .find(|l| l["type"] == "decision")
-        .unwrap();
+    // The log is written behind the answers: wait for the second decision.
+    let decisions = || -> Vec<Value> {
+        daemon
+            .log_lines()
+            .into_iter()
+            .filter(|l| l["type"] == "decision")
+            .collect()
+    };
+    daemon::poll_until(
+        "the second decision in the log",
+        Duration::from_secs(10),
+        || decisions().len() >= 2,
+    );
+    let decision = decisions()[1].clone();
     assert_eq!(decision["source"], "timeout", "{decision}");
 }
 
