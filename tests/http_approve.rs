@@ -73,12 +73,8 @@ fn approving_from_the_page_in_chromium() {
         stdout.contains("\"allow\""),
         "the forwarder prints the allow: {stdout}"
     );
-    let decision = daemon
-        .log_lines()
-        .into_iter()
-        .rev()
-        .find(|l| l["type"] == "decision")
-        .unwrap();
+    // The log is written behind the answers.
+    let decision = daemon.wait_decisions(1)[0].clone();
     assert_eq!(decision["source"], "client:http", "{decision}");
     drop(browser);
 }

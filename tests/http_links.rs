@@ -254,20 +254,8 @@ fn the_deny_link_denies_and_links_expire_with_the_event() {
     );
     assert_eq!(expired.status, 410, "{}", expired.body);
     assert!(expired.body.contains("expired"), "{}", expired.body);
-    // The log is written behind the answers: wait for the second decision.
-    let decisions = || -> Vec<Value> {
-        daemon
-            .log_lines()
-            .into_iter()
-            .filter(|l| l["type"] == "decision")
-            .collect()
-    };
-    daemon::poll_until(
-        "the second decision in the log",
-        Duration::from_secs(10),
-        || decisions().len() >= 2,
-    );
-    let decision = decisions()[1].clone();
+    // The log is written behind the answers.
+    let decision = daemon.wait_decisions(2)[1].clone();
     assert_eq!(decision["source"], "timeout", "{decision}");
 }
 

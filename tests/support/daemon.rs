@@ -263,6 +263,24 @@ impl Daemon {
         }
     }
 
+    /// The log's decision lines once there are at least `n` (within 10 s):
+    /// the log is written behind the answers, so a test that has its
+    /// forwarder's answer waits for the line.
+    pub fn wait_decisions(&self, n: usize) -> Vec<Value> {
+        let decisions = || -> Vec<Value> {
+            self.log_lines()
+                .into_iter()
+                .filter(|l| l["type"] == "decision")
+                .collect()
+        };
+        poll_until(
+            &format!("{n} decisions in the log"),
+            Duration::from_secs(10),
+            || decisions().len() >= n,
+        );
+        decisions()
+    }
+
     /// Runs the forwarder against this daemon.
     pub fn forward(&self, input: &Value, args: &[&str]) -> Output {
         run_forwarder(&self.socket, input.to_string().as_bytes(), args)
