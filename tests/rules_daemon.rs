@@ -54,6 +54,18 @@ fn watching(rules: &str, watch: &str) -> Daemon {
         ..DaemonOptions::default()
     });
     let mode = d.status()["rules"]["watch"].clone();
+    // `hookd status` says when the rules files are polled, and only then.
+    let shown = Command::new(daemon::hookd_bin())
+        .args(["status", "--socket"])
+        .arg(&d.socket)
+        .output()
+        .unwrap();
+    let shown = String::from_utf8_lossy(&shown.stdout).into_owned();
+    assert_eq!(
+        shown.contains("polled every second"),
+        mode == "poll",
+        "{shown}"
+    );
     assert!(
         mode == watch || mode == "poll",
         "{mode} for --watch {watch}"

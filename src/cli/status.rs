@@ -27,6 +27,12 @@ pub fn print(connection: &mut Client, json: bool) -> anyhow::Result<()> {
         "rules: generation {}, {} rules from {}",
         status.rules.generation, status.rules.count, status.rules.source
     )?;
+    if status.rules.watch == Some(crate::protocol::WatchMode::Poll) {
+        writeln!(
+            Stdout,
+            "rules files: polled every second (--watch poll, or the kernel's watches could not be had: see the daemon's log)"
+        )?;
+    }
     if let Some(revision) = &status.rules.revision {
         writeln!(Stdout, "policy revision: {revision}")?;
     }
