@@ -544,14 +544,6 @@ fn record_event(
     resolution
 }
 
-/// Waits for a client to decide pending `event`, until its timeout, the
-/// daemon's deadline, the forwarder leaving, its run's end or shutdown.
-///
-/// However the wait ends without a client's answer (nobody left, timeout,
-/// the run's end, shutdown), the same fallback applies: an `ask` goes to
-/// Claude Code's own prompt. A stopping daemon answers like a timeout,
-/// whichever of its effects (the subscribers leaving, or the shutdown
-/// signal) reaches this hook first.
 /// When a pending event of kind `name` stops waiting for a client: its
 /// configured timeout, and never past the hook's deadline. The pending
 /// table's timer ends it then ([`Hub::expire_timeouts`]): a waiting hook
@@ -563,6 +555,15 @@ fn waits_until(hook: &HookContext<'_>, name: &str) -> Instant {
     }
 }
 
+/// Waits for a client to decide pending `event`, until the table times it
+/// out (see [`waits_until`]), the forwarder leaves, its run ends or the
+/// daemon stops.
+///
+/// However the wait ends without a client's answer (nobody left, timeout,
+/// the run's end, shutdown), the same fallback applies: an `ask` goes to
+/// Claude Code's own prompt. A stopping daemon answers like a timeout,
+/// whichever of its effects (the subscribers leaving, or the shutdown
+/// signal) reaches this hook first.
 async fn wait(
     hook: &HookContext<'_>,
     event: &Judged,
