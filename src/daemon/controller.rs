@@ -326,10 +326,16 @@ impl Controller {
     }
 
     /// Installs `rules` as the next generation and returns its number.
+    /// The generation it replaces is freed when the last hook judging under
+    /// it is done (here, when none is), after the lock is released: hooks
+    /// reading the rules never wait for a rule set to be freed.
     pub fn replace_rules(&self, rules: RuleSet) -> u64 {
         let mut current = self.rules.write().unwrap_or_else(|e| e.into_inner());
         let generation = current.generation() + 1;
-        *current = Arc::new(rules.with_generation(generation));
+        let replaced =
+            std::mem::replace(&mut *current, Arc::new(rules.with_generation(generation)));
+        drop(current);
+        drop(replaced);
         generation
     }
 

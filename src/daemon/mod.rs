@@ -601,11 +601,12 @@ pub async fn serve(
     if let Some(interval) = systemd::watchdog_interval() {
         tokio::spawn(watchdog(shared.clone(), interval, shutdown.clone()));
     }
-    let rules = shared.controller.rules();
+    // Counted, not held: a generation held here would live as long as the
+    // accept loop, whatever replaced it.
     tracing::info!(
         socket = %shared.socket.display(),
         rules = ?shared.rules_source(),
-        rule_count = rules.len(),
+        rule_count = shared.controller.rules().len(),
         log = %shared.log.path().display(),
         permissive = shared.controller.permissive(),
         max_connections = shared.admission.cap(),
