@@ -30,6 +30,7 @@ pub mod hook;
 pub mod hub;
 pub mod limits;
 pub mod log;
+pub mod memory;
 pub mod metrics;
 pub mod runs;
 pub mod socket;
@@ -617,6 +618,9 @@ pub async fn serve(
         shared.socket.display(),
         std::process::id()
     ));
+    // What start-up compiled and parsed is done with; an idle daemon keeps
+    // only what it uses.
+    memory::release_free_memory();
     // On a worker thread, not the caller's: a connection then reaches its
     // task without a hand-off between threads.
     tokio::spawn(accept_loop(listener, shared.clone(), shutdown))
@@ -851,4 +855,8 @@ pub fn reload(shared: &Shared) {
             *error = Some(format!("{e:#}"));
         }
     }
+    drop(error);
+    // The compile's scratch memory, and the rules this generation replaced
+    // when no hook still holds them.
+    memory::release_free_memory();
 }
