@@ -589,3 +589,24 @@ fn quiet_and_verbose_set_the_log_level() {
     let (info, debug, stderr) = level_lines(&["-qq"]);
     assert!(info == 0 && debug == 0, "{stderr}");
 }
+
+/// The running daemon does not load glibc's `libm.so`: its one maths
+/// function, `pow` (tokio's scheduler), is defined in `bin/hookd.rs`, which
+/// keeps the library's pages out of an idle daemon. A dependency that
+/// starts calling another maths function brings the library back: give
+/// that function the same treatment, or take this test out knowingly.
+#[cfg(all(target_os = "linux", target_env = "gnu"))]
+#[test]
+fn the_daemon_does_not_load_the_maths_library() {
+    let d = Daemon::start();
+    let maps = std::fs::read_to_string(format!("/proc/{}/maps", d.pid())).unwrap();
+    let libm: Vec<&str> = maps.lines().filter(|l| l.contains("/libm.so")).collect();
+    assert!(
+        libm.is_empty(),
+        "the daemon maps libm.so (some code calls a C maths function other than pow): {libm:#?}"
+    );
+    assert!(
+        maps.lines().any(|l| l.contains("/libc.so")),
+        "the maps were read from a dynamically linked daemon"
+    );
+}
