@@ -20,6 +20,7 @@
 //!   do the same for string, number and boolean values.
 
 use std::borrow::Cow;
+use std::sync::OnceLock;
 
 use regex::{Regex, RegexSet};
 use serde_json::Value;
@@ -154,13 +155,39 @@ pub struct Redactor {
     secret_key: Option<Regex>,
 }
 
-/// One compiled pattern and the indices of its `secret…` groups.
+/// One pattern, compiled on its own the first time the set finds it in a
+/// text: the set answers whether any pattern matches, and most never do.
+/// Each compiled alone holds automata of its own beside the set's: the
+/// defaults' took 260 KiB of an idle daemon's 1.7 MiB of own memory.
 #[derive(Debug, Clone)]
 struct Pattern {
+    source: String,
+    compiled: OnceLock<Compiled>,
+}
+
+/// A pattern compiled, and the indices of its `secret…` groups.
+#[derive(Debug, Clone)]
+struct Compiled {
     regex: Regex,
     /// Capture group indices whose names start with `secret`; empty: the
     /// whole match is hidden.
     secrets: Vec<usize>,
+}
+
+impl Pattern {
+    fn compiled(&self) -> &Compiled {
+        self.compiled.get_or_init(|| {
+            // `Redactor::new` compiled this very source before keeping it.
+            let regex = Regex::new(&self.source).expect("a redaction pattern compiles again");
+            let secrets = regex
+                .capture_names()
+                .enumerate()
+                .filter(|(_, name)| name.is_some_and(|n| n.starts_with("secret")))
+                .map(|(i, _)| i)
+                .collect();
+            Compiled { regex, secrets }
+        })
+    }
 }
 
 /// A pattern that does not compile.
@@ -195,20 +222,19 @@ impl Redactor {
             .map(|(_, p)| p.to_string())
             .chain(extra.iter().cloned())
             .collect();
+        // Each is compiled once here, to name the one that does not, and
+        // dropped: it is compiled again when first needed.
         let patterns = sources
             .iter()
-            .map(|p| {
-                let regex = Regex::new(p).map_err(|error| PatternError::Invalid {
+            .map(|p| match Regex::new(p) {
+                Ok(_) => Ok(Pattern {
+                    source: p.clone(),
+                    compiled: OnceLock::new(),
+                }),
+                Err(error) => Err(PatternError::Invalid {
                     pattern: p.clone(),
                     error,
-                })?;
-                let secrets = regex
-                    .capture_names()
-                    .enumerate()
-                    .filter(|(_, name)| name.is_some_and(|n| n.starts_with("secret")))
-                    .map(|(i, _)| i)
-                    .collect();
-                Ok(Pattern { regex, secrets })
+                }),
             })
             .collect::<Result<Vec<_>, _>>()?;
         let set = RegexSet::new(&sources).map_err(PatternError::TooLarge)?;
@@ -236,7 +262,7 @@ impl Redactor {
         }
         let mut spans: Vec<(usize, usize)> = Vec::new();
         for i in hits.iter() {
-            let pattern = &self.patterns[i];
+            let pattern = self.patterns[i].compiled();
             for caps in pattern.regex.captures_iter(s) {
                 if pattern.secrets.is_empty() {
                     spans.extend(caps.get(0).map(|m| (m.start(), m.end())));
@@ -512,6 +538,29 @@ mod tests {
             seen += 1;
         }
         assert!(seen > 30, "{seen} fixtures");
+    }
+
+    #[test]
+    fn a_pattern_is_compiled_when_the_set_first_finds_it() {
+        let r = Redactor::default();
+        let compiled = |r: &Redactor| -> Vec<usize> {
+            (0..r.patterns.len())
+                .filter(|&i| r.patterns[i].compiled.get().is_some())
+                .collect()
+        };
+        assert_eq!(compiled(&r), Vec::<usize>::new());
+        assert_eq!(r.redact_str("nothing secret here"), "nothing secret here");
+        assert_eq!(compiled(&r), Vec::<usize>::new());
+        assert_eq!(
+            r.redact_str("key sk-ant-api03-abcdefghijklmnopqrstuv"),
+            "key [REDACTED]"
+        );
+        let anthropic = DEFAULT_PATTERNS
+            .iter()
+            .position(|(name, _)| *name == "anthropic-key")
+            .unwrap();
+        assert!(compiled(&r).contains(&anthropic), "{:?}", compiled(&r));
+        assert!(compiled(&r).len() < r.patterns.len(), "{:?}", compiled(&r));
     }
 
     #[test]
