@@ -10,8 +10,8 @@ use std::process::Command;
 use std::time::{Duration, Instant};
 
 use daemon::{
-    bash, fixture, forward_in_background, permission_decision, poll_until, stdout_json, Daemon,
-    DaemonOptions, RawClient,
+    bash, fixture, forward_in_background, permission_decision, stdout_json, Daemon, DaemonOptions,
+    RawClient,
 };
 use serde_json::{json, Value};
 
@@ -287,11 +287,10 @@ fn forward_in(d: &Daemon, project: &std::path::Path, input: &Value) -> std::proc
     child.wait_with_output().unwrap()
 }
 
-/// Context switches of `pid`'s threads that live through `window`.
-#[cfg(target_os = "linux")]
 /// Whether the daemon's log writer thread (`hookd-log`) is blocked in a
 /// futex wait (`/proc/<pid>/task/<tid>/wchan`), as it is when parked
 /// until the next line; while it polls it is in a nanosleep or running.
+#[cfg(target_os = "linux")]
 fn log_writer_waits_on_futex(pid: u32) -> bool {
     std::fs::read_dir(format!("/proc/{pid}/task"))
         .unwrap()
@@ -302,6 +301,8 @@ fn log_writer_waits_on_futex(pid: u32) -> bool {
         .any(|task| std::fs::read_to_string(task.join("wchan")).is_ok_and(|w| w.contains("futex")))
 }
 
+/// Context switches of `pid`'s threads that live through `window`.
+#[cfg(target_os = "linux")]
 fn context_switches(pid: u32, window: Duration) -> u64 {
     use std::collections::HashMap;
     let sample = || -> HashMap<String, u64> {
@@ -356,7 +357,7 @@ fn an_idle_daemon_is_not_woken_by_timers() {
     // line it polls its queue every millisecond for about 100 ms (a sender
     // then never has to wake it), then waits on a futex for the next one.
     d.wait_decisions(1);
-    poll_until("the log writer parked", Duration::from_secs(10), || {
+    daemon::poll_until("the log writer parked", Duration::from_secs(10), || {
         log_writer_waits_on_futex(d.pid())
     });
     let switches = context_switches(d.pid(), Duration::from_secs(3));
