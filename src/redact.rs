@@ -177,8 +177,8 @@ struct Compiled {
 impl Pattern {
     fn compiled(&self) -> &Compiled {
         self.compiled.get_or_init(|| {
-            // `Redactor::new` compiled this very source before keeping it.
-            let regex = Regex::new(&self.source).expect("a redaction pattern compiles again");
+            // It compiled in the set, beside the others: alone it is smaller.
+            let regex = Regex::new(&self.source).expect("a pattern of a compiled set compiles");
             let secrets = regex
                 .capture_names()
                 .enumerate()
@@ -222,22 +222,27 @@ impl Redactor {
             .map(|(_, p)| p.to_string())
             .chain(extra.iter().cloned())
             .collect();
-        // Each is compiled once here, to name the one that does not, and
-        // dropped: it is compiled again when first needed.
+        // The set is all a redactor needs to start. Only when it does not
+        // compile is each pattern compiled alone, to name the one at fault;
+        // each is compiled alone again when the set first finds it.
+        let set = RegexSet::new(&sources).map_err(|too_large| {
+            sources
+                .iter()
+                .find_map(|p| {
+                    Regex::new(p).err().map(|error| PatternError::Invalid {
+                        pattern: p.clone(),
+                        error,
+                    })
+                })
+                .unwrap_or(PatternError::TooLarge(too_large))
+        })?;
         let patterns = sources
-            .iter()
-            .map(|p| match Regex::new(p) {
-                Ok(_) => Ok(Pattern {
-                    source: p.clone(),
-                    compiled: OnceLock::new(),
-                }),
-                Err(error) => Err(PatternError::Invalid {
-                    pattern: p.clone(),
-                    error,
-                }),
+            .into_iter()
+            .map(|source| Pattern {
+                source,
+                compiled: OnceLock::new(),
             })
-            .collect::<Result<Vec<_>, _>>()?;
-        let set = RegexSet::new(&sources).map_err(PatternError::TooLarge)?;
+            .collect();
         let secret_key =
             defaults.then(|| Regex::new(SECRET_KEY).expect("the secret key pattern compiles"));
         Ok(Redactor {
