@@ -16,8 +16,9 @@
 //!   removed) and a new file is started. Readers follow by inode.
 //! - **Torn lines:** a crash mid-write can leave a last line without its
 //!   `\n`. Readers skip it; the writer truncates it away whenever it opens
-//!   the file (at start and after an error), so new lines never glue onto
-//!   it, and writes a `log_repaired` line saying so.
+//!   the file (when it starts, whether or not a line ever comes, and after
+//!   an error), so new lines never glue onto it, and writes a
+//!   `log_repaired` line saying so.
 //! - **Hash chain:** the writer seals every line with its `seq` and a
 //!   `chain` hash over the line before it ([`crate::protocol::chain`]), here
 //!   on its own thread, off the hook path. It takes the chain up from the
@@ -219,6 +220,13 @@ struct Writer {
 
 impl Writer {
     fn run(&mut self, mut rx: mpsc::Receiver<Bytes>) {
+        // At start, not at the first line: a crash's torn last line is
+        // repaired even if this daemon never logs anything.
+        if let Err(e) = self.open().and_then(|()| self.flush_opened()) {
+            self.counters.errors.fetch_add(1, Ordering::Relaxed);
+            tracing::error!(path = %self.path.display(), error = %e, "cannot open the event log; decisions go on, and each batch of lines tries again");
+            self.last_failure = Some(Instant::now());
+        }
         let mut batch = Vec::with_capacity(256);
         let mut idle_polls = 0u32;
         loop {
@@ -295,6 +303,20 @@ impl Writer {
             let _ = file.flush();
             let _ = file.get_ref().sync_all();
         }
+    }
+
+    /// Writes out what opening the file wrote (a `chain_start`, a
+    /// `log_repaired`) and publishes the chain's head, before any line.
+    fn flush_opened(&mut self) -> io::Result<()> {
+        if let Some(file) = self.file.as_mut() {
+            file.flush()?;
+        }
+        *self
+            .counters
+            .chain_head
+            .lock()
+            .unwrap_or_else(|e| e.into_inner()) = self.chain;
+        Ok(())
     }
 
     fn write_batch(&mut self, batch: &[Bytes]) -> io::Result<()> {
