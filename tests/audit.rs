@@ -592,6 +592,81 @@ fn a_rotated_set_verifies_as_one_chain_and_a_cut_between_files_is_found() {
     assert_eq!(report["broken"]["line"], 1);
 }
 
+/// A daemon rotating its log every 16 KiB into 8 files, filled until
+/// `.1` to `.5` exist, then stopped: a set nothing writes to.
+fn rotated_set() -> Daemon {
+    let mut d = Daemon::start_with(DaemonOptions {
+        config: Some("[log]\nmax_bytes = 16384\nkeep = 8\n".to_string()),
+        ..DaemonOptions::default()
+    });
+    while !numbered(&d.log, 5).exists() {
+        fill(&d, 10);
+    }
+    d.stop();
+    d
+}
+
+/// `<log>.<n>`.
+fn numbered(log: &Path, n: u32) -> std::path::PathBuf {
+    let mut path = log.as_os_str().to_owned();
+    path.push(format!(".{n}"));
+    path.into()
+}
+
+#[test]
+fn a_rotated_file_removed_from_the_middle_is_named_and_the_files_past_it_are_checked() {
+    let d = rotated_set();
+    let files = hookd::cli::log::log_files(&d.log);
+    std::fs::remove_file(numbered(&d.log, 3)).unwrap();
+
+    let (report, code) = verify(&d, &[&d.log]);
+    assert_eq!(code, Some(1), "{report}");
+    assert_eq!(report["ok"], false);
+    assert_eq!(report["broken"]["kind"], "missing", "{report}");
+    assert_eq!(
+        report["broken"]["file"],
+        numbered(&d.log, 2).display().to_string()
+    );
+    assert_eq!(report["broken"]["line"], 1);
+    let detail = report["broken"]["detail"].as_str().unwrap();
+    let named = format!(
+        "{} is missing between {} and {}",
+        numbered(&d.log, 3).display(),
+        numbered(&d.log, 4).display(),
+        numbered(&d.log, 2).display()
+    );
+    assert!(detail.starts_with(&named), "{report}");
+    assert_eq!(report["gaps"][0]["missing"], json!([numbered(&d.log, 3)]));
+    assert_eq!(report["gaps"][0]["lines_missing"], true);
+    // Every file that is there was checked, past the gap too.
+    assert_eq!(
+        report["files"].as_array().unwrap().len(),
+        files.len() - 1,
+        "{report}"
+    );
+    let human = hookd(d.dir.path(), &["log", "verify", d.log.to_str().unwrap()]);
+    assert_eq!(human.status.code(), Some(1));
+    let text = String::from_utf8_lossy(&human.stdout);
+    assert!(
+        text.starts_with(&format!("✗ {}:1: {named}", numbered(&d.log, 2).display())),
+        "{text}"
+    );
+
+    // A line changed in a file beyond the gap is found.
+    let mut oldest = log_lines(&numbered(&d.log, 5));
+    let last = oldest.len() - 1;
+    let at = oldest[last].iter().position(|&b| b == b':').unwrap() + 2;
+    oldest[last][at] ^= 1;
+    write_lines(&numbered(&d.log, 5), &oldest);
+    let (report, code) = verify(&d, &[&d.log]);
+    assert_eq!(code, Some(1), "{report}");
+    assert_eq!(
+        report["broken"]["file"],
+        numbered(&d.log, 5).display().to_string()
+    );
+    assert_eq!(report["broken"]["kind"], "changed", "{report}");
+}
+
 #[test]
 fn a_crash_mid_line_is_repaired_on_the_record_and_still_verifies() {
     let mut d = Daemon::start();

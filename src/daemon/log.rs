@@ -403,9 +403,7 @@ impl Writer {
 
     /// `<log>.<n>`: the `n`th most recent rotated file.
     fn numbered(&self, n: u32) -> PathBuf {
-        let mut p = self.path.clone().into_os_string();
-        p.push(format!(".{n}"));
-        PathBuf::from(p)
+        rotated_path(&self.path, n)
     }
 
     fn rotate(&mut self) -> io::Result<()> {
@@ -429,6 +427,110 @@ impl Writer {
         }
         self.counters.rotations.fetch_add(1, Ordering::Relaxed);
         self.open()
+    }
+}
+
+/// `<log>.<n>`: the `n`th most recent rotated file of `log`.
+pub fn rotated_path(log: &Path, n: u32) -> PathBuf {
+    let mut p = log.as_os_str().to_owned();
+    p.push(format!(".{n}"));
+    PathBuf::from(p)
+}
+
+/// The numbers of `log`'s rotated files that exist, ascending (newest
+/// first). Every `<log>.<n>` in the directory counts, whatever the gaps
+/// between them: a reader that stopped at the first missing number would
+/// silently skip the files past it.
+pub fn rotated_numbers(log: &Path) -> io::Result<Vec<u32>> {
+    let Some(name) = log.file_name().and_then(|n| n.to_str()) else {
+        return Ok(Vec::new());
+    };
+    let dir = match log.parent() {
+        Some(dir) if !dir.as_os_str().is_empty() => dir,
+        _ => Path::new("."),
+    };
+    let entries = match fs::read_dir(dir) {
+        Ok(entries) => entries,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(e) => return Err(e),
+    };
+    let mut numbers = Vec::new();
+    for entry in entries {
+        let entry = entry?;
+        let file_name = entry.file_name();
+        let Some(digits) = file_name
+            .to_str()
+            .and_then(|f| f.strip_prefix(name))
+            .and_then(|f| f.strip_prefix('.'))
+        else {
+            continue;
+        };
+        // Only the names the writer makes: `.7`, not `.07` or `.+7`.
+        match digits.parse::<u32>() {
+            Ok(n) if n > 0 && n.to_string() == digits => numbers.push(n),
+            _ => {}
+        }
+    }
+    numbers.sort_unstable();
+    Ok(numbers)
+}
+
+/// Numbers missing between two rotated files of a set: `first..=last`
+/// are absent while `<log>.<last + 1>` exists, and so does the file newer
+/// than `<log>.<first>` (`<log>.<first - 1>`, or `<log>` itself when
+/// `first` is 1 — the log is not looked at: every rotated file is newer
+/// than none).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Gap {
+    /// The lowest missing number.
+    pub first: u32,
+    /// The highest missing number.
+    pub last: u32,
+}
+
+impl Gap {
+    /// The gaps in `numbers` (ascending, as [`rotated_numbers`] gives
+    /// them), lowest first.
+    pub fn all(numbers: &[u32]) -> Vec<Gap> {
+        let mut gaps = Vec::new();
+        let mut expected = 1;
+        for &n in numbers {
+            if n > expected {
+                gaps.push(Gap {
+                    first: expected,
+                    last: n - 1,
+                });
+            }
+            expected = n + 1;
+        }
+        gaps
+    }
+
+    /// The file just older than the gap.
+    pub fn older(&self, log: &Path) -> PathBuf {
+        rotated_path(log, self.last + 1)
+    }
+
+    /// The file just newer than the gap.
+    pub fn newer(&self, log: &Path) -> PathBuf {
+        match self.first {
+            1 => log.to_path_buf(),
+            n => rotated_path(log, n - 1),
+        }
+    }
+
+    /// `<log>.3 is` or `<log>.3 to <log>.5 are`, for messages.
+    pub fn describe(&self, log: &Path) -> String {
+        let first = rotated_path(log, self.first);
+        if self.first == self.last {
+            format!("{} is", first.display())
+        } else {
+            format!(
+                "{} to {} are",
+                first.display(),
+                rotated_path(log, self.last).display()
+            )
+        }
     }
 }
 
