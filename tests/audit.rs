@@ -12,7 +12,8 @@ use std::process::{Command, Output};
 use std::time::{Duration, Instant};
 
 use daemon::{
-    fixture, forward_in_background, hookd_bin, stdout_json, Daemon, DaemonOptions, RawClient,
+    fixture, forward_in_background, hookd_bin, poll_until, stdout_json, Daemon, DaemonOptions,
+    RawClient,
 };
 use serde_json::{json, Value};
 
@@ -590,6 +591,208 @@ fn a_rotated_set_verifies_as_one_chain_and_a_cut_between_files_is_found() {
     assert_eq!(code, Some(1), "{report}");
     assert_eq!(report["broken"]["file"], files[2].display().to_string());
     assert_eq!(report["broken"]["line"], 1);
+}
+
+/// A daemon rotating its log every 16 KiB into 8 files, filled until
+/// `.1` to `.5` exist, then stopped: a set nothing writes to.
+fn rotated_set() -> Daemon {
+    let mut d = Daemon::start_with(DaemonOptions {
+        config: Some("[log]\nmax_bytes = 16384\nkeep = 8\n".to_string()),
+        ..DaemonOptions::default()
+    });
+    while !numbered(&d.log, 5).exists() {
+        fill(&d, 10);
+    }
+    d.stop();
+    d
+}
+
+/// `<log>.<n>`.
+fn numbered(log: &Path, n: u32) -> std::path::PathBuf {
+    let mut path = log.as_os_str().to_owned();
+    path.push(format!(".{n}"));
+    path.into()
+}
+
+#[test]
+fn a_rotated_file_removed_from_the_middle_is_named_and_the_files_past_it_are_checked() {
+    let d = rotated_set();
+    let files = hookd::cli::log::log_files(&d.log);
+    std::fs::remove_file(numbered(&d.log, 3)).unwrap();
+
+    let (report, code) = verify(&d, &[&d.log]);
+    assert_eq!(code, Some(1), "{report}");
+    assert_eq!(report["ok"], false);
+    assert_eq!(report["broken"]["kind"], "missing", "{report}");
+    assert_eq!(
+        report["broken"]["file"],
+        numbered(&d.log, 2).display().to_string()
+    );
+    assert_eq!(report["broken"]["line"], 1);
+    let detail = report["broken"]["detail"].as_str().unwrap();
+    let named = format!(
+        "{} is missing between {} and {}",
+        numbered(&d.log, 3).display(),
+        numbered(&d.log, 4).display(),
+        numbered(&d.log, 2).display()
+    );
+    assert!(detail.starts_with(&named), "{report}");
+    assert_eq!(report["gaps"][0]["missing"], json!([numbered(&d.log, 3)]));
+    assert_eq!(report["gaps"][0]["lines_missing"], true);
+    // Every file that is there was checked, past the gap too.
+    assert_eq!(
+        report["files"].as_array().unwrap().len(),
+        files.len() - 1,
+        "{report}"
+    );
+    let human = hookd(d.dir.path(), &["log", "verify", d.log.to_str().unwrap()]);
+    assert_eq!(human.status.code(), Some(1));
+    let text = String::from_utf8_lossy(&human.stdout);
+    assert!(
+        text.starts_with(&format!("✗ {}:1: {named}", numbered(&d.log, 2).display())),
+        "{text}"
+    );
+
+    // A line changed in a file beyond the gap is found.
+    let mut oldest = log_lines(&numbered(&d.log, 5));
+    let last = oldest.len() - 1;
+    let at = oldest[last].iter().position(|&b| b == b':').unwrap() + 2;
+    oldest[last][at] ^= 1;
+    write_lines(&numbered(&d.log, 5), &oldest);
+    let (report, code) = verify(&d, &[&d.log]);
+    assert_eq!(code, Some(1), "{report}");
+    assert_eq!(
+        report["broken"]["file"],
+        numbered(&d.log, 5).display().to_string()
+    );
+    assert_eq!(report["broken"]["kind"], "changed", "{report}");
+}
+
+#[test]
+fn a_rotation_cut_short_by_a_crash_verifies_and_the_next_start_renumbers() {
+    let d = rotated_set();
+    let (intact, code) = verify(&d, &[&d.log]);
+    assert_eq!(code, Some(0), "{intact}");
+    // What a kill -9 between two renames of a rotation leaves: `.4` and up
+    // moved up one, `.3` not yet, so no `.3`.
+    let highest = (1..)
+        .take_while(|&n| numbered(&d.log, n).exists())
+        .last()
+        .unwrap();
+    for n in (3..=highest).rev() {
+        std::fs::rename(numbered(&d.log, n), numbered(&d.log, n + 1)).unwrap();
+    }
+    let (report, code) = verify(&d, &[&d.log]);
+    assert_eq!(code, Some(0), "no lines are missing: {report}");
+    assert_eq!(report["verified"]["lines"], intact["verified"]["lines"]);
+    assert_eq!(report["verified"]["head"], intact["verified"]["head"]);
+    assert_eq!(report["gaps"][0]["missing"], json!([numbered(&d.log, 3)]));
+    assert_eq!(report["gaps"][0]["lines_missing"], false, "{report}");
+    let human = stdout(&hookd(
+        d.dir.path(),
+        &["log", "verify", d.log.to_str().unwrap()],
+    ));
+    assert!(human.contains("but no lines are"), "{human}");
+
+    // The next daemon on that log closes the gap when it starts.
+    let next = Daemon::start_with(DaemonOptions {
+        config: Some("[log]\nmax_bytes = 16384\nkeep = 8\n".to_string()),
+        log_path: Some(d.log.display().to_string()),
+        ..DaemonOptions::default()
+    });
+    poll_until(
+        "the rotated files renumbered",
+        Duration::from_secs(10),
+        || numbered(&d.log, 3).exists() && !numbered(&d.log, highest + 1).exists(),
+    );
+    let (report, code) = verify(&next, &[&d.log]);
+    assert_eq!(code, Some(0), "{report}");
+    assert_eq!(report.get("gaps"), None, "{report}");
+    assert_eq!(report["verified"]["head"], intact["verified"]["head"]);
+    assert_eq!(report["verified"]["lines"], intact["verified"]["lines"]);
+    assert!(next.stderr().contains("renumbered"), "{}", next.stderr());
+}
+
+/// Hooks over one connection, one after another, until the daemon is gone.
+fn load_until_killed(socket: &Path) -> std::thread::JoinHandle<u64> {
+    let mut client = RawClient::hello(socket, "load");
+    let input = fixture("PostToolUse.json");
+    std::thread::spawn(move || {
+        let mut answered = 0;
+        for i in 0.. {
+            let hook =
+                json!({"type": "hook", "id": format!("h{i}"), "deadline_ms": 5000, "input": input});
+            if client.send_raw(format!("{hook}\n").as_bytes()).is_err() || client.recv().is_none() {
+                break;
+            }
+            answered += 1;
+        }
+        answered
+    })
+}
+
+/// The gaps among `log`'s rotated files' numbers.
+fn gaps(log: &Path) -> Vec<hookd::daemon::log::Gap> {
+    let numbers = hookd::daemon::log::rotated_numbers(log).unwrap();
+    hookd::daemon::log::Gap::all(&numbers)
+}
+
+#[test]
+fn kill_9_in_the_middle_of_a_rotation_under_load_loses_nothing_and_the_next_start_renumbers() {
+    // About a file per hook, and up to 300 of them: a rotation renames
+    // every file there, so the writer is often in the middle of one.
+    const CONFIG: &str = "[log]\nmax_bytes = 2048\nkeep = 300\n";
+    let first = Daemon::start_with(DaemonOptions {
+        config: Some(CONFIG.to_string()),
+        ..DaemonOptions::default()
+    });
+    let log = first.log.clone();
+    let mut d = first;
+    // Owns the log's directory once `d` is a later daemon.
+    let mut kept = Vec::new();
+    for _ in 0..3 {
+        let load = load_until_killed(&d.socket);
+        poll_until("rotations under load", Duration::from_secs(60), || {
+            d.counter("log_rotations") >= 20
+        });
+        // Stopped where a rotation has moved some files up and not yet
+        // the rest (a number is missing): killed right there.
+        let mut stopped_mid_rotation = false;
+        for _ in 0..1000 {
+            d.signal("STOP");
+            if !gaps(&log).is_empty() {
+                stopped_mid_rotation = true;
+                break;
+            }
+            d.signal("CONT");
+        }
+        assert!(
+            stopped_mid_rotation,
+            "never stopped the daemon mid-rotation"
+        );
+        d.signal("KILL");
+        d.wait_exit(Duration::from_secs(10));
+        assert!(load.join().unwrap() > 0);
+        // What the kill left verifies: no lines are missing across the gap.
+        let (report, code) = verify(&d, &[&log]);
+        assert_eq!(code, Some(0), "{report}");
+        assert_eq!(report["gaps"][0]["lines_missing"], false, "{report}");
+        let next = Daemon::start_with(DaemonOptions {
+            config: Some(CONFIG.to_string()),
+            log_path: Some(log.display().to_string()),
+            ..DaemonOptions::default()
+        });
+        kept.push(std::mem::replace(&mut d, next));
+    }
+    poll_until("the gap closed", Duration::from_secs(10), || {
+        gaps(&log).is_empty()
+    });
+    let (report, code) = verify(&d, &[&log]);
+    assert_eq!(code, Some(0), "{report}");
+    assert_eq!(report.get("gaps"), None, "{report}");
+    assert_eq!(report["verified"]["starts_from"], "genesis", "{report}");
+    let files = hookd::cli::log::log_files(&log);
+    assert_eq!(report["verified"]["files"], files.len(), "{report}");
 }
 
 #[test]

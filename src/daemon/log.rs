@@ -13,11 +13,15 @@
 //!   with `fsync = "always"` (config `[log]`), which also survives power loss.
 //! - **Rotation:** when a line would take the file past `max_bytes`, the file
 //!   becomes `<log>.1` (older ones shift up to `<log>.<keep>`, the oldest is
-//!   removed) and a new file is started. Readers follow by inode.
+//!   removed) and a new file is started. Readers follow by inode. A crash
+//!   at any step loses nothing: at worst one number is missing between two
+//!   files whose chain goes on across it ([`rotation_steps`] has the
+//!   argument), and the writer closes such a gap when it starts.
 //! - **Torn lines:** a crash mid-write can leave a last line without its
 //!   `\n`. Readers skip it; the writer truncates it away whenever it opens
-//!   the file (at start and after an error), so new lines never glue onto
-//!   it, and writes a `log_repaired` line saying so.
+//!   the file (when it starts, whether or not a line ever comes, and after
+//!   an error), so new lines never glue onto it, and writes a
+//!   `log_repaired` line saying so.
 //! - **Hash chain:** the writer seals every line with its `seq` and a
 //!   `chain` hash over the line before it ([`crate::protocol::chain`]), here
 //!   on its own thread, off the hook path. It takes the chain up from the
@@ -219,6 +223,15 @@ struct Writer {
 
 impl Writer {
     fn run(&mut self, mut rx: mpsc::Receiver<Bytes>) {
+        // At start, not at the first line: a crash's leftovers (a torn last
+        // line, a rotation cut short) are repaired even if this daemon
+        // never logs anything.
+        self.close_gaps();
+        if let Err(e) = self.open().and_then(|()| self.flush_opened()) {
+            self.counters.errors.fetch_add(1, Ordering::Relaxed);
+            tracing::error!(path = %self.path.display(), error = %e, "cannot open the event log; decisions go on, and each batch of lines tries again");
+            self.last_failure = Some(Instant::now());
+        }
         let mut batch = Vec::with_capacity(256);
         let mut idle_polls = 0u32;
         loop {
@@ -295,6 +308,20 @@ impl Writer {
             let _ = file.flush();
             let _ = file.get_ref().sync_all();
         }
+    }
+
+    /// Writes out what opening the file wrote (a `chain_start`, a
+    /// `log_repaired`) and publishes the chain's head, before any line.
+    fn flush_opened(&mut self) -> io::Result<()> {
+        if let Some(file) = self.file.as_mut() {
+            file.flush()?;
+        }
+        *self
+            .counters
+            .chain_head
+            .lock()
+            .unwrap_or_else(|e| e.into_inner()) = self.chain;
+        Ok(())
     }
 
     fn write_batch(&mut self, batch: &[Bytes]) -> io::Result<()> {
@@ -381,9 +408,7 @@ impl Writer {
 
     /// `<log>.<n>`: the `n`th most recent rotated file.
     fn numbered(&self, n: u32) -> PathBuf {
-        let mut p = self.path.clone().into_os_string();
-        p.push(format!(".{n}"));
-        PathBuf::from(p)
+        rotated_path(&self.path, n)
     }
 
     fn rotate(&mut self) -> io::Result<()> {
@@ -391,22 +416,283 @@ impl Writer {
             file.flush()?;
             file.get_ref().sync_all()?;
         }
-        let keep = self.config.keep;
-        let numbered = |n: u32| self.numbered(n);
-        if keep == 0 {
-            fs::remove_file(&self.path)?;
-        } else {
-            let _ = fs::remove_file(numbered(keep));
-            for n in (1..keep).rev() {
-                match fs::rename(numbered(n), numbered(n + 1)) {
-                    Err(e) if e.kind() != io::ErrorKind::NotFound => return Err(e),
-                    _ => {}
-                }
-            }
-            fs::rename(&self.path, numbered(1))?;
+        for step in rotation_steps(&self.path, self.config.keep)? {
+            step.apply(&self.path)?;
         }
+        sync_dir(&self.path);
         self.counters.rotations.fetch_add(1, Ordering::Relaxed);
         self.open()
+    }
+
+    /// Closes the gaps an interrupted rotation left in the rotated files'
+    /// numbers (see [`rotation_steps`]), and names those it cannot prove
+    /// hide no file. Run once, when the writer starts.
+    fn close_gaps(&self) {
+        let renumbering = match renumbering(&self.path) {
+            Ok(renumbering) => renumbering,
+            Err(e) => {
+                tracing::warn!(path = %self.path.display(), error = %e, "could not check the rotated log files' numbers");
+                return;
+            }
+        };
+        for gap in &renumbering.unproven {
+            tracing::warn!(
+                path = %self.path.display(),
+                "{} of the log's rotated files missing between {} and {}, and the chain does not show that no lines went with them; left as they are (`hookd log verify` reports it)",
+                gap.describe(&self.path),
+                gap.older(&self.path).display(),
+                gap.newer(&self.path).display(),
+            );
+        }
+        let closed = renumbering.renames.len();
+        for step in renumbering.renames {
+            if let Err(e) = step.apply(&self.path) {
+                tracing::warn!(path = %self.path.display(), error = %e, "could not renumber the rotated log files");
+                return;
+            }
+        }
+        if closed > 0 {
+            sync_dir(&self.path);
+            tracing::warn!(
+                path = %self.path.display(),
+                "renumbered {closed} rotated log files: an interrupted rotation (a crash) had left a number out; no lines were missing"
+            );
+        }
+    }
+}
+
+/// `<log>.<n>`: the `n`th most recent rotated file of `log`.
+pub fn rotated_path(log: &Path, n: u32) -> PathBuf {
+    let mut p = log.as_os_str().to_owned();
+    p.push(format!(".{n}"));
+    PathBuf::from(p)
+}
+
+/// The numbers of `log`'s rotated files that exist, ascending (newest
+/// first). Every `<log>.<n>` in the directory counts, whatever the gaps
+/// between them: a reader that stopped at the first missing number would
+/// silently skip the files past it.
+pub fn rotated_numbers(log: &Path) -> io::Result<Vec<u32>> {
+    let Some(name) = log.file_name().and_then(|n| n.to_str()) else {
+        return Ok(Vec::new());
+    };
+    let dir = match log.parent() {
+        Some(dir) if !dir.as_os_str().is_empty() => dir,
+        _ => Path::new("."),
+    };
+    let entries = match fs::read_dir(dir) {
+        Ok(entries) => entries,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(e) => return Err(e),
+    };
+    let mut numbers = Vec::new();
+    for entry in entries {
+        let entry = entry?;
+        let file_name = entry.file_name();
+        let Some(digits) = file_name
+            .to_str()
+            .and_then(|f| f.strip_prefix(name))
+            .and_then(|f| f.strip_prefix('.'))
+        else {
+            continue;
+        };
+        // Only the names the writer makes: `.7`, not `.07` or `.+7`.
+        match digits.parse::<u32>() {
+            Ok(n) if n > 0 && n.to_string() == digits => numbers.push(n),
+            _ => {}
+        }
+    }
+    numbers.sort_unstable();
+    Ok(numbers)
+}
+
+/// Numbers missing between two rotated files of a set: `first..=last`
+/// are absent while `<log>.<last + 1>` exists, and so does the file newer
+/// than `<log>.<first>` (`<log>.<first - 1>`, or `<log>` itself when
+/// `first` is 1 — the log is not looked at: every rotated file is newer
+/// than none).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Gap {
+    /// The lowest missing number.
+    pub first: u32,
+    /// The highest missing number.
+    pub last: u32,
+}
+
+impl Gap {
+    /// The gaps in `numbers` (ascending, as [`rotated_numbers`] gives
+    /// them), lowest first.
+    pub fn all(numbers: &[u32]) -> Vec<Gap> {
+        let mut gaps = Vec::new();
+        let mut expected = 1;
+        for &n in numbers {
+            if n > expected {
+                gaps.push(Gap {
+                    first: expected,
+                    last: n - 1,
+                });
+            }
+            expected = n + 1;
+        }
+        gaps
+    }
+
+    /// The file just older than the gap.
+    pub fn older(&self, log: &Path) -> PathBuf {
+        rotated_path(log, self.last + 1)
+    }
+
+    /// The file just newer than the gap.
+    pub fn newer(&self, log: &Path) -> PathBuf {
+        match self.first {
+            1 => log.to_path_buf(),
+            n => rotated_path(log, n - 1),
+        }
+    }
+
+    /// `<log>.3 is` or `<log>.3 to <log>.5 are`, for messages.
+    pub fn describe(&self, log: &Path) -> String {
+        let first = rotated_path(log, self.first);
+        if self.first == self.last {
+            format!("{} is", first.display())
+        } else {
+            format!(
+                "{} to {} are",
+                first.display(),
+                rotated_path(log, self.last).display()
+            )
+        }
+    }
+}
+
+/// One file-system step of a rotation or of a repair.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Step {
+    Remove(PathBuf),
+    Rename(PathBuf, PathBuf),
+}
+
+impl Step {
+    /// Does it. A rotated file of `log` that is already gone is no error
+    /// (a person removed it); `log` itself missing is (the writer reopens
+    /// it).
+    fn apply(&self, log: &Path) -> io::Result<()> {
+        let (result, path) = match self {
+            Step::Remove(path) => (fs::remove_file(path), path),
+            Step::Rename(from, to) => (fs::rename(from, to), from),
+        };
+        match result {
+            Err(e) if e.kind() == io::ErrorKind::NotFound && path != log => Ok(()),
+            other => other,
+        }
+    }
+}
+
+/// The steps of a rotation of `log`, in order: each rotated file moves up
+/// one number, newest last, those past `keep` are removed, then `<log>`
+/// becomes `<log>.1` (the writer then starts a new `<log>`).
+///
+/// Why a crash at any point leaves a set nothing is lost from (each step
+/// is one atomic `rename` or `unlink`):
+/// - while the files past `keep` are removed: only the oldest go, which
+///   the rotation removes anyway;
+/// - after `.n` moved to `.n+1` and before `.n-1` moves to `.n`: the
+///   number `n` is missing, but the files on either side of it follow one
+///   another (`.n-1`'s `chain_start` names `.n+1`'s last `chain`). Readers
+///   take every number present, so nothing is skipped; `verify` sees that
+///   the chain goes on across the gap; the writer closes it when it next
+///   starts ([`renumbering`]);
+/// - after `<log>` became `<log>.1`: there is no `<log>`; the writer
+///   creates it and goes on from `<log>.1`'s last line with a
+///   `chain_start`, exactly as after the rotation.
+///
+/// Files already missing in the middle (a person removed one) keep their
+/// place: every file present moves up by one, so the gap stays between
+/// the same two files and `verify` keeps naming it.
+fn rotation_steps(log: &Path, keep: u32) -> io::Result<Vec<Step>> {
+    let mut steps = Vec::new();
+    for n in rotated_numbers(log)?.into_iter().rev() {
+        if n >= keep {
+            steps.push(Step::Remove(rotated_path(log, n)));
+        } else {
+            steps.push(Step::Rename(rotated_path(log, n), rotated_path(log, n + 1)));
+        }
+    }
+    steps.push(match keep {
+        0 => Step::Remove(log.to_path_buf()),
+        _ => Step::Rename(log.to_path_buf(), rotated_path(log, 1)),
+    });
+    Ok(steps)
+}
+
+/// How to close the gaps in `log`'s rotated files that the chain proves
+/// hide no file (an interrupted rotation's), and the gaps it cannot.
+#[derive(Debug, Default)]
+struct Renumbering {
+    /// Renames, to be done in order: files older than a closed gap move
+    /// down, lowest first, so no rename overwrites a file.
+    renames: Vec<Step>,
+    /// Gaps across which the chain does not go on (or cannot be read).
+    unproven: Vec<Gap>,
+}
+
+/// Plans the closing of the gaps left by interrupted rotations: a gap is
+/// closed when the file just newer than it starts with a `chain_start`
+/// that goes on from the last line of the file just older (so no file
+/// was there). A crash during the renames leaves a gap of the same kind,
+/// closed at the next start.
+fn renumbering(log: &Path) -> io::Result<Renumbering> {
+    let numbers = rotated_numbers(log)?;
+    let mut plan = Renumbering::default();
+    let mut shift = 0;
+    let mut gaps = Gap::all(&numbers).into_iter().peekable();
+    for n in numbers {
+        if let Some(gap) = gaps.next_if(|gap| gap.last + 1 == n) {
+            if goes_on(&gap.newer(log), &gap.older(log)) {
+                shift += gap.last - gap.first + 1;
+            } else {
+                plan.unproven.push(gap);
+            }
+        }
+        if shift > 0 {
+            plan.renames.push(Step::Rename(
+                rotated_path(log, n),
+                rotated_path(log, n - shift),
+            ));
+        }
+    }
+    Ok(plan)
+}
+
+/// Whether the file at `newer` goes on from the last line of the file at
+/// `older`: its first line is a `chain_start` whose `prev` is that line's
+/// `chain`.
+fn goes_on(newer: &Path, older: &Path) -> bool {
+    let Some(head) = last_head_of(older) else {
+        return false;
+    };
+    let Ok(file) = File::open(newer) else {
+        return false;
+    };
+    // A `chain_start` line is short; a longer first line is something else.
+    let mut first = Vec::with_capacity(512);
+    if file.take(4096).read_to_end(&mut first).is_err() {
+        return false;
+    }
+    let first = first.split(|&b| b == b'\n').next().unwrap_or_default();
+    crate::protocol::chain::starts_after(first, &head)
+}
+
+/// Makes the renames in `log`'s directory durable (they are only in the
+/// directory's metadata). Best effort: a directory that cannot be opened
+/// or synced still has the renames, only not yet on disk.
+fn sync_dir(log: &Path) {
+    let dir = match log.parent() {
+        Some(dir) if !dir.as_os_str().is_empty() => dir,
+        _ => Path::new("."),
+    };
+    if let Ok(dir) = File::open(dir) {
+        let _ = dir.sync_all();
     }
 }
 
@@ -631,6 +917,128 @@ mod tests {
                 .unwrap();
         }
         assert_eq!(verifier.finish().lines, 6);
+    }
+
+    /// Every line of the files of `log`'s set that are there (oldest
+    /// first, whatever numbers are missing), as records without the
+    /// chain's own lines, after checking that they form one chain.
+    fn set_records(log: &Path) -> Vec<String> {
+        let mut files: Vec<PathBuf> = rotated_numbers(log)
+            .unwrap()
+            .into_iter()
+            .rev()
+            .map(|n| rotated_path(log, n))
+            .collect();
+        files.extend(Some(log.to_path_buf()).filter(|l| l.exists()));
+        let mut verifier = Verifier::new();
+        let mut all = Vec::new();
+        for file in &files {
+            let (records, _) = records(file);
+            verifier
+                .file(&file.display().to_string(), &fs::read(file).unwrap())
+                .unwrap_or_else(|broken| panic!("{broken:?} in {files:?}"));
+            all.extend(
+                records
+                    .into_iter()
+                    .filter(|r| !r.contains("\"type\":\"chain_start\"")),
+            );
+        }
+        all
+    }
+
+    /// Copies the files of `from`'s directory into `to`.
+    fn copy_dir(from: &Path, to: &Path) {
+        for entry in fs::read_dir(from).unwrap() {
+            let entry = entry.unwrap();
+            fs::copy(entry.path(), to.join(entry.file_name())).unwrap();
+        }
+    }
+
+    #[test]
+    fn a_crash_after_any_step_of_a_rotation_loses_nothing_and_the_next_start_renumbers() {
+        let built = tempfile::tempdir().unwrap();
+        let config = LogConfig {
+            max_bytes: 160,
+            keep: 5,
+            ..LogConfig::default()
+        };
+        let log = EventLog::open(&built.path().join("events.jsonl"), &config);
+        for i in 0..9 {
+            log.push(Bytes::from(format!("{{\"line\":{i:04}}}\n")));
+        }
+        log.close();
+        let built_log = built.path().join("events.jsonl");
+        assert_eq!(rotated_numbers(&built_log).unwrap(), [1, 2, 3, 4, 5]);
+        let before = set_records(&built_log);
+        let oldest = records(&rotated_path(&built_log, 5)).0;
+        let steps = rotation_steps(&built_log, config.keep).unwrap();
+        // Remove .5, move .4 … .1 up, move the log to .1.
+        assert_eq!(steps.len(), 6, "{steps:?}");
+        for crash_after in 0..=steps.len() {
+            let dir = tempfile::tempdir().unwrap();
+            copy_dir(built.path(), dir.path());
+            let path = dir.path().join("events.jsonl");
+            for step in &rotation_steps(&path, config.keep).unwrap()[..crash_after] {
+                step.apply(&path).unwrap();
+            }
+            // What a reader sees at that instant: every line, one chain
+            // (the oldest file gone once its removal ran).
+            let at_crash = set_records(&path);
+            let lost = if crash_after == 0 {
+                0
+            } else {
+                oldest.len() - 1
+            };
+            assert_eq!(at_crash, before[lost..], "after {crash_after} steps");
+
+            // The next start closes the gap, and the chain goes on.
+            let restarted = EventLog::open(&path, &config);
+            restarted.push(Bytes::from_static(b"{\"after\":\"restart\"}\n"));
+            restarted.close();
+            let numbers = rotated_numbers(&path).unwrap();
+            let expected: Vec<u32> = (1..=numbers.len() as u32).collect();
+            assert_eq!(numbers, expected, "after {crash_after} steps");
+            let after = set_records(&path);
+            assert_eq!(
+                after.last().map(String::as_str),
+                Some("{\"after\":\"restart\"}"),
+                "after {crash_after} steps"
+            );
+            // Only whole oldest files went (the restart's line rotated).
+            let (kept, _) = after.split_at(after.len() - 1);
+            assert!(
+                at_crash.ends_with(kept) && kept.len() >= 4,
+                "after {crash_after} steps: {at_crash:?} then {after:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_rotation_keeps_a_removed_file_s_gap_between_the_same_files() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("events.jsonl");
+        let config = LogConfig {
+            max_bytes: 160,
+            keep: 8,
+            ..LogConfig::default()
+        };
+        let log = EventLog::open(&path, &config);
+        for i in 0..6 {
+            log.push(Bytes::from(format!("{{\"line\":{i:04}}}\n")));
+        }
+        log.close();
+        assert_eq!(rotated_numbers(&path).unwrap(), [1, 2, 3, 4, 5]);
+        let third = records(&rotated_path(&path, 3)).0;
+        let fourth = records(&rotated_path(&path, 4)).0;
+        fs::remove_file(rotated_path(&path, 3)).unwrap();
+        // A start does not renumber across it: the chain breaks there.
+        let log = EventLog::open(&path, &config);
+        log.push(Bytes::from_static(b"{\"line\":9999}\n"));
+        log.close();
+        assert_eq!(rotated_numbers(&path).unwrap(), [1, 2, 3, 5, 6]);
+        assert_eq!(records(&rotated_path(&path, 5)).0, fourth);
+        assert_ne!(records(&rotated_path(&path, 3)).0, third);
+        assert_eq!(Gap::all(&[1, 2, 3, 5, 6]), [Gap { first: 4, last: 4 }]);
     }
 
     #[test]

@@ -204,8 +204,10 @@ pub struct Broken {
     pub file: String,
     /// The line (1-based) where the chain first fails.
     pub line: usize,
-    /// `changed`, `removed`, `inserted`, `swapped`, `unsealed` or
-    /// `discontinuous` (the files do not follow one another).
+    /// `changed`, `removed`, `inserted`, `swapped`, `unsealed`,
+    /// `discontinuous` (the files do not follow one another) or `missing`
+    /// (a rotated file's number is missing and the chain does not go on
+    /// across it: set by `hookd log verify`, which knows the file names).
     pub kind: &'static str,
     /// What was found, for a person.
     pub detail: String,
@@ -305,10 +307,13 @@ impl Verifier {
             let start = chain_start_prev(&sealed);
             let head = match (self.head, start) {
                 (None, Some(prev)) => {
-                    self.starts_from = Some(if prev == GENESIS {
-                        "genesis".into()
-                    } else {
-                        hex(&prev)
+                    // After a restart the set still starts where it started.
+                    self.starts_from.get_or_insert_with(|| {
+                        if prev == GENESIS {
+                            "genesis".into()
+                        } else {
+                            hex(&prev)
+                        }
                     });
                     ChainHead {
                         next_seq: sealed.seq,
@@ -316,7 +321,7 @@ impl Verifier {
                     }
                 }
                 (None, None) => {
-                    self.starts_from = Some("genesis".into());
+                    self.starts_from.get_or_insert_with(|| "genesis".into());
                     ChainHead::genesis()
                 }
                 (Some(head), Some(prev)) if prev != head.hash => {
@@ -366,6 +371,25 @@ impl Verifier {
             self.lines += 1;
         }
         Ok(())
+    }
+
+    /// Whether a file that begins with `bytes` goes on from the chain
+    /// checked so far: its first line is a `chain_start` whose `prev` is
+    /// the last line's `chain` and whose `seq` is the next one. `false`
+    /// before any sealed line. Tells a file missing from a rotated set
+    /// (lines missing) from a number missing (an interrupted rotation).
+    pub fn goes_on_with(&self, bytes: &[u8]) -> bool {
+        let first = bytes.split(|&b| b == b'\n').next().unwrap_or_default();
+        self.head.is_some_and(|head| starts_after(first, &head))
+    }
+
+    /// Forgets the chain checked so far: the next file is checked from its
+    /// own `chain_start`, as if the files before it were gone. For going on
+    /// past a file missing from a set, which the caller reports.
+    pub fn restart(&mut self) {
+        self.head = None;
+        self.before_last = None;
+        self.last_at = None;
     }
 
     /// The result once every file was checked.
@@ -441,6 +465,16 @@ fn diagnose(
             line.seq
         ),
     ))
+}
+
+/// Whether `first_line` (without its `\n`) is a `chain_start` that goes on
+/// from `head`: its `prev` is `head`'s hash and its `seq` the next one. How
+/// the log writer and `verify` prove that no file is missing between two
+/// files of a rotated set whose numbers are not adjacent.
+pub fn starts_after(first_line: &[u8], head: &ChainHead) -> bool {
+    Sealed::read(first_line).is_some_and(|sealed| {
+        sealed.seq == head.next_seq && chain_start_prev(&sealed) == Some(head.hash)
+    })
 }
 
 /// The `prev` of a `chain_start` line, `None` for any other line.
