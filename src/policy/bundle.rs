@@ -233,12 +233,15 @@ struct Manifest {
 /// A bundle as found, before it is verified: its manifest and signature
 /// (`None`: absent) and everything in `rules/`, by name. `read` gives a
 /// listed file's bytes: nothing unlisted is read.
-struct Found<R> {
+struct Found<'a> {
     manifest: Option<Vec<u8>>,
     signature: Option<Vec<u8>>,
     rules: BTreeSet<String>,
-    read: R,
+    read: ReadListed<'a>,
 }
+
+/// Reads one file of a bundle, by its name in the bundle.
+type ReadListed<'a> = Box<dyn FnMut(&str) -> Result<Vec<u8>, String> + 'a>;
 
 /// What to do about a bundle made before whole-bundle signing (or
 /// without a manifest at all).
@@ -369,10 +372,7 @@ fn read_limited(path: &Path, max: u64) -> Result<Vec<u8>, String> {
 
 /// Checks `found` against its signed manifest: the signature, then that
 /// `rules/` holds exactly the listed files, then each file's SHA-256.
-fn verify_whole<R>(key: &minisign_verify::PublicKey, found: Found<R>) -> Result<Contents, String>
-where
-    R: FnMut(&str) -> Result<Vec<u8>, String>,
-{
+fn verify_whole(key: &minisign_verify::PublicKey, found: Found) -> Result<Contents, String> {
     let Found {
         manifest,
         signature,
@@ -471,7 +471,7 @@ fn listable(name: &str) -> bool {
 /// A `.tar.gz`'s bundle: its manifest, signature and `rules/` entries (of
 /// any type; only regular files can match a listing). Anything else in it
 /// is skipped unread.
-fn unpack(archive: &[u8]) -> Result<Found<impl FnMut(&str) -> Result<Vec<u8>, String>>, String> {
+fn unpack(archive: &[u8]) -> Result<Found<'static>, String> {
     let gz = Unpacked {
         inner: flate2::read::GzDecoder::new(archive),
         left: MAX_UNPACKED_BYTES,
@@ -524,12 +524,12 @@ fn unpack(archive: &[u8]) -> Result<Found<impl FnMut(&str) -> Result<Vec<u8>, St
         manifest,
         signature,
         rules: rules.keys().cloned().collect(),
-        read: move |name: &str| {
+        read: Box::new(move |name: &str| {
             rules
                 .get_mut(name)
                 .and_then(Option::take)
                 .ok_or_else(|| format!("{name}: not a regular file in the archive"))
-        },
+        }),
     })
 }
 
@@ -553,9 +553,7 @@ impl<R: Read> Read for Unpacked<R> {
 
 /// A directory's bundle: its manifest and signature, and the names in
 /// `rules/`; a listed file is read when it is verified.
-fn read_dir_bundle(
-    dir: &Path,
-) -> Result<Found<impl FnMut(&str) -> Result<Vec<u8>, String> + '_>, String> {
+fn read_dir_bundle(dir: &Path) -> Result<Found<'_>, String> {
     let optional = |name: &str, max: u64| {
         let path = dir.join(name);
         match path.exists() {
@@ -582,13 +580,13 @@ fn read_dir_bundle(
         manifest,
         signature,
         rules,
-        read: move |name: &str| {
+        read: Box::new(move |name: &str| {
             let path = dir.join(name);
             match path.is_file() {
                 true => read_limited(&path, MAX_FILE_BYTES),
                 false => Err(format!("{name}: not a regular file")),
             }
-        },
+        }),
     })
 }
 
