@@ -193,6 +193,20 @@ struct Activated {
     revision: Option<String>,
     /// When it was activated (RFC 3339).
     activated_at: String,
+    /// Whether it was verified as a whole, by its signed manifest: false
+    /// in a record of an older version, whose bundle is then fetched in
+    /// full (no `If-None-Match`) and verified again, so that a bundle
+    /// still signed the old way is reported, not taken as unchanged.
+    #[serde(default)]
+    whole: bool,
+}
+
+impl Activated {
+    /// The ETag to send as `If-None-Match`: only for a bundle verified
+    /// as a whole.
+    fn if_none_match(&self) -> Option<&str> {
+        self.etag.as_deref().filter(|_| self.whole)
+    }
 }
 
 /// What one check of a source found.
@@ -303,7 +317,7 @@ fn fetch(source: &BundleSource, previous: Option<&Activated>) -> Result<Option<C
         BundleLocation::Url(url) => {
             let agent = crate::outbound::agent(FETCH_TIMEOUT);
             let mut request = agent.get(url.as_str());
-            if let Some(etag) = previous.and_then(|p| p.etag.as_deref()) {
+            if let Some(etag) = previous.and_then(Activated::if_none_match) {
                 request = request.header("If-None-Match", etag);
             }
             let response = request.call().map_err(|e| format!("fetching {url}: {e}"))?;
@@ -670,6 +684,7 @@ fn activate(active: &Path, contents: &Contents) -> Result<(), String> {
         sha256: contents.sha256.clone(),
         revision: contents.revision.clone(),
         activated_at: crate::time::rfc3339(std::time::SystemTime::now()),
+        whole: true,
     };
     let json = serde_json::to_vec_pretty(&record).expect("a record serializes");
     std::fs::write(staging.join(RECORD_FILE), json).map_err(|e| io(e, &staging))?;
@@ -855,6 +870,20 @@ mod tests {
             err.contains("manifest.toml: unknown field `expires`"),
             "{err}"
         );
+    }
+
+    #[test]
+    fn a_bundle_activated_by_an_older_version_is_fetched_again_in_full() {
+        let older: Activated = serde_json::from_str(
+            r#"{"etag": "\"7\"", "sha256": "00", "revision": null, "activated_at": "2026-11-01T00:00:00Z"}"#,
+        )
+        .unwrap();
+        assert_eq!(older.if_none_match(), None);
+        let verified = Activated {
+            whole: true,
+            ..older
+        };
+        assert_eq!(verified.if_none_match(), Some("\"7\""));
     }
 
     #[test]
