@@ -447,6 +447,15 @@ enum RulesCommand {
     },
     /// Print the embedded default rules (used when there is no rules file).
     Defaults,
+    /// Print the manifest.toml of a policy bundle: every file of DIR/rules/
+    /// with its SHA-256, to sign with `minisign -Sm manifest.toml`.
+    Manifest {
+        /// The bundle's directory (holding rules/).
+        dir: PathBuf,
+        /// A name for this version, shown in `hookd status`.
+        #[arg(long)]
+        revision: Option<String>,
+    },
     /// Print the policy revision of a rules file: a hash of its rules, the
     /// same for the same rules on any machine, as `status` shows and every
     /// decision records.
@@ -795,6 +804,7 @@ fn rules_source(explicit: Option<PathBuf>) -> RulesSource {
 fn rules(command: RulesCommand) -> anyhow::Result<Outcome> {
     match command {
         RulesCommand::Defaults => cli::rules::defaults(),
+        RulesCommand::Manifest { dir, revision } => cli::rules::manifest(&dir, revision.as_deref()),
         RulesCommand::Revision {
             file,
             project,

@@ -2,7 +2,8 @@
 //! in for ntfy and a webhook: exactly one push per event that waits for a
 //! person and none for rule-decided ones; a link decides once (as
 //! `client:http`), the other dies, reuse and expiry answer 410; a receiver
-//! that is down costs counted failures, never a hook's answer.
+//! that is down costs counted failures, never a hook's answer; a target
+//! that hangs delays only its own pushes.
 
 #[path = "support/daemon.rs"]
 mod daemon;
@@ -331,4 +332,40 @@ fn approve_for_this_session_adds_a_grant() {
     let grants = daemon.status()["grants"].clone();
     assert_eq!(grants.as_array().map(Vec::len), Some(1), "{grants}");
     assert_eq!(grants[0]["by"], "http", "{grants}");
+}
+
+#[test]
+fn a_target_that_never_answers_delays_only_its_own_pushes() {
+    let hung = receiver::Hung::start();
+    let healthy = Receiver::start(200);
+    let (mut daemon, _) = start(
+        &format!(
+            "[[notify.webhook]]\nurl = \"http://{}/hangs\"\n\
+             [[notify.ntfy]]\nurl = \"http://{}/ntfy/hookd-topic\"\n",
+            hung.addr, healthy.addr
+        ),
+        "",
+    );
+    let waiting: Vec<_> = (0..3)
+        .map(|i| {
+            forward_in_background(
+                &daemon.socket,
+                &permission_request(&format!("./deploy {i}")),
+                &["--timeout", "60"],
+            )
+        })
+        .collect();
+    // Every push reaches the healthy target while the other holds its
+    // first one unanswered (its time limit is 10 s, its tries 4: one
+    // sender for both took 43 s to get past it).
+    let pushes = healthy.wait_for(3);
+    assert!(pushes.iter().all(|p| p.path == "/ntfy"), "{pushes:?}");
+    wait_until("the hung target to be tried", || hung.accepted() >= 1);
+    let notify = daemon.status()["http"]["notify"].clone();
+    assert_eq!(notify["sent"], 3, "{notify}");
+    assert_eq!(notify["failed"], 0, "{notify}");
+    daemon.stop();
+    for forwarder in waiting {
+        forwarder.join().unwrap();
+    }
 }

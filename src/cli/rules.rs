@@ -28,6 +28,14 @@ pub fn defaults() -> anyhow::Result<Outcome> {
     Ok(Outcome::Success)
 }
 
+/// `hookd rules manifest DIR [--revision R]`: the `manifest.toml` of the
+/// policy bundle in `DIR`, for its publisher to sign.
+pub fn manifest(dir: &Path, revision: Option<&str>) -> anyhow::Result<Outcome> {
+    let text = crate::policy::bundle::manifest_for(dir, revision).map_err(anyhow::Error::msg)?;
+    write!(Stdout, "{text}")?;
+    Ok(Outcome::Success)
+}
+
 /// `hookd rules check [FILE] [--project]`: every problem of a rules file
 /// (the user's by default); exit 1 when it would be refused.
 pub fn check(file: Option<PathBuf>, project: bool, json: bool) -> anyhow::Result<Outcome> {

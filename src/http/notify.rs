@@ -1,14 +1,19 @@
 //! Pushes to a phone (`[notify]`): for every event that waits for a
 //! person, one push per target carrying its approve/deny links.
 //!
-//! Never on a hook's path: [`Notifier::push`] only queues (bounded; a full
-//! queue drops the push and counts it), and one dedicated thread sends,
-//! with the blocking `ureq` client ([`crate::outbound`]). The pending
-//! table adds an event once, so an event is pushed once per target, and
-//! the one sender has at most one push per event in flight. A failed send
+//! Never on a hook's path: [`Notifier::push`] only queues, and each
+//! target has a thread of its own that sends, with the blocking `ureq`
+//! client ([`crate::outbound`]), from a queue of its own (bounded; a full
+//! queue drops that target's push and counts it). So a target that hangs
+//! (a request's time limit is 10 s, its tries 4) delays only its own
+//! pushes, never another target's: with one sender for all, a webhook that
+//! never answered held a healthy ntfy target's pushes for 43 s each. The
+//! pending table adds an event once, so an event is pushed once per
+//! target, and each sender has at most one push in flight. A failed send
 //! is retried with backoff, at most [`ATTEMPTS`] times and never past the
 //! event's deadline or end; what happened is counted (`status`:
-//! `http.notify`).
+//! `http.notify`, summed over the targets). The senders block on their
+//! queues: an idle daemon has no timer for them.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc::{sync_channel, SyncSender, TrySendError};
@@ -21,7 +26,7 @@ use uuid::Uuid;
 use super::config::{ntfy_server_and_topic, NotifyConfig, NtfyTarget, WebhookTarget};
 use super::links::EventFacts;
 
-/// Pushes waiting for the sender before new ones are dropped.
+/// Pushes waiting for a target's sender before new ones to it are dropped.
 const QUEUE: usize = 256;
 
 /// Tries per push and target.
@@ -63,62 +68,108 @@ pub struct NotifyCounters {
     pub dropped: AtomicU64,
 }
 
-/// The queue to the sender thread.
+/// The queues to the targets' sender threads.
 #[derive(Debug)]
 pub struct Notifier {
-    queue: SyncSender<Push>,
-    targets: usize,
-    /// See [`NotifyCounters`].
+    /// One per target, in the config's order (ntfy, then webhooks).
+    queues: Vec<TargetQueue>,
+    /// See [`NotifyCounters`]: every target's counts, summed.
     pub counters: Arc<NotifyCounters>,
 }
 
+/// One target's queue to its sender thread.
+#[derive(Debug)]
+struct TargetQueue {
+    queue: SyncSender<Push>,
+    /// The target as the config names it (`notify.webhook[0]`), for the
+    /// log: its URL may hold a secret (an ntfy topic, a Slack hook).
+    name: String,
+}
+
+/// A push target as configured.
+enum Target {
+    Ntfy(NtfyTarget),
+    Webhook(WebhookTarget),
+}
+
+impl Target {
+    fn url(&self) -> &str {
+        match self {
+            Target::Ntfy(target) => &target.url,
+            Target::Webhook(target) => &target.url,
+        }
+    }
+
+    /// The request that pushes `push` to it.
+    fn request(&self, push: &Push) -> Result<Request, String> {
+        match self {
+            Target::Ntfy(target) => ntfy_request(target, push),
+            Target::Webhook(target) => Ok(webhook_request(target, push)),
+        }
+    }
+}
+
 impl Notifier {
-    /// Starts the sender thread for `config`'s targets; `waiting(id)` says
-    /// whether event `id` still waits (a push for an ended event is
+    /// Starts a sender thread for each of `config`'s targets; `waiting(id)`
+    /// says whether event `id` still waits (a push for an ended event is
     /// dropped). `None` without targets.
     pub fn start(
         config: &NotifyConfig,
-        waiting: impl Fn(Uuid) -> bool + Send + 'static,
+        waiting: impl Fn(Uuid) -> bool + Send + Sync + 'static,
     ) -> std::io::Result<Option<Notifier>> {
         if config.targets() == 0 {
             return Ok(None);
         }
-        let (queue, pushes) = sync_channel::<Push>(QUEUE);
+        let waiting: Arc<dyn Fn(Uuid) -> bool + Send + Sync> = Arc::new(waiting);
         let counters = Arc::new(NotifyCounters::default());
-        let sender = Sender {
-            agent: crate::outbound::agent(REQUEST_TIMEOUT),
-            ntfy: config.ntfy.clone(),
-            webhook: config.webhook.clone(),
-            counters: counters.clone(),
-        };
-        std::thread::Builder::new()
-            .name("hookd-notify".into())
-            .spawn(move || {
-                for push in pushes {
-                    sender.send_all(&push, &waiting);
-                }
-            })?;
-        Ok(Some(Notifier {
-            queue,
-            targets: config.targets(),
-            counters,
-        }))
+        let ntfy = config
+            .ntfy
+            .iter()
+            .enumerate()
+            .map(|(n, target)| (format!("notify.ntfy[{n}]"), Target::Ntfy(target.clone())));
+        let webhook = config.webhook.iter().enumerate().map(|(n, target)| {
+            (
+                format!("notify.webhook[{n}]"),
+                Target::Webhook(target.clone()),
+            )
+        });
+        let mut queues = Vec::new();
+        for (n, (name, target)) in ntfy.chain(webhook).enumerate() {
+            let (queue, pushes) = sync_channel::<Push>(QUEUE);
+            queues.push(TargetQueue { queue, name });
+            let sender = Sender {
+                agent: crate::outbound::agent(REQUEST_TIMEOUT),
+                target,
+                counters: counters.clone(),
+            };
+            let waiting = waiting.clone();
+            std::thread::Builder::new()
+                .name(format!("hookd-notify-{n}"))
+                .spawn(move || {
+                    for push in pushes {
+                        sender.send(&push, &*waiting);
+                    }
+                })?;
+        }
+        Ok(Some(Notifier { queues, counters }))
     }
 
-    /// Queues `push` without waiting.
+    /// Queues `push` to every target without waiting.
     pub fn push(&self, push: Push) {
-        match self.queue.try_send(push) {
-            Ok(()) => {}
-            Err(TrySendError::Full(push)) => {
-                tracing::warn!(event = %push.id, "push queue full; this event's push is dropped");
-                self.counters
-                    .dropped
-                    .fetch_add(self.targets as u64, Ordering::Relaxed);
-            }
-            Err(TrySendError::Disconnected(_)) => {
-                self.counters
-                    .dropped
-                    .fetch_add(self.targets as u64, Ordering::Relaxed);
+        for target in &self.queues {
+            match target.queue.try_send(push.clone()) {
+                Ok(()) => {}
+                Err(TrySendError::Full(push)) => {
+                    tracing::warn!(
+                        event = %push.id,
+                        target = %target.name,
+                        "push queue full (the target is slow or hangs); this event's push to it is dropped"
+                    );
+                    self.counters.dropped.fetch_add(1, Ordering::Relaxed);
+                }
+                Err(TrySendError::Disconnected(_)) => {
+                    self.counters.dropped.fetch_add(1, Ordering::Relaxed);
+                }
             }
         }
     }
@@ -127,7 +178,7 @@ impl Notifier {
     pub fn status(&self) -> crate::protocol::NotifyStatus {
         let n = |c: &AtomicU64| c.load(Ordering::Relaxed);
         crate::protocol::NotifyStatus {
-            targets: self.targets as u64,
+            targets: self.queues.len() as u64,
             sent: n(&self.counters.sent),
             failed: n(&self.counters.failed),
             dropped: n(&self.counters.dropped),
@@ -142,31 +193,25 @@ struct Request {
     body: String,
 }
 
+/// One target's sender, on its own thread.
 struct Sender {
     agent: ureq::Agent,
-    ntfy: Vec<NtfyTarget>,
-    webhook: Vec<WebhookTarget>,
+    target: Target,
     counters: Arc<NotifyCounters>,
 }
 
 impl Sender {
-    fn send_all(&self, push: &Push, waiting: &dyn Fn(Uuid) -> bool) {
-        for target in &self.ntfy {
-            match ntfy_request(target, push) {
-                Ok(request) => self.send(request, push, waiting),
-                Err(e) => {
-                    tracing::error!(url = %target.url, error = %e, "ntfy push not sent");
-                    self.counters.failed.fetch_add(1, Ordering::Relaxed);
-                }
+    /// Sends `push` to the target, retrying with backoff while the event
+    /// waits.
+    fn send(&self, push: &Push, waiting: &dyn Fn(Uuid) -> bool) {
+        let request = match self.target.request(push) {
+            Ok(request) => request,
+            Err(e) => {
+                tracing::error!(url = %self.target.url(), error = %e, "push not sent");
+                self.counters.failed.fetch_add(1, Ordering::Relaxed);
+                return;
             }
-        }
-        for target in &self.webhook {
-            self.send(webhook_request(target, push), push, waiting);
-        }
-    }
-
-    /// Sends `request`, retrying with backoff while the event waits.
-    fn send(&self, request: Request, push: &Push, waiting: &dyn Fn(Uuid) -> bool) {
+        };
         let mut backoff = FIRST_BACKOFF;
         for attempt in 1..=ATTEMPTS {
             if !waiting(push.id) || Instant::now() >= push.deadline {
@@ -303,5 +348,61 @@ fn webhook_request(target: &WebhookTarget, push: &Push) -> Request {
         url: target.url.clone(),
         headers: vec![("Content-Type", "application/json".to_string())],
         body: body.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn push() -> Push {
+        let facts = EventFacts {
+            short_id: "abcde".into(),
+            agent: crate::agent::Agent::ClaudeCode,
+            kind: "PermissionRequest".into(),
+            tool: Some("Bash".into()),
+            subject: "./deploy".into(),
+            project: None,
+            rule_ids: Vec::new(),
+            reason: None,
+            session: false,
+            deadline: std::time::SystemTime::now(),
+        };
+        Push {
+            id: Uuid::now_v7(),
+            facts: Arc::new(facts),
+            approve_url: "http://127.0.0.1/a/x".into(),
+            deny_url: "http://127.0.0.1/a/y".into(),
+            approve_token: "x".into(),
+            deny_token: "y".into(),
+            deadline: Instant::now() + Duration::from_secs(60),
+        }
+    }
+
+    #[test]
+    fn a_full_queue_drops_only_its_own_targets_pushes() {
+        // A target whose sender never takes a push, its queue holding one,
+        // and one whose pushes are taken.
+        let (stuck, _never_taken) = sync_channel(1);
+        let (healthy, taken) = sync_channel(QUEUE);
+        let notifier = Notifier {
+            queues: vec![
+                TargetQueue {
+                    queue: stuck,
+                    name: "notify.webhook[0]".into(),
+                },
+                TargetQueue {
+                    queue: healthy,
+                    name: "notify.ntfy[0]".into(),
+                },
+            ],
+            counters: Arc::default(),
+        };
+        for _ in 0..3 {
+            notifier.push(push());
+        }
+        assert_eq!(taken.try_iter().count(), 3);
+        let status = notifier.status();
+        assert_eq!((status.targets, status.dropped), (2, 2), "{status:?}");
     }
 }

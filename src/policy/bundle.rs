@@ -1,31 +1,37 @@
 //! Signed policy bundles: a `[policy] sources` entry with `bundle = …`.
 //!
 //! A bundle is a `.tar.gz` (at a path or an `https://` URL; loopback
-//! `http://` too, for tests) or a directory, holding `rules/*.toml` and an
-//! optional `manifest.toml` (`revision = "…"`, a name for this version).
-//! It is verified with minisign against the source's `public_key` before
-//! it is activated: an archive by the signature `<bundle>.minisig` over
-//! its bytes; a directory by one signature beside each file
-//! (`rules/x.toml.minisig`).
+//! `http://` too, for tests) or a directory, holding `rules/*.toml`,
+//! `manifest.toml` and `manifest.toml.minisig`. It is verified as a whole:
+//! the manifest lists every file of `rules/` with its SHA-256 (and
+//! `revision`, a name for this version), and its minisign signature is
+//! checked against the source's `public_key`. A file listed and missing,
+//! a file in `rules/` not listed, or a file whose bytes are not the listed
+//! ones refuses the bundle, so deleting one rules file (or adding one) is
+//! as detectable as editing it. Nothing outside `rules/` but the manifest
+//! and its signature is read, and nothing in it unless listed. A bundle
+//! without a signed manifest that lists its files (how bundles were signed
+//! before: an archive's bytes, or each file alone) is refused, saying how
+//! to make one: security over compatibility.
 //!
 //! OPA's bundle semantics: each source has a fetcher thread
 //! ([`spawn`]) that checks it every `interval` (a URL with `If-None-Match`
-//! on the last ETag, so an unchanged bundle costs a 304), verifies the
-//! signature, reads the archive (only `rules/*.toml` and `manifest.toml`,
-//! regular files, bounded sizes), compiles every file, and only then
-//! activates it: written to `<state>/policy/<name>/` (`rules/`,
-//! `manifest.toml`, `bundle.json` with its ETag and hash) by renaming a
-//! complete copy into place, and the daemon reloads every layer. A bundle
-//! that fails to download, verify or compile changes nothing: the last
-//! good one stays active (and, persisted, survives a restart without
-//! network); `status`, `doctor` and the log say why.
+//! on the last ETag, so an unchanged bundle costs a 304), verifies it,
+//! reads the archive (bounded sizes, unpacked too), compiles every file,
+//! and only then activates it: written to `<state>/policy/<name>/`
+//! (`rules/`, `manifest.toml`, `bundle.json` with its ETag and the
+//! manifest's hash) by renaming a complete copy into place, and the daemon
+//! reloads every layer. A bundle that fails to download, verify or compile
+//! changes nothing: the last good one stays active (and, persisted,
+//! survives a restart without network); `status`, `doctor` and the log say
+//! why.
 //!
 //! minisign rather than bare ed25519: the same Ed25519 signatures, plus a
 //! key id that catches a bundle signed with the wrong key, a standard
-//! file format and a CLI (`minisign -Sm bundle.tar.gz`) teams already have,
-//! and a verifying crate without C (`minisign-verify`).
+//! file format and a CLI (`minisign -Sm manifest.toml`) teams already
+//! have, and a verifying crate without C (`minisign-verify`).
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -34,6 +40,13 @@ use sha2::{Digest, Sha256};
 
 /// The directory of a bundle's rules files.
 pub const RULES_DIR: &str = "rules";
+
+/// The file at a bundle's root listing every file of it with its SHA-256.
+const MANIFEST_FILE: &str = "manifest.toml";
+
+/// The manifest's minisign signature (`minisign -Sm manifest.toml`): the
+/// one signature a bundle has, covering it as a whole.
+const SIGNATURE_FILE: &str = "manifest.toml.minisig";
 
 /// How often a bundle is fetched by default.
 pub const DEFAULT_INTERVAL: Duration = Duration::from_secs(300);
@@ -161,6 +174,10 @@ const MAX_SIGNATURE_BYTES: u64 = 64 << 10;
 /// The largest rules file, and the most files, a bundle may hold.
 const MAX_FILE_BYTES: u64 = 4 << 20;
 const MAX_FILES: usize = 1024;
+/// The most an archive may unpack to: it is read before its manifest's
+/// signature is checked, so a small archive that inflates without end
+/// must not cost more than this.
+const MAX_UNPACKED_BYTES: u64 = 64 << 20;
 /// How long one download may take.
 const FETCH_TIMEOUT: Duration = Duration::from_secs(60);
 
@@ -169,12 +186,27 @@ const FETCH_TIMEOUT: Duration = Duration::from_secs(60);
 struct Activated {
     /// The server's ETag (URL sources), for `If-None-Match`.
     etag: Option<String>,
-    /// SHA-256 of the archive (or of a directory's files), hex.
+    /// SHA-256 of the bundle's `manifest.toml`, hex: it names every
+    /// file's bytes, so the same manifest is the same bundle.
     sha256: String,
     /// The manifest's revision.
     revision: Option<String>,
     /// When it was activated (RFC 3339).
     activated_at: String,
+    /// Whether it was verified as a whole, by its signed manifest: false
+    /// in a record of an older version, whose bundle is then fetched in
+    /// full (no `If-None-Match`) and verified again, so that a bundle
+    /// still signed the old way is reported, not taken as unchanged.
+    #[serde(default)]
+    whole: bool,
+}
+
+impl Activated {
+    /// The ETag to send as `If-None-Match`: only for a bundle verified
+    /// as a whole.
+    fn if_none_match(&self) -> Option<&str> {
+        self.etag.as_deref().filter(|_| self.whole)
+    }
 }
 
 /// What one check of a source found.
@@ -190,9 +222,44 @@ pub enum Checked {
 /// `manifest.toml`).
 struct Contents {
     files: BTreeMap<String, String>,
+    /// See [`Activated::sha256`].
     sha256: String,
+    /// The manifest's `revision`.
+    revision: Option<String>,
     etag: Option<String>,
 }
+
+/// `manifest.toml`: what a bundle holds, signed as a whole by
+/// [`SIGNATURE_FILE`]. Unknown keys are refused rather than ignored: a
+/// promise this daemon cannot keep (e.g. an expiry a later version reads)
+/// must not pass unnoticed.
+#[derive(Debug, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Manifest {
+    /// A name for this version, shown in `status`.
+    revision: Option<String>,
+    /// Every file of `rules/` (`rules/<name>.toml`) and the lower-case hex
+    /// SHA-256 of its bytes. `None` in a manifest of before whole-bundle
+    /// signing.
+    files: Option<BTreeMap<String, String>>,
+}
+
+/// A bundle as found, before it is verified: its manifest and signature
+/// (`None`: absent) and everything in `rules/`, by name. `read` gives a
+/// listed file's bytes: nothing unlisted is read.
+struct Found<'a> {
+    manifest: Option<Vec<u8>>,
+    signature: Option<Vec<u8>>,
+    rules: BTreeSet<String>,
+    read: ReadListed<'a>,
+}
+
+/// Reads one file of a bundle, by its name in the bundle.
+type ReadListed<'a> = Box<dyn FnMut(&str) -> Result<Vec<u8>, String> + 'a>;
+
+/// What to do about a bundle made before whole-bundle signing (or
+/// without a manifest at all).
+const MAKE_A_MANIFEST: &str = "a bundle is verified as a whole: make a manifest.toml listing every rules file with its SHA-256 (`hookd rules manifest DIR > DIR/manifest.toml`), sign it (`minisign -Sm manifest.toml`) and publish both with rules/ (README, \"Signed bundles\"); bundles signed as an archive alone or file by file are refused";
 
 /// Checks source `name` once: fetch (unless unchanged), verify, compile,
 /// activate. Blocking. An error leaves the active bundle as it was.
@@ -224,8 +291,8 @@ pub fn check(
             Ok(Checked::Unchanged)
         }
         Some(contents) => {
-            let revision = compile(&contents)?;
-            activate(&active, &contents, revision.clone())?;
+            compile(&contents)?;
+            activate(&active, &contents)?;
             Ok(Checked::Activated)
         }
     });
@@ -250,7 +317,7 @@ fn fetch(source: &BundleSource, previous: Option<&Activated>) -> Result<Option<C
         BundleLocation::Url(url) => {
             let agent = crate::outbound::agent(FETCH_TIMEOUT);
             let mut request = agent.get(url.as_str());
-            if let Some(etag) = previous.and_then(|p| p.etag.as_deref()) {
+            if let Some(etag) = previous.and_then(Activated::if_none_match) {
                 request = request.header("If-None-Match", etag);
             }
             let response = request.call().map_err(|e| format!("fetching {url}: {e}"))?;
@@ -267,29 +334,22 @@ fn fetch(source: &BundleSource, previous: Option<&Activated>) -> Result<Option<C
                 .and_then(|v| v.to_str().ok())
                 .map(String::from);
             let archive = read_body(response, MAX_ARCHIVE_BYTES, url)?;
-            let signature_url = format!("{url}.minisig");
-            let response = agent
-                .get(signature_url.as_str())
-                .call()
-                .map_err(|e| format!("fetching {signature_url}: {e}"))?;
-            if response.status().as_u16() != 200 {
-                return Err(format!(
-                    "fetching {signature_url}: HTTP {}",
-                    response.status().as_u16()
-                ));
-            }
-            let signature = read_body(response, MAX_SIGNATURE_BYTES, &signature_url)?;
-            verify(&key, &archive, &signature, url)?;
-            let mut contents = unpack(&archive)?;
+            let mut contents = unpack(&archive)
+                .and_then(|found| verify_whole(&key, found))
+                .map_err(|e| format!("{url}: {e}"))?;
             contents.etag = etag;
             Ok(Some(contents))
         }
-        BundleLocation::Path(path) if path.is_dir() => read_dir_bundle(&key, path).map(Some),
+        BundleLocation::Path(dir) if dir.is_dir() => read_dir_bundle(dir)
+            .and_then(|found| verify_whole(&key, found))
+            .map(Some)
+            .map_err(|e| format!("{}: {e}", dir.display())),
         BundleLocation::Path(path) => {
             let archive = read_limited(path, MAX_ARCHIVE_BYTES)?;
-            let signature = read_limited(&with_suffix(path, ".minisig"), MAX_SIGNATURE_BYTES)?;
-            verify(&key, &archive, &signature, &path.display().to_string())?;
-            unpack(&archive).map(Some)
+            unpack(&archive)
+                .and_then(|found| verify_whole(&key, found))
+                .map(Some)
+                .map_err(|e| format!("{}: {e}", path.display()))
         }
     }
 }
@@ -324,120 +384,269 @@ fn read_limited(path: &Path, max: u64) -> Result<Vec<u8>, String> {
     Ok(bytes)
 }
 
-fn with_suffix(path: &Path, suffix: &str) -> PathBuf {
-    let mut name = path.as_os_str().to_os_string();
-    name.push(suffix);
-    PathBuf::from(name)
-}
-
-fn verify(
-    key: &minisign_verify::PublicKey,
-    bytes: &[u8],
-    signature: &[u8],
-    what: &str,
-) -> Result<(), String> {
-    let text = std::str::from_utf8(signature)
-        .map_err(|_| format!("{what}.minisig: not a minisign signature (not text)"))?;
-    let signature = minisign_verify::Signature::decode(text)
-        .map_err(|e| format!("{what}.minisig: not a minisign signature ({e})"))?;
-    key.verify(bytes, &signature, false).map_err(|e| {
-        format!("{what}: the signature does not verify with the configured public_key ({e}); not activated")
+/// Checks `found` against its signed manifest: the signature, then that
+/// `rules/` holds exactly the listed files, then each file's SHA-256.
+fn verify_whole(key: &minisign_verify::PublicKey, found: Found) -> Result<Contents, String> {
+    let Found {
+        manifest,
+        signature,
+        rules,
+        mut read,
+    } = found;
+    let manifest = manifest.ok_or_else(|| format!("no {MANIFEST_FILE}: {MAKE_A_MANIFEST}"))?;
+    let signature = signature.ok_or_else(|| format!("no {SIGNATURE_FILE}: {MAKE_A_MANIFEST}"))?;
+    verify(key, &manifest, &signature)?;
+    let text = std::str::from_utf8(&manifest).map_err(|_| format!("{MANIFEST_FILE}: not UTF-8"))?;
+    let parsed: Manifest =
+        toml::from_str(text).map_err(|e| format!("{MANIFEST_FILE}: {}", e.message()))?;
+    let listed = parsed
+        .files
+        .ok_or_else(|| format!("{MANIFEST_FILE} has no [files]: {MAKE_A_MANIFEST}"))?;
+    if listed.is_empty() {
+        return Err(format!("{MANIFEST_FILE}: [files] lists no rules file"));
+    }
+    for (name, digest) in &listed {
+        if !listable(name) {
+            return Err(format!(
+                "{MANIFEST_FILE}: [files] may list only rules/<name>.toml, not `{name}`"
+            ));
+        }
+        if digest.len() != 64 || !digest.bytes().all(|b| b.is_ascii_hexdigit()) {
+            return Err(format!(
+                "{MANIFEST_FILE}: `{name}` = `{digest}` is not a SHA-256 (64 hex digits, as sha256sum prints)"
+            ));
+        }
+    }
+    let missing: Vec<&str> = listed
+        .keys()
+        .filter(|name| !rules.contains(*name))
+        .map(String::as_str)
+        .collect();
+    if !missing.is_empty() {
+        return Err(format!(
+            "{}: listed in {MANIFEST_FILE} but not in the bundle (removed after it was signed?); not activated",
+            missing.join(", ")
+        ));
+    }
+    let unlisted: Vec<&str> = rules
+        .iter()
+        .filter(|name| !listed.contains_key(*name))
+        .map(String::as_str)
+        .collect();
+    if !unlisted.is_empty() {
+        return Err(format!(
+            "{}: in the bundle but not listed in {MANIFEST_FILE} (added after it was signed?); not activated",
+            unlisted.join(", ")
+        ));
+    }
+    let mut files = BTreeMap::new();
+    for (name, digest) in &listed {
+        let bytes = read(name)?;
+        if hex(&Sha256::digest(&bytes)) != digest.to_ascii_lowercase() {
+            return Err(format!(
+                "{name}: its SHA-256 is not the one {MANIFEST_FILE} lists (changed after it was signed?); not activated"
+            ));
+        }
+        let text = String::from_utf8(bytes).map_err(|_| format!("{name}: not UTF-8"))?;
+        files.insert(name.clone(), text);
+    }
+    files.insert(MANIFEST_FILE.to_string(), text.to_string());
+    Ok(Contents {
+        files,
+        sha256: hex(&Sha256::digest(&manifest)),
+        revision: parsed.revision,
+        etag: None,
     })
 }
 
-/// Whether `name` is a file a bundle may hold: `manifest.toml` or
-/// `rules/<file>.toml` (no deeper, no dot files).
-fn bundle_member(name: &str) -> bool {
-    let name = name.strip_prefix("./").unwrap_or(name);
-    name == "manifest.toml"
-        || name.strip_prefix("rules/").is_some_and(|file| {
-            file.ends_with(".toml") && !file.starts_with('.') && !file.contains('/')
-        })
+/// Checks the manifest's signature.
+fn verify(
+    key: &minisign_verify::PublicKey,
+    manifest: &[u8],
+    signature: &[u8],
+) -> Result<(), String> {
+    let text = std::str::from_utf8(signature)
+        .map_err(|_| format!("{SIGNATURE_FILE}: not a minisign signature (not text)"))?;
+    let signature = minisign_verify::Signature::decode(text)
+        .map_err(|e| format!("{SIGNATURE_FILE}: not a minisign signature ({e})"))?;
+    key.verify(manifest, &signature, false).map_err(|e| {
+        format!("{MANIFEST_FILE}: the signature does not verify with the configured public_key ({e}); not activated")
+    })
 }
 
-/// The bundle files of a `.tar.gz`: anything else in it is ignored.
-fn unpack(archive: &[u8]) -> Result<Contents, String> {
-    let sha256 = hex(&Sha256::digest(archive));
-    let mut files = BTreeMap::new();
-    let mut tar = tar::Archive::new(flate2::read::GzDecoder::new(archive));
+/// Whether a manifest may list `name`: `rules/<file>.toml` (no deeper, no
+/// dot files).
+fn listable(name: &str) -> bool {
+    name.strip_prefix("rules/").is_some_and(|file| {
+        file.ends_with(".toml") && !file.starts_with('.') && !file.contains('/')
+    })
+}
+
+/// A `.tar.gz`'s bundle: its manifest, signature and `rules/` entries (of
+/// any type; only regular files can match a listing). Anything else in it
+/// is skipped unread.
+fn unpack(archive: &[u8]) -> Result<Found<'static>, String> {
+    let gz = Unpacked {
+        inner: flate2::read::GzDecoder::new(archive),
+        left: MAX_UNPACKED_BYTES,
+    };
+    let mut tar = tar::Archive::new(gz);
     let entries = tar
         .entries()
         .map_err(|e| format!("the archive is not a .tar.gz: {e}"))?;
+    let (mut manifest, mut signature) = (None, None);
+    let mut rules: BTreeMap<String, Option<Vec<u8>>> = BTreeMap::new();
     for entry in entries {
         let entry = entry.map_err(|e| format!("the archive is corrupt: {e}"))?;
-        let name = entry
+        let path = entry
             .path()
             .map_err(|e| format!("the archive is corrupt: {e}"))?
             .to_string_lossy()
             .into_owned();
-        if !entry.header().entry_type().is_file() || !bundle_member(&name) {
-            continue;
+        let name = path
+            .strip_prefix("./")
+            .unwrap_or(&path)
+            .trim_end_matches('/');
+        let is_file = entry.header().entry_type().is_file();
+        let slot = match name {
+            MANIFEST_FILE if is_file => &mut manifest,
+            SIGNATURE_FILE if is_file => &mut signature,
+            _ if name.starts_with("rules/") => {
+                if rules.len() >= MAX_FILES {
+                    return Err(format!(
+                        "more than {MAX_FILES} files in the bundle's rules/"
+                    ));
+                }
+                rules.entry(name.to_string()).or_default()
+            }
+            _ => continue,
+        };
+        if is_file {
+            let name = name.to_string();
+            let mut bytes = Vec::new();
+            entry
+                .take(MAX_FILE_BYTES + 1)
+                .read_to_end(&mut bytes)
+                .map_err(|e| format!("{name} in the archive: {e}"))?;
+            if bytes.len() as u64 > MAX_FILE_BYTES {
+                return Err(format!("{name}: larger than {MAX_FILE_BYTES} bytes"));
+            }
+            *slot = Some(bytes);
         }
-        if files.len() >= MAX_FILES {
-            return Err(format!("more than {MAX_FILES} files in the bundle"));
-        }
-        let mut text = String::new();
-        entry
-            .take(MAX_FILE_BYTES + 1)
-            .read_to_string(&mut text)
-            .map_err(|e| format!("{name} in the archive: {e}"))?;
-        if text.len() as u64 > MAX_FILE_BYTES {
-            return Err(format!("{name}: larger than {MAX_FILE_BYTES} bytes"));
-        }
-        files.insert(name.trim_start_matches("./").to_string(), text);
     }
-    if !files.keys().any(|name| name.starts_with("rules/")) {
-        return Err("the bundle has no rules/*.toml".into());
-    }
-    Ok(Contents {
-        files,
-        sha256,
-        etag: None,
+    Ok(Found {
+        manifest,
+        signature,
+        rules: rules.keys().cloned().collect(),
+        read: Box::new(move |name: &str| {
+            rules
+                .get_mut(name)
+                .and_then(Option::take)
+                .ok_or_else(|| format!("{name}: not a regular file in the archive"))
+        }),
     })
 }
 
-/// A directory bundle: every file verified by its own `.minisig`.
-fn read_dir_bundle(key: &minisign_verify::PublicKey, dir: &Path) -> Result<Contents, String> {
-    let mut paths: Vec<(String, PathBuf)> = super::toml_files(&dir.join(RULES_DIR))?
-        .into_iter()
-        .map(|path| {
-            let name = format!(
-                "rules/{}",
-                path.file_name().unwrap_or_default().to_string_lossy()
-            );
-            (name, path)
-        })
-        .collect();
-    let manifest = dir.join("manifest.toml");
-    if manifest.is_file() {
-        paths.push(("manifest.toml".into(), manifest));
+/// A decompressing reader that fails past [`MAX_UNPACKED_BYTES`].
+struct Unpacked<R> {
+    inner: R,
+    left: u64,
+}
+
+impl<R: Read> Read for Unpacked<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        self.left = self.left.checked_sub(n as u64).ok_or_else(|| {
+            std::io::Error::other(format!(
+                "it unpacks to more than {MAX_UNPACKED_BYTES} bytes"
+            ))
+        })?;
+        Ok(n)
     }
-    if paths.is_empty() {
+}
+
+/// A directory's bundle: its manifest and signature, and the names in
+/// `rules/`; a listed file is read when it is verified.
+fn read_dir_bundle(dir: &Path) -> Result<Found<'_>, String> {
+    let optional = |name: &str, max: u64| {
+        let path = dir.join(name);
+        match path.exists() {
+            true => read_limited(&path, max).map(Some),
+            false => Ok(None),
+        }
+    };
+    let manifest = optional(MANIFEST_FILE, MAX_FILE_BYTES)?;
+    let signature = optional(SIGNATURE_FILE, MAX_SIGNATURE_BYTES)?;
+    let rules_dir = dir.join(RULES_DIR);
+    let mut rules = BTreeSet::new();
+    if rules_dir.exists() {
+        let entries =
+            std::fs::read_dir(&rules_dir).map_err(|e| format!("{}: {e}", rules_dir.display()))?;
+        for entry in entries {
+            let entry = entry.map_err(|e| format!("{}: {e}", rules_dir.display()))?;
+            if rules.len() >= MAX_FILES {
+                return Err(format!("more than {MAX_FILES} files in rules/"));
+            }
+            rules.insert(format!("rules/{}", entry.file_name().to_string_lossy()));
+        }
+    }
+    Ok(Found {
+        manifest,
+        signature,
+        rules,
+        read: Box::new(move |name: &str| {
+            let path = dir.join(name);
+            match path.is_file() {
+                true => read_limited(&path, MAX_FILE_BYTES),
+                false => Err(format!("{name}: not a regular file")),
+            }
+        }),
+    })
+}
+
+/// The `manifest.toml` of the bundle in `dir` (`hookd rules manifest`):
+/// every file of `dir/rules/` with its SHA-256, and `revision`. Refuses
+/// what a bundle may not hold, as the daemon would.
+pub fn manifest_for(dir: &Path, revision: Option<&str>) -> Result<String, String> {
+    let rules_dir = dir.join(RULES_DIR);
+    let entries =
+        std::fs::read_dir(&rules_dir).map_err(|e| format!("{}: {e}", rules_dir.display()))?;
+    let mut names = BTreeSet::new();
+    for entry in entries {
+        let entry = entry.map_err(|e| format!("{}: {e}", rules_dir.display()))?;
+        let name = format!("rules/{}", entry.file_name().to_string_lossy());
+        if !listable(&name) || !entry.path().is_file() {
+            return Err(format!(
+                "{}: a bundle's rules/ holds only <name>.toml files (the daemon would refuse this one as unlisted); move it out",
+                dir.join(&name).display()
+            ));
+        }
+        names.insert(name);
+    }
+    if names.is_empty() {
         return Err(format!("{}: no rules/*.toml", dir.display()));
     }
-    let mut files = BTreeMap::new();
-    let mut hasher = Sha256::new();
-    for (name, path) in paths {
-        let bytes = read_limited(&path, MAX_FILE_BYTES)?;
-        let signature = read_limited(&with_suffix(&path, ".minisig"), MAX_SIGNATURE_BYTES)?;
-        verify(key, &bytes, &signature, &path.display().to_string())?;
-        hasher.update(name.as_bytes());
-        hasher.update([0]);
-        hasher.update(&bytes);
-        let text =
-            String::from_utf8(bytes).map_err(|_| format!("{}: not UTF-8", path.display()))?;
-        files.insert(name, text);
+    // A JSON string is a TOML basic string: the same escapes.
+    let quoted = |text: &str| serde_json::Value::from(text).to_string();
+    let mut text = String::new();
+    if let Some(revision) = revision {
+        text.push_str(&format!("revision = {}\n\n", quoted(revision)));
     }
-    Ok(Contents {
-        files,
-        sha256: hex(&hasher.finalize()),
-        etag: None,
-    })
+    text.push_str("[files]\n");
+    for name in names {
+        let bytes = read_limited(&dir.join(&name), MAX_FILE_BYTES)?;
+        text.push_str(&format!(
+            "{} = \"{}\"\n",
+            quoted(&name),
+            hex(&Sha256::digest(&bytes))
+        ));
+    }
+    Ok(text)
 }
 
 /// Compiles every rules file of a verified bundle (nothing is activated
-/// unless all do); returns the manifest's revision.
-fn compile(contents: &Contents) -> Result<Option<String>, String> {
+/// unless all do).
+fn compile(contents: &Contents) -> Result<(), String> {
     let mut problems = Vec::new();
     for (name, text) in &contents.files {
         if name.starts_with("rules/") {
@@ -452,21 +661,12 @@ fn compile(contents: &Contents) -> Result<Option<String>, String> {
             problems.join("; ")
         ));
     }
-    #[derive(serde::Deserialize)]
-    struct Manifest {
-        revision: Option<String>,
-    }
-    match contents.files.get("manifest.toml") {
-        None => Ok(None),
-        Some(text) => toml::from_str::<Manifest>(text)
-            .map(|m| m.revision)
-            .map_err(|e| format!("manifest.toml: {}", e.message())),
-    }
+    Ok(())
 }
 
 /// Writes `contents` as the active bundle: a complete copy beside it,
 /// renamed into place.
-fn activate(active: &Path, contents: &Contents, revision: Option<String>) -> Result<(), String> {
+fn activate(active: &Path, contents: &Contents) -> Result<(), String> {
     let parent = active.parent().unwrap_or(Path::new("."));
     let io = |e: std::io::Error, what: &Path| format!("activating into {}: {e}", what.display());
     std::fs::create_dir_all(parent).map_err(|e| io(e, parent))?;
@@ -482,8 +682,9 @@ fn activate(active: &Path, contents: &Contents, revision: Option<String>) -> Res
     let record = Activated {
         etag: contents.etag.clone(),
         sha256: contents.sha256.clone(),
-        revision,
+        revision: contents.revision.clone(),
         activated_at: crate::time::rfc3339(std::time::SystemTime::now()),
+        whole: true,
     };
     let json = serde_json::to_vec_pretty(&record).expect("a record serializes");
     std::fs::write(staging.join(RECORD_FILE), json).map_err(|e| io(e, &staging))?;
@@ -559,10 +760,36 @@ mod tests {
         .to_string()
     }
 
+    /// A manifest listing `rules` (name, text) with their digests.
+    fn manifest(rules: &[(&str, &str)]) -> String {
+        let mut text = "revision = \"1\"\n[files]\n".to_string();
+        for (name, rule) in rules {
+            text.push_str(&format!(
+                "{name:?} = {:?}\n",
+                hex(&Sha256::digest(rule.as_bytes()))
+            ));
+        }
+        text
+    }
+
+    /// A `.tar.gz` of `files` (name, bytes).
+    fn archive(files: &[(&str, &[u8])]) -> Vec<u8> {
+        let gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+        let mut tar = tar::Builder::new(gz);
+        for (name, bytes) in files {
+            let mut header = tar::Header::new_gnu();
+            header.set_size(bytes.len() as u64);
+            header.set_mode(0o644);
+            header.set_cksum();
+            tar.append_data(&mut header, name, *bytes).unwrap();
+        }
+        tar.into_inner().unwrap().finish().unwrap()
+    }
+
     const RULE: &str = "[[rule]]\nid = \"no-curl\"\naction = \"deny\"\ntool = \"Bash(curl *)\"\n";
 
     #[test]
-    fn a_directory_bundle_needs_every_file_signed_and_activates_once() {
+    fn a_directory_bundle_is_verified_by_its_manifest_and_activates_once() {
         let keys = minisign::KeyPair::generate_unencrypted_keypair().unwrap();
         let root = tempfile::tempdir().unwrap();
         let bundle = root.path().join("bundle");
@@ -570,7 +797,10 @@ mod tests {
         std::fs::create_dir_all(bundle.join("rules")).unwrap();
         let file = bundle.join("rules/net.toml");
         std::fs::write(&file, RULE).unwrap();
-        std::fs::write(with_suffix(&file, ".minisig"), sign(&keys, RULE.as_bytes())).unwrap();
+        let listing = manifest(&[("rules/net.toml", RULE)]);
+        std::fs::write(bundle.join(MANIFEST_FILE), &listing).unwrap();
+        std::fs::write(bundle.join(SIGNATURE_FILE), sign(&keys, listing.as_bytes())).unwrap();
+        std::fs::write(bundle.join("README.md"), "outside rules/: never read").unwrap();
         let source =
             BundleSource::new(bundle.to_str().unwrap(), Some(&keys.pk.to_base64()), None).unwrap();
         let bundles = Bundles::default();
@@ -580,36 +810,105 @@ mod tests {
         );
         let active = active_dir(&state, "team").join("rules/net.toml");
         assert_eq!(std::fs::read_to_string(&active).unwrap(), RULE);
+        assert_eq!(bundles.status("team").revision.as_deref(), Some("1"));
         assert_eq!(
             check("team", &source, &state, &bundles),
             Ok(Checked::Unchanged)
         );
 
-        // An edit without a new signature is refused; the active copy stays.
+        // An edit without a new manifest is refused; the active copy stays.
         std::fs::write(&file, RULE.replace("deny", "allow")).unwrap();
         let err = check("team", &source, &state, &bundles).unwrap_err();
-        assert!(err.contains("does not verify"), "{err}");
+        assert!(err.contains("rules/net.toml: its SHA-256 is not"), "{err}");
         assert_eq!(std::fs::read_to_string(&active).unwrap(), RULE);
         assert_eq!(bundles.status("team").error, Some(err));
+    }
+
+    #[test]
+    fn a_bundle_without_a_signed_listing_is_refused_saying_what_to_do() {
+        let keys = minisign::KeyPair::generate_unencrypted_keypair().unwrap();
+        let key = minisign_verify::PublicKey::from_base64(&keys.pk.to_base64()).unwrap();
+        let refused = |manifest: &str, signed: bool| {
+            let signature = sign(&keys, manifest.as_bytes());
+            let mut files = vec![
+                (MANIFEST_FILE, manifest.as_bytes()),
+                ("rules/net.toml", RULE.as_bytes()),
+            ];
+            if signed {
+                files.push((SIGNATURE_FILE, signature.as_bytes()));
+            }
+            match unpack(&archive(&files)).and_then(|found| verify_whole(&key, found)) {
+                Ok(_) => panic!("{manifest} was accepted"),
+                Err(e) => e,
+            }
+        };
+        // Before whole-bundle signing: a manifest naming only a revision,
+        // or none signed.
+        let err = refused("revision = \"1\"\n", true);
+        assert!(
+            err.contains("has no [files]") && err.contains("minisign -Sm manifest.toml"),
+            "{err}"
+        );
+        let err = refused(&manifest(&[("rules/net.toml", RULE)]), false);
+        assert!(
+            err.starts_with("no manifest.toml.minisig: a bundle is verified as a whole"),
+            "{err}"
+        );
+        // A listing this daemon cannot keep.
+        let err = refused(&manifest(&[("../etc/passwd.toml", RULE)]), true);
+        assert!(
+            err.contains("may list only rules/<name>.toml, not `../etc/passwd.toml`"),
+            "{err}"
+        );
+        let err = refused("[files]\n\"rules/net.toml\" = \"abc\"\n", true);
+        assert!(err.contains("is not a SHA-256"), "{err}");
+        let err = refused(
+            &format!("expires = 1\n{}", manifest(&[("rules/net.toml", RULE)])),
+            true,
+        );
+        assert!(
+            err.contains("manifest.toml: unknown field `expires`"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn a_bundle_activated_by_an_older_version_is_fetched_again_in_full() {
+        let older: Activated = serde_json::from_str(
+            r#"{"etag": "\"7\"", "sha256": "00", "revision": null, "activated_at": "2026-11-01T00:00:00Z"}"#,
+        )
+        .unwrap();
+        assert_eq!(older.if_none_match(), None);
+        let verified = Activated {
+            whole: true,
+            ..older
+        };
+        assert_eq!(verified.if_none_match(), Some("\"7\""));
+    }
+
+    #[test]
+    fn an_archive_that_unpacks_past_its_bound_is_refused_before_its_end() {
+        let zeros = vec![0u8; MAX_UNPACKED_BYTES as usize + 1];
+        let bomb = archive(&[("padding", &zeros)]);
+        assert!((bomb.len() as u64) < MAX_ARCHIVE_BYTES);
+        let err = unpack(&bomb).err().unwrap();
+        assert!(err.contains("unpacks to more than"), "{err}");
     }
 
     #[test]
     fn a_signed_bundle_that_does_not_compile_is_not_activated() {
         let keys = minisign::KeyPair::generate_unencrypted_keypair().unwrap();
         let root = tempfile::tempdir().unwrap();
-        let gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
-        let mut tar = tar::Builder::new(gz);
         let text = "[[rule]]\nid = \"x\"\naction = \"nope\"\n";
-        let mut header = tar::Header::new_gnu();
-        header.set_size(text.len() as u64);
-        header.set_mode(0o644);
-        header.set_cksum();
-        tar.append_data(&mut header, "rules/bad.toml", text.as_bytes())
-            .unwrap();
-        let archive = tar.into_inner().unwrap().finish().unwrap();
+        let listing = manifest(&[("rules/bad.toml", text)]);
+        let signature = sign(&keys, listing.as_bytes());
+        let archive = archive(&[
+            ("rules/bad.toml", text.as_bytes()),
+            (MANIFEST_FILE, listing.as_bytes()),
+            (SIGNATURE_FILE, signature.as_bytes()),
+        ]);
         let path = root.path().join("team.tar.gz");
         std::fs::write(&path, &archive).unwrap();
-        std::fs::write(with_suffix(&path, ".minisig"), sign(&keys, &archive)).unwrap();
         let source =
             BundleSource::new(path.to_str().unwrap(), Some(&keys.pk.to_base64()), None).unwrap();
         let err = check("team", &source, root.path(), &Bundles::default()).unwrap_err();
@@ -638,10 +937,9 @@ mod tests {
             .unwrap_err()
             .contains("not a minisign public key"));
         assert!(BundleSource::new("http://127.0.0.1:8080/b.tar.gz", Some(&key), Some(5)).is_ok());
-        assert!(bundle_member("rules/a.toml") && bundle_member("./manifest.toml"));
-        assert!(
-            !bundle_member("rules/../../etc/passwd.toml") && !bundle_member("rules/sub/a.toml")
-        );
-        assert!(!bundle_member("../a.toml") && !bundle_member("rules/.hidden.toml"));
+        assert!(listable("rules/a.toml"));
+        assert!(!listable("rules/../../etc/passwd.toml") && !listable("rules/sub/a.toml"));
+        assert!(!listable("../a.toml") && !listable("rules/.hidden.toml"));
+        assert!(!listable("manifest.toml") && !listable("./rules/a.toml"));
     }
 }

@@ -7,6 +7,7 @@
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpListener;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -109,6 +110,37 @@ impl Receiver {
             );
             std::thread::sleep(Duration::from_millis(20));
         }
+    }
+}
+
+/// A target that hangs: it accepts every connection and never reads or
+/// answers, holding each open until the test process ends.
+pub struct Hung {
+    /// `127.0.0.1:PORT`.
+    pub addr: String,
+    accepted: Arc<AtomicUsize>,
+}
+
+impl Hung {
+    /// Starts it.
+    pub fn start() -> Hung {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = listener.local_addr().unwrap().to_string();
+        let accepted = Arc::new(AtomicUsize::new(0));
+        let count = accepted.clone();
+        std::thread::spawn(move || {
+            let mut held = Vec::new();
+            for stream in listener.incoming().flatten() {
+                held.push(stream);
+                count.fetch_add(1, Ordering::SeqCst);
+            }
+        });
+        Hung { addr, accepted }
+    }
+
+    /// How many connections it has accepted (and holds).
+    pub fn accepted(&self) -> usize {
+        self.accepted.load(Ordering::SeqCst)
     }
 }
 
