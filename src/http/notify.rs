@@ -93,13 +93,6 @@ enum Target {
 }
 
 impl Target {
-    fn url(&self) -> &str {
-        match self {
-            Target::Ntfy(target) => &target.url,
-            Target::Webhook(target) => &target.url,
-        }
-    }
-
     /// The request that pushes `push` to it.
     fn request(&self, push: &Push) -> Result<Request, String> {
         match self {
@@ -136,9 +129,9 @@ impl Notifier {
         let mut queues = Vec::new();
         for (n, (name, target)) in ntfy.chain(webhook).enumerate() {
             let (queue, pushes) = sync_channel::<Push>(QUEUE);
-            queues.push(TargetQueue { queue, name });
             let sender = Sender {
                 agent: crate::outbound::agent(REQUEST_TIMEOUT),
+                name: name.clone(),
                 target,
                 counters: counters.clone(),
             };
@@ -150,6 +143,7 @@ impl Notifier {
                         sender.send(&push, &*waiting);
                     }
                 })?;
+            queues.push(TargetQueue { queue, name });
         }
         Ok(Some(Notifier { queues, counters }))
     }
@@ -196,6 +190,9 @@ struct Request {
 /// One target's sender, on its own thread.
 struct Sender {
     agent: ureq::Agent,
+    /// The target as the config names it (`notify.webhook[0]`): what the
+    /// log says, never the URL, whose path may be the secret.
+    name: String,
     target: Target,
     counters: Arc<NotifyCounters>,
 }
@@ -207,7 +204,7 @@ impl Sender {
         let request = match self.target.request(push) {
             Ok(request) => request,
             Err(e) => {
-                tracing::error!(url = %self.target.url(), error = %e, "push not sent");
+                tracing::error!(target = %self.name, error = %e, "push not sent");
                 self.counters.failed.fetch_add(1, Ordering::Relaxed);
                 return;
             }
@@ -230,7 +227,7 @@ impl Sender {
                 Ok(response) => format!("answered {}", response.status()),
                 Err(e) => e.to_string(),
             };
-            tracing::warn!(url = %request.url, attempt, error = %failure, "push failed");
+            tracing::warn!(target = %self.name, attempt, error = %failure, "push failed");
             if attempt < ATTEMPTS {
                 std::thread::sleep(
                     backoff.min(push.deadline.saturating_duration_since(Instant::now())),
