@@ -161,11 +161,7 @@ impl FromAdapter {
         }
         match serde_json::from_slice::<RawHookEvent<'_>>(line) {
             Ok(event) if tag.kind == "hook_event" => {
-                let text = event.input.get().as_bytes();
-                let (input, input_error) = match json::parse_lenient(text) {
-                    Ok(input) => (input, None),
-                    Err(error) => (Value::String(json::unreadable_text(text)), Some(error)),
-                };
+                let (input, input_error) = json::read_input(event.input.get().as_bytes());
                 Ok(FromAdapter::HookEvent(HookEvent {
                     id: event.id,
                     input,

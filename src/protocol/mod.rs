@@ -438,9 +438,10 @@ impl HookRequest {
     /// nesting past 128 levels, a number out of range), read anyway: the
     /// envelope with `input` kept raw (serde_json skips a raw value without
     /// a depth limit and without checking surrogates), then `input` with
-    /// [`json::parse_lenient`]. An input even that cannot read becomes
-    /// `input_error` (and its text `input`), so the daemon still logs the
-    /// event and answers with its fallback rather than refusing the frame.
+    /// [`json::read_input`], as an HTTP hook's body is read. An input even
+    /// that cannot read becomes `input_error` (and its text `input`), so the
+    /// daemon still logs the event and answers with its fallback rather
+    /// than refusing the frame.
     /// `None` when the envelope is not a valid `hook` frame either.
     fn decode_lenient(line: &[u8]) -> Option<HookRequest> {
         let raw: BTreeMap<String, &serde_json::value::RawValue> =
@@ -457,12 +458,10 @@ impl HookRequest {
         let input = input?;
         fields.insert("input".into(), Value::Null);
         let mut hook: HookRequest = serde_json::from_value(Value::Object(fields)).ok()?;
-        match json::parse_lenient(input.get().as_bytes()) {
-            Ok(value) => hook.input = value,
-            Err(error) => {
-                hook.input = Value::String(json::unreadable_text(input.get().as_bytes()));
-                hook.input_error.get_or_insert(error);
-            }
+        let (input, error) = json::read_input(input.get().as_bytes());
+        hook.input = input;
+        if let Some(error) = error {
+            hook.input_error.get_or_insert(error);
         }
         Some(hook)
     }
