@@ -406,10 +406,12 @@ async fn judge_event(
     shutdown: &CancellationToken,
 ) -> Judgement {
     let generation = rules.generation();
-    if let Some(error) = &event.input_error {
+    if event.input_error.is_some() {
         // Nothing to judge: the fallback applies, a block where the hook
-        // fails closed, never a silent pass through the rules.
-        tracing::warn!(event = %event.name(), %error, "hook input is not JSON; answering with the fallback");
+        // fails closed, never a silent pass through the rules. What was
+        // wrong is the sender's text: it goes into the (redacted) log
+        // line, not the daemon's stderr.
+        tracing::warn!(event = %event.name(), id = %event.id, "hook input is not JSON; answering with the fallback (the event's log line says why)");
         Judgement {
             answer: output::fallback_answer(hook.kind, hook.fail_closed, "unreadable_input"),
             source: Source::Fallback,
@@ -486,9 +488,9 @@ fn record_event(
     let shared = hook.shared;
     let meta = meta_of(event, hook.agent, pending);
     let redacted = shared.redactor.redact_value(&event.raw);
-    let log_line = line(
-        &serde_json::to_vec(&EventView::with_input(event, &redacted)).expect("records serialize"),
-    );
+    let view = EventView::with_input(event, &redacted)
+        .redact_text(|text| shared.redactor.redact_str(text));
+    let log_line = line(&serde_json::to_vec(&view).expect("records serialize"));
     let log_json = log_line.slice(..log_line.len() - 1);
     shared.otlp.push(&log_line);
     shared.log.push(log_line);
