@@ -213,6 +213,22 @@ pub struct AdapterError {
 mod tests {
     use super::*;
 
+    /// What the daemon logs of a line it cannot read names no value in it.
+    #[test]
+    fn a_bad_line_is_described_without_its_values() {
+        let line = r#"{"type":"done","num_turns":"sk-ant-api03-SECRETSECRETSECRET"}"#;
+        let e = FromAdapter::decode(line.as_bytes()).unwrap_err();
+        let described = crate::protocol::describe_json_error(&e, None);
+        assert!(
+            described.starts_with("invalid type: expected u64, found string"),
+            "{described}"
+        );
+        assert!(
+            e.to_string().contains("SECRET"),
+            "serde's own message quotes it"
+        );
+    }
+
     #[test]
     fn adapter_lines_carry_what_json_stringify_writes() {
         let hook = |line: &str| match FromAdapter::decode(line.as_bytes()) {
