@@ -155,10 +155,13 @@ fn a_mistyped_secret_is_echoed_neither_to_the_peer_nor_to_stderr() {
         "{error}"
     );
 
-    // A hook input with a mistyped field: judged, and its problem noted.
+    // A hook input with a mistyped field: judged, and its problem noted;
+    // and one whose event name is the secret.
     let mut stop = fixture("Stop.json");
     stop["stop_hook_active"] = json!(secret);
     assert_eq!(d.forward(&stop, &[]).status.code(), Some(0));
+    let named = json!({"hook_event_name": secret, "session_id": "s"});
+    assert_eq!(d.forward(&named, &[]).status.code(), Some(0));
 
     daemon::poll_until(
         "the daemon's notes on both frames and the input",
@@ -168,6 +171,7 @@ fn a_mistyped_secret_is_echoed_neither_to_the_peer_nor_to_stderr() {
             stderr.contains("bad first frame")
                 && stderr.contains("bad frame;")
                 && stderr.contains("not fully typed")
+                && stderr.contains("event=unknown")
         },
     );
     let stderr = d.stderr();

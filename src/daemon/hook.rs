@@ -390,7 +390,7 @@ fn read_event(
     event.run_id = run.map(|r| r.run_id.to_string());
     let unjudged = unjudged::recognise(&mut event, run, shared, generation);
     if let Some(problem) = &event.input.problem {
-        tracing::debug!(event = %event.name(), %problem, "hook input not fully typed; kept raw");
+        tracing::debug!(event = %event.known_name(), %problem, "hook input not fully typed; kept raw");
     }
     (Arc::new(event), unjudged)
 }
@@ -411,7 +411,7 @@ async fn judge_event(
         // fails closed, never a silent pass through the rules. What was
         // wrong is the sender's text: it goes into the (redacted) log
         // line, not the daemon's stderr.
-        tracing::warn!(event = %event.name(), id = %event.id, "hook input is not JSON; answering with the fallback (the event's log line says why)");
+        tracing::warn!(event = %event.known_name(), id = %event.id, "hook input is not JSON; answering with the fallback (the event's log line says why)");
         Judgement {
             answer: output::fallback_answer(hook.kind, hook.fail_closed, "unreadable_input"),
             source: Source::Fallback,
@@ -724,7 +724,7 @@ fn record_decision(
             &decision,
         );
     }
-    tracing::debug!(event = %event.name(), verdict = %decision.answer.verdict, source = %decision.source, "decided");
+    tracing::debug!(event = %event.known_name(), verdict = %decision.answer.verdict, source = %decision.source, "decided");
     shared.stats.decisions.fetch_add(1, Ordering::Relaxed);
     // A client's answer (reason, context, rewritten input) is redacted for
     // the log and for subscribers that asked, like the event's input.
@@ -826,9 +826,9 @@ async fn judge(
     };
     outcome.unwrap_or_else(|why| {
         if why == "shutting_down" {
-            tracing::debug!(event = %event.name(), id = %event.id, "hookd is stopping; the event gets its fallback");
+            tracing::debug!(event = %event.known_name(), id = %event.id, "hookd is stopping; the event gets its fallback");
         } else {
-            tracing::warn!(event = %event.name(), id = %event.id, why, "the rules could not judge this event; its fallback applies");
+            tracing::warn!(event = %event.known_name(), id = %event.id, why, "the rules could not judge this event; its fallback applies");
         }
         Judgement {
             answer: output::fallback_answer(event.kind(), fail_closed, why),
@@ -886,6 +886,14 @@ impl Judged {
 
     fn name(&self) -> &str {
         &self.names.name
+    }
+
+    /// See [`Event::known_name`].
+    fn known_name(&self) -> &str {
+        match self.kind {
+            HookEventKind::Unknown => "unknown",
+            _ => self.name(),
+        }
     }
 
     fn meta(&self, agent: Agent, pending: bool) -> EventMeta<'_> {
@@ -987,7 +995,7 @@ fn dialog_answered(event: &Event, hub: &Hub) {
     };
     let ended = hub.answered_in_terminal(session, call);
     if ended > 0 {
-        tracing::debug!(session, ended, event = %event.name(), "answered in Claude Code's dialog");
+        tracing::debug!(session, ended, event = %event.known_name(), "answered in Claude Code's dialog");
     }
 }
 
