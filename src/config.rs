@@ -290,7 +290,7 @@ impl Config {
                 anyhow::bail!(
                     "{}:{line}:{column}: TOML syntax error: {}",
                     origin.display(),
-                    without_value(e.message())
+                    crate::redact::without_value(e.message())
                 );
             }
             Ok(table) => serde_path_to_error::deserialize(toml::Deserializer::from(table))
@@ -307,7 +307,7 @@ impl Config {
                         })
                         .collect();
                     let key: Vec<&str> = key.iter().map(String::as_str).collect();
-                    fail(&key, &without_value(e.inner().message()))
+                    fail(&key, &crate::redact::without_value(e.inner().message()))
                 })?,
         };
         for kind in config.decisions.timeouts.keys() {
@@ -367,28 +367,6 @@ impl Config {
     pub fn redactor(&self) -> Result<Redactor, crate::redact::PatternError> {
         Redactor::new(self.redact.defaults, &self.redact.patterns)
     }
-}
-
-/// serde's messages quote the offending value (`invalid type: string
-/// "sk-…", expected u32`, ``unknown variant `sk-…` ``); keep what was
-/// expected and the kind of what was found, drop the value itself.
-fn without_value(message: &str) -> String {
-    for prefix in ["invalid type: ", "invalid value: "] {
-        if let Some((found, expected)) = message
-            .strip_prefix(prefix)
-            .and_then(|rest| rest.rsplit_once(", expected "))
-        {
-            let kind = found.split(['`', '"']).next().unwrap_or("").trim();
-            return format!("{prefix}expected {expected}, found {kind}");
-        }
-    }
-    if let Some((_, expected)) = message
-        .strip_prefix("unknown variant `")
-        .and_then(|rest| rest.rsplit_once("`, expected "))
-    {
-        return format!("unknown value, expected {expected}");
-    }
-    message.to_string()
 }
 
 /// A provider's message names its field and may quote a value in

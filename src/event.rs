@@ -153,6 +153,16 @@ impl Event {
         }
     }
 
+    /// [`Event::name`] when it is one its agent has, else `unknown`: what
+    /// the daemon's own stderr calls the event (any other name is the
+    /// sender's text, and may be anything).
+    pub fn known_name(&self) -> &str {
+        match self.kind() {
+            HookEventKind::Unknown => "unknown",
+            _ => self.name(),
+        }
+    }
+
     /// The tool name, for tool events.
     pub fn tool_name(&self) -> Option<&str> {
         self.input.tool.tool_name.as_deref()

@@ -727,7 +727,7 @@ mod tests {
             *pre,
             serde_json::json!({
                 "type": "http",
-                "url": "http://127.0.0.1:7878/hook/claude-code?timeout=25",
+                "url": "http://127.0.0.1:7878/hook/claude-code?timeout=25&fail_closed=tools",
                 "headers": {
                     "Authorization": "Bearer $HOOKD_HTTP_TOKEN",
                     "X-Hookd-Installed-By": "hookd"
@@ -737,10 +737,14 @@ mod tests {
                 "onFailure": "block"
             })
         );
-        // No onFailure where the scope does not block.
+        // No onFailure, and no fail_closed, where the scope does not block.
         let prompt = &settings["hooks"]["UserPromptSubmit"][0]["hooks"][0];
         assert_eq!(prompt["type"], "http");
         assert!(prompt.get("onFailure").is_none(), "{prompt}");
+        assert!(
+            !prompt["url"].as_str().unwrap().contains("fail_closed"),
+            "{prompt}"
+        );
         // The forwarder where an http handler cannot say it all.
         for event in ["SessionStart", "Setup", "TeammateIdle", "TaskCompleted"] {
             let handler = &settings["hooks"][event][0]["hooks"][0];

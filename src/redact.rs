@@ -4,8 +4,9 @@
 //!
 //! Two mechanisms, both on by default (`[redact] defaults`):
 //!
-//! - **Patterns** on every string in the JSON (object keys are left alone):
-//!   each match is replaced by [`REDACTED`]. A pattern with named groups
+//! - **Patterns** on every string in the JSON, object keys included (two
+//!   keys hidden alike in one object stay two members, the second
+//!   `[REDACTED] (2)`): each match is replaced by [`REDACTED`]. A pattern with named groups
 //!   whose names start with `secret` (`secret`, `secret_quoted`, …: a name
 //!   may appear once in a regex, so alternatives take different names)
 //!   replaces only those groups, so `password=hunter2` becomes
@@ -331,23 +332,35 @@ impl Redactor {
                             && *v != Value::String(String::new())
                             && *v != Value::String(REDACTED.to_string())
                             && self.is_secret_key(k);
+                        // A key is text like any other: a token used as a
+                        // map's key (a cache keyed by API key) is hidden too.
+                        let key = self.redact_str(k);
                         if hidden {
-                            (k, Cow::Owned(Value::String(REDACTED.to_string())))
+                            (key, Cow::Owned(Value::String(REDACTED.to_string())))
                         } else {
-                            (k, self.redact_value(v))
+                            (key, self.redact_value(v))
                         }
                     })
                     .collect();
-                if redacted.iter().all(|(_, c)| matches!(c, Cow::Borrowed(_))) {
-                    Cow::Borrowed(value)
-                } else {
-                    Cow::Owned(Value::Object(
-                        redacted
-                            .into_iter()
-                            .map(|(k, v)| (k.clone(), v.into_owned()))
-                            .collect(),
-                    ))
+                if redacted
+                    .iter()
+                    .all(|(k, v)| matches!((k, v), (Cow::Borrowed(_), Cow::Borrowed(_))))
+                {
+                    return Cow::Borrowed(value);
                 }
+                let mut out = serde_json::Map::with_capacity(redacted.len());
+                for (key, v) in redacted {
+                    // Two keys hidden alike stay two members.
+                    let mut key = key.into_owned();
+                    let base = key.clone();
+                    let mut n = 1;
+                    while out.contains_key(&key) {
+                        n += 1;
+                        key = format!("{base} ({n})");
+                    }
+                    out.insert(key, v.into_owned());
+                }
+                Cow::Owned(Value::Object(out))
             }
             _ => Cow::Borrowed(value),
         }
@@ -376,6 +389,31 @@ impl Redactor {
             additional_context: context.map(Cow::into_owned),
         })
     }
+}
+
+/// A serde error message without the value it quotes: serde's messages
+/// quote the offending value (`invalid type: string "sk-…", expected
+/// u32`, ``unknown variant `sk-…` ``), and the messages go where secrets
+/// must not (the daemon's stderr, an error a user pastes). Keeps what was
+/// expected and the kind of what was found, drops the value itself; any
+/// other message is returned as it is.
+pub fn without_value(message: &str) -> String {
+    for prefix in ["invalid type: ", "invalid value: "] {
+        if let Some((found, expected)) = message
+            .strip_prefix(prefix)
+            .and_then(|rest| rest.rsplit_once(", expected "))
+        {
+            let kind = found.split(['`', '"']).next().unwrap_or("").trim();
+            return format!("{prefix}expected {expected}, found {kind}");
+        }
+    }
+    if let Some((_, expected)) = message
+        .strip_prefix("unknown variant `")
+        .and_then(|rest| rest.rsplit_once("`, expected "))
+    {
+        return format!("unknown value, expected {expected}");
+    }
+    message.to_string()
 }
 
 #[cfg(test)]
@@ -502,6 +540,23 @@ mod tests {
         // Without the defaults, keys are not judged either.
         let none = Redactor::new(false, &[]).unwrap();
         assert!(matches!(none.redact_value(&input), Cow::Borrowed(_)));
+    }
+
+    /// A secret used as an object's key is hidden like one in a value;
+    /// two keys hidden alike stay two members.
+    #[test]
+    fn secrets_in_keys_are_redacted() {
+        let r = Redactor::default();
+        let key = "sk-ant-api03-AAAAAAAAAAAAAAAAAAAAAAAA";
+        let other = "sk-ant-api03-BBBBBBBBBBBBBBBBBBBBBBBB";
+        let input = json!({"cache": {key: 1, other: 2, "plain": 3}});
+        let out = r.redact_value(&input).into_owned();
+        assert_eq!(
+            out,
+            json!({"cache": {"[REDACTED]": 1, "[REDACTED] (2)": 2, "plain": 3}})
+        );
+        let clean = json!({"cache": {"plain": 3}});
+        assert!(matches!(r.redact_value(&clean), Cow::Borrowed(_)));
     }
 
     /// A client's answer is redacted like an input before it is logged.

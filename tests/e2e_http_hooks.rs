@@ -30,6 +30,16 @@ fn run_over_http(
     command: &str,
     prepare: impl FnOnce(&ClaudeRun),
 ) -> (Daemon, MockApi, ClaudeRun, ClaudeOutput) {
+    let script = serde_json::to_string(&claude::one_bash_call_script(command)).unwrap();
+    run_script_over_http(&script, prepare)
+}
+
+/// [`run_over_http`] with the mock's script as JSON text (which may hold
+/// what a `Value` cannot: a lone surrogate escape).
+fn run_script_over_http(
+    script: &str,
+    prepare: impl FnOnce(&ClaudeRun),
+) -> (Daemon, MockApi, ClaudeRun, ClaudeOutput) {
     let d = Daemon::start_with(DaemonOptions {
         rules: Some(DENY_RM.into()),
         config: Some("[http]\nlisten = \"127.0.0.1:0\"\n".into()),
@@ -54,7 +64,7 @@ fn run_over_http(
         },
     )
     .unwrap();
-    let mock = MockApi::start(&claude::one_bash_call_script(command));
+    let mock = MockApi::start_text(script);
     let run = ClaudeRun::new(&mock)
         .env("HOOKD_SOCKET", &d.socket)
         .env(hookd::install::HTTP_TOKEN_ENV, token.trim())
@@ -106,6 +116,47 @@ fn a_deny_rule_blocks_through_an_http_hook() {
     );
     assert!(start[0]["project_dir"].is_string(), "{}", start[0]);
     assert!(d.counter("fallbacks") == 0, "{}", d.status());
+}
+
+/// The model's command ends in a lone surrogate, which Claude Code posts to
+/// its http hooks as `JSON.stringify` writes it (`\ud800`). The route used
+/// to read the body with strict serde_json, answer no opinion, and the
+/// denied command ran; the forwarder's path denied the same bytes.
+#[test]
+fn a_lone_surrogate_in_a_command_does_not_get_it_past_a_deny_rule_over_http() {
+    let script = serde_json::to_string(&claude::one_bash_call_script("rm -f victim.txt LONE"))
+        .unwrap()
+        .replace("LONE", "\\ud800");
+    assert!(script.contains(r"victim.txt \ud800"), "{script}");
+    let (d, mock, run, out) = run_script_over_http(&script, |run| {
+        std::fs::write(run.project_dir().join("victim.txt"), "still here").unwrap();
+    });
+    assert!(out.status.success(), "{}", out.describe());
+    assert!(
+        run.project_dir().join("victim.txt").exists(),
+        "rm ran despite the deny rule\n{}",
+        out.describe()
+    );
+    mock.expect_refusal("hookd e2e: rm is not allowed in this project");
+    let denied_by_the_rule = |l: &Value| {
+        l["type"] == "decision"
+            && l["verdict"] == "deny"
+            && l["rule_ids"] == serde_json::json!(["no-rm"])
+    };
+    daemon::poll_until(
+        "the deny in the log",
+        std::time::Duration::from_secs(10),
+        || d.log_lines().iter().any(denied_by_the_rule),
+    );
+    let lines = d.log_lines();
+    let pre = events(&lines, "PreToolUse");
+    assert_eq!(pre.len(), 1, "{lines:#?}");
+    // Over HTTP (no project_dir), the escape kept as its text.
+    assert!(pre[0].get("project_dir").is_none(), "{}", pre[0]);
+    assert_eq!(
+        pre[0]["input"]["tool_input"]["command"],
+        "rm -f victim.txt \\ud800"
+    );
 }
 
 #[test]

@@ -1,10 +1,13 @@
 //! The real `hook-forwarder` against sockets it must not trust, a daemon
 //! that never accepts, a stdin that never closes, and hook inputs serde_json
 //! refuses by default: it sends nothing it should not, never waits past its
-//! deadline, and a deny rule still sees every command.
+//! deadline, and a deny rule still sees every command. The same bytes
+//! POSTed as a Claude Code `http` hook get the same answer.
 
 #[path = "support/daemon.rs"]
 mod daemon;
+#[path = "support/http.rs"]
+mod http;
 
 use std::io::{BufRead, BufReader, Write};
 use std::os::unix::fs::PermissionsExt;
@@ -282,51 +285,156 @@ fn bash_input(command_json: &str, extra: &str) -> Vec<u8> {
     .into_bytes()
 }
 
+/// A daemon with [`DENY_RM`] (and `args`) reached both ways Claude Code
+/// sends a hook: through `hook-forwarder` and as an `http` hook.
+struct BothTransports {
+    daemon: Daemon,
+    /// The HTTP listener's address.
+    addr: String,
+    /// `Bearer <token>`.
+    bearer: String,
+}
+
+impl BothTransports {
+    fn start(args: &[&str]) -> BothTransports {
+        let daemon = Daemon::start_with(DaemonOptions {
+            rules: Some(DENY_RM.into()),
+            config: Some("[http]\nlisten = \"127.0.0.1:0\"\n".into()),
+            args: args.iter().map(|a| a.to_string()).collect(),
+            ..DaemonOptions::default()
+        });
+        let addr = daemon.status()["http"]["listen"]
+            .as_str()
+            .expect("status.http.listen")
+            .to_string();
+        let token =
+            std::fs::read_to_string(daemon.dir.path().join("config/hookd/http-token")).unwrap();
+        BothTransports {
+            daemon,
+            addr,
+            bearer: format!("Bearer {}", token.trim()),
+        }
+    }
+
+    /// What `input` is answered with through each transport (the
+    /// forwarder's stdout, the HTTP body), the transport named;
+    /// `fail_closed` is the forwarder's `--fail-closed`, and the handler's
+    /// `fail_closed=tools` in its URL.
+    fn answers(&self, input: &[u8], fail_closed: bool) -> [(&'static str, String); 2] {
+        let args: &[&str] = if fail_closed { &["--fail-closed"] } else { &[] };
+        let forwarded = run_forwarder(&self.daemon.socket, input, args);
+        assert_eq!(forwarded.status.code(), Some(0), "{}", stderr(&forwarded));
+        let path = match fail_closed {
+            true => "/hook/claude-code?timeout=30&fail_closed=tools",
+            false => "/hook/claude-code?timeout=30",
+        };
+        let response = http::request(
+            &self.addr,
+            "POST",
+            path,
+            &[
+                ("Authorization", &self.bearer),
+                ("Content-Type", "application/json"),
+            ],
+            input,
+        );
+        assert_eq!(response.status, 200, "{}", response.body);
+        [
+            (
+                "hook-forwarder",
+                String::from_utf8_lossy(&forwarded.stdout).into_owned(),
+            ),
+            ("POST /hook/claude-code", response.body),
+        ]
+    }
+
+    /// Asserts that both transports denied `input` (with `reason`, when
+    /// given) and answered it alike.
+    fn assert_both_deny(&self, input: &[u8], fail_closed: bool, reason: Option<&str>) {
+        let [forwarded, posted] = self.answers(input, fail_closed);
+        for (transport, body) in [&forwarded, &posted] {
+            let v: serde_json::Value = serde_json::from_str(body)
+                .unwrap_or_else(|e| panic!("{transport} answered {body:?}, not JSON: {e}"));
+            assert_eq!(
+                v["hookSpecificOutput"]["permissionDecision"], "deny",
+                "{transport} answered {body}"
+            );
+            if let Some(reason) = reason {
+                assert_eq!(
+                    v["hookSpecificOutput"]["permissionDecisionReason"], reason,
+                    "{transport}"
+                );
+            }
+        }
+        assert_eq!(forwarded.1, posted.1, "the same bytes, the same answer");
+    }
+}
+
 #[test]
 fn a_lone_surrogate_does_not_hide_a_command_from_the_rules() {
-    let d = Daemon::start_with(DaemonOptions {
-        rules: Some(DENY_RM.into()),
-        ..DaemonOptions::default()
-    });
+    let both = BothTransports::start(&[]);
     // What JSON.stringify writes for a JavaScript string with a lone
     // surrogate in it.
     let input = bash_input(r#""rm -rf /tmp/x \ud800""#, "");
-    let out = run_forwarder(&d.socket, &input, &[]);
-    assert!(out.stderr.is_empty(), "{}", stderr(&out));
-    let v = stdout_json(&out);
-    assert_eq!(v["hookSpecificOutput"]["permissionDecision"], "deny");
-    assert_eq!(
-        v["hookSpecificOutput"]["permissionDecisionReason"],
-        "no rm here"
-    );
-    let lines = d.wait_log_lines(2);
-    assert_eq!(
-        lines[0]["input"]["tool_input"]["command"], "rm -rf /tmp/x \\ud800",
-        "the log shows the escape as text"
-    );
-    assert_eq!(lines[1]["rule_ids"], serde_json::json!(["no-rm"]));
+    both.assert_both_deny(&input, false, Some("no rm here"));
+    let lines = both.daemon.wait_log_lines(4);
+    for event in [&lines[0], &lines[2]] {
+        assert_eq!(
+            event["input"]["tool_input"]["command"], "rm -rf /tmp/x \\ud800",
+            "the log shows the escape as text"
+        );
+    }
+    for decision in [&lines[1], &lines[3]] {
+        assert_eq!(decision["rule_ids"], serde_json::json!(["no-rm"]));
+    }
 }
 
 #[test]
 fn deep_nesting_does_not_hide_a_command_from_the_rules() {
-    let d = Daemon::start_with(DaemonOptions {
-        rules: Some(DENY_RM.into()),
-        ..DaemonOptions::default()
-    });
+    let both = BothTransports::start(&[]);
     // Claude Code relays tool inputs nested this deep (an MCP tool's).
     let depth = 38_000;
     let deep = format!(r#","x":{}{}"#, "[".repeat(depth), "]".repeat(depth));
-    let out = run_forwarder(&d.socket, &bash_input(r#""rm -rf /tmp/x""#, &deep), &[]);
-    assert!(out.stderr.is_empty(), "{}", stderr(&out));
-    assert_eq!(
-        stdout_json(&out)["hookSpecificOutput"]["permissionDecision"],
-        "deny"
-    );
-    let lines = d.wait_log_lines(2);
-    let x = &lines[0]["input"]["tool_input"]["x"];
-    assert!(x.is_array(), "the top of the nesting is kept as structure");
+    both.assert_both_deny(&bash_input(r#""rm -rf /tmp/x""#, &deep), false, None);
+    let lines = both.daemon.wait_log_lines(4);
+    for event in [&lines[0], &lines[2]] {
+        let x = &event["input"]["tool_input"]["x"];
+        assert!(x.is_array(), "the top of the nesting is kept as structure");
+    }
     assert_eq!(lines[1]["verdict"], "deny");
+    assert_eq!(lines[3]["verdict"], "deny");
     // The daemon is still there for the next hook.
-    let out = run_forwarder(&d.socket, &pre_tool_use(), &[]);
+    let out = run_forwarder(&both.daemon.socket, &pre_tool_use(), &[]);
     assert!(out.stderr.is_empty(), "{}", stderr(&out));
+}
+
+#[test]
+fn input_nobody_can_read_fails_closed_where_configured_on_both_transports() {
+    // Cut short: not JSON by any reader, but plainly a PreToolUse.
+    let input =
+        br#"{"hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{"command":"rm -rf ~""#;
+    let both = BothTransports::start(&[]);
+    // The hook's own scope (the forwarder's --fail-closed, the URL's
+    // fail_closed) blocks it.
+    both.assert_both_deny(input, true, None);
+    // Without one: no opinion from both, never a verdict of the rules
+    // (there was nothing to judge), and both logged with what was wrong.
+    let [forwarded, posted] = both.answers(input, false);
+    assert_eq!(forwarded.1, "", "{forwarded:?}");
+    assert_eq!(posted.1, "", "{posted:?}");
+    let events: Vec<_> = both
+        .daemon
+        .wait_log_lines(8)
+        .into_iter()
+        .filter(|l| l["type"] == "event")
+        .collect();
+    assert_eq!(events.len(), 4, "{events:?}");
+    for event in &events {
+        assert_eq!(event["kind"], "PreToolUse", "{event}");
+        let error = event["input_error"].as_str().unwrap_or_default();
+        assert!(error.contains("not JSON"), "{event}");
+    }
+    // The daemon's own --fail-closed blocks it whatever the hook says.
+    let both = BothTransports::start(&["--fail-closed"]);
+    both.assert_both_deny(input, false, None);
 }

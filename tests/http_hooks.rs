@@ -171,7 +171,9 @@ fn the_claude_code_route_answers_what_the_forwarder_prints() {
     );
     assert_eq!(bad_query.status, 400);
     assert!(
-        bad_query.body.contains("`timeout=soon`"),
+        bad_query
+            .body
+            .contains("`timeout` is not a whole number of seconds"),
         "{}",
         bad_query.body
     );

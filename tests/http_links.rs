@@ -3,7 +3,8 @@
 //! person and none for rule-decided ones; a link decides once (as
 //! `client:http`), the other dies, reuse and expiry answer 410; a receiver
 //! that is down costs counted failures, never a hook's answer; a target
-//! that hangs delays only its own pushes.
+//! that hangs delays only its own pushes; a push shows what the log line
+//! shows, redacted.
 
 #[path = "support/daemon.rs"]
 mod daemon;
@@ -368,4 +369,50 @@ fn a_target_that_never_answers_delays_only_its_own_pushes() {
     for forwarder in waiting {
         forwarder.join().unwrap();
     }
+}
+
+/// A push is read from the event's log line, so it shows what the log
+/// shows: a key in the working directory redacted. An http hook carries no
+/// `CLAUDE_PROJECT_DIR`, so the push's project is the `cwd`.
+#[test]
+fn a_push_shows_the_project_redacted_as_the_log_does() {
+    let receiver = Receiver::start(200);
+    let (daemon, addr) = start(
+        &format!(
+            "[[notify.webhook]]\nurl = \"http://{}/webhook\"\n",
+            receiver.addr
+        ),
+        "",
+    );
+    let secret = "sk-ant-api03-0123456789abcdefghij";
+    let mut input = permission_request("./deploy now");
+    input["cwd"] = format!("/home/dev/{secret}/project").into();
+    let token = std::fs::read_to_string(daemon.dir.path().join("config/hookd/http-token")).unwrap();
+    let bearer = format!("Bearer {}", token.trim());
+    let body = serde_json::to_vec(&input).unwrap();
+    let hook_addr = addr.clone();
+    let hook = std::thread::spawn(move || {
+        http::request(
+            &hook_addr,
+            "POST",
+            "/hook/claude-code?timeout=60",
+            &[("Authorization", &bearer)],
+            &body,
+        )
+    });
+    let pushes = receiver.wait_for(1);
+    let doc = pushes[0].json();
+    assert_eq!(doc["project"], "/home/dev/[REDACTED]/project", "{doc}");
+    assert!(!pushes[0].body.contains(secret), "{}", pushes[0].body);
+
+    let deny = doc["deny_url"].as_str().unwrap();
+    let denied = http::post_form(
+        &addr,
+        &path_of(deny),
+        &[],
+        &format!("token={}", token_of(deny)),
+    );
+    assert_eq!(denied.status, 200, "{}", denied.body);
+    let answered = hook.join().unwrap();
+    assert!(answered.body.contains("\"deny\""), "{}", answered.body);
 }

@@ -92,6 +92,93 @@ fn secrets_are_redacted_in_the_log_and_for_subscribers_that_ask() {
     );
 }
 
+/// A secret used as a JSON object's key, and one in the event's `cwd`
+/// (which the line also carries on its own, beside the input), are hidden
+/// in the log line, which is also what subscribers that ask, pushes and
+/// OTLP export get.
+#[test]
+fn secrets_in_keys_and_in_the_cwd_are_redacted() {
+    let d = Daemon::start();
+    let mut careful = RawClient::hello(&d.socket, "careful");
+    assert_eq!(
+        careful.call(json!({"type": "subscribe", "redact": true}))["type"],
+        "ok"
+    );
+    let secret = "sk-ant-api03-0123456789abcdefghij";
+    let mut input = fixture("PreToolUse.json");
+    input["cwd"] = json!(format!("/home/dev/{secret}/project"));
+    input["tool_input"]["cache"] = json!({ secret: "a key's entry" });
+    let out = d.forward(&input, &[]);
+    assert_eq!(out.status.code(), Some(0));
+
+    let lines = d.wait_log_lines(2);
+    let text = std::fs::read_to_string(&d.log).unwrap();
+    assert!(!text.contains(secret), "secret reached the log: {text}");
+    assert_eq!(lines[0]["cwd"], "/home/dev/[REDACTED]/project");
+    assert_eq!(lines[0]["input"]["cwd"], "/home/dev/[REDACTED]/project");
+    assert_eq!(
+        lines[0]["input"]["tool_input"]["cache"],
+        json!({"[REDACTED]": "a key's entry"})
+    );
+    let seen = careful.wait_for("event", |f| f["type"] == "event");
+    assert!(!seen.to_string().contains(secret), "{seen}");
+}
+
+/// A frame with a mistyped field holding a secret, as a connection's first
+/// frame and as a client's, and a hook input with one: the error frame
+/// names the field and what was expected, and neither it nor the daemon's
+/// stderr (the journal) quotes the value.
+#[test]
+fn a_mistyped_secret_is_echoed_neither_to_the_peer_nor_to_stderr() {
+    let d = Daemon::start();
+    let secret = "sk-ant-api03-0123456789abcdefghij";
+
+    let mut first = RawClient::connect(&d.socket);
+    first.send(&json!({"type": "hook", "id": "h", "deadline_ms": secret, "input": {}}));
+    let error = first.recv().expect("an error frame");
+    assert_eq!(error["code"], "invalid_frame", "{error}");
+    let message = error["message"].as_str().unwrap();
+    assert!(
+        message.starts_with("`deadline_ms`: invalid type: expected u64, found string"),
+        "{message}"
+    );
+
+    let mut client = RawClient::hello(&d.socket, "typo");
+    client.send(&json!({"type": "subscribe", "redact": secret}));
+    let error = client.recv().expect("an error frame");
+    assert_eq!(error["code"], "invalid_frame", "{error}");
+    assert!(
+        error["message"]
+            .as_str()
+            .unwrap()
+            .starts_with("`redact`: invalid type: expected a boolean, found string"),
+        "{error}"
+    );
+
+    // A hook input with a mistyped field: judged, and its problem noted;
+    // and one whose event name is the secret.
+    let mut stop = fixture("Stop.json");
+    stop["stop_hook_active"] = json!(secret);
+    assert_eq!(d.forward(&stop, &[]).status.code(), Some(0));
+    let named = json!({"hook_event_name": secret, "session_id": "s"});
+    assert_eq!(d.forward(&named, &[]).status.code(), Some(0));
+
+    daemon::poll_until(
+        "the daemon's notes on both frames and the input",
+        Duration::from_secs(10),
+        || {
+            let stderr = d.stderr();
+            stderr.contains("bad first frame")
+                && stderr.contains("bad frame;")
+                && stderr.contains("not fully typed")
+                && stderr.contains("event=unknown")
+        },
+    );
+    let stderr = d.stderr();
+    assert!(!stderr.contains(secret), "the daemon's stderr: {stderr}");
+    assert!(stderr.contains("deadline_ms"), "{stderr}");
+}
+
 /// What a client decides (its reason, its context, the input it rewrote) is
 /// redacted in the log and for subscribers that asked, like an input; the
 /// forwarder still gets it verbatim, and so do subscribers that did not ask.

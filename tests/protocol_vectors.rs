@@ -60,18 +60,18 @@ fn reply_vectors_round_trip() {
 }
 
 /// An `unknown frame type` error in the reply vectors is word for word what
-/// the daemon answers to that type (the list of valid types included).
+/// the daemon answers to an unknown type (the list of valid types included;
+/// the type itself not quoted: it is the peer's text).
 #[test]
 fn unknown_type_reply_vectors_match_decode() {
     let mut seen = 0;
     for line in lines("replies.ndjson") {
         let reply: Value = serde_json::from_str(&line).unwrap();
         let message = reply["message"].as_str().unwrap_or_default();
-        let Some(rest) = message.strip_prefix("unknown frame type `") else {
+        if !message.starts_with("unknown frame type") {
             continue;
-        };
-        let kind = rest.split('`').next().unwrap();
-        let frame = serde_json::json!({ "type": kind }).to_string();
+        }
+        let frame = serde_json::json!({ "type": "launch" }).to_string();
         let err = Request::decode(frame.as_bytes()).unwrap_err();
         assert_eq!(err.code, ErrorCode::InvalidFrame);
         assert_eq!(err.message, message, "{line}");

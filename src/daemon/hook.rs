@@ -390,7 +390,7 @@ fn read_event(
     event.run_id = run.map(|r| r.run_id.to_string());
     let unjudged = unjudged::recognise(&mut event, run, shared, generation);
     if let Some(problem) = &event.input.problem {
-        tracing::debug!(event = %event.name(), %problem, "hook input not fully typed; kept raw");
+        tracing::debug!(event = %event.known_name(), %problem, "hook input not fully typed; kept raw");
     }
     (Arc::new(event), unjudged)
 }
@@ -406,10 +406,12 @@ async fn judge_event(
     shutdown: &CancellationToken,
 ) -> Judgement {
     let generation = rules.generation();
-    if let Some(error) = &event.input_error {
+    if event.input_error.is_some() {
         // Nothing to judge: the fallback applies, a block where the hook
-        // fails closed, never a silent pass through the rules.
-        tracing::warn!(event = %event.name(), %error, "hook input is not JSON; answering with the fallback");
+        // fails closed, never a silent pass through the rules. What was
+        // wrong is the sender's text: it goes into the (redacted) log
+        // line, not the daemon's stderr.
+        tracing::warn!(event = %event.known_name(), id = %event.id, "hook input is not JSON; answering with the fallback (the event's log line says why)");
         Judgement {
             answer: output::fallback_answer(hook.kind, hook.fail_closed, "unreadable_input"),
             source: Source::Fallback,
@@ -486,9 +488,9 @@ fn record_event(
     let shared = hook.shared;
     let meta = meta_of(event, hook.agent, pending);
     let redacted = shared.redactor.redact_value(&event.raw);
-    let log_line = line(
-        &serde_json::to_vec(&EventView::with_input(event, &redacted)).expect("records serialize"),
-    );
+    let view = EventView::with_input(event, &redacted)
+        .redact_text(|text| shared.redactor.redact_str(text));
+    let log_line = line(&serde_json::to_vec(&view).expect("records serialize"));
     let log_json = log_line.slice(..log_line.len() - 1);
     shared.otlp.push(&log_line);
     shared.log.push(log_line);
@@ -722,7 +724,7 @@ fn record_decision(
             &decision,
         );
     }
-    tracing::debug!(event = %event.name(), verdict = %decision.answer.verdict, source = %decision.source, "decided");
+    tracing::debug!(event = %event.known_name(), verdict = %decision.answer.verdict, source = %decision.source, "decided");
     shared.stats.decisions.fetch_add(1, Ordering::Relaxed);
     // A client's answer (reason, context, rewritten input) is redacted for
     // the log and for subscribers that asked, like the event's input.
@@ -824,9 +826,9 @@ async fn judge(
     };
     outcome.unwrap_or_else(|why| {
         if why == "shutting_down" {
-            tracing::debug!(event = %event.name(), id = %event.id, "hookd is stopping; the event gets its fallback");
+            tracing::debug!(event = %event.known_name(), id = %event.id, "hookd is stopping; the event gets its fallback");
         } else {
-            tracing::warn!(event = %event.name(), id = %event.id, why, "the rules could not judge this event; its fallback applies");
+            tracing::warn!(event = %event.known_name(), id = %event.id, why, "the rules could not judge this event; its fallback applies");
         }
         Judgement {
             answer: output::fallback_answer(event.kind(), fail_closed, why),
@@ -884,6 +886,14 @@ impl Judged {
 
     fn name(&self) -> &str {
         &self.names.name
+    }
+
+    /// See [`Event::known_name`].
+    fn known_name(&self) -> &str {
+        match self.kind {
+            HookEventKind::Unknown => "unknown",
+            _ => self.name(),
+        }
     }
 
     fn meta(&self, agent: Agent, pending: bool) -> EventMeta<'_> {
@@ -985,7 +995,7 @@ fn dialog_answered(event: &Event, hub: &Hub) {
     };
     let ended = hub.answered_in_terminal(session, call);
     if ended > 0 {
-        tracing::debug!(session, ended, event = %event.name(), "answered in Claude Code's dialog");
+        tracing::debug!(session, ended, event = %event.known_name(), "answered in Claude Code's dialog");
     }
 }
 

@@ -83,7 +83,7 @@ pub fn recognise(
             if let Err(why) = recognised {
                 tracing::info!(
                     run = %run_id,
-                    event = %event.name(),
+                    event = %event.known_name(),
                     "a hook names run {run_id} ({RUN_ID_ENV}), but {why}: judged as a hook of its own"
                 );
                 return None;

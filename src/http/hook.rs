@@ -8,7 +8,13 @@
 //! Claude Code does not send the handler's `timeout`: `hookd install
 //! --transport http` writes it into the URL as `?timeout=<seconds>`, and
 //! the daemon answers before it, as it does before a forwarder's deadline.
-//! Without it the deadline is Claude Code's default, 600 s.
+//! Without it the deadline is Claude Code's default, 600 s. Nor does it say
+//! whether the handler fails closed (`onFailure`): install writes the
+//! forwarder's `--fail-closed` scope beside it, `&fail_closed=tools|all`,
+//! which the daemon's own fallbacks for the hook honor, as a frame's.
+//!
+//! The body is read by [`json::read_input`], the function that reads a
+//! forwarder's frame's input, so the same bytes are the same event.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -21,9 +27,9 @@ use axum::routing::post;
 use axum::Router;
 use tokio_util::sync::CancellationToken;
 
-use crate::agent::claude::output;
+use crate::agent::claude::{output, FailClosed};
 use crate::daemon::{hook, Shared};
-use crate::protocol::{Harness, HookRequest};
+use crate::protocol::{json, Harness, HookRequest};
 
 /// Claude Code's default hook timeout.
 const DEFAULT_TIMEOUT: Duration = Duration::from_secs(600);
@@ -33,64 +39,83 @@ pub fn routes() -> Router<Arc<Shared>> {
     Router::new().route("/hook/claude-code", post(claude_code))
 }
 
-/// The handler's `timeout` from the URL's query (`timeout=<seconds>`, the
-/// only parameter), or what is wrong with the query.
-fn timeout_of(query: Option<&str>) -> Result<Option<u64>, String> {
-    let mut timeout = None;
-    for pair in query
-        .unwrap_or_default()
-        .split('&')
-        .filter(|p| !p.is_empty())
-    {
-        match pair.split_once('=') {
-            Some(("timeout", seconds)) => {
-                timeout =
-                    Some(seconds.parse::<u64>().map_err(|_| {
-                        format!("`timeout={seconds}` is not a whole number of seconds")
-                    })?)
+/// What the handler's URL says about it (`hookd install --transport http`
+/// writes both): `timeout=<seconds>`, the forwarder's `--timeout`, and
+/// `fail_closed=tools|all`, the forwarder's `--fail-closed`.
+#[derive(Debug, Default, PartialEq, Eq)]
+struct HandlerQuery {
+    timeout: Option<u64>,
+    fail_closed: FailClosed,
+}
+
+impl HandlerQuery {
+    /// The URL's query read, or what is wrong with it.
+    fn parse(query: Option<&str>) -> Result<HandlerQuery, String> {
+        let mut handler = HandlerQuery::default();
+        for pair in query
+            .unwrap_or_default()
+            .split('&')
+            .filter(|p| !p.is_empty())
+        {
+            match pair.split_once('=') {
+                Some(("timeout", seconds)) => {
+                    handler.timeout =
+                        Some(seconds.parse::<u64>().map_err(|_| {
+                            "`timeout` is not a whole number of seconds".to_string()
+                        })?)
+                }
+                Some(("fail_closed", scope)) => {
+                    handler.fail_closed = FailClosed::from_scope(scope).ok_or_else(|| {
+                        format!(
+                            "`fail_closed` is not a scope; expected one of: {}",
+                            FailClosed::SCOPES.join(", ")
+                        )
+                    })?
+                }
+                // Named, not quoted: the values of a query are not echoed.
+                _ => {
+                    let name = pair.split_once('=').map_or(pair, |(name, _)| name);
+                    return Err(format!("unknown parameter `{name}`"));
+                }
             }
-            _ => return Err(format!("unknown parameter `{pair}`")),
         }
+        Ok(handler)
     }
-    Ok(timeout)
 }
 
 async fn claude_code(State(shared): State<Arc<Shared>>, uri: Uri, body: Bytes) -> Response {
-    let timeout = match timeout_of(uri.query()) {
-        Ok(timeout) => timeout,
+    let handler = match HandlerQuery::parse(uri.query()) {
+        Ok(handler) => handler,
         Err(e) => {
             return (
                 StatusCode::BAD_REQUEST,
                 format!(
-                    "400 Bad Request: {e}; the only parameter is `timeout` (the handler's, in \
-                     seconds)\n"
+                    "400 Bad Request: {e}; the parameters are `timeout` (the handler's, in \
+                     seconds) and `fail_closed` (`tools` or `all`)\n"
                 ),
             )
                 .into_response()
         }
     };
-    let deadline = timeout
+    let deadline = handler
+        .timeout
         .map_or(DEFAULT_TIMEOUT, Duration::from_secs)
         .min(DEFAULT_TIMEOUT * 6);
-    // As the forwarder does: input that is not JSON is judged as the
-    // fallback, with what was wrong in the log.
-    let (input, input_error) = match serde_json::from_slice(&body) {
-        Ok(input) => (input, None),
-        Err(e) => (
-            serde_json::Value::String(String::from_utf8_lossy(&body).into_owned()),
-            Some(format!("the request body is not JSON: {e}")),
-        ),
-    };
+    // Read as a forwarder's frame is: the same bytes, the same event. What
+    // not even the tolerant reader can read is judged as the fallback (a
+    // block where the handler or the daemon fails closed), with what was
+    // wrong in the log.
+    let (input, input_error) = json::read_input(&body);
     let request = HookRequest {
         v: None,
         id: crate::event::new_id().to_string(),
         harness: Harness::ClaudeCode,
         deadline_ms: deadline.as_millis() as u64,
-        fail_closed: Default::default(),
+        fail_closed: handler.fail_closed,
         // An HTTP hook carries none of the hook process's environment.
         env: Default::default(),
         input,
-        input_error,
+        input_error: input_error.map(|e| format!("the request body is {e}")),
     };
     // Not cancelled by the daemon's shutdown here: the listener ends this
     // connection then, and dropping the answer ends its wait.
@@ -113,14 +138,30 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_query_holds_the_timeout_only() {
-        assert_eq!(timeout_of(None), Ok(None));
-        assert_eq!(timeout_of(Some("timeout=30")), Ok(Some(30)));
-        assert!(timeout_of(Some("timeout=1.5"))
+    fn the_query_holds_the_timeout_and_the_fail_closed_scope() {
+        let parse = HandlerQuery::parse;
+        assert_eq!(parse(None), Ok(HandlerQuery::default()));
+        assert_eq!(
+            parse(Some("timeout=30")),
+            Ok(HandlerQuery {
+                timeout: Some(30),
+                fail_closed: FailClosed::Off
+            })
+        );
+        assert_eq!(
+            parse(Some("timeout=25&fail_closed=all")),
+            Ok(HandlerQuery {
+                timeout: Some(25),
+                fail_closed: FailClosed::All
+            })
+        );
+        assert!(parse(Some("timeout=1.5"))
             .unwrap_err()
             .contains("whole number"));
-        assert!(timeout_of(Some("token=x"))
+        assert!(parse(Some("fail_closed=yes"))
             .unwrap_err()
-            .contains("`token=x`"));
+            .contains("`fail_closed` is not a scope; expected one of: tools, all"));
+        assert!(parse(Some("token=x")).unwrap_err().contains("`token`"));
+        assert!(!parse(Some("token=x")).unwrap_err().contains('x'));
     }
 }

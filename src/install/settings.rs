@@ -196,7 +196,11 @@ pub fn handler(kind: HookEventKind, options: &InstallOptions) -> Out {
         Agent::ClaudeCode => {
             if let Transport::Http { base_url } = &options.transport {
                 if http_capable(kind) {
-                    return http_handler(kind, base_url, blocks);
+                    let scope = match blocks {
+                        true => options.fail_closed,
+                        false => FailClosed::Off,
+                    };
+                    return http_handler(kind, base_url, scope);
                 }
             }
         }
@@ -242,14 +246,22 @@ pub fn handler(kind: HookEventKind, options: &InstallOptions) -> Out {
 /// Claude Code's `http` handler for `kind`: `type, url, headers,
 /// allowedEnvVars, timeout[, onFailure]`. The URL carries the forwarder's
 /// deadline (`?timeout=`), so the daemon answers before Claude Code gives
-/// up, as it does before a forwarder does.
-fn http_handler(kind: HookEventKind, base_url: &str, blocks: bool) -> Out {
+/// up, as it does before a forwarder does, and, where `scope` blocks the
+/// event, the forwarder's `--fail-closed` (`&fail_closed=`).
+fn http_handler(kind: HookEventKind, base_url: &str, scope: FailClosed) -> Out {
     let t = timing_for(Agent::ClaudeCode, kind);
-    let url = format!(
+    let blocks = scope.blocks(kind);
+    let mut url = format!(
         "{}{HTTP_HOOK_PATH}?timeout={}",
         base_url.trim_end_matches('/'),
         t.forwarder_s
     );
+    // The forwarder's `--fail-closed`: the daemon's own fallbacks for this
+    // hook (an input it cannot read) block too.
+    if blocks {
+        url.push_str("&fail_closed=");
+        url.push_str(scope.as_str());
+    }
     let mut fields = vec![
         ("type".to_string(), Out::Str("http".into())),
         ("url".to_string(), Out::Str(url)),
@@ -550,13 +562,19 @@ pub fn is_installed_http_handler(handler: &Value) -> bool {
 
 /// The [`Registration`] of one of hookd's `http` handlers. Claude Code's
 /// `onFailure` is its failure scope: `"block"` blocks when the daemon
-/// cannot answer (connection refused, non-2xx, no answer in time).
+/// cannot answer (connection refused, non-2xx, no answer in time); the
+/// URL's `fail_closed` is the daemon's, as a forwarder's `--fail-closed`.
 fn http_registration(text: &str, h: &Located) -> Registration {
     let url = h.handler["url"].as_str().unwrap_or_default().to_string();
-    let timeout_in_url = url
-        .split_once('?')
-        .and_then(|(_, query)| query.split('&').find_map(|p| p.strip_prefix("timeout=")))
-        .and_then(|t| t.parse().ok());
+    let in_url = |name: &str| {
+        url.split_once('?').and_then(|(_, query)| {
+            query
+                .split('&')
+                .find_map(|p| p.strip_prefix(name)?.strip_prefix('='))
+        })
+    };
+    let timeout_in_url = in_url("timeout").and_then(|t| t.parse().ok());
+    let scope_in_url = in_url("fail_closed").and_then(FailClosed::from_scope);
     let headers = h.handler["headers"]
         .as_object()
         .map(|headers| {
@@ -589,9 +607,12 @@ fn http_registration(text: &str, h: &Located) -> Registration {
         shell_command: None,
         shell: None,
         condition: h.handler["if"].as_str().map(str::to_string),
-        fail_closed: match on_failure_block {
-            true => FailClosed::All,
-            false => FailClosed::Off,
+        // The daemon's fallbacks block what the URL's scope says; a handler
+        // written before it had one is taken at its `onFailure`.
+        fail_closed: match (scope_in_url, on_failure_block) {
+            (Some(scope), _) => scope,
+            (None, true) => FailClosed::All,
+            (None, false) => FailClosed::Off,
         },
         on_failure_block,
         http: Some(HttpHandler {

@@ -161,11 +161,7 @@ impl FromAdapter {
         }
         match serde_json::from_slice::<RawHookEvent<'_>>(line) {
             Ok(event) if tag.kind == "hook_event" => {
-                let text = event.input.get().as_bytes();
-                let (input, input_error) = match json::parse_lenient(text) {
-                    Ok(input) => (input, None),
-                    Err(error) => (Value::String(json::unreadable_text(text)), Some(error)),
-                };
+                let (input, input_error) = json::read_input(event.input.get().as_bytes());
                 Ok(FromAdapter::HookEvent(HookEvent {
                     id: event.id,
                     input,
@@ -216,6 +212,22 @@ pub struct AdapterError {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// What the daemon logs of a line it cannot read names no value in it.
+    #[test]
+    fn a_bad_line_is_described_without_its_values() {
+        let line = r#"{"type":"done","num_turns":"sk-ant-api03-SECRETSECRETSECRET"}"#;
+        let e = FromAdapter::decode(line.as_bytes()).unwrap_err();
+        let described = crate::protocol::describe_json_error(&e, None);
+        assert!(
+            described.starts_with("invalid type: expected u64, found string"),
+            "{described}"
+        );
+        assert!(
+            e.to_string().contains("SECRET"),
+            "serde's own message quotes it"
+        );
+    }
 
     #[test]
     fn adapter_lines_carry_what_json_stringify_writes() {

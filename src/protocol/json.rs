@@ -185,6 +185,28 @@ pub fn parse_lenient<T: DeserializeOwned>(text: &[u8]) -> Result<T, String> {
     serde_json::from_slice(&text).map_err(|e| e.to_string())
 }
 
+/// A hook input as the daemon reads it, however it came: a forwarder's
+/// `hook` frame, an adapter's `hook_event`, an HTTP hook's body. One
+/// function for every transport, so the same bytes are judged alike
+/// whichever way they arrive: the value [`parse_lenient`] reads (lone
+/// surrogates and deep nesting included), or, when even that cannot read
+/// them, their text ([`unreadable_text`]) as a string and what was wrong,
+/// the request's `input` and `input_error`. Text that is not UTF-8 is
+/// unreadable, as the forwarder finds it (a frame's input always is UTF-8).
+pub fn read_input(text: &[u8]) -> (serde_json::Value, Option<String>) {
+    let error = match std::str::from_utf8(text) {
+        Err(e) => format!("not UTF-8 (byte {})", e.valid_up_to()),
+        Ok(_) => match parse_lenient(text) {
+            Ok(value) => return (value, None),
+            Err(error) => format!("not JSON: {error}"),
+        },
+    };
+    (
+        serde_json::Value::String(unreadable_text(text)),
+        Some(error),
+    )
+}
+
 /// The text of an input that could not be read as JSON, for the log and
 /// the `hook` frame's `input`: its first [`UNREADABLE_TEXT_MAX`] bytes (cut
 /// on a character boundary), invalid UTF-8 replaced by U+FFFD.
@@ -290,6 +312,18 @@ mod tests {
             escape_lone_surrogates(br#"{"a":"\ud83d\ude00"}"#),
             Cow::Borrowed(_)
         ));
+    }
+
+    #[test]
+    fn read_input_reads_what_it_can_and_says_what_it_cannot() {
+        let (v, error) = read_input(br#"{"command":"rm \ud800"}"#);
+        assert_eq!((v, error), (json!({"command": "rm \\ud800"}), None));
+        let (v, error) = read_input(br#"{"command":"rm"#);
+        assert_eq!(v, json!(r#"{"command":"rm"#));
+        assert!(error.unwrap().starts_with("not JSON: "));
+        let (v, error) = read_input(b"{\"a\":\"\xff\"}");
+        assert_eq!(v, json!("{\"a\":\"\u{fffd}\"}"));
+        assert_eq!(error.as_deref(), Some("not UTF-8 (byte 6)"));
     }
 
     #[test]

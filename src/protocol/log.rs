@@ -15,7 +15,6 @@
 //! source as [`Source::Unknown`] and a harness is kept as written.
 
 use std::borrow::Cow;
-use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -166,21 +165,21 @@ pub struct EventView<'a> {
     #[serde(skip_serializing_if = "Option::is_none")]
     copy_of: Option<&'a str>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    session_id: Option<&'a str>,
+    session_id: Option<Cow<'a, str>>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    cwd: Option<&'a str>,
+    cwd: Option<Cow<'a, str>>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    project_dir: Option<&'a Path>,
-    kind: &'a str,
+    project_dir: Option<Cow<'a, str>>,
+    kind: Cow<'a, str>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    tool: Option<&'a str>,
+    tool: Option<Cow<'a, str>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     mapped_kind: Option<&'a str>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    mapped_tool: Option<&'a str>,
+    mapped_tool: Option<Cow<'a, str>>,
     input: &'a Value,
     #[serde(skip_serializing_if = "Option::is_none")]
-    input_error: Option<&'a str>,
+    input_error: Option<Cow<'a, str>>,
 }
 
 impl<'a> EventView<'a> {
@@ -198,15 +197,40 @@ impl<'a> EventView<'a> {
             harness: event.harness,
             run_id: event.run_id.as_deref(),
             copy_of: event.copy_of,
-            session_id: event.input.base.session_id.as_deref(),
-            cwd: event.input.base.cwd.as_deref(),
-            project_dir: event.env.get("CLAUDE_PROJECT_DIR").map(Path::new),
-            kind: event.name(),
-            tool: event.tool_name(),
+            session_id: event.input.base.session_id.as_deref().map(Cow::Borrowed),
+            cwd: event.input.base.cwd.as_deref().map(Cow::Borrowed),
+            project_dir: event
+                .env
+                .get("CLAUDE_PROJECT_DIR")
+                .map(|dir| Cow::Borrowed(dir.as_str())),
+            kind: Cow::Borrowed(event.name()),
+            tool: event.tool_name().map(Cow::Borrowed),
             mapped_kind: Some(event.rule_event()).filter(|k| *k != event.name()),
-            mapped_tool: event.mapped_tool.as_deref(),
+            mapped_tool: event.mapped_tool.as_deref().map(Cow::Borrowed),
             input,
-            input_error: event.input_error.as_deref(),
+            input_error: event.input_error.as_deref().map(Cow::Borrowed),
+        }
+    }
+
+    /// This view with `redact` applied to every text the hook's sender
+    /// chose besides its input (session id, `cwd`, project directory,
+    /// event and tool names, the input's error): the log's view, whose
+    /// input is redacted too. A secret in a `cwd` is as much a secret as
+    /// one in a command.
+    pub fn redact_text(self, redact: impl Fn(&'a str) -> Cow<'a, str>) -> EventView<'a> {
+        let text = |text: Cow<'a, str>| match text {
+            Cow::Borrowed(text) => redact(text),
+            owned => owned,
+        };
+        EventView {
+            session_id: self.session_id.map(text),
+            cwd: self.cwd.map(text),
+            project_dir: self.project_dir.map(text),
+            kind: text(self.kind),
+            tool: self.tool.map(text),
+            mapped_tool: self.mapped_tool.map(text),
+            input_error: self.input_error.map(text),
+            ..self
         }
     }
 }

@@ -438,9 +438,10 @@ impl HookRequest {
     /// nesting past 128 levels, a number out of range), read anyway: the
     /// envelope with `input` kept raw (serde_json skips a raw value without
     /// a depth limit and without checking surrogates), then `input` with
-    /// [`json::parse_lenient`]. An input even that cannot read becomes
-    /// `input_error` (and its text `input`), so the daemon still logs the
-    /// event and answers with its fallback rather than refusing the frame.
+    /// [`json::read_input`], as an HTTP hook's body is read. An input even
+    /// that cannot read becomes `input_error` (and its text `input`), so the
+    /// daemon still logs the event and answers with its fallback rather
+    /// than refusing the frame.
     /// `None` when the envelope is not a valid `hook` frame either.
     fn decode_lenient(line: &[u8]) -> Option<HookRequest> {
         let raw: BTreeMap<String, &serde_json::value::RawValue> =
@@ -457,12 +458,10 @@ impl HookRequest {
         let input = input?;
         fields.insert("input".into(), Value::Null);
         let mut hook: HookRequest = serde_json::from_value(Value::Object(fields)).ok()?;
-        match json::parse_lenient(input.get().as_bytes()) {
-            Ok(value) => hook.input = value,
-            Err(error) => {
-                hook.input = Value::String(json::unreadable_text(input.get().as_bytes()));
-                hook.input_error.get_or_insert(error);
-            }
+        let (input, error) = json::read_input(input.get().as_bytes());
+        hook.input = input;
+        if let Some(error) = error {
+            hook.input_error.get_or_insert(error);
         }
         Some(hook)
     }
@@ -709,6 +708,86 @@ pub struct DecodeError {
     pub message: String,
 }
 
+impl DecodeError {
+    /// The error of a frame serde_json refused as a `T`, said without any
+    /// value the frame held (see [`describe_json_error`]), with the frame's
+    /// field it is in when there is one.
+    fn of<'a, T: Deserialize<'a>>(line: &'a [u8], e: serde_json::Error) -> DecodeError {
+        use serde_json::error::Category;
+        let (code, field) = match e.classify() {
+            // Only a data error is in a field; find which (the slow path,
+            // for a refused frame only).
+            Category::Data => {
+                let mut de = serde_json::Deserializer::from_slice(line);
+                let field = serde_path_to_error::deserialize::<_, T>(&mut de)
+                    .err()
+                    .and_then(|e| match e.path().iter().next() {
+                        Some(serde_path_to_error::Segment::Map { key }) => Some(key.clone()),
+                        _ => None,
+                    });
+                (ErrorCode::InvalidFrame, field)
+            }
+            _ => (ErrorCode::InvalidJson, None),
+        };
+        DecodeError {
+            code,
+            message: describe_json_error(&e, field.as_deref()),
+        }
+    }
+}
+
+/// What serde_json found wrong, said without any value it read: serde's
+/// messages quote the value (`invalid type: string "sk-ant-…", expected
+/// u64`, ``unknown variant `…` ``, ``unknown field `…` ``), and these
+/// messages go into the daemon's stderr (the journal) and to the peer, which
+/// may log them in turn: a client's mistyped secret must not travel on. Says
+/// the kind of what was found, what was expected, the frame's top-level
+/// `field` when known (a frame's field names are the protocol's; a key
+/// deeper down may be a client's own, so the path stops there) and the
+/// position. Syntax errors name no value and are kept as serde words them.
+pub fn describe_json_error(e: &serde_json::Error, field: Option<&str>) -> String {
+    use serde_json::error::Category;
+    let full = e.to_string();
+    let position = match e.line() {
+        0 => String::new(),
+        line => format!(" at line {line} column {}", e.column()),
+    };
+    let message = full.strip_suffix(&position).unwrap_or(&full);
+    let message = match e.classify() {
+        Category::Data => data_error_without_value(message),
+        _ => message.to_string(),
+    };
+    match field {
+        Some(field) => format!("`{field}`: {message}{position}"),
+        None => format!("{message}{position}"),
+    }
+}
+
+/// A serde data error's message with the value it quotes left out; a
+/// message of a shape not known here (a type's own `custom` error, which
+/// may say anything) becomes "invalid value".
+fn data_error_without_value(message: &str) -> String {
+    if let Some(rest) = message.strip_prefix("unknown field `") {
+        return match rest.rsplit_once("`, expected ") {
+            Some((_, expected)) => format!("unknown field, expected {expected}"),
+            None => "unknown field".into(),
+        };
+    }
+    let kept = ["missing field `", "duplicate field `", "invalid length "];
+    if kept.iter().any(|prefix| message.starts_with(prefix)) {
+        // Field names the type declares, and a count.
+        return message.to_string();
+    }
+    let rewritten = ["invalid type: ", "invalid value: ", "unknown variant `"];
+    if rewritten.iter().any(|prefix| message.starts_with(prefix)) {
+        let message = crate::redact::without_value(message);
+        if !message.starts_with("unknown variant `") {
+            return message;
+        }
+    }
+    "invalid value".into()
+}
+
 impl Request {
     /// Parses one frame (without its `\n`).
     ///
@@ -724,13 +803,7 @@ impl Request {
             kind: std::borrow::Cow<'a, str>,
         }
         fn parse<'a, T: Deserialize<'a>>(line: &'a [u8]) -> Result<T, DecodeError> {
-            serde_json::from_slice(line).map_err(|e| DecodeError {
-                code: match e.classify() {
-                    serde_json::error::Category::Data => ErrorCode::InvalidFrame,
-                    _ => ErrorCode::InvalidJson,
-                },
-                message: e.to_string(),
-            })
+            serde_json::from_slice(line).map_err(|e| DecodeError::of::<T>(line, e))
         }
         let tag: Tag<'_> = parse(line)?;
         Ok(match tag.kind.as_ref() {
@@ -749,14 +822,16 @@ impl Request {
             "grants" => Request::Grants(parse(line)?),
             "grant_revoke" => Request::GrantRevoke(parse(line)?),
             "steer" => Request::Steer(parse(line)?),
-            other => {
+            _ => {
+                // The type is not quoted: it is the peer's text, and may be
+                // anything.
                 return Err(DecodeError {
                     code: ErrorCode::InvalidFrame,
                     message: format!(
-                        "unknown frame type `{other}`; expected one of: {}",
+                        "unknown frame type; expected one of: {}",
                         Request::TYPES.join(", ")
                     ),
-                })
+                });
             }
         })
     }
@@ -796,9 +871,52 @@ mod tests {
         );
         let e = Request::decode(br#"{"type":"launch"}"#).unwrap_err();
         assert_eq!(e.code, ErrorCode::InvalidFrame);
-        assert!(e.message.contains("launch"), "{}", e.message);
+        assert!(
+            e.message.contains("expected one of: hook,"),
+            "{}",
+            e.message
+        );
         let e = Request::decode(br#"{"type":"hook","id":"x","input":{}}"#).unwrap_err();
         assert!(e.message.contains("deadline_ms"), "{}", e.message);
+    }
+
+    /// A frame's error names the field and what was expected, never the
+    /// value found there: it goes to the daemon's stderr and to the peer.
+    #[test]
+    fn decode_errors_never_quote_the_value() {
+        let secret = "sk-ant-api03-SECRETSECRETSECRETSECRET";
+        let table = [
+            (
+                format!(r#"{{"type":"hook","id":"x","deadline_ms":"{secret}","input":{{}}}}"#),
+                "`deadline_ms`: invalid type: expected u64, found string at line 1 column",
+            ),
+            (
+                format!(
+                    r#"{{"type":"hook","id":"x","deadline_ms":1,"fail_closed":"{secret}","input":{{}}}}"#
+                ),
+                "`fail_closed`: unknown value, expected `tools` or `all`",
+            ),
+            (
+                format!(
+                    r#"{{"type":"hook","id":"x","deadline_ms":1,"env":{{"{secret}":1}},"input":{{}}}}"#
+                ),
+                "`env`: invalid type: expected a string, found integer",
+            ),
+            (
+                format!(r#"{{"type":"{secret}"}}"#),
+                "unknown frame type; expected one of:",
+            ),
+            (
+                format!(r#"{{"type":"hello","v":1,"name":"{secret}","role":"{secret}"}}"#),
+                "`role`: unknown value, expected",
+            ),
+        ];
+        for (line, want) in &table {
+            let e = Request::decode(line.as_bytes()).unwrap_err();
+            assert_eq!(e.code, ErrorCode::InvalidFrame, "{line}");
+            assert!(e.message.starts_with(want), "{line}: {}", e.message);
+            assert!(!e.message.contains("SECRET"), "{line}: {}", e.message);
+        }
     }
 
     fn hook(line: &str) -> HookRequest {
@@ -857,7 +975,14 @@ mod tests {
         assert_eq!(scope("false"), Ok(FailClosed::Off));
         let e = scope(r#""prompts""#).unwrap_err();
         assert_eq!(e.code, ErrorCode::InvalidFrame);
-        assert!(e.message.contains("prompts"), "{}", e.message);
+        // Named and explained, the value not quoted (see
+        // decode_errors_never_quote_the_value).
+        assert!(
+            e.message
+                .starts_with("`fail_closed`: unknown value, expected `tools` or `all`"),
+            "{}",
+            e.message
+        );
         let mut h = hook(r#"{"type":"hook","id":"a","deadline_ms":9,"input":{}}"#);
         assert_eq!(h.fail_closed, FailClosed::Off);
         assert!(!serde_json::to_string(&h).unwrap().contains("fail_closed"));

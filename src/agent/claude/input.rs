@@ -166,9 +166,13 @@ payload_enum! {
     CwdChanged, FileChanged, DirectoryAdded, MessageDisplay,
 }
 
-/// Deserializes `raw` into `T`, naming the offending field on error.
+/// Deserializes `raw` into `T`, naming the offending field on error, not
+/// the value found there (the problem is logged on the daemon's stderr).
 fn typed<'de, T: Deserialize<'de>>(raw: &'de Value) -> Result<T, String> {
-    serde_path_to_error::deserialize(raw).map_err(|e| e.to_string())
+    serde_path_to_error::deserialize(raw).map_err(|e| {
+        let message = crate::redact::without_value(&e.inner().to_string());
+        format!("{}: {message}", e.path())
+    })
 }
 
 /// A hook input, typed. The raw JSON is not kept here; the event that owns
@@ -313,7 +317,11 @@ mod tests {
             HookInput::parse(&json!({"hook_event_name": "Stop", "stop_hook_active": "yes"}));
         assert_eq!(input.kind, HookEventKind::Stop);
         assert_eq!(input.payload, Payload::Other);
-        assert!(input.problem.unwrap().contains("stop_hook_active"));
+        assert_eq!(
+            input.problem.as_deref(),
+            Some("Stop fields: stop_hook_active: invalid type: expected a boolean, found string"),
+            "the field and what was wrong, not the value"
+        );
 
         let input = HookInput::parse(&json!([1, 2]));
         assert_eq!(input.kind, HookEventKind::Unknown);

@@ -105,7 +105,8 @@ pub(super) async fn supervise(
                 let message = match FromAdapter::decode(&line) {
                     Ok(message) => message,
                     Err(e) => {
-                        tracing::warn!(run = %run_id, error = %e, "ignoring a bad line from the adapter");
+                        let error = crate::protocol::describe_json_error(&e, None);
+                        tracing::warn!(run = %run_id, %error, "ignoring a bad line from the adapter");
                         continue;
                     }
                 };
