@@ -261,11 +261,14 @@ fn the_deny_link_denies_and_links_expire_with_the_event() {
     assert_eq!(decision["source"], "timeout", "{decision}");
 }
 
+/// The secret part of a webhook's URL, as in a Slack incoming webhook.
+const WEBHOOK_SECRET: &str = "xoxb-0123456789-secretpath";
+
 #[test]
 fn a_receiver_that_is_down_costs_counted_failures_not_answers() {
     let (daemon, addr) = start(
         &format!(
-            "[[notify.webhook]]\nurl = \"http://{}/w\"\n",
+            "[[notify.webhook]]\nurl = \"http://{}/services/T0/B0/{WEBHOOK_SECRET}\"\n",
             receiver::closed_port()
         ),
         "",
@@ -284,6 +287,11 @@ fn a_receiver_that_is_down_costs_counted_failures_not_answers() {
         daemon.status()["http"]["notify"]["failed"] == 1
     });
     assert_eq!(daemon.status()["http"]["notify"]["sent"], 0);
+    // The failures are in the daemon's stderr (the journal) by the target's
+    // name in the config: a webhook's path (a Slack hook's) is its secret.
+    let stderr = daemon.stderr();
+    assert!(stderr.contains("notify.webhook[0]"), "{stderr}");
+    assert!(!stderr.contains(WEBHOOK_SECRET), "{stderr}");
     // The event still waits for a person: the daemon's own socket client
     // could answer it; here a decide through the socket ends it.
     let mut client = daemon::RawClient::hello(&daemon.socket, "t");
