@@ -408,6 +408,39 @@ fn line_mode_prints_items_reads_answers_and_names_bad_lines() {
     );
 }
 
+/// Ctrl-C (SIGINT, sent by pid) ends line mode at once while its stdin is
+/// open and being read, exit status 0 as for the end of stdin, its output
+/// closed after whole lines; SIGTERM the same.
+#[test]
+fn line_mode_ends_at_once_on_sigint_and_sigterm_while_reading_stdin() {
+    let daemon = daemon();
+    for (signal, name) in [(libc::SIGINT, "SIGINT"), (libc::SIGTERM, "SIGTERM")] {
+        let mut plain = Plain::start(&daemon);
+        // An answer read and refused: stdin is being read (only once the
+        // table is known), and is read again, blocking, for the next line.
+        plain.say("x");
+        plain.expect("error: `x` is not an answer");
+        let pid = plain.child.id() as libc::pid_t;
+        // SAFETY: kill(2) on our own child's pid, which has not been reaped.
+        assert_eq!(unsafe { libc::kill(pid, signal) }, 0, "{name}");
+        let mut status = None;
+        daemon::poll_until(&format!("line mode to end on {name}"), WAIT, || {
+            status = plain.child.try_wait().unwrap();
+            status.is_some()
+        });
+        let status = status.unwrap();
+        assert_eq!(status.code(), Some(0), "{name}: {status}");
+        // Its stdout is closed: the reader sees the end, after whole lines.
+        loop {
+            match plain.lines.recv_timeout(WAIT) {
+                Ok(line) => assert!(!line.contains('\u{1b}'), "{name}: {line:?}"),
+                Err(mpsc::RecvTimeoutError::Disconnected) => break,
+                Err(e) => panic!("{name}: stdout still open: {e}"),
+            }
+        }
+    }
+}
+
 /// A script that pipes an answer in at once: the answer waits until the
 /// table has been read, so the id is found.
 #[test]

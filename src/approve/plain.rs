@@ -40,7 +40,13 @@ pub fn run(socket: &Path, out: &mut impl Write) -> anyhow::Result<()> {
         .enable_all()
         .build()
         .context("starting the async runtime")?;
-    runtime.block_on(lines(socket, out))
+    let ended = runtime.block_on(lines(socket, out));
+    // tokio reads stdin with a blocking read on a thread of its own, which
+    // nothing can cancel: dropping the runtime would wait for it, that is
+    // for the next line typed, and a Ctrl-C would end nothing until Enter.
+    // The read's result is not wanted any more; the process exits without it.
+    runtime.shutdown_background();
+    ended
 }
 
 async fn lines(socket: &Path, out: &mut impl Write) -> anyhow::Result<()> {
