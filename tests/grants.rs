@@ -604,3 +604,83 @@ fn a_client_name_can_never_add_a_rule_to_the_rules_file() {
         .unwrap();
     assert!(checked.status.success(), "{}", text_of(&checked));
 }
+
+/// `always allow` on an event an `ask` rule covers: the pending item's
+/// suggestion says, before anything is written, that the rule would change
+/// nothing; the next identical call is asked again, and remembering it
+/// again leaves the rules file with the one rule.
+#[test]
+fn an_outvoted_always_is_said_first_and_the_same_always_twice_appends_one_rule() {
+    let d = start(&[]);
+    let rules = d.dir.path().join("rules.toml");
+    let mut c = subscriber(&d, "approve");
+    let mut replies = Vec::new();
+    for round in 0..2 {
+        let (pending, reply, out) = ask_and_decide(
+            &d,
+            &mut c,
+            "npm test",
+            json!({"verdict": "allow", "remember": "always"}),
+        );
+        let always = pending["suggestions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|s| s["remember"] == "always" && s["verdict"] == "allow")
+            .cloned()
+            .unwrap();
+        assert_eq!(
+            always["note"],
+            "the rules still ask about this event: rule ask-npm (ask beats allow); narrow or remove it to stop being asked",
+            "round {round}: said before: {pending}"
+        );
+        assert_eq!(reply["type"], "ok", "{reply}");
+        assert_eq!(decision_of(&out), "allow");
+        replies.push(reply);
+    }
+    assert_eq!(replies[0]["result"]["already_present"], Value::Null);
+    assert_eq!(
+        replies[1]["result"]["already_present"], true,
+        "{}",
+        replies[1]
+    );
+    assert!(
+        replies[1]["result"]["note"]
+            .as_str()
+            .is_some_and(|n| n.contains("ask-npm")),
+        "{}",
+        replies[1]
+    );
+    let file = std::fs::read_to_string(&rules).unwrap();
+    assert_eq!(file.matches("[[rule]]").count(), 3, "{file}");
+    assert_eq!(
+        file.matches("tool = \"Bash(npm test:*)\"").count(),
+        1,
+        "{file}"
+    );
+    assert_eq!(d.status()["rules"]["count"], 3);
+    // `hookd decide` says so too.
+    let fwd = forward_in_background(&d.socket, &bash("npm test", SESSION), &[]);
+    let pending = next_pending(&mut c);
+    let out = hookd(
+        &d,
+        &[
+            "decide",
+            pending["short_id"].as_str().unwrap(),
+            "allow",
+            "--remember",
+            "always",
+        ],
+    );
+    assert!(out.status.success(), "{}", text(&out));
+    assert!(
+        text(&out).contains(&format!(
+            "Bash(npm test:*) is already in {}; nothing added",
+            rules.display()
+        )),
+        "{}",
+        text(&out)
+    );
+    assert_eq!(decision_of(&fwd.join().unwrap()), "allow");
+    assert_eq!(d.status()["rules"]["count"], 3);
+}
