@@ -705,4 +705,32 @@ mod tests {
             "{body}"
         );
     }
+
+    #[test]
+    fn the_page_says_when_a_session_approval_would_change_nothing() {
+        let facts = EventFacts {
+            short_id: "abcde".into(),
+            agent: Agent::ClaudeCode,
+            kind: "PermissionRequest".into(),
+            tool: Some("Bash".into()),
+            subject: "./deploy prod".into(),
+            reason: None,
+            deadline: SystemTime::now() + Duration::from_secs(30),
+            project: None,
+            rule_ids: vec!["team:ask-deploy".into()],
+            session: true,
+            session_rule: Some("Bash(./deploy prod:*)".into()),
+            session_note: Some(crate::grant::held_by_policy(
+                "team",
+                &["team:ask-deploy".into()],
+            )),
+            every_command_rule: None,
+        };
+        let body = approval_body(&facts, LinkVerdict::Approve, "tokA", "tokD");
+        assert!(
+            body.contains("<p id=session-note class=note>It would change nothing: the enforced policy team asks about this event (team:ask-deploy); a session grant does not loosen it, so the next one asks again.</p>"),
+            "{body}"
+        );
+        assert!(!body.contains("id=every-command"), "{body}");
+    }
 }
