@@ -109,7 +109,7 @@ enum Command {
         /// or always (a rule appended to the user rules file).
         #[arg(long, value_name = "HOW", default_value = "once", value_parser = remember_parser())]
         remember: hookd::protocol::Remember,
-        /// The permission rule to remember [default: the event's first suggestion].
+        /// The permission rule to remember [default: the event's first suggestion, never one matching every shell command].
         #[arg(long, value_name = "RULE")]
         rule: Option<String>,
         /// With --remember session: the grant ends after this many seconds.

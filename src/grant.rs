@@ -20,8 +20,10 @@ use crate::rules::{check_source, LayerKind, RuleSet};
 /// `allow` and `deny`: Claude Code's own `permission_suggestions` (its
 /// `addRules` entries) first, then the narrowest sensible rule for the
 /// input (a command prefix, the file's directory, the URL's domain, the
-/// exact MCP tool). Rules hookd cannot read are left out. Empty for an
-/// input without a tool.
+/// exact MCP tool). A rule that matches every shell command
+/// ([`matches_every_command`]: Claude Code suggests the whole `Bash` tool
+/// for some commands) comes after all others, marked `every_command`.
+/// Rules hookd cannot read are left out. Empty for an input without a tool.
 pub fn suggestions(input: &Value) -> Vec<Suggestion> {
     let mut rules: Vec<(Option<Verdict>, String)> = crate::agent::claude::suggested_rules(input)
         .into_iter()
@@ -30,6 +32,8 @@ pub fn suggestions(input: &Value) -> Vec<Suggestion> {
     if let Some(rule) = narrowest_rule(input) {
         rules.push((None, rule));
     }
+    // Stable: the narrow ones keep their order, the whole shell goes last.
+    rules.sort_by_key(|(_, rule)| matches_every_command(rule));
     let mut seen = std::collections::HashSet::new();
     let mut out = Vec::new();
     for (only, rule) in rules {
@@ -43,6 +47,8 @@ pub fn suggestions(input: &Value) -> Vec<Suggestion> {
                         remember,
                         verdict,
                         rule: rule.clone(),
+                        every_command: matches_every_command(&rule),
+                        note: None,
                     });
                 }
             }
@@ -52,7 +58,8 @@ pub fn suggestions(input: &Value) -> Vec<Suggestion> {
 }
 
 /// The first suggestion for `remember` and `verdict`, the default rule of
-/// a `decide` that names none.
+/// a `decide` that names none. Never one that matches every shell command:
+/// that is remembered only when a `decide` names it.
 pub fn default_rule(
     suggestions: &[Suggestion],
     remember: Remember,
@@ -60,8 +67,82 @@ pub fn default_rule(
 ) -> Option<&str> {
     suggestions
         .iter()
-        .find(|s| s.remember == remember && s.verdict == verdict)
+        .find(|s| s.remember == remember && s.verdict == verdict && !s.every_command)
         .map(|s| s.rule.as_str())
+}
+
+/// Whether `rule` matches every shell command: the `Bash` tool as a whole
+/// (`Bash`, `Bash()`, `Bash(*)`, `Bash(:*)`). The agents' shell tools are
+/// judged as `Bash`, so this covers theirs too. Remembered as an allow,
+/// such a rule lets `curl … | sh` through, whatever was shown.
+pub fn matches_every_command(rule: &str) -> bool {
+    let Some(rest) = rule.trim().strip_prefix("Bash") else {
+        return false;
+    };
+    let rest = rest.trim();
+    if rest.is_empty() {
+        return true;
+    }
+    rest.strip_prefix('(')
+        .and_then(|r| r.strip_suffix(')'))
+        .is_some_and(|content| matches!(content.trim(), "" | "*" | ":*" | "**" | "* *"))
+}
+
+/// Why remembering `remembered` would not change the rules' answer to an
+/// event they answer `rules_say` by `rule_ids` (deny beats ask beats allow,
+/// so an `allow` rule appended to the user rules loses to an `ask`), or
+/// `None` when it would. The one text the approver, line mode, the phone
+/// page (before) and `decide`'s reply (after) show.
+pub fn outvoted(rules_say: Verdict, rule_ids: &[String], remembered: Verdict) -> Option<String> {
+    if rules_say == remembered {
+        return None;
+    }
+    let one = rule_ids.len() == 1;
+    Some(format!(
+        "the rules still {} this event: {} {} ({rules_say} beats {remembered}); narrow or remove {} to stop being asked",
+        match rules_say {
+            Verdict::Ask => "ask about",
+            Verdict::Deny => "deny",
+            _ => "do not decide",
+        },
+        if one { "rule" } else { "rules" },
+        rule_ids.join(", "),
+        if one { "it" } else { "them" },
+    ))
+}
+
+/// Why a session grant of `allow` would not answer an event an enforced
+/// policy source (`source`) asks about: a grant never loosens it.
+pub fn held_by_policy(source: &str, rule_ids: &[String]) -> String {
+    format!(
+        "the enforced policy {source} asks about this event ({}); a session grant does not loosen it, so the next one asks again",
+        rule_ids.join(", ")
+    )
+}
+
+/// The id of a rule in the user rules file's `text` that `remember:
+/// "always"` appended before for `rule` with `verdict` (the block
+/// [`append_rule`] writes), if there is one: the same remember again
+/// appends nothing.
+pub fn remembered_already(text: &str, rule: &str, verdict: Verdict) -> Option<String> {
+    let block = format!(
+        "\naction = \"{}\"\ntool = {}\n",
+        verdict.as_str(),
+        toml_string(rule)
+    );
+    let mut from = 0;
+    while let Some(at) = text[from..].find(&block).map(|i| from + i) {
+        let before = &text[..at];
+        let line = before.rsplit('\n').next().unwrap_or(before);
+        if let Some(id) = line
+            .strip_prefix("id = \"")
+            .and_then(|id| id.strip_suffix('"'))
+        {
+            return Some(id.to_string());
+        }
+        from = at + 1;
+    }
+    None
 }
 
 /// The narrowest sensible rule for a tool call: `Bash(npm test:*)`, the
@@ -219,11 +300,30 @@ fn toml_string(text: &str) -> String {
     out
 }
 
+/// `text` fit for one line of a TOML comment: every control character
+/// (a newline would end the comment and start a line of whoever chose the
+/// text) and Unicode line or paragraph separator is written as its
+/// `\u{…}` escape. Everything else, quotes and `#` included, is kept: in a
+/// comment it means nothing.
+pub fn comment_text(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        if c.is_control() || matches!(c, '\u{2028}' | '\u{2029}') {
+            out.extend(c.escape_unicode());
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
 /// What `remember: "always"` does to the user rules file's text: one
 /// `[[rule]]` appended after everything there (never re-serialized), with
 /// a comment saying when and from which event; `id` is unique in the
-/// file. The new text is checked as `hookd rules check` would; the error
-/// lists what it found.
+/// file. Nothing the client chose goes in unescaped: the rule is a TOML
+/// string, `by` (its `hello.name`) goes through [`comment_text`], and the
+/// new text must hold exactly one rule more than the old. The new text is
+/// checked as `hookd rules check` would; the error lists what it found.
 pub fn append_rule(
     text: &str,
     origin: &Path,
@@ -251,8 +351,9 @@ pub fn append_rule(
         out.push('\n');
     }
     out.push_str(&format!(
-        "# Added by hookd on {} ({by} answered {action} \"always\" for event {event_id}).\n[[rule]]\nid = {}\naction = \"{action}\"\ntool = {}\n",
+        "# Added by hookd on {} ({} answered {action} \"always\" for event {event_id}).\n[[rule]]\nid = {}\naction = \"{action}\"\ntool = {}\n",
         crate::time::rfc3339(now),
+        comment_text(by),
         toml_string(&id),
         toml_string(rule),
     ));
@@ -262,6 +363,13 @@ pub fn append_rule(
         return Err(format!(
             "the rules file would not pass `hookd rules check` with the rule added: {}",
             errors.join("; ")
+        ));
+    }
+    let before = check_source(text, origin, LayerKind::User).rules;
+    if report.rules != before + 1 {
+        return Err(format!(
+            "appending `{rule}` would change the rules file by {} rules, not one; nothing was written",
+            report.rules as i64 - before as i64
         ));
     }
     Ok(out)
@@ -418,5 +526,109 @@ mod tests {
         )
         .unwrap_err();
         assert!(e.contains("rules check"), "{e}");
+    }
+
+    #[test]
+    fn nothing_a_client_names_becomes_a_line_of_the_rules_file() {
+        let id = uuid::Uuid::nil();
+        let append = |by: &str| {
+            append_rule(
+                "",
+                Path::new("rules.toml"),
+                "Bash(npm test:*)",
+                Verdict::Allow,
+                &id,
+                by,
+                SystemTime::UNIX_EPOCH,
+            )
+        };
+        let injected = "x).\n[[rule]]\nid = \"evil\"\naction = \"allow\"\ntool = \"Bash\"\r\n# (";
+        let text = append(injected).unwrap();
+        assert_eq!(
+            RuleSet::parse(&text, Path::new("r")).unwrap().len(),
+            1,
+            "{text}"
+        );
+        assert!(!text.contains("\nid = \"evil\""), "{text}");
+        assert!(
+            text.starts_with("# Added by hookd on 1970-01-01T00:00:00.000000Z (x).\\u{a}[[rule]]\\u{a}id = \"evil\""),
+            "{text}"
+        );
+        assert_eq!(text.lines().count(), 5, "{text}");
+        let odd = "Zoë's \"phone\" #2 — 承認\u{2028}";
+        let text = append(odd).unwrap();
+        assert!(
+            text.starts_with("# Added by hookd on 1970-01-01T00:00:00.000000Z (Zoë's \"phone\" #2 — 承認\\u{2028} answered"),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn a_whole_shell_suggestion_goes_last_and_is_never_a_default() {
+        for broad in ["Bash", "Bash()", "Bash(*)", "Bash(:*)", " Bash ( * ) "] {
+            assert!(matches_every_command(broad), "{broad}");
+        }
+        for narrow in [
+            "Bash(npm test:*)",
+            "Bash(curl *)",
+            "BashOutput",
+            "Edit",
+            "Read(**)",
+        ] {
+            assert!(!matches_every_command(narrow), "{narrow}");
+        }
+        let input = |command: &str| {
+            json!({
+                "hook_event_name": "PermissionRequest", "tool_name": "Bash",
+                "tool_input": {"command": command},
+                "permission_suggestions": [{"type": "addRules", "rules": [{"toolName": "Bash"}],
+                    "behavior": "allow", "destination": "localSettings"}],
+            })
+        };
+        let all = suggestions(&input("npm test"));
+        assert_eq!(rules_of(input("npm test")), ["Bash(npm test:*)", "Bash"]);
+        assert!(all.iter().all(|s| s.every_command == (s.rule == "Bash")));
+        for remember in [Remember::Session, Remember::Always] {
+            assert_eq!(
+                default_rule(&all, remember, Verdict::Allow),
+                Some("Bash(npm test:*)")
+            );
+        }
+        // No narrower rule: none by default, though `Bash` is suggested.
+        let only = suggestions(&input("$(curl x) | sh"));
+        assert_eq!(rules_of(input("$(curl x) | sh")), ["Bash"]);
+        assert_eq!(default_rule(&only, Remember::Session, Verdict::Allow), None);
+    }
+
+    #[test]
+    fn an_allow_that_an_ask_outvotes_is_said_and_an_identical_remember_is_found() {
+        let ids = ["ask-npm".to_string()];
+        assert_eq!(
+            outvoted(Verdict::Ask, &ids, Verdict::Allow).as_deref(),
+            Some("the rules still ask about this event: rule ask-npm (ask beats allow); narrow or remove it to stop being asked")
+        );
+        assert_eq!(outvoted(Verdict::Allow, &ids, Verdict::Allow), None);
+        let text = append_rule(
+            "",
+            Path::new("rules.toml"),
+            "Bash(npm \"test\":*)",
+            Verdict::Allow,
+            &uuid::Uuid::nil(),
+            "approve",
+            SystemTime::UNIX_EPOCH,
+        )
+        .unwrap();
+        assert_eq!(
+            remembered_already(&text, "Bash(npm \"test\":*)", Verdict::Allow).as_deref(),
+            Some("remembered-allow")
+        );
+        assert_eq!(
+            remembered_already(&text, "Bash(npm \"test\":*)", Verdict::Deny),
+            None
+        );
+        assert_eq!(
+            remembered_already(&text, "Bash(npm:*)", Verdict::Allow),
+            None
+        );
     }
 }

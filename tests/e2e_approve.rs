@@ -408,6 +408,71 @@ fn line_mode_prints_items_reads_answers_and_names_bad_lines() {
     );
 }
 
+/// `a` on an item the `ask-npm` rule covers: line mode says under the
+/// item, before anything is typed, that the rule would change nothing; the
+/// next identical call is asked again, and `a` again appends nothing.
+#[test]
+fn line_mode_says_an_always_would_change_nothing_before_it_is_written() {
+    let daemon = daemon();
+    let rules = daemon.dir.path().join("rules.toml");
+    let mut plain = Plain::start(&daemon);
+    for round in 0..2 {
+        let forwarder = forward(&daemon, &pre_tool_use("npm test"));
+        let header = plain.expect("pending ");
+        let id = header.split_whitespace().nth(1).unwrap().to_string();
+        plain.expect("  a: Bash(npm test:*)");
+        plain.expect(
+            "  a would change nothing: the rules still ask about this event: rule ask-npm (ask beats allow)",
+        );
+        plain.say(&format!("a {id}"));
+        plain.expect(&format!("ok: allow {id}, always Bash(npm test:*)"));
+        let out = answer(forwarder);
+        assert_eq!(
+            out["hookSpecificOutput"]["permissionDecision"], "allow",
+            "round {round}: {out}"
+        );
+    }
+    let text = std::fs::read_to_string(&rules).unwrap();
+    assert_eq!(
+        text.matches("tool = \"Bash(npm test:*)\"").count(),
+        1,
+        "{text}"
+    );
+}
+
+/// Ctrl-C (SIGINT, sent by pid) ends line mode at once while its stdin is
+/// open and being read, exit status 0 as for the end of stdin, its output
+/// closed after whole lines; SIGTERM the same.
+#[test]
+fn line_mode_ends_at_once_on_sigint_and_sigterm_while_reading_stdin() {
+    let daemon = daemon();
+    for (signal, name) in [(libc::SIGINT, "SIGINT"), (libc::SIGTERM, "SIGTERM")] {
+        let mut plain = Plain::start(&daemon);
+        // An answer read and refused: stdin is being read (only once the
+        // table is known), and is read again, blocking, for the next line.
+        plain.say("x");
+        plain.expect("error: `x` is not an answer");
+        let pid = plain.child.id() as libc::pid_t;
+        // SAFETY: kill(2) on our own child's pid, which has not been reaped.
+        assert_eq!(unsafe { libc::kill(pid, signal) }, 0, "{name}");
+        let mut status = None;
+        daemon::poll_until(&format!("line mode to end on {name}"), WAIT, || {
+            status = plain.child.try_wait().unwrap();
+            status.is_some()
+        });
+        let status = status.unwrap();
+        assert_eq!(status.code(), Some(0), "{name}: {status}");
+        // Its stdout is closed: the reader sees the end, after whole lines.
+        loop {
+            match plain.lines.recv_timeout(WAIT) {
+                Ok(line) => assert!(!line.contains('\u{1b}'), "{name}: {line:?}"),
+                Err(mpsc::RecvTimeoutError::Disconnected) => break,
+                Err(e) => panic!("{name}: stdout still open: {e}"),
+            }
+        }
+    }
+}
+
 /// A script that pipes an answer in at once: the answer waits until the
 /// table has been read, so the id is found.
 #[test]

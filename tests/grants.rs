@@ -534,3 +534,153 @@ fn the_statusline_shows_up_pending_and_the_last_decision_and_down_when_it_must()
     drop(_c);
     fwd.join().unwrap();
 }
+
+/// A `hello.name` that would write a line of its own into the rules file
+/// (a newline, then an allow-all rule) is refused at `hello`, naming what a
+/// name may hold; a name with quotes, `#` and non-ASCII letters is fine and
+/// lands in the comment as it is, with exactly the one rule appended.
+#[test]
+fn a_client_name_can_never_add_a_rule_to_the_rules_file() {
+    let d = start(&[]);
+    let rules = d.dir.path().join("rules.toml");
+    let injected = "approve). \n[[rule]]\nid = \"evil\"\naction = \"allow\"\ntool = \"Bash\"\n# (";
+    let mut approver = subscriber(&d, "approve");
+    let mut attacker = RawClient::connect(&d.socket);
+    attacker.send(&json!({"type": "hello", "v": 1, "role": "client", "name": injected}));
+    let answer = attacker.recv().expect("an answer to hello");
+    let fwd = forward_in_background(&d.socket, &bash("npm test", SESSION), &[]);
+    let pending = next_pending(&mut approver);
+    if answer["type"] == "welcome" {
+        // Let in: it remembers an `always` under its name.
+        let reply = attacker.call(json!({"type": "decide", "event_id": pending["short_id"],
+            "verdict": "allow", "remember": "always"}));
+        assert_eq!(reply["type"], "ok", "{reply}");
+    } else {
+        let reply = approver
+            .call(json!({"type": "decide", "event_id": pending["short_id"], "verdict": "allow"}));
+        assert_eq!(reply["type"], "ok", "{reply}");
+    }
+    assert_eq!(decision_of(&fwd.join().unwrap()), "allow");
+    let text = std::fs::read_to_string(&rules).unwrap();
+    assert!(
+        !text.lines().any(|l| l.starts_with("id = \"evil\"")),
+        "a rule was injected:\n{text}"
+    );
+    assert_eq!(text, RULES, "untouched");
+    assert_eq!(d.status()["rules"]["count"], 2);
+    assert_eq!(answer["type"], "error", "{answer}");
+    assert_eq!(answer["code"], "invalid_frame", "{answer}");
+    let message = answer["message"].as_str().unwrap();
+    assert!(
+        message.contains("`hello.name` must be 1 to 64 printable characters")
+            && message.contains("\\u{a}"),
+        "{message}"
+    );
+    assert_eq!(attacker.recv(), None, "the connection is closed");
+
+    // An odd but printable name is let in and kept, as it is, in the comment.
+    let odd = "Zoë's \"phone\" #2 — 承認";
+    let mut c = subscriber(&d, odd);
+    let (pending, reply, _) = ask_and_decide(
+        &d,
+        &mut c,
+        "npm test",
+        json!({"verdict": "allow", "remember": "always"}),
+    );
+    assert_eq!(reply["type"], "ok", "{reply}");
+    let text = std::fs::read_to_string(&rules).unwrap();
+    let event_id = pending["event"]["id"].as_str().unwrap();
+    assert!(
+        text.contains(&format!(
+            "({odd} answered allow \"always\" for event {event_id}).\n[[rule]]\nid = \"remembered-allow\"\n"
+        )),
+        "{text}"
+    );
+    assert_eq!(d.status()["rules"]["count"], 3, "one rule appended");
+    let checked = Command::new(daemon::hookd_bin())
+        .args(["rules", "check"])
+        .arg(&rules)
+        .output()
+        .unwrap();
+    assert!(checked.status.success(), "{}", text_of(&checked));
+}
+
+/// `always allow` on an event an `ask` rule covers: the pending item's
+/// suggestion says, before anything is written, that the rule would change
+/// nothing; the next identical call is asked again, and remembering it
+/// again leaves the rules file with the one rule.
+#[test]
+fn an_outvoted_always_is_said_first_and_the_same_always_twice_appends_one_rule() {
+    let d = start(&[]);
+    let rules = d.dir.path().join("rules.toml");
+    let mut c = subscriber(&d, "approve");
+    let mut replies = Vec::new();
+    for round in 0..2 {
+        let (pending, reply, out) = ask_and_decide(
+            &d,
+            &mut c,
+            "npm test",
+            json!({"verdict": "allow", "remember": "always"}),
+        );
+        let always = pending["suggestions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|s| s["remember"] == "always" && s["verdict"] == "allow")
+            .cloned()
+            .unwrap();
+        assert_eq!(
+            always["note"],
+            "the rules still ask about this event: rule ask-npm (ask beats allow); narrow or remove it to stop being asked",
+            "round {round}: said before: {pending}"
+        );
+        assert_eq!(reply["type"], "ok", "{reply}");
+        assert_eq!(decision_of(&out), "allow");
+        replies.push(reply);
+    }
+    assert_eq!(replies[0]["result"]["already_present"], Value::Null);
+    assert_eq!(
+        replies[1]["result"]["already_present"], true,
+        "{}",
+        replies[1]
+    );
+    assert!(
+        replies[1]["result"]["note"]
+            .as_str()
+            .is_some_and(|n| n.contains("ask-npm")),
+        "{}",
+        replies[1]
+    );
+    let file = std::fs::read_to_string(&rules).unwrap();
+    assert_eq!(file.matches("[[rule]]").count(), 3, "{file}");
+    assert_eq!(
+        file.matches("tool = \"Bash(npm test:*)\"").count(),
+        1,
+        "{file}"
+    );
+    assert_eq!(d.status()["rules"]["count"], 3);
+    // `hookd decide` says so too.
+    let fwd = forward_in_background(&d.socket, &bash("npm test", SESSION), &[]);
+    let pending = next_pending(&mut c);
+    let out = hookd(
+        &d,
+        &[
+            "decide",
+            pending["short_id"].as_str().unwrap(),
+            "allow",
+            "--remember",
+            "always",
+        ],
+    );
+    assert!(out.status.success(), "{}", text(&out));
+    assert!(
+        text(&out).contains(&format!(
+            "Bash(npm test:*) is already in {}; nothing added",
+            rules.display()
+        )),
+        "{}",
+        text(&out)
+    );
+    assert_eq!(decision_of(&fwd.join().unwrap()), "allow");
+    assert_eq!(d.status()["rules"]["count"], 3);
+}

@@ -424,3 +424,77 @@ fn a_push_shows_the_project_redacted_as_the_log_does() {
     let answered = hook.join().unwrap();
     assert!(answered.body.contains("\"deny\""), "{}", answered.body);
 }
+
+/// Claude Code suggests the whole `Bash` tool: the page shows the exact
+/// rule "Approve for this session" grants (the narrowest one), names `Bash`
+/// as not offered, and a form made to carry `Bash` instead decides nothing.
+#[test]
+fn a_whole_bash_suggestion_is_shown_but_never_granted_on_one_tap() {
+    let receiver = Receiver::start(200);
+    let (daemon, addr) = start(
+        &format!("[[notify.webhook]]\nurl = \"http://{}/w\"\n", receiver.addr),
+        "",
+    );
+    let mut input = permission_request("./deploy staging");
+    input["permission_suggestions"] = serde_json::json!([{"type": "addRules",
+        "rules": [{"toolName": "Bash"}], "behavior": "allow", "destination": "localSettings"}]);
+    let waiting = forward_in_background(&daemon.socket, &input, &["--timeout", "60"]);
+    let approve = receiver.wait_for(1)[0].json()["approve_url"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let shown = http::get(&addr, &path_of(&approve), &[]);
+    assert_eq!(shown.status, 200, "{}", shown.body);
+    assert!(
+        shown.body.contains(
+            "For this session approves every call matching <code>Bash(./deploy staging:*)</code>"
+        ),
+        "the page shows the rule before it applies: {}",
+        shown.body
+    );
+    assert!(
+        shown
+            .body
+            .contains("name=rule value=\"Bash(./deploy staging:*)\""),
+        "{}",
+        shown.body
+    );
+    assert!(
+        shown.body.contains(
+            "<code>Bash</code> for this session is not offered here: it would allow every shell command"
+        ),
+        "{}",
+        shown.body
+    );
+    assert!(
+        !shown.body.contains("name=rule value=\"Bash\""),
+        "{}",
+        shown.body
+    );
+
+    // A form that carries `Bash` instead of the rule shown: nothing decided.
+    let token = token_of(&approve);
+    let forged = http::post_form(
+        &addr,
+        &path_of(&approve),
+        &[],
+        &format!("token={token}&remember=session&rule=Bash"),
+    );
+    assert_eq!(forged.status, 409, "{}", forged.body);
+    assert_eq!(daemon.status()["grants"], serde_json::json!([]));
+    assert_eq!(daemon.status()["counters"]["pending"], 1, "still waiting");
+
+    // The button grants the rule it showed.
+    let approved = http::post_form(
+        &addr,
+        &path_of(&approve),
+        &[],
+        &format!("token={token}&remember=session&rule=Bash(.%2Fdeploy+staging%3A*)"),
+    );
+    assert_eq!(approved.status, 200, "{}", approved.body);
+    let stdout = String::from_utf8_lossy(&waiting.join().unwrap().stdout).into_owned();
+    assert!(stdout.contains("\"allow\""), "{stdout}");
+    let grants = daemon.status()["grants"].clone();
+    assert_eq!(grants.as_array().map(Vec::len), Some(1), "{grants}");
+    assert_eq!(grants[0]["rule"], "Bash(./deploy staging:*)", "{grants}");
+}

@@ -55,6 +55,13 @@ fn an_empty_list_says_whether_anyone_could_hold_an_ask() {
     let id = event["event"]["id"].as_str().unwrap();
     let short = event["short_id"].as_str().unwrap();
     assert!(listed.starts_with(&format!("{short}  {id}  ")), "{listed}");
+    // `ask-touch` outvotes an `always allow`: said before anyone answers.
+    assert!(
+        listed.contains(&format!(
+            "\n       remember as: Bash(touch x:*) (hookd decide {short} allow --remember session|always)\n       always would change nothing: the rules still ask about this event: rule ask-touch (ask beats allow)"
+        )),
+        "{listed}"
+    );
     let decided =
         client.call(json!({"type": "decide", "event_id": event["event"]["id"], "verdict": "deny"}));
     assert_eq!(decided["type"], "ok", "{decided}");

@@ -392,6 +392,19 @@ fn rules_explain_and_test_judge_with_the_composed_set() {
     );
 }
 
+/// The `note` of a pending event's first session allow suggestion ("" for
+/// none).
+fn session_allow_note(pending: &Value) -> String {
+    pending["suggestions"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .find(|s| s["remember"] == "session" && s["verdict"] == "allow")
+        .and_then(|s| s["note"].as_str())
+        .unwrap_or("")
+        .to_string()
+}
+
 #[test]
 fn a_session_grant_does_not_loosen_an_enforced_ask() {
     let team = tempfile::tempdir().unwrap();
@@ -418,6 +431,13 @@ fn a_session_grant_does_not_loosen_an_enforced_ask() {
         let pending = client.wait_for("a pending event", |f| {
             f["type"] == "event" && f["pending"] == true
         });
+        // Said before the person chooses: a session grant changes nothing.
+        let note = session_allow_note(&pending);
+        assert!(
+            note.contains("the enforced policy team asks about this event")
+                && note.contains("a session grant does not loosen it"),
+            "{pending}"
+        );
         let mut decide = decide;
         decide["type"] = json!("decide");
         decide["event_id"] = pending["short_id"].clone();
@@ -452,6 +472,7 @@ fn a_session_grant_does_not_loosen_an_enforced_ask() {
     let pending = client.wait_for("a pending event", |f| {
         f["type"] == "event" && f["pending"] == true
     });
+    assert_eq!(session_allow_note(&pending), "", "{pending}");
     client.call(json!({"type": "decide", "event_id": pending["short_id"], "verdict": "allow", "remember": "session", "rule": "Bash(npm:*)"}));
     assert_eq!(permission_decision(&fwd.join().unwrap()), "allow");
     assert_eq!(

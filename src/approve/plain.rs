@@ -40,7 +40,13 @@ pub fn run(socket: &Path, out: &mut impl Write) -> anyhow::Result<()> {
         .enable_all()
         .build()
         .context("starting the async runtime")?;
-    runtime.block_on(lines(socket, out))
+    let ended = runtime.block_on(lines(socket, out));
+    // tokio reads stdin with a blocking read on a thread of its own, which
+    // nothing can cancel: dropping the runtime would wait for it, that is
+    // for the next line typed, and a Ctrl-C would end nothing until Enter.
+    // The read's result is not wanted any more; the process exits without it.
+    runtime.shutdown_background();
+    ended
 }
 
 async fn lines(socket: &Path, out: &mut impl Write) -> anyhow::Result<()> {
@@ -208,8 +214,24 @@ pub fn describe(item: &PendingItem, now: Instant) -> String {
         ('s', Remember::Session, "allow"),
         ('a', Remember::Always, "allow"),
     ] {
-        if let Some(s) = item.suggestion(remember, verdict) {
-            text.push_str(&format!("  {key}: {}\n", s.rule));
+        let Some(s) = item.suggestion(remember, verdict) else {
+            continue;
+        };
+        if s.every_command {
+            // Line mode has no question to ask first: not on one line.
+            text.push_str(&format!(
+                "  {key}: {} would allow EVERY shell command; not offered here (`hookd decide {} allow --remember {} --rule '{}'` grants it)\n",
+                s.rule,
+                item.display_id(),
+                remember.as_str(),
+                s.rule
+            ));
+            continue;
+        }
+        text.push_str(&format!("  {key}: {}\n", s.rule));
+        // Said before the answer is typed: remembering this changes nothing.
+        if let Some(note) = &s.note {
+            text.push_str(&format!("  {key} would change nothing: {note}\n"));
         }
     }
     text
@@ -254,17 +276,25 @@ pub fn parse_line(line: &str, state: &State) -> Result<Option<Request>, String> 
     }
     let rule = match remember {
         Remember::Once => None,
-        _ => Some(
-            item.suggestion(remember, verdict)
-                .ok_or_else(|| {
-                    format!(
-                        "no rule to remember for {}; answer it with y or n",
-                        item.display_id()
-                    )
-                })?
-                .rule
-                .clone(),
-        ),
+        _ => {
+            let s = item.suggestion(remember, verdict).ok_or_else(|| {
+                format!(
+                    "no rule to remember for {}; answer it with y or n",
+                    item.display_id()
+                )
+            })?;
+            if s.every_command && verdict == "allow" {
+                return Err(format!(
+                    "the only rule to remember for {} is `{}`, which allows EVERY shell command; it is not granted on one line: `hookd decide {} allow --remember {} --rule '{}'` does, or answer with y",
+                    item.display_id(),
+                    s.rule,
+                    item.display_id(),
+                    remember.as_str(),
+                    s.rule
+                ));
+            }
+            Some(s.rule.clone())
+        }
     };
     let reason = (verdict == "deny").then(|| {
         if reason.is_empty() {
@@ -388,5 +418,37 @@ mod tests {
         );
         assert!(text.contains("\n  $ ls -la\n  echo two\n"), "{text}");
         assert!(text.contains("  s: Bash(ls:*)\n"), "{text}");
+    }
+
+    #[test]
+    fn an_outvoted_allow_is_said_and_the_whole_shell_is_not_offered() {
+        let mut state = State::new("/s", Instant::now(), false);
+        state.apply(&json!({"type": "event", "pending": true, "deadline_ms": 20000,
+            "short_id": "kmnpq", "verdicts": ["allow", "deny"],
+            "suggestions": [
+                {"remember": "session", "verdict": "allow", "rule": "Bash", "every_command": true},
+                {"remember": "always", "verdict": "allow", "rule": "Bash(npm test:*)",
+                 "note": "the rules still ask about this event: rule ask-npm (ask beats allow); narrow or remove it to stop being asked"},
+            ],
+            "event": {"id": "019ab0a4-1111-7000-8000-00000000abcd", "kind": "PreToolUse", "tool": "Bash",
+                      "session_id": "1fce3faa-62dc", "input": {"tool_input": {"command": "npm test"}}}}));
+        let text = describe(&state.pending[0], state.now);
+        assert!(
+            text.contains("  a: Bash(npm test:*)\n  a would change nothing: the rules still ask about this event: rule ask-npm (ask beats allow)"),
+            "{text}"
+        );
+        assert!(
+            text.contains("  s: Bash would allow EVERY shell command; not offered here (`hookd decide kmnpq allow --remember session --rule 'Bash'` grants it)\n"),
+            "{text}"
+        );
+        let e = parse_line("s kmnpq", &state).unwrap_err();
+        assert!(
+            e.contains("allows EVERY shell command; it is not granted on one line"),
+            "{e}"
+        );
+        assert!(matches!(
+            parse_line("a kmnpq", &state),
+            Ok(Some(Request::Decide { .. }))
+        ));
     }
 }

@@ -192,16 +192,26 @@ impl PendingItem {
     /// The rule `remember` with `verdict` would keep: the first suggestion
     /// for that kind of memory and verdict; for `always`, else any
     /// `always` suggestion (a deny keeps the same rule an allow would).
+    /// One that matches every shell command only when there is no other
+    /// (and then it is confirmed by name first).
     pub fn suggestion(&self, remember: Remember, verdict: &str) -> Option<&Suggestion> {
         let kind = remember.as_str();
-        self.suggestions
-            .iter()
-            .find(|s| s.remember == kind && s.verdict == verdict)
-            .or_else(|| {
-                (remember == Remember::Always)
-                    .then(|| self.suggestions.iter().find(|s| s.remember == kind))
-                    .flatten()
-            })
+        let first = |broad: bool| {
+            self.suggestions
+                .iter()
+                .filter(|s| s.every_command == broad)
+                .find(|s| s.remember == kind && s.verdict == verdict)
+                .or_else(|| {
+                    (remember == Remember::Always)
+                        .then(|| {
+                            self.suggestions
+                                .iter()
+                                .find(|s| s.every_command == broad && s.remember == kind)
+                        })
+                        .flatten()
+                })
+        };
+        first(false).or_else(|| first(true))
     }
 }
 
@@ -698,9 +708,23 @@ impl State {
                 self.notice = Some(match &error {
                     // `always`: the daemon says which file got the rule.
                     None if result["rules_file"].is_string() => format!(
-                        "{what}: added `{}` to {}",
+                        "{what}: {} `{}` {} {}{}",
+                        if result["already_present"] == true {
+                            "nothing added:"
+                        } else {
+                            "added"
+                        },
                         result["rule"].as_str().unwrap_or("?"),
-                        result["rules_file"].as_str().unwrap_or("?")
+                        if result["already_present"] == true {
+                            "is already in"
+                        } else {
+                            "to"
+                        },
+                        result["rules_file"].as_str().unwrap_or("?"),
+                        result["note"]
+                            .as_str()
+                            .map(|note| format!("; note: {note}"))
+                            .unwrap_or_default()
                     ),
                     None => format!("{what}: done"),
                     Some(e) => format!("{what}: {e}"),
@@ -1025,6 +1049,15 @@ impl State {
                 }
             },
         };
+        let (every_command, note) = item
+            .suggestion(remember, verdict)
+            .filter(|_| rule.is_some())
+            .map_or((false, None), |s| {
+                (
+                    s.every_command,
+                    s.note.clone().filter(|_| verdict == "allow"),
+                )
+            });
         let request = Request::Decide {
             event_id: item.event_id.clone(),
             verdict: verdict.to_string(),
@@ -1032,22 +1065,33 @@ impl State {
             remember,
             rule: rule.clone(),
         };
-        match (remember, rule) {
-            (Remember::Always, Some(rule)) => {
-                let word = if verdict == "allow" { "allow" } else { "deny" };
-                self.mode = Mode::Confirm {
-                    question: format!(
-                        "Always {word} {rule}? This adds `{rule}` to your rules file ({}).",
-                        self.rules_source
-                            .as_deref()
-                            .unwrap_or("the user rules file")
-                    ),
-                    request,
-                };
-                Vec::new()
+        let Some(rule) = rule else {
+            return vec![request];
+        };
+        // What lasts, what allows every shell command, and what would
+        // change nothing are each said before they are sent.
+        let mut question = match remember {
+            Remember::Always => format!(
+                "Always {verdict} {rule}? This adds `{rule}` to your rules file ({}).",
+                self.rules_source
+                    .as_deref()
+                    .unwrap_or("the user rules file")
+            ),
+            _ if every_command || note.is_some() => {
+                format!("Allow {rule} for this session?")
             }
-            _ => vec![request],
+            _ => return vec![request],
+        };
+        if every_command && verdict == "allow" {
+            question.push_str(&format!(
+                "\n\n`{rule}` is the whole shell tool: it allows EVERY command (`curl … | sh` too), not just this one."
+            ));
         }
+        if let Some(note) = note {
+            question.push_str(&format!("\n\nIt would change nothing: {note}."));
+        }
+        self.mode = Mode::Confirm { question, request };
+        Vec::new()
     }
 
     /// Shows an explanation (the answer to [`Request::Explain`]).
@@ -1302,6 +1346,91 @@ mod tests {
         state.on_key(ch('N'));
         assert!(state.on_key(ch('n')).is_empty());
         assert_eq!(state.notice.as_deref(), Some("cancelled"));
+    }
+
+    const OUTVOTED: &str = "the rules still ask about this event: rule ask-npm (ask beats allow); narrow or remove it to stop being asked";
+
+    #[test]
+    fn a_says_before_it_writes_that_an_ask_rule_outvotes_the_allow() {
+        let mut state = with_pending(json!({
+            "deadline_ms": 30000, "short_id": "qwert",
+            "suggestions": [
+                {"remember": "session", "verdict": "allow", "rule": "Bash(npm test:*)"},
+                {"remember": "always", "verdict": "allow", "rule": "Bash(npm test:*)", "note": OUTVOTED},
+                {"remember": "always", "verdict": "deny", "rule": "Bash(npm test:*)"},
+            ],
+        }));
+        assert!(state.on_key(ch('a')).is_empty(), "nothing sent yet");
+        let Mode::Confirm { question, .. } = &state.mode else {
+            panic!("{:?}", state.mode)
+        };
+        assert!(
+            question.contains(&format!("It would change nothing: {OUTVOTED}.")),
+            "{question}"
+        );
+        // The person chooses: n sends nothing.
+        assert!(state.on_key(ch('n')).is_empty());
+        // N (always deny) wins over the ask: no note.
+        state.on_key(ch('N'));
+        let Mode::Confirm { question, .. } = &state.mode else {
+            panic!("{:?}", state.mode)
+        };
+        assert!(!question.contains("change nothing"), "{question}");
+        state.on_key(ch('y'));
+        // The same rule again: the daemon appended nothing, and says so.
+        let again = Request::Decide {
+            event_id: ID.into(),
+            verdict: "allow".into(),
+            reason: None,
+            remember: Remember::Always,
+            rule: Some("Bash(npm test:*)".into()),
+        };
+        let frame = state.frame(&again).unwrap();
+        state.apply(
+            &json!({"type": "ok", "req": frame.req().unwrap(), "result": {
+            "rules_file": "/u/rules.toml", "rule": "Bash(npm test:*)", "already_present": true,
+            "note": OUTVOTED}}),
+        );
+        let notice = state.notice.clone().unwrap();
+        assert!(
+            notice.contains("nothing added: `Bash(npm test:*)` is already in /u/rules.toml; note: the rules still ask"),
+            "{notice}"
+        );
+    }
+
+    #[test]
+    fn the_whole_shell_is_never_one_key_away() {
+        let mut state = with_pending(json!({
+            "deadline_ms": 30000, "short_id": "qwert",
+            "suggestions": [
+                {"remember": "session", "verdict": "allow", "rule": "Bash", "every_command": true},
+                {"remember": "always", "verdict": "allow", "rule": "Bash", "every_command": true},
+            ],
+        }));
+        assert!(state.on_key(ch('s')).is_empty(), "asks first");
+        let Mode::Confirm { question, request } = &state.mode else {
+            panic!("{:?}", state.mode)
+        };
+        assert!(
+            question.starts_with("Allow Bash for this session?")
+                && question.contains("it allows EVERY command"),
+            "{question}"
+        );
+        assert!(matches!(request, Request::Decide { rule: Some(r), .. } if r == "Bash"));
+        assert!(state.on_key(ch('n')).is_empty());
+        // With a narrower one, `s` takes it at once.
+        let mut state = with_pending(json!({
+            "deadline_ms": 30000, "short_id": "qwert",
+            "suggestions": [
+                {"remember": "session", "verdict": "allow", "rule": "Bash(npm test:*)"},
+                {"remember": "session", "verdict": "allow", "rule": "Bash", "every_command": true},
+            ],
+        }));
+        let asks = state.on_key(ch('s'));
+        assert!(
+            matches!(&asks[..], [Request::Decide { rule: Some(r), .. }] if r == "Bash(npm test:*)"),
+            "{asks:?}"
+        );
     }
 
     #[test]

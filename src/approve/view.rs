@@ -17,7 +17,7 @@ use ratatui::Frame;
 use serde_json::Value;
 
 use super::state::{FeedRow, Link, Mode, Pane, PendingItem, State};
-use super::wire::Remember;
+use super::wire::{Remember, Suggestion};
 
 /// The keys, as `?` shows them (and the README lists them).
 pub const HELP: &[(&str, &str)] = &[
@@ -259,16 +259,24 @@ fn item_text<'a>(item: &'a PendingItem, state: &State, theme: &Theme) -> Text<'a
         None => "asked by: the rules (this hookd does not say which)".to_string(),
     };
     lines.push(Line::styled(asked, theme.fg(Color::Cyan)));
-    let remember: Vec<String> = [
+    let offered: Vec<(char, &Suggestion)> = [
         ('s', Remember::Session, "allow"),
         ('a', Remember::Always, "allow"),
     ]
     .iter()
-    .filter_map(|(key, remember, verdict)| {
-        item.suggestion(*remember, verdict)
-            .map(|s| format!("{key}: {}", s.rule))
-    })
+    .filter_map(|(key, remember, verdict)| item.suggestion(*remember, verdict).map(|s| (*key, s)))
     .collect();
+    let remember: Vec<String> = offered
+        .iter()
+        .map(|(key, s)| {
+            let broad = if s.every_command {
+                " (EVERY shell command)"
+            } else {
+                ""
+            };
+            format!("{key}: {}{broad}", s.rule)
+        })
+        .collect();
     lines.push(Line::styled(
         if remember.is_empty() {
             "remember: no rule to remember for this item".to_string()
@@ -277,6 +285,15 @@ fn item_text<'a>(item: &'a PendingItem, state: &State, theme: &Theme) -> Text<'a
         },
         theme.dim(),
     ));
+    // Said before the key is pressed: remembering this changes nothing.
+    for (key, s) in &offered {
+        if let Some(note) = &s.note {
+            lines.push(Line::styled(
+                format!("{key} would change nothing: {note}"),
+                theme.fg(Color::Yellow),
+            ));
+        }
+    }
     lines.push(Line::styled(
         "y allow · n deny · s session · a always · N never · e explain",
         theme.dim(),
@@ -532,7 +549,13 @@ fn draw_popup(
     width: u16,
     theme: &Theme,
 ) {
-    let height = (text.lines().count() as u16 + 4).min(area.height.saturating_sub(2));
+    // Lines as wrapped inside the border, so a long question shows whole.
+    let inner = usize::from(width.min(area.width).saturating_sub(2)).max(1);
+    let rows: usize = text
+        .lines()
+        .map(|line| line.chars().count().div_ceil(inner).max(1))
+        .sum();
+    let height = (rows as u16 + 4).min(area.height.saturating_sub(2));
     let popup = centered(area, width, height);
     frame.render_widget(Clear, popup);
     frame.render_widget(
@@ -650,6 +673,34 @@ mod tests {
         // A second later, the countdown moved.
         state.tick(state.now + Duration::from_secs(1));
         assert!(render(&state, 120, 40).contains("1:22"));
+    }
+
+    #[test]
+    fn an_outvoted_always_is_said_on_the_item_and_in_the_question() {
+        let note = "the rules still ask about this event: rule ask-npm (ask beats allow); narrow or remove it to stop being asked";
+        let mut state = state();
+        state.apply(&json!({"type": "event", "pending": true, "deadline_ms": 83_500,
+            "short_id": "kmnpq", "verdicts": ["allow", "deny"],
+            "asked_by": {"rule_ids": ["ask-npm"]},
+            "suggestions": [
+                {"remember": "session", "verdict": "allow", "rule": "Bash(npm test:*)"},
+                {"remember": "always", "verdict": "allow", "rule": "Bash(npm test:*)", "note": note}],
+            "event": event("019ab0a4-1111-7000-8000-00000000abcd", "Bash", json!({"command": "npm test"}))}));
+        let screen = render(&state, 160, 40);
+        assert!(
+            screen.contains(
+                "a would change nothing: the rules still ask about this event: rule ask-npm"
+            ),
+            "{screen}"
+        );
+        state.on_key(crossterm::event::KeyEvent::from(
+            crossterm::event::KeyCode::Char('a'),
+        ));
+        let screen = render(&state, 120, 40);
+        // Wrapped in the popup, whole: its last words are there.
+        assert!(screen.contains("It would change nothing:"), "{screen}");
+        assert!(screen.contains("to stop being asked."), "{screen}");
+        assert!(screen.contains("y / Enter: yes"), "{screen}");
     }
 
     #[test]

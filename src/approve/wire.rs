@@ -23,6 +23,14 @@ pub struct Suggestion {
     pub verdict: String,
     /// Permission-rule syntax, e.g. `Bash(npm test:*)`.
     pub rule: String,
+    /// The rule matches every shell command: offered only behind a
+    /// question that names it.
+    #[serde(default)]
+    pub every_command: bool,
+    /// Why remembering it would change nothing (an `ask` rule outvotes an
+    /// `allow`), said before it is remembered.
+    #[serde(default)]
+    pub note: Option<String>,
 }
 
 /// Which rule(s) said ask (`asked_by`).

@@ -121,7 +121,15 @@ pub fn decide(
                 done.rules_file
             )?;
         }
-        writeln!(Stdout, "added {} to {}", done.rule, done.rules_file)?;
+        if done.already_present {
+            writeln!(
+                Stdout,
+                "{} is already in {}; nothing added",
+                done.rule, done.rules_file
+            )?;
+        } else {
+            writeln!(Stdout, "added {} to {}", done.rule, done.rules_file)?;
+        }
         if let Some(note) = &done.note {
             writeln!(Stdout, "note: {note}")?;
         }

@@ -50,12 +50,27 @@ pub fn print(connection: &mut Client, json: bool) -> anyhow::Result<()> {
                 .collect::<Vec<_>>()
                 .join("|"),
         )?;
-        if let Some(suggestion) = item.info.suggestions.first() {
-            writeln!(
+        match item.info.suggestions.first() {
+            // The only rule matches every shell command: never a default.
+            Some(suggestion) if suggestion.every_command => writeln!(
+                Stdout,
+                "       remember as: {} only by name, it allows EVERY shell command (hookd decide {} allow --remember session|always --rule '{}')",
+                suggestion.rule, item.info.short_id, suggestion.rule
+            )?,
+            Some(suggestion) => writeln!(
                 Stdout,
                 "       remember as: {} (hookd decide {} allow --remember session|always)",
                 suggestion.rule, item.info.short_id
-            )?;
+            )?,
+            None => {}
+        }
+        let outvoted = item.info.suggestions.iter().find(|s| {
+            s.remember == crate::protocol::Remember::Always
+                && s.verdict == crate::decision::Verdict::Allow
+                && !s.every_command
+        });
+        if let Some(note) = outvoted.and_then(|s| s.note.as_deref()) {
+            writeln!(Stdout, "       always would change nothing: {note}")?;
         }
     }
     Ok(())

@@ -504,11 +504,15 @@ async fn decide_inner(
     let rule = match &d.rule {
         Some(rule) => rule.clone(),
         None => crate::grant::default_rule(&view.suggestions, d.remember, verdict)
-            .ok_or_else(|| {
-                invalid(format!(
+            .ok_or_else(|| match view.suggestions.iter().find(|s| s.every_command) {
+                Some(broad) => invalid(format!(
+                    "event {}'s only rule to remember is `{}`, which matches every shell command; it is remembered only when named: `rule: \"{}\"`",
+                    d.event_id, broad.rule, broad.rule
+                )),
+                None => invalid(format!(
                     "event {} has no rule to remember; name one with `rule`",
                     d.event_id
-                ))
+                )),
             })?
             .to_string(),
     };
@@ -587,20 +591,7 @@ fn still_not(shared: &Shared, record: &[u8], verdict: Verdict) -> Option<String>
         Some(Action::Ask) => Verdict::Ask,
         _ => Verdict::NoOpinion,
     };
-    (now != verdict).then(|| {
-        format!(
-            "the rules still {} this event: {} {} ({} beats {verdict}); narrow or remove {} to stop being asked",
-            match now {
-                Verdict::Ask => "ask about",
-                Verdict::Deny => "deny",
-                _ => "do not decide",
-            },
-            if evaluation.rule_ids.len() == 1 { "rule" } else { "rules" },
-            evaluation.rule_ids.join(", "),
-            now,
-            if evaluation.rule_ids.len() == 1 { "it" } else { "them" },
-        )
-    })
+    crate::grant::outvoted(now, &evaluation.rule_ids, verdict)
 }
 
 /// Appends `rule` to the user rules file (creating it from the embedded
@@ -641,6 +632,18 @@ pub fn remember_always(
             (path, crate::rules::DEFAULTS_TOML.to_string(), true)
         }
     };
+    // The same remember again (a second identical call, asked again because
+    // an `ask` rule outvotes the first): the rule is there; one is enough.
+    if let Some(id) = crate::grant::remembered_already(&text, rule, verdict) {
+        tracing::info!(path = %path.display(), %rule, %verdict, %id, "rule already remembered; nothing appended");
+        return Ok(Remembered {
+            rules_file: path.display().to_string(),
+            rule: rule.to_string(),
+            created_from_defaults: false,
+            note: None,
+            already_present: true,
+        });
+    }
     let new_text =
         crate::grant::append_rule(&text, &path, rule, verdict, event, by, shared.clock.now())?;
     if let Some(dir) = path.parent() {
@@ -661,6 +664,7 @@ pub fn remember_always(
         rule: rule.to_string(),
         created_from_defaults: created,
         note: None,
+        already_present: false,
     })
 }
 

@@ -58,7 +58,7 @@ use super::{unjudged, Shared};
 use crate::agent::claude::{output, FailClosed, HookEventKind};
 use crate::agent::Agent;
 use crate::config::Timeout;
-use crate::decision::{Answer, Decision, Source, Verdict};
+use crate::decision::{Answer, Decision, Remember, Source, Verdict};
 use crate::event::Event;
 use crate::protocol::log::{DecidingLayer, DecisionView, EventView};
 use crate::protocol::{push_frame, AskedBy, Harness, HookRequest, HookResult, PushKind};
@@ -510,7 +510,7 @@ fn record_event(
                 log_json.clone(),
                 hook.deadline,
                 waits_until(hook, event.name()),
-                suggestions_for(event),
+                suggestions_for(event, judgement),
                 asked_by,
             );
             (Some(resolution), Some(info))
@@ -1030,8 +1030,11 @@ fn fallback_of(judgement: Judgement, source: Source, hook: &HookContext<'_>) -> 
 /// The rules a person may remember an answer on `event` as: those of the
 /// Claude-shaped inputs its agent's dialect maps it onto (a Gemini
 /// `run_shell_command` is suggested as `Bash(…)`, one entry per file of a
-/// Codex patch), in order, without repeats.
-fn suggestions_for(event: &Event) -> Vec<crate::protocol::Suggestion> {
+/// Codex patch), in order, without repeats. An allow that would change
+/// nothing, by the `judgement` that made the event wait, carries a note
+/// saying why: an `always` rule when `ask` rules asked (ask beats allow),
+/// a `session` grant when an enforced policy asked.
+fn suggestions_for(event: &Event, judgement: &Judgement) -> Vec<crate::protocol::Suggestion> {
     let mut all: Vec<crate::protocol::Suggestion> = Vec::new();
     for input in event.agent().rule_inputs(&event.raw) {
         for suggestion in crate::grant::suggestions(&input) {
@@ -1039,6 +1042,19 @@ fn suggestions_for(event: &Event) -> Vec<crate::protocol::Suggestion> {
                 all.push(suggestion);
             }
         }
+    }
+    let asked_by_rules =
+        judgement.source == Source::Rule && judgement.answer.verdict == Verdict::Ask;
+    for suggestion in all.iter_mut().filter(|s| s.verdict == Verdict::Allow) {
+        suggestion.note = match (suggestion.remember, &judgement.enforced_by) {
+            (Remember::Always, _) if asked_by_rules => {
+                crate::grant::outvoted(Verdict::Ask, &judgement.rule_ids, Verdict::Allow)
+            }
+            (Remember::Session, Some(policy)) if asked_by_rules => {
+                Some(crate::grant::held_by_policy(policy, &judgement.rule_ids))
+            }
+            _ => None,
+        };
     }
     all
 }

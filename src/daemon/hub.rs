@@ -106,6 +106,8 @@ pub struct PendingAdded<'a> {
     pub verdicts: &'a [crate::decision::Verdict],
     /// The rules that asked, and why.
     pub asked_by: &'a AskedBy,
+    /// The rules its answer may be remembered as, narrowest first.
+    pub suggestions: &'a [Suggestion],
 }
 
 /// Follows the pending table from outside the hub (the HTTP face's
@@ -683,6 +685,7 @@ impl Hub {
                 deadline,
                 verdicts: &info.verdicts,
                 asked_by: &entry.asked_by,
+                suggestions: &entry.suggestions,
             });
         }
         table.short_ids.insert(short, id);

@@ -75,6 +75,15 @@ pub struct EventFacts {
     pub reason: Option<String>,
     /// Whether the event has a session (so "for this session" can work).
     pub session: bool,
+    /// The rule "Approve for this session" grants, shown before it
+    /// applies: the narrowest suggestion, never one that matches every
+    /// shell command.
+    pub session_rule: Option<String>,
+    /// Why granting `session_rule` would change nothing, if it would not.
+    pub session_note: Option<String>,
+    /// A suggested session rule that matches every shell command, which the
+    /// page names but does not offer.
+    pub every_command_rule: Option<String>,
     /// When its wait ends at the latest.
     pub deadline: SystemTime,
 }
@@ -309,7 +318,18 @@ fn facts_of(added: &PendingAdded<'_>) -> EventFacts {
         .or_else(|| record["cwd"].as_str())
         .map(str::to_string);
     let remaining = added.deadline.saturating_duration_since(Instant::now());
+    let for_session = |broad: bool| {
+        added.suggestions.iter().find(|s| {
+            s.remember == Remember::Session
+                && s.verdict == Verdict::Allow
+                && s.every_command == broad
+        })
+    };
+    let session_rule = for_session(false);
     EventFacts {
+        session_rule: session_rule.map(|s| s.rule.clone()),
+        session_note: session_rule.and_then(|s| s.note.clone()),
+        every_command_rule: for_session(true).map(|s| s.rule.clone()),
         short_id: added.short_id.to_string(),
         agent: added.meta.agent,
         kind: added.meta.kind.to_string(),
@@ -361,6 +381,10 @@ pub struct DecideForm {
     /// `session` to remember an approval for the session.
     #[serde(default)]
     remember: Option<String>,
+    /// The rule the page showed for the session; it must be the one the
+    /// event offers.
+    #[serde(default)]
+    rule: Option<String>,
 }
 
 async fn decide(
@@ -378,12 +402,35 @@ async fn decide(
             "<p>The form does not carry this link's token. Open the link again and use its buttons.</p>",
         );
     }
-    let (id, verdict) = match links.lookup(&token) {
+    let (id, verdict, facts) = match links.lookup(&token) {
         Lookup::Unknown => return page(StatusCode::NOT_FOUND, "Unknown link", &unknown_body()),
         Lookup::Ended { by, at } => return gone(&by, at),
-        Lookup::Waiting { id, verdict, .. } => (id, verdict),
+        Lookup::Waiting {
+            id, verdict, facts, ..
+        } => (id, verdict, facts),
     };
     let for_session = form.remember.as_deref() == Some("session");
+    // Only the rule the page shows is granted: never the whole shell, never
+    // a rule the form was made to carry instead.
+    let session_rule = match (&facts.session_rule, &form.rule) {
+        (Some(shown), None) => Some(shown.clone()),
+        (Some(shown), Some(sent)) if sent == shown => Some(shown.clone()),
+        _ => None,
+    };
+    if for_session && verdict == LinkVerdict::Approve && session_rule.is_none() {
+        return page(
+            StatusCode::CONFLICT,
+            "Not decided",
+            &format!(
+                "<p>This page grants only the rule it shows for this session{}; nothing was decided. Open the link again.</p>",
+                facts
+                    .session_rule
+                    .as_deref()
+                    .map(|rule| format!(", <code>{}</code>", escape(rule)))
+                    .unwrap_or_default()
+            ),
+        );
+    }
     let answer = match verdict {
         LinkVerdict::Approve => Answer::new(Verdict::Allow, None),
         LinkVerdict::Deny => Answer::new(
@@ -397,7 +444,7 @@ async fn decide(
             event_id: EventRef::Id(id),
             answer,
             remember: Remember::Session,
-            rule: None,
+            rule: session_rule,
             ttl_s: None,
         };
         match crate::daemon::grants::decide(&shared, d, CLIENT).await {
@@ -502,14 +549,43 @@ fn approval_body(facts: &EventFacts, verdict: LinkVerdict, approve: &str, deny: 
         LinkVerdict::Approve => "You opened the approve link.",
         LinkVerdict::Deny => "You opened the deny link.",
     };
-    let session_button = if facts.session {
-        format!(
-            "<form method=post action=\"/a/{approve}\"><input type=hidden name=token value=\"{approve}\">\
-             <input type=hidden name=remember value=session>\
-             <button id=approve-session class=session>Approve for this session</button></form>"
-        )
-    } else {
-        String::new()
+    // The exact rule a session approval grants, shown before it applies;
+    // a rule that matches every shell command is named, never offered.
+    let (session_button, session_text) = match (&facts.session_rule, facts.session) {
+        (Some(rule), true) => (
+            format!(
+                "<form method=post action=\"/a/{approve}\"><input type=hidden name=token value=\"{approve}\">\
+                 <input type=hidden name=remember value=session>\
+                 <input type=hidden name=rule value=\"{rule}\">\
+                 <button id=approve-session class=session>Approve for this session</button></form>",
+                rule = escape(rule)
+            ),
+            format!(
+                "<p id=session-rule class=muted>For this session approves every call matching \
+                 <code>{}</code> without asking.</p>{}",
+                escape(rule),
+                facts
+                    .session_note
+                    .as_deref()
+                    .map(|note| format!(
+                        "<p id=session-note class=note>It would change nothing: {}.</p>",
+                        escape(note)
+                    ))
+                    .unwrap_or_default()
+            ),
+        ),
+        _ => (String::new(), String::new()),
+    };
+    let session_text = match (&facts.every_command_rule, facts.session) {
+        (Some(rule), true) => format!(
+            "{session_text}<p id=every-command class=note><code>{}</code> for this session is not offered here: \
+             it would allow every shell command, not just this one. Grant it by name with \
+             <code>hookd decide {} allow --remember session --rule '{}'</code>.</p>",
+            escape(rule),
+            escape(&facts.short_id),
+            escape(rule)
+        ),
+        _ => session_text,
     };
     format!(
         "<p class=muted>{agent} wants to use a tool · event <b>{short}</b></p>\
@@ -521,7 +597,7 @@ fn approval_body(facts: &EventFacts, verdict: LinkVerdict, approve: &str, deny: 
          <button id=approve class=approve>Approve</button></form>\
          <form method=post action=\"/a/{deny}\"><input type=hidden name=token value=\"{deny}\">\
          <button id=deny class=deny>Deny</button></form>\
-         {session_button}</div>\
+         {session_button}</div>{session_text}\
          <p class=muted>{hint} Nothing is decided until you press a button.</p>\
          <script>(function(){{var e=document.getElementById('left'),d=+e.dataset.deadline;\
          function t(){{var s=Math.max(0,Math.round((d-Date.now())/1000));e.textContent=s;\
@@ -566,7 +642,8 @@ dt{font-size:.8rem;color:#78716c;margin-top:.5rem}dd{margin:0;overflow-wrap:anyw
 .buttons{display:flex;flex-wrap:wrap;gap:.5rem}.buttons form{flex:1 1 8rem}\
 button{width:100%;font-size:1.1rem;padding:.9rem;border:0;border-radius:.6rem;color:#fff;cursor:pointer}\
 .approve{background:#15803d}.deny{background:#b91c1c}.session{background:#1d4ed8}\
-.muted,.countdown{color:#78716c;font-size:.9rem}.done{font-size:1.2rem}";
+.muted,.countdown{color:#78716c;font-size:.9rem}.done{font-size:1.2rem}\
+.note{color:#92400e;font-size:.9rem}code{font-family:ui-monospace,monospace;overflow-wrap:anywhere}";
 
 /// `text` with HTML's special characters escaped (for text and
 /// double-quoted attribute values alike).
@@ -610,6 +687,9 @@ mod tests {
             project: None,
             rule_ids: vec![],
             session: true,
+            session_rule: Some("Bash(echo \"<x>\":*)".into()),
+            session_note: None,
+            every_command_rule: Some("Bash".into()),
         };
         let body = approval_body(&facts, LinkVerdict::Approve, "tokA", "tokD");
         assert!(!body.contains("<script>alert"), "{body}");
@@ -619,5 +699,38 @@ mod tests {
         );
         assert!(!body.contains("<b>bold"), "{body}");
         assert_eq!(body.matches("<script>").count(), 1, "only the countdown's");
+        assert!(
+            body.contains("name=rule value=\"Bash(echo &quot;&lt;x&gt;&quot;:*)\"")
+                && body.contains("<code>Bash(echo &quot;&lt;x&gt;&quot;:*)</code>"),
+            "{body}"
+        );
+    }
+
+    #[test]
+    fn the_page_says_when_a_session_approval_would_change_nothing() {
+        let facts = EventFacts {
+            short_id: "abcde".into(),
+            agent: Agent::ClaudeCode,
+            kind: "PermissionRequest".into(),
+            tool: Some("Bash".into()),
+            subject: "./deploy prod".into(),
+            reason: None,
+            deadline: SystemTime::now() + Duration::from_secs(30),
+            project: None,
+            rule_ids: vec!["team:ask-deploy".into()],
+            session: true,
+            session_rule: Some("Bash(./deploy prod:*)".into()),
+            session_note: Some(crate::grant::held_by_policy(
+                "team",
+                &["team:ask-deploy".into()],
+            )),
+            every_command_rule: None,
+        };
+        let body = approval_body(&facts, LinkVerdict::Approve, "tokA", "tokD");
+        assert!(
+            body.contains("<p id=session-note class=note>It would change nothing: the enforced policy team asks about this event (team:ask-deploy); a session grant does not loosen it, so the next one asks again.</p>"),
+            "{body}"
+        );
+        assert!(!body.contains("id=every-command"), "{body}");
     }
 }

@@ -93,6 +93,18 @@ pub struct Suggestion {
     /// Permission-rule syntax: `Bash(npm test:*)`, `Edit(//repo/src/**)`,
     /// `WebFetch(domain:docs.rs)`, `mcp__server__tool`.
     pub rule: String,
+    /// Set for a rule that matches every shell command (the whole `Bash`
+    /// tool, onto which the agents' shell tools are mapped): hookd never
+    /// remembers it for a `decide` that names no rule, and a client offers
+    /// it only behind a confirmation that names it, never on one key or tap.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub every_command: bool,
+    /// Set when remembering this would not change the answer to the next
+    /// event like this one (an `ask` rule beats an `allow` rule; a session
+    /// grant does not loosen an enforced policy's ask): why, and what to do.
+    /// Shown before the answer is remembered, so the person can choose.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
 }
 
 /// Which rules routed an event to clients.
@@ -211,4 +223,8 @@ pub struct Remembered {
     /// and what to do.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub note: Option<String>,
+    /// Set when the rules file already held this rule with this verdict
+    /// (an earlier identical `remember: "always"`): nothing was appended.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub already_present: bool,
 }

@@ -9,6 +9,38 @@
 
 use super::{ErrorFrame, Hello, Reply, Request, Role, Welcome, VERSION};
 
+/// The most characters a `hello.name` may have: it is shown in a
+/// terminal's one-line rows and in the logs.
+pub const MAX_NAME_CHARS: usize = 64;
+
+/// Checks a peer's `hello.name`: 1 to [`MAX_NAME_CHARS`] characters, none
+/// of them a control character (a newline, a tab, an escape) or a Unicode
+/// line or paragraph separator. The name reaches the daemon's log, every
+/// client's screen and, for `remember: "always"`, a comment in the user
+/// rules file: a newline there would start a line the peer wrote. The
+/// error names what is allowed and what was wrong.
+pub fn check_name(name: &str) -> Result<(), String> {
+    let allowed = format!(
+        "`hello.name` must be 1 to {MAX_NAME_CHARS} printable characters \
+         (no control characters such as newlines or tabs)"
+    );
+    if let Some(bad) = name
+        .chars()
+        .find(|&c| c.is_control() || matches!(c, '\u{2028}' | '\u{2029}'))
+    {
+        return Err(format!(
+            "{allowed}; it holds {} ({})",
+            bad.escape_unicode(),
+            bad.escape_debug()
+        ));
+    }
+    match name.chars().count() {
+        0 => Err(format!("{allowed}; it is empty")),
+        count if count > MAX_NAME_CHARS => Err(format!("{allowed}; it has {count}")),
+        _ => Ok(()),
+    }
+}
+
 /// One peer's side of the handshake.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Handshake {
@@ -90,6 +122,28 @@ mod tests {
                 name: "cli".into()
             }
         );
+    }
+
+    #[test]
+    fn a_name_is_printable_and_bounded() {
+        for fine in ["cli", "hookd-approve", "Zoë's \"phone\" #2", "承認者"] {
+            assert_eq!(check_name(fine), Ok(()), "{fine}");
+        }
+        let long = "x".repeat(MAX_NAME_CHARS + 1);
+        for (bad, why) in [
+            ("", "it is empty"),
+            ("me\n[[rule]]", "\\u{a}"),
+            ("a\tb", "\\u{9}"),
+            ("a\u{1b}[2J", "\\u{1b}"),
+            ("a\u{2028}b", "\\u{2028}"),
+            (long.as_str(), "it has 65"),
+        ] {
+            let e = check_name(bad).unwrap_err();
+            assert!(
+                e.contains("1 to 64 printable characters") && e.contains(why),
+                "{bad:?}: {e}"
+            );
+        }
     }
 
     #[test]

@@ -61,6 +61,16 @@ pub(super) async fn serve(
         .await;
         return;
     }
+    // Checked before anything shows or stores the name (see `check_name`).
+    if let Err(message) = crate::protocol::handshake::check_name(&hello.name) {
+        tracing::warn!(name = ?hello.name, "hello with a name hookd refuses; closing that connection");
+        send(
+            &mut conn,
+            &Reply::error(ErrorCode::InvalidFrame, message, None),
+        )
+        .await;
+        return;
+    }
     let welcome = Welcome {
         v: VERSION,
         server_version: env!("CARGO_PKG_VERSION").to_string(),
