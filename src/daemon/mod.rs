@@ -527,6 +527,9 @@ pub fn run(options: ServeOptions) -> anyhow::Result<()> {
         .build()
         .context("starting the async runtime")?;
     runtime.block_on(async move {
+        // Before the socket can accept: a client that reached the daemon
+        // may signal it, and SIGHUP's default action would end it.
+        let signals = Signals::install().context("installing the signal handlers")?;
         // With socket activation systemd owns the socket: no bind, no lock,
         // and the path is left in place at exit.
         let (listener, bound, socket_path) = match activated {
@@ -561,7 +564,7 @@ pub fn run(options: ServeOptions) -> anyhow::Result<()> {
         listener.set_nonblocking(true)?;
         let listener = UnixListener::from_std(listener)?;
         let shutdown = CancellationToken::new();
-        tokio::spawn(handle_signals(shared.clone(), shutdown.clone()));
+        tokio::spawn(handle_signals(signals, shared.clone(), shutdown.clone()));
         if let Some(http) = http {
             crate::http::start(http, &shared, &shutdown)?;
         }
@@ -803,16 +806,32 @@ pub async fn accept_loop(listener: UnixListener, shared: Arc<Shared>, shutdown: 
     }
 }
 
-async fn handle_signals(shared: Arc<Shared>, shutdown: CancellationToken) {
-    use tokio::signal::unix::{signal, SignalKind};
-    let (Ok(mut term), Ok(mut int), Ok(mut hup)) = (
-        signal(SignalKind::terminate()),
-        signal(SignalKind::interrupt()),
-        signal(SignalKind::hangup()),
-    ) else {
-        tracing::error!("could not install signal handlers");
-        return;
-    };
+/// The signals the daemon handles (SIGTERM, SIGINT: stop; SIGHUP:
+/// reload), installed before its socket accepts.
+struct Signals {
+    term: tokio::signal::unix::Signal,
+    int: tokio::signal::unix::Signal,
+    hup: tokio::signal::unix::Signal,
+}
+
+impl Signals {
+    /// Installs the handlers (inside the runtime).
+    fn install() -> std::io::Result<Signals> {
+        use tokio::signal::unix::{signal, SignalKind};
+        Ok(Signals {
+            term: signal(SignalKind::terminate())?,
+            int: signal(SignalKind::interrupt())?,
+            hup: signal(SignalKind::hangup())?,
+        })
+    }
+}
+
+async fn handle_signals(signals: Signals, shared: Arc<Shared>, shutdown: CancellationToken) {
+    let Signals {
+        mut term,
+        mut int,
+        mut hup,
+    } = signals;
     loop {
         tokio::select! {
             _ = term.recv() => break,
