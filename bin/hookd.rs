@@ -727,16 +727,32 @@ fn serve(args: ServeArgs) -> anyhow::Result<()> {
         log.parent()
             .map(|dir| dir.join(daemon::grants::GRANTS_FILE))
     });
-    let mut config = match args.config {
-        Some(path) => hookd::config::Config::load(&path)?,
-        None => match hookd::paths::default_config_path().filter(|p| p.exists()) {
-            Some(path) => hookd::config::Config::load(&path)?,
-            None => hookd::config::Config::default(),
-        },
+    // Read again on SIGHUP and when it changes: the default path may be
+    // created after start.
+    let config_file = match args.config {
+        Some(path) => Some(hookd::config::ConfigFile {
+            path,
+            required: true,
+            http_listen: args.http,
+        }),
+        None => hookd::paths::default_config_path().map(|path| hookd::config::ConfigFile {
+            path,
+            required: false,
+            http_listen: args.http,
+        }),
     };
-    if let Some(listen) = args.http {
-        config.http.listen = Some(listen);
-    }
+    // Taken before the read: a change made meanwhile is a change.
+    let config_seen = config_file
+        .as_ref()
+        .and_then(|file| daemon::watch::fingerprint(&file.path));
+    let config = match &config_file {
+        Some(file) => file.read()?,
+        None => {
+            let mut config = hookd::config::Config::default();
+            config.http.listen = args.http;
+            config
+        }
+    };
     daemon::run(daemon::ServeOptions {
         socket: args.socket.unwrap_or_else(hookd::paths::socket_path),
         rules,
@@ -745,6 +761,8 @@ fn serve(args: ServeArgs) -> anyhow::Result<()> {
         permissive: args.permissive,
         max_frame: args.max_frame_bytes,
         config,
+        config_file,
+        config_seen,
         adapter_dir: match args.adapter_dir {
             Some(dir) => dir,
             None => hookd::adapter::default_dir()?,

@@ -264,6 +264,12 @@ pub fn run(options: &DoctorOptions) -> Report {
         .or_else(|| options.default_rules.clone().filter(|p| p.exists()));
     checks.push(check_rules(rules.as_deref(), &options.project));
     checks.extend(status.as_ref().and_then(|s| check_policy(&s.rules)));
+    checks.extend(
+        status
+            .as_ref()
+            .and_then(|s| s.config.as_ref())
+            .and_then(check_config),
+    );
 
     let log = status
         .as_ref()
@@ -948,6 +954,22 @@ fn check_policy(rules: &crate::protocol::RulesStatus) -> Option<Check> {
     } else {
         Check::pass("policy", message)
     })
+}
+
+/// The running daemon's `config.toml`: fails when its last reload was
+/// refused (the last good configuration stays in force) or when the file
+/// changed in a way only a restart applies. `None` when all is in force.
+fn check_config(config: &crate::protocol::status::ConfigStatus) -> Option<Check> {
+    let lines = config.lines();
+    if lines.is_empty() {
+        return None;
+    }
+    let fix = if config.reload_error.is_some() {
+        "fix the file at the line named above; the daemon reads it again when it changes (or on SIGHUP)"
+    } else {
+        "restart hookd (`systemctl --user restart hookd`, or stop and start `hookd serve`)"
+    };
+    Some(Check::fail("config", lines.join("\n"), fix))
 }
 
 fn plural_errors(first: &impl fmt::Display, n: usize) -> String {

@@ -460,7 +460,7 @@ fn route(hook: &HookContext<'_>, event: &Event, judgement: &Judgement) -> Route 
         && !to_dialog
         && (judgement.answer.verdict == Verdict::Ask
             || (judgement.source == Source::Default
-                && hook.shared.config.decisions.route_undecided));
+                && hook.shared.config().decisions.route_undecided));
     let pending = routed
         && hook
             .shared
@@ -485,7 +485,7 @@ fn record_event(
 ) -> Option<oneshot::Receiver<Resolution>> {
     let shared = hook.shared;
     let meta = meta_of(event, hook.agent, pending);
-    let redacted = shared.redactor.redact_value(&event.raw);
+    let redacted = shared.redactor().redact_value(&event.raw);
     let log_line = line(
         &serde_json::to_vec(&EventView::with_input(event, &redacted)).expect("records serialize"),
     );
@@ -549,7 +549,7 @@ fn record_event(
 /// table's timer ends it then ([`Hub::expire_timeouts`]): a waiting hook
 /// holds no timer of its own.
 fn waits_until(hook: &HookContext<'_>, name: &str) -> Instant {
-    match hook.shared.config.decisions.timeout_for(name) {
+    match hook.shared.config().decisions.timeout_for(name) {
         Timeout::After(limit) => hook.deadline.min(hook.started + limit),
         Timeout::Never => hook.deadline,
     }
@@ -726,7 +726,7 @@ fn record_decision(
     shared.stats.decisions.fetch_add(1, Ordering::Relaxed);
     // A client's answer (reason, context, rewritten input) is redacted for
     // the log and for subscribers that asked, like the event's input.
-    let redacted_decision = match shared.redactor.redact_answer(&decision.answer) {
+    let redacted_decision = match shared.redactor().redact_answer(&decision.answer) {
         Cow::Borrowed(_) => None,
         Cow::Owned(answer) => Some(Decision {
             answer,
