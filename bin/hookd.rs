@@ -824,6 +824,7 @@ fn rules(command: RulesCommand) -> anyhow::Result<Outcome> {
             } else {
                 hookd::rules::LayerKind::User
             },
+            &hookd::paths::socket_path(),
             json,
         ),
         RulesCommand::Check {
@@ -836,7 +837,13 @@ fn rules(command: RulesCommand) -> anyhow::Result<Outcome> {
             agent,
             rules,
             json,
-        } => cli::rules::explain(&event, agent.map(Agent::from), rules_source(rules), json),
+        } => cli::rules::explain(
+            &event,
+            agent.map(Agent::from),
+            rules_source(rules),
+            &hookd::paths::socket_path(),
+            json,
+        ),
         RulesCommand::Test { dir, rules, json } => {
             cli::rules::test(&dir, rules_source(rules), json)
         }

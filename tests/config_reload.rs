@@ -1,7 +1,9 @@
 //! `config.toml` on a running daemon: read again on SIGHUP and when it
 //! changes, what can change live in force at once (a `[policy]` source,
 //! `[http]` turned on), what needs a restart reported by `status` and
-//! `doctor`, a broken file refused with the last good one kept.
+//! `doctor`, a broken file refused with the last good one kept — and
+//! `hookd rules explain|revision` saying when the daemon enforces other
+//! rules than the ones they read.
 //!
 //! Every daemon here reads the default config path (`$XDG_CONFIG_HOME/
 //! hookd/config.toml` in its temp dir), which may not exist at start, as
@@ -233,4 +235,80 @@ fn a_broken_config_toml_is_refused_and_the_last_good_one_stays() {
     d.wait_for_status("the error cleared once fixed", |s| {
         s["config"]["reload_error"].is_null()
     });
+}
+
+#[test]
+fn rules_explain_and_revision_say_when_the_daemon_enforces_other_rules() {
+    let d = daemon(None);
+    let input = d.dir.path().join("input.json");
+    write(&input, &bash("git push origin main").to_string());
+    let input = input.to_str().unwrap();
+
+    // The daemon enforces what explain reads: its generation, no note.
+    let same = hookd(&d, &["rules", "explain", input]);
+    let same = text(&same);
+    let generation = d.status()["rules"]["generation"].as_u64().unwrap();
+    assert!(
+        same.contains(&format!("(generation {generation})")),
+        "{same}"
+    );
+    assert!(!same.contains("note:"), "{same}");
+
+    // Rules the daemon has not loaded (it is given other ones): a note,
+    // and no generation made up for them.
+    let other = d.dir.path().join("other.toml");
+    write(&other, &rule_toml("ask-push", "ask", "Bash(git push *)"));
+    let out = hookd(
+        &d,
+        &[
+            "rules",
+            "explain",
+            "--rules",
+            other.to_str().unwrap(),
+            input,
+        ],
+    );
+    let explained = text(&out);
+    assert!(out.status.success(), "{explained}");
+    let running = d.status()["rules"]["revision"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(
+        explained.contains(&format!(
+            "note: the running daemon enforces revision {running} (generation {generation})"
+        )),
+        "{explained}"
+    );
+    assert!(explained.contains("it has not loaded them"), "{explained}");
+    assert!(!explained.contains("generation 0"), "{explained}");
+    let revision = hookd(&d, &["rules", "revision", other.to_str().unwrap()]);
+    let said = text(&revision);
+    assert!(revision.status.success(), "{said}");
+    assert!(
+        said.contains(&format!("the running daemon enforces revision {running}")),
+        "{said}"
+    );
+    let json: Value = serde_json::from_slice(
+        &hookd(
+            &d,
+            &["rules", "revision", "--json", other.to_str().unwrap()],
+        )
+        .stdout,
+    )
+    .unwrap();
+    assert_eq!(json["enforced"], false, "{json:#}");
+    assert_eq!(json["running"]["revision"], running.as_str(), "{json:#}");
+
+    // No daemon: said plainly, not a failure.
+    let socket = d.socket.clone();
+    let mut d = d;
+    d.stop();
+    let out = hookd(&d, &["rules", "revision"]);
+    let said = text(&out);
+    assert!(out.status.success(), "{said}");
+    assert!(
+        said.contains(&format!("no hookd daemon answers at {}", socket.display())),
+        "{said}"
+    );
 }
