@@ -582,7 +582,11 @@ mod tests {
             http_listen: "127.0.0.1:1".parse().ok(),
         };
         let config = file.read().unwrap();
-        assert_eq!(config.http.listen, "127.0.0.1:1".parse().ok(), "--http applies");
+        assert_eq!(
+            config.http.listen,
+            "127.0.0.1:1".parse().ok(),
+            "--http applies"
+        );
         file.required = true;
         let error = file.read().unwrap_err().to_string();
         assert!(error.contains("config.toml"), "{error}");
