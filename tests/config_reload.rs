@@ -24,6 +24,11 @@ use serde_json::Value;
 /// A daemon with `config` (if any) at the default config path before it
 /// starts, its `HOME` its own temp dir.
 fn daemon(config: Option<&str>) -> Daemon {
+    daemon_watching(config, "kernel")
+}
+
+/// [`daemon`], seeing changes as `--watch WATCH` says.
+fn daemon_watching(config: Option<&str>, watch: &str) -> Daemon {
     // The harness makes the temp dir; the config must be in it before the
     // daemon starts, so a shell step writes it there.
     let shell = config.map(|text| {
@@ -35,6 +40,7 @@ fn daemon(config: Option<&str>) -> Daemon {
         shell: Some(
             shell.unwrap_or_else(|| "export HOME=\"$(dirname \"$XDG_CONFIG_HOME\")\"".to_string()),
         ),
+        args: vec!["--watch".into(), watch.into()],
         ..DaemonOptions::default()
     })
 }
@@ -91,7 +97,17 @@ fn push_verdict(d: &Daemon) -> Value {
 
 #[test]
 fn a_policy_source_added_to_config_toml_is_enforced_once_the_daemon_sees_the_change() {
-    let d = daemon(None);
+    a_policy_source_is_enforced_once_seen("kernel");
+}
+
+#[test]
+fn a_policy_source_added_to_config_toml_is_enforced_when_the_daemon_polls() {
+    a_policy_source_is_enforced_once_seen("poll");
+}
+
+fn a_policy_source_is_enforced_once_seen(watch: &str) {
+    let d = daemon_watching(None, watch);
+    assert_eq!(d.status()["rules"]["watch"], watch);
     assert_eq!(push_verdict(&d), Value::Null, "no rule decides it at first");
     let team = team_dir(&d);
     write(&config_path(&d), &team_source(&team));
