@@ -371,83 +371,6 @@ impl Config {
     }
 }
 
-/// The sections a running daemon cannot change: the event log's writer,
-/// the OpenTelemetry exporter and a running HTTP listener (with its
-/// pushes) are set up once. `[http]` turned on where it was off is the
-/// exception: the listener starts then. Everything else (`[decisions]`,
-/// `[clients]`, `[redact]`, `[providers]`, `[policy]`) applies at once.
-pub const RESTART_ONLY: &[&str] = &["[log]", "[otlp]", "[http]", "[notify]"];
-
-impl Config {
-    /// The sections of [`RESTART_ONLY`] in which `self` (the file as read
-    /// now) differs from `running` (what the daemon set up), named as in
-    /// the file: `[http] listen`, `[log]`, … Empty: nothing waits for a
-    /// restart.
-    pub fn restart_needed(&self, running: &Config) -> Vec<String> {
-        let mut changed = Vec::new();
-        if self.log != running.log {
-            changed.push("[log]".to_string());
-        }
-        if self.otlp != running.otlp {
-            changed.push("[otlp]".to_string());
-        }
-        let (new, old) = (&self.http, &running.http);
-        let fields = [
-            ("listen", new.listen != old.listen),
-            ("allow_remote", new.allow_remote != old.allow_remote),
-            ("public_url", new.public_url != old.public_url),
-            ("max_body_bytes", new.max_body_bytes != old.max_body_bytes),
-            (
-                "max_connections",
-                new.max_connections != old.max_connections,
-            ),
-            ("token_file", new.token_file != old.token_file),
-        ];
-        changed.extend(
-            fields
-                .iter()
-                .filter(|(_, differs)| *differs)
-                .map(|(field, _)| format!("[http] {field}")),
-        );
-        if self.notify != running.notify {
-            changed.push("[notify]".to_string());
-        }
-        changed
-    }
-}
-
-/// Where the daemon's `config.toml` is, so that a reload reads it again
-/// as start-up did.
-#[derive(Debug, Clone, PartialEq)]
-pub struct ConfigFile {
-    /// The file.
-    pub path: std::path::PathBuf,
-    /// Whether it must exist (`--config FILE`). The default path may be
-    /// absent: the defaults apply then, and creating it later is a change.
-    pub required: bool,
-    /// `hookd serve --http ADDR`, which overrides `[http] listen` on every
-    /// read.
-    pub http_listen: Option<std::net::SocketAddr>,
-}
-
-impl ConfigFile {
-    /// Reads and parses the file (blocking): errors name the file, line,
-    /// column and key, as [`Config::parse`]'s do.
-    pub fn read(&self) -> anyhow::Result<Config> {
-        let mut config = match std::fs::read_to_string(&self.path) {
-            Ok(text) => Config::parse(&text, &self.path)?,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound && !self.required => {
-                Config::default()
-            }
-            Err(e) => anyhow::bail!("reading config {}: {e}", self.path.display()),
-        };
-        if let Some(listen) = self.http_listen {
-            config.http.listen = Some(listen);
-        }
-        Ok(config)
-    }
-}
-
 /// serde's messages quote the offending value (`invalid type: string
 /// "sk-…", expected u32`, ``unknown variant `sk-…` ``); keep what was
 /// expected and the kind of what was found, drop the value itself.
@@ -542,6 +465,83 @@ fn location(text: &str, path: &[&str]) -> (usize, usize) {
         };
     }
     line_column(text, offset)
+}
+
+/// The sections a running daemon cannot change: the event log's writer,
+/// the OpenTelemetry exporter and a running HTTP listener (with its
+/// pushes) are set up once. `[http]` turned on where it was off is the
+/// exception: the listener starts then. Everything else (`[decisions]`,
+/// `[clients]`, `[redact]`, `[providers]`, `[policy]`) applies at once.
+pub const RESTART_ONLY: &[&str] = &["[log]", "[otlp]", "[http]", "[notify]"];
+
+impl Config {
+    /// The sections of [`RESTART_ONLY`] in which `self` (the file as read
+    /// now) differs from `running` (what the daemon set up), named as in
+    /// the file: `[http] listen`, `[log]`, … Empty: nothing waits for a
+    /// restart.
+    pub fn restart_needed(&self, running: &Config) -> Vec<String> {
+        let mut changed = Vec::new();
+        if self.log != running.log {
+            changed.push("[log]".to_string());
+        }
+        if self.otlp != running.otlp {
+            changed.push("[otlp]".to_string());
+        }
+        let (new, old) = (&self.http, &running.http);
+        let fields = [
+            ("listen", new.listen != old.listen),
+            ("allow_remote", new.allow_remote != old.allow_remote),
+            ("public_url", new.public_url != old.public_url),
+            ("max_body_bytes", new.max_body_bytes != old.max_body_bytes),
+            (
+                "max_connections",
+                new.max_connections != old.max_connections,
+            ),
+            ("token_file", new.token_file != old.token_file),
+        ];
+        changed.extend(
+            fields
+                .iter()
+                .filter(|(_, differs)| *differs)
+                .map(|(field, _)| format!("[http] {field}")),
+        );
+        if self.notify != running.notify {
+            changed.push("[notify]".to_string());
+        }
+        changed
+    }
+}
+
+/// Where the daemon's `config.toml` is, so that a reload reads it again
+/// as start-up did.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ConfigFile {
+    /// The file.
+    pub path: std::path::PathBuf,
+    /// Whether it must exist (`--config FILE`). The default path may be
+    /// absent: the defaults apply then, and creating it later is a change.
+    pub required: bool,
+    /// `hookd serve --http ADDR`, which overrides `[http] listen` on every
+    /// read.
+    pub http_listen: Option<std::net::SocketAddr>,
+}
+
+impl ConfigFile {
+    /// Reads and parses the file (blocking): errors name the file, line,
+    /// column and key, as [`Config::parse`]'s do.
+    pub fn read(&self) -> anyhow::Result<Config> {
+        let mut config = match std::fs::read_to_string(&self.path) {
+            Ok(text) => Config::parse(&text, &self.path)?,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound && !self.required => {
+                Config::default()
+            }
+            Err(e) => anyhow::bail!("reading config {}: {e}", self.path.display()),
+        };
+        if let Some(listen) = self.http_listen {
+            config.http.listen = Some(listen);
+        }
+        Ok(config)
+    }
 }
 
 #[cfg(test)]
