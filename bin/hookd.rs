@@ -502,7 +502,8 @@ struct ServeArgs {
     /// Evaluate rules and log the would-be decisions, but answer no opinion.
     #[arg(long)]
     permissive: bool,
-    /// Daemon configuration (pending timeouts, log rotation, redaction)
+    /// Daemon configuration (pending timeouts, log rotation, redaction),
+    /// read again on SIGHUP and when it changes
     /// [default: $XDG_CONFIG_HOME/hookd/config.toml if it exists].
     #[arg(long, value_name = "FILE")]
     config: Option<PathBuf>,

@@ -794,8 +794,9 @@ fn check_http(
                 if handlers.len() == 1 { "" } else { "s" },
                 at(first_file, first)
             ),
-            "set `[http] listen = \"127.0.0.1:7878\"` in config.toml and restart hookd, \
-             or switch back with `hookd install --transport command`",
+            "set `[http] listen = \"127.0.0.1:7878\"` in config.toml (the running daemon \
+             starts the listener when it sees the change), or switch back with \
+             `hookd install --transport command`",
         ));
     };
     let mut problems = Vec::new();
