@@ -511,7 +511,8 @@ struct ServeArgs {
     /// Evaluate rules and log the would-be decisions, but answer no opinion.
     #[arg(long)]
     permissive: bool,
-    /// Daemon configuration (pending timeouts, log rotation, redaction)
+    /// Daemon configuration (pending timeouts, log rotation, redaction),
+    /// read again on SIGHUP and when it changes
     /// [default: $XDG_CONFIG_HOME/hookd/config.toml if it exists].
     #[arg(long, value_name = "FILE")]
     config: Option<PathBuf>,
@@ -736,16 +737,32 @@ fn serve(args: ServeArgs) -> anyhow::Result<()> {
         log.parent()
             .map(|dir| dir.join(daemon::grants::GRANTS_FILE))
     });
-    let mut config = match args.config {
-        Some(path) => hookd::config::Config::load(&path)?,
-        None => match hookd::paths::default_config_path().filter(|p| p.exists()) {
-            Some(path) => hookd::config::Config::load(&path)?,
-            None => hookd::config::Config::default(),
-        },
+    // Read again on SIGHUP and when it changes: the default path may be
+    // created after start.
+    let config_file = match args.config {
+        Some(path) => Some(hookd::config::ConfigFile {
+            path,
+            required: true,
+            http_listen: args.http,
+        }),
+        None => hookd::paths::default_config_path().map(|path| hookd::config::ConfigFile {
+            path,
+            required: false,
+            http_listen: args.http,
+        }),
     };
-    if let Some(listen) = args.http {
-        config.http.listen = Some(listen);
-    }
+    // Taken before the read: a change made meanwhile is a change.
+    let config_seen = config_file
+        .as_ref()
+        .and_then(|file| daemon::watch::fingerprint(&file.path));
+    let config = match &config_file {
+        Some(file) => file.read()?,
+        None => {
+            let mut config = hookd::config::Config::default();
+            config.http.listen = args.http;
+            config
+        }
+    };
     daemon::run(daemon::ServeOptions {
         socket: args.socket.unwrap_or_else(hookd::paths::socket_path),
         rules,
@@ -754,6 +771,8 @@ fn serve(args: ServeArgs) -> anyhow::Result<()> {
         permissive: args.permissive,
         max_frame: args.max_frame_bytes,
         config,
+        config_file,
+        config_seen,
         adapter_dir: match args.adapter_dir {
             Some(dir) => dir,
             None => hookd::adapter::default_dir()?,
@@ -816,6 +835,7 @@ fn rules(command: RulesCommand) -> anyhow::Result<Outcome> {
             } else {
                 hookd::rules::LayerKind::User
             },
+            &hookd::paths::socket_path(),
             json,
         ),
         RulesCommand::Check {
@@ -828,7 +848,13 @@ fn rules(command: RulesCommand) -> anyhow::Result<Outcome> {
             agent,
             rules,
             json,
-        } => cli::rules::explain(&event, agent.map(Agent::from), rules_source(rules), json),
+        } => cli::rules::explain(
+            &event,
+            agent.map(Agent::from),
+            rules_source(rules),
+            &hookd::paths::socket_path(),
+            json,
+        ),
         RulesCommand::Test { dir, rules, json } => {
             cli::rules::test(&dir, rules_source(rules), json)
         }

@@ -1,7 +1,9 @@
 //! The daemon's configuration file (`$XDG_CONFIG_HOME/hookd/config.toml` or
 //! `hookd serve --config FILE`): how long decision points wait for clients,
 //! the log's rotation and fsync policy, redaction. Rules live in their own
-//! file; this one is read once at start.
+//! file. The daemon reads this one at start and again on SIGHUP and when it
+//! changes ([`ConfigFile`]): what can change live does ([`RESTART_ONLY`]
+//! lists what cannot), and a file with an error is refused whole.
 //!
 //! ```toml
 //! [decisions]
@@ -179,7 +181,7 @@ pub enum Fsync {
 }
 
 /// `[log]`.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct LogConfig {
     /// Rotate when the file would grow past this many bytes; 0 never rotates.
@@ -443,9 +445,133 @@ fn location(text: &str, path: &[&str]) -> (usize, usize) {
     line_column(text, offset)
 }
 
+/// The sections a running daemon cannot change: the event log's writer,
+/// the OpenTelemetry exporter and a running HTTP listener (with its
+/// pushes) are set up once. `[http]` turned on where it was off is the
+/// exception: the listener starts then. Everything else (`[decisions]`,
+/// `[clients]`, `[redact]`, `[providers]`, `[policy]`) applies at once.
+pub const RESTART_ONLY: &[&str] = &["[log]", "[otlp]", "[http]", "[notify]"];
+
+impl Config {
+    /// The sections of [`RESTART_ONLY`] in which `self` (the file as read
+    /// now) differs from `running` (what the daemon set up), named as in
+    /// the file: `[http] listen`, `[log]`, … Empty: nothing waits for a
+    /// restart.
+    pub fn restart_needed(&self, running: &Config) -> Vec<String> {
+        let mut changed = Vec::new();
+        if self.log != running.log {
+            changed.push("[log]".to_string());
+        }
+        if self.otlp != running.otlp {
+            changed.push("[otlp]".to_string());
+        }
+        let (new, old) = (&self.http, &running.http);
+        let fields = [
+            ("listen", new.listen != old.listen),
+            ("allow_remote", new.allow_remote != old.allow_remote),
+            ("public_url", new.public_url != old.public_url),
+            ("max_body_bytes", new.max_body_bytes != old.max_body_bytes),
+            (
+                "max_connections",
+                new.max_connections != old.max_connections,
+            ),
+            ("token_file", new.token_file != old.token_file),
+        ];
+        changed.extend(
+            fields
+                .iter()
+                .filter(|(_, differs)| *differs)
+                .map(|(field, _)| format!("[http] {field}")),
+        );
+        if self.notify != running.notify {
+            changed.push("[notify]".to_string());
+        }
+        changed
+    }
+}
+
+/// Where the daemon's `config.toml` is, so that a reload reads it again
+/// as start-up did.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ConfigFile {
+    /// The file.
+    pub path: std::path::PathBuf,
+    /// Whether it must exist (`--config FILE`). The default path may be
+    /// absent: the defaults apply then, and creating it later is a change.
+    pub required: bool,
+    /// `hookd serve --http ADDR`, which overrides `[http] listen` on every
+    /// read.
+    pub http_listen: Option<std::net::SocketAddr>,
+}
+
+impl ConfigFile {
+    /// Reads and parses the file (blocking): errors name the file, line,
+    /// column and key, as [`Config::parse`]'s do.
+    pub fn read(&self) -> anyhow::Result<Config> {
+        let mut config = match std::fs::read_to_string(&self.path) {
+            Ok(text) => Config::parse(&text, &self.path)?,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound && !self.required => {
+                Config::default()
+            }
+            Err(e) => anyhow::bail!("reading config {}: {e}", self.path.display()),
+        };
+        if let Some(listen) = self.http_listen {
+            config.http.listen = Some(listen);
+        }
+        Ok(config)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn only_what_a_running_daemon_cannot_change_waits_for_a_restart() {
+        let parse = |text: &str| Config::parse(text, Path::new("c.toml")).unwrap();
+        let running = parse("[http]\nlisten = \"127.0.0.1:7878\"\n");
+        let cases = [
+            ("[http]\nlisten = \"127.0.0.1:7878\"\n", vec![]),
+            (
+                "[http]\nlisten = \"127.0.0.1:7878\"\n[decisions]\ntimeout = 5\n[redact]\npatterns = [\"x\"]\n[policy]\nsources = [{ path = \"/p\" }]\n",
+                vec![],
+            ),
+            (
+                "[http]\nlisten = \"127.0.0.1:7879\"\npublic_url = \"http://h:1\"\n",
+                vec!["[http] listen", "[http] public_url"],
+            ),
+            (
+                "[http]\nlisten = \"127.0.0.1:7878\"\n[log]\nkeep = 9\n[otlp]\nendpoint = \"http://127.0.0.1:4318\"\n",
+                vec!["[log]", "[otlp]"],
+            ),
+            ("", vec!["[http] listen"]),
+        ];
+        for (text, expected) in cases {
+            assert_eq!(parse(text).restart_needed(&running), expected, "{text}");
+        }
+    }
+
+    #[test]
+    fn a_config_file_at_the_default_path_may_be_missing_but_not_one_given() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut file = ConfigFile {
+            path: dir.path().join("config.toml"),
+            required: false,
+            http_listen: "127.0.0.1:1".parse().ok(),
+        };
+        let config = file.read().unwrap();
+        assert_eq!(
+            config.http.listen,
+            "127.0.0.1:1".parse().ok(),
+            "--http applies"
+        );
+        file.required = true;
+        let error = file.read().unwrap_err().to_string();
+        assert!(error.contains("config.toml"), "{error}");
+        std::fs::write(&file.path, "[decisions]\ntimeout = true\n").unwrap();
+        let error = file.read().unwrap_err().to_string();
+        assert!(error.contains("config.toml:2:"), "{error}");
+    }
 
     #[test]
     fn parses_the_documented_example_and_defaults() {

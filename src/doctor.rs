@@ -264,6 +264,12 @@ pub fn run(options: &DoctorOptions) -> Report {
         .or_else(|| options.default_rules.clone().filter(|p| p.exists()));
     checks.push(check_rules(rules.as_deref(), &options.project));
     checks.extend(status.as_ref().and_then(|s| check_policy(&s.rules)));
+    checks.extend(
+        status
+            .as_ref()
+            .and_then(|s| s.config.as_ref())
+            .and_then(check_config),
+    );
 
     let log = status
         .as_ref()
@@ -788,8 +794,9 @@ fn check_http(
                 if handlers.len() == 1 { "" } else { "s" },
                 at(first_file, first)
             ),
-            "set `[http] listen = \"127.0.0.1:7878\"` in config.toml and restart hookd, \
-             or switch back with `hookd install --transport command`",
+            "set `[http] listen = \"127.0.0.1:7878\"` in config.toml (the running daemon \
+             starts the listener when it sees the change), or switch back with \
+             `hookd install --transport command`",
         ));
     };
     let mut problems = Vec::new();
@@ -948,6 +955,22 @@ fn check_policy(rules: &crate::protocol::RulesStatus) -> Option<Check> {
     } else {
         Check::pass("policy", message)
     })
+}
+
+/// The running daemon's `config.toml`: fails when its last reload was
+/// refused (the last good configuration stays in force) or when the file
+/// changed in a way only a restart applies. `None` when all is in force.
+fn check_config(config: &crate::protocol::status::ConfigStatus) -> Option<Check> {
+    let lines = config.lines();
+    if lines.is_empty() {
+        return None;
+    }
+    let fix = if config.reload_error.is_some() {
+        "fix the file at the line named above; the daemon reads it again when it changes (or on SIGHUP)"
+    } else {
+        "restart hookd (`systemctl --user restart hookd`, or stop and start `hookd serve`)"
+    };
+    Some(Check::fail("config", lines.join("\n"), fix))
 }
 
 fn plural_errors(first: &impl fmt::Display, n: usize) -> String {

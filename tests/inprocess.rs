@@ -39,6 +39,8 @@ impl InProcess {
             permissive: false,
             max_frame: DEFAULT_MAX_FRAME,
             config: hookd::config::Config::parse(config, Path::new("config.toml")).unwrap(),
+            config_file: None,
+            config_seen: None,
             adapter_dir: dir.path().join("adapter"),
             grants_file: Some(dir.path().join("grants.json")),
             user_rules: None,

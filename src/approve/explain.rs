@@ -9,6 +9,7 @@ use serde_json::Value;
 
 use crate::agent::claude::HookEventKind;
 use crate::agent::Agent;
+use crate::cli::revision::DaemonRules;
 use crate::daemon::RulesSource;
 use crate::protocol::Harness;
 use crate::rules::{project_rules_path, Explanation, Layers, Query, RuleSet};
@@ -72,13 +73,88 @@ pub fn explain_with(
         .collect()
 }
 
-/// [`explain_with`] the rules of `source`, as text.
-pub fn explain(input: &Value, agent: Agent, source: &RulesSource) -> anyhow::Result<String> {
-    let user = Arc::new(crate::policy::composed_for_cli(source)?);
+/// `rules` numbered with the generation `daemon` has them under when it
+/// enforces exactly them; otherwise left at 0, which explanations show as
+/// no generation (a command's own read of the files has none).
+pub fn as_daemon_has_them(rules: RuleSet, daemon: &DaemonRules) -> RuleSet {
+    match daemon.generation_of(rules.revision()) {
+        Some(generation) => rules.with_generation(generation),
+        None => rules,
+    }
+}
+
+/// [`explain_with`] the rules of `source`, as text, with the generation
+/// `daemon` has them under and, when it does not enforce them, a note
+/// saying so.
+pub fn explain(
+    input: &Value,
+    agent: Agent,
+    source: &RulesSource,
+    daemon: &DaemonRules,
+) -> anyhow::Result<String> {
+    let user = as_daemon_has_them(crate::policy::composed_for_cli(source)?, daemon);
+    let note = daemon.note(user.revision());
     let home = std::env::var_os("HOME").map(PathBuf::from);
-    let texts: Vec<String> = explain_with(input, agent, user, home.as_deref())
+    let mut texts: Vec<String> = explain_with(input, agent, Arc::new(user), home.as_deref())
         .iter()
         .map(ToString::to_string)
         .collect();
+    texts.extend(note);
     Ok(texts.join("\n"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn push() -> Value {
+        serde_json::json!({
+            "hook_event_name": "PreToolUse",
+            "tool_name": "Bash",
+            "tool_input": {"command": "git push --force origin main"},
+        })
+    }
+
+    fn shown(rules: RuleSet) -> String {
+        explain_with(&push(), Agent::ClaudeCode, Arc::new(rules), None)[0].to_string()
+    }
+
+    #[test]
+    fn the_generation_shown_is_the_daemons_for_its_own_rules_and_none_for_others() {
+        let revision = RuleSet::defaults().revision().clone();
+        let daemon = DaemonRules::Running {
+            revision: Some(revision.clone()),
+            generation: 3,
+        };
+        let text = shown(as_daemon_has_them(RuleSet::defaults(), &daemon));
+        assert!(text.contains("(generation 3)"), "{text}");
+        assert_eq!(daemon.note(&revision), None);
+
+        let other = RuleSet::parse(
+            "[[rule]]\nid = \"x\"\naction = \"deny\"\ntool = \"Bash\"\n",
+            Path::new("other.toml"),
+        )
+        .unwrap();
+        let other_revision = other.revision().clone();
+        let text = shown(as_daemon_has_them(other, &daemon));
+        assert!(!text.contains("generation"), "none made up: {text}");
+        let note = daemon.note(&other_revision).unwrap();
+        assert!(
+            note.contains(&format!(
+                "the running daemon enforces revision {revision} (generation 3); these rules are revision {other_revision}"
+            )),
+            "{note}"
+        );
+
+        let stopped = DaemonRules::NotRunning {
+            socket: PathBuf::from("/run/hookd.sock"),
+        };
+        let text = shown(as_daemon_has_them(RuleSet::defaults(), &stopped));
+        assert!(!text.contains("generation"), "{text}");
+        let note = stopped.note(&revision).unwrap();
+        assert!(
+            note.contains("no hookd daemon answers at /run/hookd.sock"),
+            "{note}"
+        );
+    }
 }

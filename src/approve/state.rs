@@ -315,6 +315,9 @@ pub struct State {
     pub capabilities: Vec<String>,
     /// The daemon's rules source (`status.rules.source`).
     pub rules_source: Option<String>,
+    /// The revision and generation of the daemon's rules (`status.rules`):
+    /// an explanation shows that generation only for rules of that revision.
+    pub daemon_rules: Option<crate::cli::revision::DaemonRules>,
     /// Events, oldest first, at most [`FEED_CAP`].
     pub feed: VecDeque<FeedRow>,
     /// Waiting decisions, oldest first.
@@ -370,6 +373,7 @@ impl State {
             link: Link::Connecting,
             capabilities: Vec::new(),
             rules_source: None,
+            daemon_rules: None,
             feed: VecDeque::new(),
             pending: Vec::new(),
             runs: Vec::new(),
@@ -684,6 +688,9 @@ impl State {
             Some(InFlight::Status) => {
                 let status = &frame["result"];
                 self.rules_source = status["rules"]["source"].as_str().map(str::to_owned);
+                self.daemon_rules = serde_json::from_value(status["rules"].clone())
+                    .ok()
+                    .map(|rules| crate::cli::revision::DaemonRules::from_status(&rules));
                 if let Some(runs) = status["runs"].as_array() {
                     self.runs = runs
                         .iter()

@@ -161,10 +161,12 @@ async fn event_loop(
             } = &request
             {
                 let agent = explain::agent_of_harness(harness);
-                let text = match state.rules_source.as_deref() {
-                    Some(source) => explain::explain(input, agent, &explain::source_named(source))
-                        .unwrap_or_else(|e| format!("cannot read the daemon's rules: {e:#}")),
-                    None => "the daemon has not said where its rules are yet".to_string(),
+                let text = match (state.rules_source.as_deref(), &state.daemon_rules) {
+                    (Some(source), Some(daemon)) => {
+                        explain::explain(input, agent, &explain::source_named(source), daemon)
+                            .unwrap_or_else(|e| format!("cannot read the daemon's rules: {e:#}"))
+                    }
+                    _ => "the daemon has not said where its rules are yet".to_string(),
                 };
                 state.show_explanation(event_id, text);
                 continue;

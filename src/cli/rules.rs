@@ -74,11 +74,14 @@ pub fn check(file: Option<PathBuf>, project: bool, json: bool) -> anyhow::Result
 
 /// `hookd rules explain EVENT`: why a hook input (or a logged event line)
 /// gets its verdict under `rules`. `agent` overrides the one a log line
-/// names; Claude Code's otherwise.
+/// names; Claude Code's otherwise. The daemon at `socket` is asked what it
+/// enforces: the generation shown is its own when it enforces these very
+/// rules (none otherwise), and a note on stderr says when it does not.
 pub fn explain(
     event: &Path,
     agent: Option<Agent>,
     rules: RulesSource,
+    socket: &Path,
     json: bool,
 ) -> anyhow::Result<Outcome> {
     let text =
@@ -98,9 +101,15 @@ pub fn explain(
         }
     }
     let agent = agent.or(logged_agent).unwrap_or(Agent::ClaudeCode);
-    let user = Arc::new(crate::policy::composed_for_cli(&rules)?);
+    let daemon = super::revision::DaemonRules::ask(socket);
+    let user = crate::approve::explain::as_daemon_has_them(
+        crate::policy::composed_for_cli(&rules)?,
+        &daemon,
+    );
+    let revision = user.revision().clone();
     let home = std::env::var_os("HOME").map(PathBuf::from);
-    let explanations = crate::approve::explain::explain_with(&input, agent, user, home.as_deref());
+    let explanations =
+        crate::approve::explain::explain_with(&input, agent, Arc::new(user), home.as_deref());
     let name = input["hook_event_name"].as_str().unwrap_or("");
     let event_name = crate::approve::explain::judged_event(agent, &input);
     if json {
@@ -118,6 +127,9 @@ pub fn explain(
             }
             write!(Stdout, "{explanation}")?;
         }
+    }
+    if let Some(note) = daemon.note(&revision) {
+        eprintln!("{note}");
     }
     Ok(Outcome::Success)
 }
@@ -232,17 +244,21 @@ impl fmt::Display for Explanation {
             }
         }
         let ev = &self.evaluation;
+        // Generation 0: rules no daemon numbered (read by the command
+        // itself, not the ones a running daemon enforces): none to show.
+        let generation = match ev.generation {
+            0 => String::new(),
+            n => format!(" (generation {n})"),
+        };
         match ev.action {
             Some(a) => writeln!(
                 f,
-                "verdict: {a} by {} (generation {})",
-                ev.rule_ids.join(", "),
-                ev.generation
+                "verdict: {a} by {}{generation}",
+                ev.rule_ids.join(", ")
             )?,
             None => writeln!(
                 f,
-                "verdict: no opinion; no rule decided, so Claude Code's own permission flow continues (generation {})",
-                ev.generation
+                "verdict: no opinion; no rule decided, so Claude Code's own permission flow continues{generation}"
             )?,
         }
         if let Some(r) = &ev.reason {

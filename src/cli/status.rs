@@ -39,6 +39,9 @@ pub fn print(connection: &mut Client, json: bool) -> anyhow::Result<()> {
     for line in crate::policy::status_lines(&status.rules) {
         writeln!(Stdout, "{line}")?;
     }
+    for line in status.config.iter().flat_map(|c| c.lines()) {
+        writeln!(Stdout, "{line}")?;
+    }
     writeln!(Stdout, "log: {}", status.log.display())?;
     if let Some(otlp) = &status.otlp {
         writeln!(Stdout, "{otlp}")?;

@@ -462,7 +462,7 @@ fn route(hook: &HookContext<'_>, event: &Event, judgement: &Judgement) -> Route 
         && !to_dialog
         && (judgement.answer.verdict == Verdict::Ask
             || (judgement.source == Source::Default
-                && hook.shared.config.decisions.route_undecided));
+                && hook.shared.config().decisions.route_undecided));
     let pending = routed
         && hook
             .shared
@@ -487,9 +487,9 @@ fn record_event(
 ) -> Option<oneshot::Receiver<Resolution>> {
     let shared = hook.shared;
     let meta = meta_of(event, hook.agent, pending);
-    let redacted = shared.redactor.redact_value(&event.raw);
-    let view = EventView::with_input(event, &redacted)
-        .redact_text(|text| shared.redactor.redact_str(text));
+    let redactor = shared.redactor();
+    let redacted = redactor.redact_value(&event.raw);
+    let view = EventView::with_input(event, &redacted).redact_text(|text| redactor.redact_str(text));
     let log_line = line(&serde_json::to_vec(&view).expect("records serialize"));
     let log_json = log_line.slice(..log_line.len() - 1);
     shared.otlp.push(&log_line);
@@ -551,7 +551,7 @@ fn record_event(
 /// table's timer ends it then ([`Hub::expire_timeouts`]): a waiting hook
 /// holds no timer of its own.
 fn waits_until(hook: &HookContext<'_>, name: &str) -> Instant {
-    match hook.shared.config.decisions.timeout_for(name) {
+    match hook.shared.config().decisions.timeout_for(name) {
         Timeout::After(limit) => hook.deadline.min(hook.started + limit),
         Timeout::Never => hook.deadline,
     }
@@ -728,7 +728,7 @@ fn record_decision(
     shared.stats.decisions.fetch_add(1, Ordering::Relaxed);
     // A client's answer (reason, context, rewritten input) is redacted for
     // the log and for subscribers that asked, like the event's input.
-    let redacted_decision = match shared.redactor.redact_answer(&decision.answer) {
+    let redacted_decision = match shared.redactor().redact_answer(&decision.answer) {
         Cow::Borrowed(_) => None,
         Cow::Owned(answer) => Some(Decision {
             answer,

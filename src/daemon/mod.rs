@@ -11,8 +11,10 @@
 //!
 //! Shutdown (SIGTERM/SIGINT): stop accepting, answer in-flight hooks with
 //! their fallback, remove the socket, flush the log (for a bounded time),
-//! exit 0. SIGHUP reloads the rules file, and so does a change to it (see
-//! [`watch`]); a bad file keeps the last good generation.
+//! exit 0. SIGHUP reloads `config.toml` and the rules, and so does a change
+//! to either (see [`watch`]); a bad file keeps the last good one. What of
+//! `config.toml` cannot change live waits for a restart, and `status` says
+//! so ([`reload_config`]).
 //!
 //! Panics: a panic in a task ends that task only (the release profile
 //! unwinds; only the forwarder is built with `panic=abort`). A hook whose
@@ -95,6 +97,12 @@ pub struct ServeOptions {
     pub max_frame: usize,
     /// The configuration file's contents (defaults when there is none).
     pub config: crate::config::Config,
+    /// Where `config` was read from, read again on SIGHUP and when it
+    /// changes; `None`: never reloaded (tests that give `config` alone).
+    pub config_file: Option<crate::config::ConfigFile>,
+    /// `config_file` as it was before `config` was read from it: a change
+    /// made after that, even before the daemon serves, is then seen.
+    pub config_seen: watch::Fingerprint,
     /// Where the agent-SDK adapter (`adapter.mjs`, `node_modules/`) is.
     pub adapter_dir: PathBuf,
     /// Where session grants are kept (`grants.json` in the state
@@ -161,6 +169,18 @@ pub struct Shared {
     pub rules_seen: std::sync::Mutex<watch::Fingerprint>,
     /// The policy sources' paths as the last reload found them, likewise.
     pub policy_seen: std::sync::Mutex<Vec<(PathBuf, watch::Fingerprint)>>,
+    /// `config.toml` as the last reload found it, likewise.
+    pub config_seen: std::sync::Mutex<watch::Fingerprint>,
+    /// See [`ServeOptions::config_file`].
+    pub config_file: Option<crate::config::ConfigFile>,
+    /// The last reload of `config.toml`: refused, or waiting for a restart
+    /// (`status.config`).
+    config_state: std::sync::Mutex<ConfigState>,
+    /// The configuration whose restart-only sections
+    /// ([`crate::config::RESTART_ONLY`]) are in force: the one read at
+    /// start, with `[http]` and `[notify]` as they were when the listener
+    /// started.
+    set_up: std::sync::Mutex<crate::config::Config>,
     /// Why the last reload was refused (`status`: `rules.reload_error`).
     pub rules_error: std::sync::Mutex<Option<String>>,
     /// The state directory (the log's): activated policy bundles live in it.
@@ -179,10 +199,12 @@ pub struct Shared {
     pub clock: clock::Clock,
     /// Pending table and subscribers.
     pub hub: Hub,
-    /// The configuration file's contents.
-    pub config: crate::config::Config,
-    /// Applied to inputs before they reach the log.
-    pub redactor: Redactor,
+    /// The configuration in force (replaced whole by a reload of
+    /// `config.toml`; read it through [`Shared::config`]).
+    config: std::sync::RwLock<Arc<crate::config::Config>>,
+    /// Applied to inputs before they reach the log (replaced with the
+    /// configuration; read it through [`Shared::redactor`]).
+    redactor: std::sync::RwLock<Arc<Redactor>>,
     /// Counters.
     pub stats: Stats,
     /// What only the hook path and the run supervisor count, for `/metrics`.
@@ -203,12 +225,44 @@ pub struct Shared {
     pub evaluations: Arc<Semaphore>,
     /// The HTTP listener, once it runs (see [`crate::http::start`]).
     pub http: std::sync::OnceLock<Arc<crate::http::Face>>,
+    /// Cancelled when the daemon stops (set by [`serve`]): a listener that
+    /// a reload starts stops with it.
+    shutdown: std::sync::OnceLock<CancellationToken>,
+    /// The running policy bundle fetchers: each source and the sender
+    /// whose drop stops its thread.
+    bundle_fetchers: std::sync::Mutex<Vec<(crate::policy::Source, std::sync::mpsc::Sender<()>)>>,
+}
+
+/// What the last reload of `config.toml` left to say (`status.config`).
+#[derive(Debug, Default)]
+struct ConfigState {
+    /// Why it was refused (the last good configuration stays in force).
+    error: Option<String>,
+    /// The sections changed in the file that only a restart applies.
+    restart_needed: Vec<String>,
 }
 
 impl Shared {
     /// How rules files' changes are to be seen (`--watch`).
     pub fn watch_mode(&self) -> crate::protocol::WatchMode {
         self.watch_mode
+    }
+
+    /// The configuration in force now. A hook reads it once, so a reload
+    /// never changes one under way.
+    pub fn config(&self) -> Arc<crate::config::Config> {
+        self.config
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
+    }
+
+    /// The redactor of the configuration in force now.
+    pub fn redactor(&self) -> Arc<Redactor> {
+        self.redactor
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
     }
 
     /// The state of a daemon serving `options` on `socket`: `rules` and
@@ -247,12 +301,16 @@ impl Shared {
                 &options.config.policy,
                 state_dir(&options.log).as_deref(),
             )),
+            config_seen: std::sync::Mutex::new(options.config_seen),
+            config_file: options.config_file.clone(),
+            config_state: Default::default(),
+            set_up: std::sync::Mutex::new(options.config.clone()),
             rules_error: std::sync::Mutex::new(None),
             state_dir: state_dir(&options.log),
             bundles: Default::default(),
             hub: Hub::default(),
-            config: options.config.clone(),
-            redactor,
+            config: std::sync::RwLock::new(Arc::new(options.config.clone())),
+            redactor: std::sync::RwLock::new(Arc::new(redactor)),
             stats: Stats {
                 panics,
                 ..Stats::default()
@@ -265,6 +323,8 @@ impl Shared {
             otlp: crate::otlp::Export::disabled(),
             evaluations: Arc::new(Semaphore::new(evaluation_slots())),
             http: std::sync::OnceLock::new(),
+            shutdown: std::sync::OnceLock::new(),
+            bundle_fetchers: Default::default(),
         }
     }
 
@@ -353,6 +413,14 @@ impl Shared {
                 .clone(),
             otlp: self.otlp.status(),
             http: self.http.get().map(|face| face.status()),
+            config: self.config_file.as_ref().map(|file| {
+                let state = self.config_state.lock().unwrap_or_else(|e| e.into_inner());
+                crate::protocol::status::ConfigStatus {
+                    path: file.path.clone(),
+                    reload_error: state.error.clone(),
+                    restart_needed: state.restart_needed.clone(),
+                }
+            }),
             log_chain: log
                 .chain_head
                 .lock()
@@ -372,7 +440,7 @@ impl Shared {
     /// sources (and bundles') state.
     fn policy_status(&self, rules: &RuleSet) -> Vec<crate::protocol::PolicyLayerStatus> {
         use crate::policy::Location;
-        self.config
+        self.config()
             .policy
             .sources
             .iter()
@@ -527,6 +595,9 @@ pub fn run(options: ServeOptions) -> anyhow::Result<()> {
         .build()
         .context("starting the async runtime")?;
     runtime.block_on(async move {
+        // Before the socket can accept: a client that reached the daemon
+        // may signal it, and SIGHUP's default action would end it.
+        let signals = Signals::install().context("installing the signal handlers")?;
         // With socket activation systemd owns the socket: no bind, no lock,
         // and the path is left in place at exit.
         let (listener, bound, socket_path) = match activated {
@@ -561,7 +632,7 @@ pub fn run(options: ServeOptions) -> anyhow::Result<()> {
         listener.set_nonblocking(true)?;
         let listener = UnixListener::from_std(listener)?;
         let shutdown = CancellationToken::new();
-        tokio::spawn(handle_signals(shared.clone(), shutdown.clone()));
+        tokio::spawn(handle_signals(signals, shared.clone(), shutdown.clone()));
         if let Some(http) = http {
             crate::http::start(http, &shared, &shutdown)?;
         }
@@ -592,13 +663,25 @@ pub async fn serve(
     shared: Arc<Shared>,
     shutdown: CancellationToken,
 ) -> anyhow::Result<()> {
+    let _ = shared.shutdown.set(shutdown.clone());
     tokio::spawn(watch::watch_rules(shared.clone(), shutdown.clone()));
     tokio::spawn({
         let (shared, shutdown) = (shared.clone(), shutdown.clone());
         async move { shared.hub.expire_timeouts(shutdown).await }
     });
     tokio::spawn(grants::expire_loop(shared.clone(), shutdown.clone()));
-    start_bundle_fetchers(&shared, &shutdown);
+    sync_bundle_fetchers(&shared);
+    tokio::spawn({
+        let (shared, shutdown) = (shared.clone(), shutdown.clone());
+        async move {
+            shutdown.cancelled().await;
+            shared
+                .bundle_fetchers
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .clear();
+        }
+    });
     if let Some(interval) = systemd::watchdog_interval() {
         tokio::spawn(watchdog(shared.clone(), interval, shutdown.clone()));
     }
@@ -636,18 +719,29 @@ pub async fn serve(
     Ok(())
 }
 
-/// One fetcher thread per bundle source (see [`crate::policy::bundle`]):
-/// each activation reloads every layer. They stop at shutdown.
-fn start_bundle_fetchers(shared: &Arc<Shared>, shutdown: &CancellationToken) {
+/// One fetcher thread per bundle source of the configuration in force
+/// (see [`crate::policy::bundle`]): each activation reloads every layer.
+/// Called at start and after each reload of `config.toml`: a source added
+/// gets its thread, a removed or changed one's stops (as all do at
+/// shutdown, when [`serve`] empties the list).
+fn sync_bundle_fetchers(shared: &Arc<Shared>) {
     use crate::policy::Location;
     let Some(state_dir) = shared.state_dir.clone() else {
         return;
     };
-    let mut stops = Vec::new();
-    for source in &shared.config.policy.sources {
+    let config = shared.config();
+    let mut fetchers = shared
+        .bundle_fetchers
+        .lock()
+        .unwrap_or_else(|e| e.into_inner());
+    fetchers.retain(|(running, _)| config.policy.sources.contains(running));
+    for source in &config.policy.sources {
         let Location::Bundle(bundle) = &source.location else {
             continue;
         };
+        if fetchers.iter().any(|(running, _)| running == source) {
+            continue;
+        }
         let (stop, stopped) = std::sync::mpsc::channel();
         let reloading = shared.clone();
         let started = crate::policy::bundle::spawn(
@@ -659,18 +753,11 @@ fn start_bundle_fetchers(shared: &Arc<Shared>, shutdown: &CancellationToken) {
             stopped,
         );
         match started {
-            Ok(_) => stops.push(stop),
+            Ok(_) => fetchers.push((source.clone(), stop)),
             Err(e) => {
                 tracing::error!(source = %source.name, error = %e, "cannot start the policy bundle's fetcher")
             }
         }
-    }
-    if !stops.is_empty() {
-        let shutdown = shutdown.clone();
-        tokio::spawn(async move {
-            shutdown.cancelled().await;
-            drop(stops);
-        });
     }
 }
 
@@ -803,31 +890,135 @@ pub async fn accept_loop(listener: UnixListener, shared: Arc<Shared>, shutdown: 
     }
 }
 
-async fn handle_signals(shared: Arc<Shared>, shutdown: CancellationToken) {
-    use tokio::signal::unix::{signal, SignalKind};
-    let (Ok(mut term), Ok(mut int), Ok(mut hup)) = (
-        signal(SignalKind::terminate()),
-        signal(SignalKind::interrupt()),
-        signal(SignalKind::hangup()),
-    ) else {
-        tracing::error!("could not install signal handlers");
-        return;
-    };
+/// The signals the daemon handles (SIGTERM, SIGINT: stop; SIGHUP:
+/// reload), installed before its socket accepts.
+struct Signals {
+    term: tokio::signal::unix::Signal,
+    int: tokio::signal::unix::Signal,
+    hup: tokio::signal::unix::Signal,
+}
+
+impl Signals {
+    /// Installs the handlers (inside the runtime).
+    fn install() -> std::io::Result<Signals> {
+        use tokio::signal::unix::{signal, SignalKind};
+        Ok(Signals {
+            term: signal(SignalKind::terminate())?,
+            int: signal(SignalKind::interrupt())?,
+            hup: signal(SignalKind::hangup())?,
+        })
+    }
+}
+
+async fn handle_signals(signals: Signals, shared: Arc<Shared>, shutdown: CancellationToken) {
+    let Signals {
+        mut term,
+        mut int,
+        mut hup,
+    } = signals;
     loop {
         tokio::select! {
             _ = term.recv() => break,
             _ = int.recv() => break,
-            _ = hup.recv() => reload_off_worker(&shared).await,
+            _ = hup.recv() => {
+                tracing::info!("SIGHUP: reloading config.toml and the rules");
+                reload_off_worker(&shared).await
+            }
         }
     }
     tracing::info!("stopping: answering in-flight hooks with their fallback");
     shutdown.cancel();
 }
 
-/// [`reload`] on a blocking thread.
+/// [`reload_config`] then [`reload`], on a blocking thread: what SIGHUP
+/// and a change the watcher sees do.
 pub(crate) async fn reload_off_worker(shared: &Arc<Shared>) {
     let shared = shared.clone();
-    let _ = tokio::task::spawn_blocking(move || reload(&shared)).await;
+    let _ = tokio::task::spawn_blocking(move || {
+        reload_config(&shared);
+        reload(&shared);
+    })
+    .await;
+}
+
+/// Reads `config.toml` again (blocking; inside the runtime, which a
+/// listener it starts needs). What can change live is replaced at once:
+/// `[decisions]`, `[clients]`, `[redact]`, `[providers]`, `[policy]` (the
+/// rules reload that follows composes the new sources; bundle fetchers
+/// start and stop), and `[http]` where no listener runs yet. A change to
+/// what only a restart applies ([`crate::config::RESTART_ONLY`]) is kept
+/// for `status` (`config.restart_needed`). A file with an error, or a
+/// listener that cannot start, is refused whole: the last good
+/// configuration stays, and `status` says why (`config.reload_error`).
+pub fn reload_config(shared: &Arc<Shared>) {
+    let Some(file) = &shared.config_file else {
+        return;
+    };
+    // Noted before reading: a change made during the read is a change.
+    *shared.config_seen.lock().unwrap_or_else(|e| e.into_inner()) = watch::fingerprint(&file.path);
+    let refuse = |error: anyhow::Error| {
+        let error = format!("{error:#}");
+        tracing::error!(%error, "config.toml reload refused; keeping the last good configuration");
+        shared
+            .config_state
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .error = Some(error);
+    };
+    let config = match file.read().and_then(|config| {
+        crate::http::check(&config)
+            .with_context(|| format!("{}", file.path.display()))
+            .map(|()| config)
+    }) {
+        Ok(config) => config,
+        Err(e) => return refuse(e),
+    };
+    // `Config::parse` compiled the patterns already; this cannot fail but
+    // is not unwrapped.
+    let redactor = match config.redactor() {
+        Ok(redactor) => redactor,
+        Err(e) => return refuse(anyhow::anyhow!("{}: [redact]: {e}", file.path.display())),
+    };
+    let mut set_up = shared.set_up.lock().unwrap_or_else(|e| e.into_inner());
+    if shared.http.get().is_none() && config.http.listen.is_some() {
+        if let Err(e) = start_http(shared, &config) {
+            return refuse(e.context(format!("{}: [http]", file.path.display())));
+        }
+        set_up.http = config.http.clone();
+        set_up.notify = config.notify.clone();
+    }
+    let restart_needed = config.restart_needed(&set_up);
+    drop(set_up);
+    if !restart_needed.is_empty() {
+        tracing::warn!(
+            sections = %restart_needed.join(", "),
+            "config.toml changed since start: restart to apply {}",
+            restart_needed.join(", ")
+        );
+    }
+    *shared.config.write().unwrap_or_else(|e| e.into_inner()) = Arc::new(config);
+    *shared.redactor.write().unwrap_or_else(|e| e.into_inner()) = Arc::new(redactor);
+    *shared
+        .config_state
+        .lock()
+        .unwrap_or_else(|e| e.into_inner()) = ConfigState {
+        error: None,
+        restart_needed,
+    };
+    tracing::info!(path = %file.path.display(), "config.toml reloaded");
+    sync_bundle_fetchers(shared);
+}
+
+/// Starts the HTTP listener `config` asks for on a running daemon.
+fn start_http(shared: &Arc<Shared>, config: &crate::config::Config) -> anyhow::Result<()> {
+    let shutdown = shared
+        .shutdown
+        .get()
+        .context("the daemon is not serving yet")?;
+    match crate::http::prepare(config)? {
+        Some(prepared) => crate::http::start(prepared, shared, shutdown),
+        None => Ok(()),
+    }
 }
 
 /// Reloads the rules and every policy source together, as one new
@@ -840,10 +1031,11 @@ pub fn reload(shared: &Shared) {
     if let RulesSource::File(path) = &source {
         *shared.rules_seen.lock().unwrap_or_else(|e| e.into_inner()) = watch::fingerprint(path);
     }
+    let config = shared.config();
     *shared.policy_seen.lock().unwrap_or_else(|e| e.into_inner()) =
-        policy_fingerprint(&shared.config.policy, state_dir);
+        policy_fingerprint(&config.policy, state_dir);
     let mut error = shared.rules_error.lock().unwrap_or_else(|e| e.into_inner());
-    match load_composed(&source, &shared.config.policy, state_dir) {
+    match load_composed(&source, &config.policy, state_dir) {
         Ok(rules) => {
             let revision = rules.revision().clone();
             let generation = shared.controller.replace_rules(rules);

@@ -1,5 +1,6 @@
-//! Watching the rules files: the user's (when rules come from a file) and
-//! every known project's (`<project>/.claude/hookd.toml`).
+//! Watching the rules files: the user's (when rules come from a file),
+//! every known project's (`<project>/.claude/hookd.toml`), the policy
+//! sources' — and `config.toml`, which names those sources.
 //!
 //! The daemon learns of a change from the kernel (inotify on Linux, kqueue
 //! on the BSDs and macOS, through the `notify` crate) instead of polling:
@@ -199,8 +200,9 @@ fn watch_plan(files: &[PathBuf]) -> (BTreeSet<PathBuf>, RelevantPaths) {
     (dirs, relevant)
 }
 
-/// Reloads the user's rules when their file changes and refreshes a
-/// project's rules when its file does, until `shutdown`.
+/// Reloads `config.toml` and the user's rules when either (or a policy
+/// source) changes and refreshes a project's rules when its file does,
+/// until `shutdown`.
 pub async fn watch_rules(shared: Arc<Shared>, shutdown: CancellationToken) {
     // Absolute: a watch's events name absolute paths. Read again when the
     // source changes (`remember: "always"` makes the defaults a file).
@@ -209,6 +211,10 @@ pub async fn watch_rules(shared: Arc<Shared>, shutdown: CancellationToken) {
         RulesSource::Defaults => None,
     };
     let mut user_file = user_file_of(&shared);
+    let config_file = shared
+        .config_file
+        .as_ref()
+        .map(|file| std::path::absolute(&file.path).unwrap_or_else(|_| file.path.clone()));
     let projects = shared.controller.projects().clone();
     let mut known_projects = projects.subscribe();
     let (tx, mut events) = mpsc::unbounded_channel();
@@ -229,9 +235,10 @@ pub async fn watch_rules(shared: Arc<Shared>, shutdown: CancellationToken) {
         // watch existed: look at the files then too.
         let mut files: Vec<PathBuf> = projects.files();
         files.extend(user_file.clone());
+        files.extend(config_file.clone());
         files.extend(
             shared
-                .config
+                .config()
                 .policy
                 .sources
                 .iter()
@@ -279,17 +286,29 @@ pub async fn watch_rules(shared: Arc<Shared>, shutdown: CancellationToken) {
             }
             None => false,
         };
-        let policy_changed = !shared.config.policy.is_empty() && {
+        let config_changed = match &config_file {
+            Some(path) => {
+                let now = stat(path.clone()).await;
+                now != *shared.config_seen.lock().unwrap_or_else(|e| e.into_inner())
+            }
+            None => false,
+        };
+        let policy_changed = !shared.config().policy.is_empty() && {
             let policy = shared.clone();
             let now = tokio::task::spawn_blocking(move || {
-                super::policy_fingerprint(&policy.config.policy, policy.state_dir.as_deref())
+                super::policy_fingerprint(&policy.config().policy, policy.state_dir.as_deref())
             })
             .await
             .unwrap_or_default();
             now != *shared.policy_seen.lock().unwrap_or_else(|e| e.into_inner())
         };
-        if user_changed || policy_changed {
-            tracing::info!(user_changed, policy_changed, "rules files changed");
+        if user_changed || policy_changed || config_changed {
+            tracing::info!(
+                user_changed,
+                policy_changed,
+                config_changed,
+                "rules files changed"
+            );
             reload_off_worker(&shared).await;
         }
         if !projects.is_empty() {

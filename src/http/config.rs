@@ -24,7 +24,7 @@ pub const DEFAULT_MAX_CONNECTIONS: usize = 64;
 /// max_connections = 64
 /// token_file = "…"            # default: http-token beside config.toml
 /// ```
-#[derive(Debug, Clone, Default, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct HttpConfig {
     /// The address to listen on; `None`: no listener.
@@ -138,7 +138,7 @@ impl HttpConfig {
 /// url = "https://hooks.slack.com/services/…"
 /// slack = true                            # add Slack's `text`
 /// ```
-#[derive(Debug, Clone, Default, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct NotifyConfig {
     /// ntfy topics.
@@ -150,7 +150,7 @@ pub struct NotifyConfig {
 }
 
 /// `[[notify.ntfy]]`.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct NtfyTarget {
     /// The topic URL (`https://ntfy.sh/TOPIC`).
@@ -162,7 +162,7 @@ pub struct NtfyTarget {
 }
 
 /// `[[notify.webhook]]`.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct WebhookTarget {
     /// Where the JSON document is POSTed.

@@ -133,25 +133,36 @@ pub struct Prepared {
     face: Face,
 }
 
-/// Checks `[http]`, makes sure the token file exists and binds the
-/// listener: every error a misconfigured listener can have is a start-up
-/// error naming the key or file. `None` when no listener is configured.
-pub fn prepare(config: &crate::config::Config) -> anyhow::Result<Option<Prepared>> {
+/// The checks of `[http]` and `[notify]` that need no IO: a reload of
+/// config.toml is refused when they fail, as start-up is.
+pub fn check(config: &crate::config::Config) -> anyhow::Result<()> {
     let notify = &config.notify;
     notify
         .check()
         .map_err(|e| anyhow::anyhow!("[notify] {e}"))?;
+    match config.http.listen {
+        Some(_) => config
+            .http
+            .check()
+            .map_err(|e| anyhow::anyhow!("[http] {e}")),
+        None if notify.targets() > 0 => anyhow::bail!(
+            "[notify] has targets but [http] has no `listen`: pushes carry links to the HTTP \
+             listener; set `listen` in [http] (or `hookd serve --http ADDR`)"
+        ),
+        None => Ok(()),
+    }
+}
+
+/// Checks `[http]`, makes sure the token file exists and binds the
+/// listener: every error a misconfigured listener can have is a start-up
+/// error naming the key or file. `None` when no listener is configured.
+pub fn prepare(config: &crate::config::Config) -> anyhow::Result<Option<Prepared>> {
+    check(config)?;
+    let notify = &config.notify;
     let config = &config.http;
     let Some(listen) = config.listen else {
-        if notify.targets() > 0 {
-            anyhow::bail!(
-                "[notify] has targets but [http] has no `listen`: pushes carry links to the HTTP \
-                 listener; set `listen` in [http] (or `hookd serve --http ADDR`)"
-            );
-        }
         return Ok(None);
     };
-    config.check().map_err(|e| anyhow::anyhow!("[http] {e}"))?;
     let token_file = match &config.token_file {
         Some(path) => path.clone(),
         None => token::default_path().context(

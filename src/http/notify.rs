@@ -363,6 +363,9 @@ mod tests {
             rule_ids: Vec::new(),
             reason: None,
             session: false,
+            session_rule: None,
+            session_note: None,
+            every_command_rule: None,
             deadline: std::time::SystemTime::now(),
         };
         Push {

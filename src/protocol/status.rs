@@ -54,6 +54,51 @@ pub struct Status {
     /// log. Absent before the first line, and from older daemons.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub log_chain: Option<LogChain>,
+    /// `config.toml` as the daemon last read it. Absent when it reads
+    /// none, and from older daemons.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub config: Option<ConfigStatus>,
+}
+
+/// `status.config`: what the last reload of `config.toml` (SIGHUP, or a
+/// change the daemon saw) left to say.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct ConfigStatus {
+    /// The file (it may not exist: the defaults apply then).
+    pub path: PathBuf,
+    /// Why the last reload was refused, with file:line:column: the last
+    /// good configuration stays in force. Absent when it was read.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reload_error: Option<String>,
+    /// What changed in the file that only a restart applies (`[http]
+    /// listen`, `[log]`, `[otlp]`, `[notify]`, …); empty when everything
+    /// in the file is in force.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub restart_needed: Vec<String>,
+}
+
+impl ConfigStatus {
+    /// What `hookd status` and `doctor` say about it, one line each (none
+    /// when all is in force).
+    pub fn lines(&self) -> Vec<String> {
+        let mut lines = Vec::new();
+        if !self.restart_needed.is_empty() {
+            lines.push(format!(
+                "{} changed since start: restart to apply {}",
+                self.path.display(),
+                self.restart_needed.join(", ")
+            ));
+        }
+        if let Some(error) = &self.reload_error {
+            lines.push(format!(
+                "{} reload refused, the last good configuration stays in force:\n  {}",
+                self.path.display(),
+                error.replace('\n', "\n  ")
+            ));
+        }
+        lines
+    }
 }
 
 /// `status.otlp`: the OpenTelemetry exporter's counters since start.

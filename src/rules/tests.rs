@@ -1247,7 +1247,8 @@ tool = "Bash(curl *)"
         "event: PreToolUse, tool: Bash",
         "[1] ls",
         "[2] sudo rm -rf x   (also read as: rm -rf x)",
-        "verdict: deny by no-rm (generation 0)",
+        // Rules no daemon numbered have no generation to show.
+        "verdict: deny by no-rm\n",
         "reason: no deleting",
         "deny    no-rm  (user, test.toml:2)",
         "yes tool `Bash(rm *)` matched command [2] `rm -rf x` (after stripping `sudo`)",

@@ -85,7 +85,7 @@ pub(super) async fn serve(
     let (queue, mut pushes) = ClientQueue::channel(
         client_id,
         CLIENT_QUEUE_FRAMES,
-        shared.config.clients.queue_bytes,
+        shared.config().clients.queue_bytes,
     );
     let dropped = queue.dropped.clone();
     // Of the hook results, not of `Reply`: the channel's blocks hold 32

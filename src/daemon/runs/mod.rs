@@ -314,12 +314,12 @@ impl Runs {
     /// Every check that can refuse a run before anything is spawned.
     fn plan(&self, shared: &Shared, request: &RunRequest) -> Result<Plan, Refused> {
         let daemon_env: Vec<(OsString, OsString)> = std::env::vars_os().collect();
+        let config = shared.config();
         let (provider, env) = match &request.provider {
             None => (None, daemon_env),
             Some(name) => {
-                let provider = shared.config.providers.get(name).ok_or_else(|| {
-                    let known: Vec<&str> =
-                        shared.config.providers.keys().map(String::as_str).collect();
+                let provider = config.providers.get(name).ok_or_else(|| {
+                    let known: Vec<&str> = config.providers.keys().map(String::as_str).collect();
                     Refused::invalid(format!(
                         "provider `{name}` is not configured: add [providers.{name}] to hookd's \
                          config file ({})",

@@ -308,7 +308,7 @@ pub(super) fn publish_record(
         bytes.into()
     };
     let raw_line = line(record);
-    let log_line = match redacted(&shared.redactor, record) {
+    let log_line = match redacted(&shared.redactor(), record) {
         Some(redacted) => line(&redacted),
         None => raw_line.clone(),
     };
@@ -409,7 +409,7 @@ pub(super) async fn finish(run: &Run, outcome: Outcome, shared: &Arc<Shared>) {
     tracing::info!(
         run = %run_id,
         ok = done.ok,
-        error = ?done.error.as_deref().map(|e| shared.redactor.redact_str(e)),
+        error = ?done.error.as_deref().map(|e| shared.redactor().redact_str(e)),
         cost_usd = ?done.cost_usd,
         exit = ?outcome.exit,
         duration_ms = done.duration_ms,
@@ -461,7 +461,7 @@ pub(super) async fn copy_stderr(stderr: ChildStderr, run_id: Arc<str>, shared: A
                 let text = String::from_utf8_lossy(&line);
                 let text = text.trim_end();
                 if !text.is_empty() {
-                    let text = shared.redactor.redact_str(text);
+                    let text = shared.redactor().redact_str(text);
                     tracing::info!(target: "hookd::adapter", run = %run_id, "{text}");
                 }
             }
