@@ -12,7 +12,8 @@
 //!   `allow` lets the tool run; `ask` is refused as a client's verdict;
 //! - the forwarder's fallbacks, daemon down, in each agent's form, and the
 //!   universal deny for an event no dialect knows;
-//! - Gemini's AfterAgent follows the once-per-chain Stop rule.
+//! - Gemini's AfterAgent follows the once-per-chain Stop rule, and the
+//!   continuation prompt a block causes does not end the chain.
 
 #[path = "support/daemon.rs"]
 mod daemon;
@@ -377,6 +378,66 @@ reason = "run the tests first"
     );
     let (event, _) = logged(&d, "AfterAgent");
     assert_eq!(event["mapped_kind"], "Stop");
+}
+
+/// Gemini answers a blocked AfterAgent by prompting itself with the block's
+/// reason, and that prompt fires BeforeAgent (UserPromptSubmit) before the
+/// next AfterAgent: it continues the stop chain instead of ending it, so
+/// `max_blocks = 2` ends the chain after two blocks (it looped forever).
+#[test]
+fn geminis_continuation_prompt_does_not_end_the_stop_chain() {
+    let d = Daemon::start_with(DaemonOptions {
+        rules: Some(
+            r#"
+[[rule]]
+id = "check-tests"
+action = "deny"
+event = "Stop"
+reason = "run the tests first"
+max_blocks = 2
+"#
+            .into(),
+        ),
+        ..DaemonOptions::default()
+    });
+    let mut prompt = captured("gemini", "BeforeAgent.json");
+    let mut stop = captured("gemini", "AfterAgent.json");
+    assert!(d.forward(&prompt, &["--agent", "gemini"]).stdout.is_empty());
+    stop["stop_hook_active"] = json!(false);
+    let mut answers = Vec::new();
+    for _ in 0..4 {
+        let out = d.forward(&stop, &["--agent", "gemini"]);
+        let blocked = !out.stdout.is_empty();
+        answers.push(blocked);
+        if !blocked {
+            break;
+        }
+        assert_eq!(
+            stdout_json(&out),
+            json!({"decision": "deny", "reason": "run the tests first"})
+        );
+        // What Gemini does next: the reason is its next prompt.
+        prompt["prompt"] = json!("run the tests first");
+        let out = d.forward(&prompt, &["--agent", "gemini"]);
+        assert!(out.stdout.is_empty(), "{}", stderr(&out));
+        stop["stop_hook_active"] = json!(true);
+    }
+    assert_eq!(
+        answers,
+        [true, true, false],
+        "blocked, blocked, let through"
+    );
+
+    // A prompt of the user's own ends the chain as before.
+    stop["stop_hook_active"] = json!(false);
+    assert!(!d.forward(&stop, &["--agent", "gemini"]).stdout.is_empty());
+    prompt["prompt"] = json!("now something else");
+    d.forward(&prompt, &["--agent", "gemini"]);
+    stop["stop_hook_active"] = json!(true);
+    assert!(
+        !d.forward(&stop, &["--agent", "gemini"]).stdout.is_empty(),
+        "a new prompt starts a new chain"
+    );
 }
 
 #[test]

@@ -10,6 +10,8 @@
 //!   reason; Codex runs the tool (its own flow), or is denied under
 //!   fail-closed;
 //! - every hook the CLI fired is in the log, with the agent as harness;
+//! - a Stop rule's `max_blocks` ends each agent's session (Gemini's
+//!   continuation prompt does not restart the count);
 //! - one rules file in one daemon judges Codex, Gemini and Claude Code;
 //! - session timings with hookd against no hooks (printed).
 //!
@@ -470,4 +472,65 @@ fn one_rules_file_in_one_daemon_judges_claude_code_codex_and_gemini() {
         })
         .collect();
     assert_eq!(denied, ["codex", "gemini", "claude-code"]);
+}
+
+/// A model that answers "done" to everything.
+fn says_done() -> Value {
+    json!({"turns": [{"content": [{"type": "text", "text": "done"}]}], "default_text": "done"})
+}
+
+/// A Stop rule with `max_blocks = 2` ends each agent's session after two
+/// blocks: Codex (Stop) and Gemini (AfterAgent), whose block makes it prompt
+/// itself with the reason (a BeforeAgent), which once reset the count so
+/// that Gemini looped until killed.
+#[test]
+fn a_stop_rule_with_max_blocks_ends_each_agents_session() {
+    if agents::node_absent("a_stop_rule_with_max_blocks_ends_each_agents_session") {
+        return;
+    }
+    let rules = r#"
+[[rule]]
+id = "two-more-turns"
+action = "deny"
+event = "Stop"
+reason = "hookd e2e: check your work once more"
+max_blocks = 2
+"#;
+    for cli in [Cli::Codex, Cli::Gemini] {
+        let d = daemon_with(rules);
+        let mock = ModelMock::start(cli, &says_done());
+        let (run, records) = hooked_run(cli, &mock, &d, &[]);
+        // Kept: the records are in the run's directory.
+        let run = run.timeout(Duration::from_secs(90));
+        let out = run.run("say done");
+        mock.assert_no_egress();
+        out.assert_success();
+        let stop = match cli {
+            Cli::Codex => "Stop",
+            Cli::Gemini => "AfterAgent",
+        };
+        let stops = fired(&records)
+            .iter()
+            .filter(|i| i["hook_event_name"] == stop)
+            .count();
+        assert_eq!(
+            stops,
+            3,
+            "{cli:?}: blocked twice, then let through\n{}",
+            out.describe()
+        );
+        assert_all_logged(cli, &d, &records);
+        let lines = d.log_lines();
+        let verdicts: Vec<&Value> = lines
+            .iter()
+            .filter(|dec| {
+                dec["type"] == "decision"
+                    && lines.iter().any(|e| {
+                        e["type"] == "event" && e["id"] == dec["event_id"] && e["kind"] == stop
+                    })
+            })
+            .map(|dec| &dec["verdict"])
+            .collect();
+        assert_eq!(verdicts, ["deny", "deny", "none"], "{cli:?}");
+    }
 }

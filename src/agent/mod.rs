@@ -187,6 +187,20 @@ impl Agent {
         }
     }
 
+    /// The prompt this agent sends itself when hookd blocks an event of
+    /// `kind` with `answer`, where that prompt fires a prompt hook of its
+    /// own: Gemini answers a blocked AfterAgent (Stop) by sending the deny's
+    /// reason as the next user message, which fires BeforeAgent
+    /// (UserPromptSubmit). The daemon's stop chains must not take it for
+    /// the user's next prompt, which ends a chain. `None` for every other
+    /// agent and event: Claude Code and Codex go on without a prompt hook.
+    pub fn continuation_prompt(self, kind: HookEventKind, answer: &Answer) -> Option<&str> {
+        match self {
+            Agent::Gemini => crate::agent::gemini::output::continuation_prompt(kind, answer),
+            Agent::ClaudeCode | Agent::Codex => None,
+        }
+    }
+
     /// What an `ask` becomes when nobody answered it (no client, or its
     /// timeout passed). Claude Code keeps the ask: its own permission prompt
     /// takes over. Codex cannot ask from a hook: its own flow goes on ("no

@@ -677,10 +677,15 @@ fn record_decision(
     // its run's judged original must not reset the count.
     if !matches!(judgement.source, Source::Copy | Source::Probe) {
         let blocked = judgement.enforced && judgement.answer.verdict == Verdict::Deny;
-        shared
-            .controller
-            .stop_chains()
-            .record(hook.kind, chain.unwrap_or(&Value::Null), blocked);
+        let continuation = blocked
+            .then(|| hook.agent.continuation_prompt(hook.kind, &judgement.answer))
+            .flatten();
+        shared.controller.stop_chains().record(
+            hook.kind,
+            chain.unwrap_or(&Value::Null),
+            blocked,
+            continuation,
+        );
     }
 
     let out = if judgement.enforced {
