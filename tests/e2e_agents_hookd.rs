@@ -12,6 +12,7 @@
 //! - every hook the CLI fired is in the log, with the agent as harness;
 //! - a Stop rule's `max_blocks` ends each agent's session (Gemini's
 //!   continuation prompt does not restart the count);
+//! - `context` rules on SessionStart and UserPromptSubmit reach the model;
 //! - one rules file in one daemon judges Codex, Gemini and Claude Code;
 //! - session timings with hookd against no hooks (printed).
 //!
@@ -532,5 +533,48 @@ max_blocks = 2
             .map(|dec| &dec["verdict"])
             .collect();
         assert_eq!(verdicts, ["deny", "deny", "none"], "{cli:?}");
+    }
+}
+
+/// `context` rules on SessionStart and UserPromptSubmit reach each agent's
+/// model: the text is in the model request's body. SessionStart is
+/// observe-only, and its context was once never judged, so never sent.
+#[test]
+fn context_rules_reach_each_agents_model() {
+    if agents::node_absent("context_rules_reach_each_agents_model") {
+        return;
+    }
+    let rules = r#"
+[[rule]]
+id = "session-note"
+action = "context"
+event = "SessionStart"
+reason = "hookd-e2e-session-note-7f3a"
+
+[[rule]]
+id = "prompt-note"
+action = "context"
+event = "UserPromptSubmit"
+reason = "hookd-e2e-prompt-note-91c2"
+"#;
+    for cli in [Cli::Codex, Cli::Gemini] {
+        let d = daemon_with(rules);
+        let mock = ModelMock::start(cli, &says_done());
+        let (run, records) = hooked_run(cli, &mock, &d, &[]);
+        let out = run.run("say done");
+        mock.assert_no_egress();
+        out.assert_success();
+        assert_all_logged(cli, &d, &records);
+        let bodies: Vec<String> = mock.model_requests().iter().map(Value::to_string).collect();
+        let first = bodies
+            .first()
+            .unwrap_or_else(|| panic!("{cli:?}: no model request"));
+        for note in ["hookd-e2e-session-note-7f3a", "hookd-e2e-prompt-note-91c2"] {
+            assert!(
+                first.contains(note),
+                "{cli:?}: {note} is not in the model request:\n{}",
+                mock.describe_requests()
+            );
+        }
     }
 }

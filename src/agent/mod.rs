@@ -178,6 +178,35 @@ impl Agent {
                 .any(|v| *v != Verdict::NoOpinion)
     }
 
+    /// This agent's name for its event of `kind`; `None` when it fires
+    /// none (Gemini has no PermissionRequest).
+    pub fn event_name(self, kind: HookEventKind) -> Option<&'static str> {
+        match self {
+            Agent::ClaudeCode => (kind != HookEventKind::Unknown).then(|| kind.as_str()),
+            Agent::Codex => crate::agent::codex::kind::name_of(kind),
+            Agent::Gemini => crate::agent::gemini::kind::name_of(kind),
+        }
+    }
+
+    /// Whether this agent takes `additionalContext` from a hook of `kind`
+    /// (and shows it to the model).
+    pub fn accepts_context(self, kind: HookEventKind) -> bool {
+        match self {
+            Agent::ClaudeCode => crate::agent::claude::output::accepts_context(kind),
+            Agent::Codex => crate::agent::codex::output::accepts_context(kind),
+            Agent::Gemini => crate::agent::gemini::output::accepts_context(kind),
+        }
+    }
+
+    /// Whether the rules judge an event of `kind` from this agent: a
+    /// decision point, or an observe-only event the agent takes context for
+    /// (SessionStart, SubagentStart, …), where the `context` rules' text is
+    /// delivered and nothing else of the rules applies
+    /// ([`Evaluation::context_only`]). It never waits for a client.
+    pub fn is_judged(self, kind: HookEventKind) -> bool {
+        self.is_decision_point(kind) || self.accepts_context(kind)
+    }
+
     /// `answer` as this agent's output for an event of `kind`.
     pub fn render(self, kind: HookEventKind, answer: &Answer) -> HookOutput {
         match self {

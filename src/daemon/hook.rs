@@ -415,9 +415,10 @@ async fn judge_event(
             source: Source::Fallback,
             ..Judgement::default_for(generation)
         }
-    } else if hook.agent.is_decision_point(hook.kind) {
+    } else if hook.agent.is_judged(hook.kind) {
         // Boxed: this future's size is the memory every waiting hook holds,
-        // and judging's state, gone once judged, would set it.
+        // and judging's state, gone once judged, would set it. An
+        // observe-only event is judged for its context alone (SessionStart).
         let judgement = Box::pin(judge(
             event,
             rules,
@@ -428,7 +429,11 @@ async fn judge_event(
             shutdown,
         ))
         .await;
-        super::grants::apply(hook.shared, event, judgement)
+        if hook.agent.is_decision_point(hook.kind) {
+            super::grants::apply(hook.shared, event, judgement)
+        } else {
+            judgement
+        }
     } else {
         // Observe-only: answered at once, never waits on anything.
         Judgement::default_for(generation)
