@@ -6,7 +6,8 @@
 //!   allows is relayed (never `GEMINI_API_KEY`);
 //! - rules judge the mapped names (`run_shell_command` is `Bash`, a Codex
 //!   patch is an `Edit`/`Write` of each file); `agent = "…"` restricts a rule;
-//! - the log has both the agent's names and the mapped ones;
+//! - the log has both the agent's names and the mapped ones (the tool the
+//!   rules judged a call as), and `hookd tail --tool` finds either;
 //! - an ask nobody answers: Gemini gets a deny with the reason (never an
 //!   ask), Codex its own flow, or a deny under fail-closed; a client's
 //!   `allow` lets the tool run; `ask` is refused as a client's verdict;
@@ -167,6 +168,97 @@ tool = "Write"
         out.stdout.is_empty(),
         "{}",
         String::from_utf8_lossy(&out.stdout)
+    );
+}
+
+/// The logged `mapped_tool` is the tool the rules judged a call as (a Codex
+/// patch that only adds a file is a `Write`; one that also updates a file
+/// an `Edit`), and `hookd tail --tool` finds Codex's and Gemini's edits by
+/// that name.
+#[test]
+fn an_edit_is_logged_and_tailed_as_the_tool_the_rules_judged_it_as() {
+    let d = Daemon::start_with(DaemonOptions {
+        rules: Some(
+            r#"
+[[rule]]
+id = "no-new-files"
+action = "deny"
+tool = "Write"
+reason = "no new files"
+"#
+            .into(),
+        ),
+        ..DaemonOptions::default()
+    });
+    let mixed = captured("codex", "PreToolUse.apply_patch.json");
+    let mut add_only = mixed.clone();
+    add_only["tool_use_id"] = json!("call_add_only");
+    add_only["tool_input"]["command"] =
+        json!("*** Begin Patch\n*** Add File: new.txt\n+x\n*** End Patch\n");
+    let out = d.forward(&add_only, &["--agent", "codex"]);
+    assert_eq!(
+        stdout_json(&out)["hookSpecificOutput"]["permissionDecisionReason"],
+        "no new files"
+    );
+    let (event, decision) = logged(&d, "PreToolUse");
+    assert_eq!(decision["rule_ids"], json!(["no-new-files"]));
+    assert_eq!(
+        event["mapped_tool"], "Write",
+        "judged by the Write rule: {event}"
+    );
+
+    d.forward(&mixed, &["--agent", "codex"]);
+    d.forward(
+        &captured("gemini", "BeforeTool.write_file.json"),
+        &["--agent", "gemini"],
+    );
+    d.forward(
+        &captured("gemini", "BeforeTool.replace.json"),
+        &["--agent", "gemini"],
+    );
+    d.wait_decisions(4);
+    let lines = d.log_lines();
+    let mapped: Vec<(&Value, &Value)> = lines
+        .iter()
+        .filter(|l| l["type"] == "event")
+        .map(|l| (&l["tool"], &l["mapped_tool"]))
+        .collect();
+    assert_eq!(
+        mapped,
+        [
+            (&json!("apply_patch"), &json!("Write")),
+            (&json!("apply_patch"), &json!("Edit")),
+            (&json!("write_file"), &json!("Write")),
+            (&json!("replace"), &json!("Edit")),
+        ]
+    );
+
+    let tail = |tool: &str| -> Vec<String> {
+        let out = Command::new(daemon::hookd_bin())
+            .args(["tail", "--json", "--tool", tool, "--log"])
+            .arg(&d.log)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", stderr(&out));
+        String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .map(|l| serde_json::from_str::<Value>(l).unwrap())
+            .filter(|l| l["type"] == "event")
+            .map(|l| {
+                format!(
+                    "{}:{}",
+                    l["harness"].as_str().unwrap(),
+                    l["tool"].as_str().unwrap()
+                )
+            })
+            .collect()
+    };
+    assert_eq!(tail("Write"), ["codex:apply_patch", "gemini:write_file"]);
+    assert_eq!(tail("Edit"), ["codex:apply_patch", "gemini:replace"]);
+    assert_eq!(
+        tail("replace"),
+        ["gemini:replace"],
+        "the agent's own name still works"
     );
 }
 

@@ -307,7 +307,7 @@ impl Agent {
         let own = raw.get("tool_name")?.as_str()?;
         let claude = match self {
             Agent::ClaudeCode => Cow::Borrowed(own),
-            Agent::Codex => crate::agent::codex::input::claude_tool_name(own),
+            Agent::Codex => crate::agent::codex::input::claude_tool_name(own, raw),
             Agent::Gemini => crate::agent::gemini::input::claude_tool_name(own, raw),
         };
         Some(ToolNames {
