@@ -294,7 +294,8 @@ pub fn run(options: &DoctorOptions) -> Report {
 
 fn check_forwarder(path: &Path) -> Check {
     let name = "forwarder";
-    let reinstall = "install hookd and hook-forwarder side by side (`cargo install --path .`)";
+    let reinstall =
+        "install hookd and hook-forwarder side by side (`scripts/install` in a hookd checkout)";
     let meta = match fs::metadata(path) {
         Ok(m) => m,
         Err(e) => {
