@@ -714,8 +714,9 @@ fn golden_stdout(agent: Agent, name: &str, case: &str) -> String {
     stdout.split("--- stderr\n").next().unwrap().to_string()
 }
 
-/// A `context` rule's text reaches every event each agent takes context
-/// for, through a real `hookd serve` and `hook-forwarder --agent`, exactly
+/// A `context` rule's text reaches every event each agent (Codex, Gemini,
+/// and Claude Code) takes context for, through a real `hookd serve` and
+/// `hook-forwarder [--agent]`, exactly
 /// as the golden `context` case renders it: the observe-only ones
 /// (SessionStart, SubagentStart) included, which the daemon once answered
 /// without judging, so their context never went out.
@@ -754,11 +755,46 @@ reason = "golden context"
             }
         }
     }
+    // Claude Code's own events too (`tests/fixtures/events/`, golden
+    // `tests/fixtures/golden/<Event>.context.out`).
+    let events = fixtures().join("events");
+    let mut paths: Vec<PathBuf> = fs::read_dir(&events)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    paths.sort();
+    for path in paths {
+        let stem = path.file_stem().unwrap().to_str().unwrap().to_string();
+        let raw: Value = serde_json::from_slice(&fs::read(&path).unwrap()).unwrap();
+        let name = raw["hook_event_name"].as_str().unwrap().to_string();
+        let kind = HookEventKind::from_name(&name);
+        let out = d.forward(&raw, &[]);
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        if Agent::ClaudeCode.accepts_context(kind) {
+            let golden = fixtures()
+                .join("golden")
+                .join(format!("{stem}.context.out"));
+            let golden = fs::read_to_string(&golden).unwrap();
+            let want = golden.split("--- stdout\n").nth(1).unwrap();
+            assert_eq!(
+                stdout,
+                want.split("--- stderr\n").next().unwrap(),
+                "claude-code {stem}"
+            );
+            reached.insert(format!("claude-code {name}"));
+        } else {
+            assert!(
+                !stdout.contains("golden context"),
+                "claude-code {stem}: {stdout}"
+            );
+        }
+    }
     for must in [
         "codex SessionStart",
         "gemini SessionStart",
         "codex UserPromptSubmit",
         "gemini BeforeAgent",
+        "claude-code SessionStart",
     ] {
         assert!(reached.contains(must), "{must} not covered: {reached:?}");
     }
