@@ -1,6 +1,8 @@
-//! `hookd doctor`: is everything in place for Claude Code's hooks to reach
+//! `hookd doctor`: is everything in place for the agents' hooks to reach
 //! hookd? One check per line, each with ✓ or ✗ and, when something is
-//! wrong, what to do about it.
+//! wrong, what to do about it; `·` marks a note: something optional that is
+//! not set up (the Agent SDK adapter, Claude Code when only Codex or Gemini
+//! is registered, no hook fired yet), which never fails the report.
 //!
 //! The checks, in order: the forwarder `hookd install` would register; the
 //! socket path and its directory; the daemon (`status`); each settings file
@@ -8,7 +10,7 @@
 //! for; every event covered exactly
 //! once; hookd's http hooks, if any (the listener, its address, the token);
 //! the rules files; the event log; and whether hooks really fire (the
-//! last Claude Code event in the log). Read-only: doctor creates, starts and
+//! last agent's event in the log). Read-only: doctor creates, starts and
 //! changes nothing.
 
 use std::collections::BTreeMap;
@@ -26,7 +28,6 @@ use crate::agent::claude::{FailClosed, HookEventKind};
 use crate::agent::Agent;
 use crate::install::{self, Inspection, Scope};
 use crate::protocol::log::{LogRecord, LoggedEvent};
-use crate::protocol::Harness;
 
 mod agents;
 mod probe;
@@ -103,11 +104,16 @@ fn agent_settings(project: &Path) -> Vec<(Agent, Scope, PathBuf)> {
 pub struct Check {
     /// Short name (`forwarder`, `socket`, `daemon`, `settings:user`, …).
     pub name: String,
-    /// Whether it passed.
+    /// Whether it passed (a note passes).
     pub ok: bool,
+    /// A note: something optional is absent or not used yet. Failures are
+    /// for what is broken; a setup without the Agent SDK adapter, or with
+    /// only Codex registered, is not.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub note: bool,
     /// What was found.
     pub message: String,
-    /// What to do, when it failed.
+    /// What to do, when it failed; for a note, how to set the part up.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub fix: Option<String>,
 }
@@ -117,8 +123,19 @@ impl Check {
         Check {
             name: name.into(),
             ok: true,
+            note: false,
             message: message.into(),
             fix: None,
+        }
+    }
+
+    fn note(name: impl Into<String>, message: impl Into<String>, how: impl Into<String>) -> Check {
+        Check {
+            name: name.into(),
+            ok: true,
+            note: true,
+            message: message.into(),
+            fix: Some(how.into()),
         }
     }
 
@@ -126,6 +143,7 @@ impl Check {
         Check {
             name: name.into(),
             ok: false,
+            note: false,
             message: message.into(),
             fix: Some(fix.into()),
         }
@@ -153,10 +171,16 @@ impl fmt::Display for Report {
             false => (anstyle::Style::new(), anstyle::Style::new()),
         };
         for c in &self.checks {
-            let (style, mark) = if c.ok { (good, "✓") } else { (bad, "✗") };
+            let (style, mark) = match (c.ok, c.note) {
+                (true, false) => (good, "✓"),
+                (true, true) => (anstyle::Style::new(), "·"),
+                (false, _) => (bad, "✗"),
+            };
             write!(f, "{style}{mark}{style:#} {}: {}", c.name, c.message)?;
-            if let Some(fix) = &c.fix {
-                write!(f, " → fix: {fix}")?;
+            match &c.fix {
+                Some(how) if c.note => write!(f, " → {how}")?,
+                Some(fix) => write!(f, " → fix: {fix}")?,
+                None => {}
             }
             writeln!(f)?;
         }
@@ -228,10 +252,9 @@ pub fn run(options: &DoctorOptions) -> Report {
             });
         }
     }
-    checks.push(check_coverage(&files, &options.events));
-    checks.extend(check_http(&files, status.as_ref(), &|var| {
-        std::env::var(var).ok()
-    }));
+    // Codex's and Gemini's files are read first: whether the coverage of
+    // Claude Code's is a failure depends on them. Their lines come after.
+    let mut agent_checks = Vec::new();
     let mut agent_files: Vec<PathBuf> = Vec::new();
     let mut probed = Vec::new();
     for (agent, scope, path) in &options.agent_settings {
@@ -242,7 +265,7 @@ pub fn run(options: &DoctorOptions) -> Report {
         }
         agent_files.push(same);
         if let Some((check, inspection)) = agents::check(*agent, *scope, path) {
-            checks.push(check);
+            agent_checks.push(check);
             // Probed with the Claude Code files (coverage is Claude Code's).
             if let Some(inspection) = inspection {
                 probed.push(SettingsFile {
@@ -254,6 +277,16 @@ pub fn run(options: &DoctorOptions) -> Report {
             }
         }
     }
+    let other_agents: Vec<String> = probed
+        .iter()
+        .filter(|f| !f.inspection.registrations.is_empty())
+        .map(|f| format!("{} ({})", f.agent.display_name(), f.path.display()))
+        .collect();
+    checks.push(check_coverage(&files, &options.events, &other_agents));
+    checks.extend(check_http(&files, status.as_ref(), &|var| {
+        std::env::var(var).ok()
+    }));
+    checks.extend(agent_checks);
     files.extend(probed);
 
     let rules = status
@@ -300,7 +333,8 @@ pub fn run(options: &DoctorOptions) -> Report {
 
 fn check_forwarder(path: &Path) -> Check {
     let name = "forwarder";
-    let reinstall = "install hookd and hook-forwarder side by side (`cargo install --path .`)";
+    let reinstall =
+        "install hookd and hook-forwarder side by side (`scripts/install` in a hookd checkout)";
     let meta = match fs::metadata(path) {
         Ok(m) => m,
         Err(e) => {
@@ -361,10 +395,14 @@ fn check_adapter(dir: anyhow::Result<PathBuf>) -> Check {
     };
     let status = crate::adapter::status(&dir);
     if !status.installed {
-        return Check::fail(
+        // Optional: only `hookd run` (Agent SDK runs) uses it.
+        return Check::note(
             name,
-            format!("{}: not installed (`hookd run` needs it)", dir.display()),
-            "run `hookd adapter install`",
+            format!(
+                "{}: not installed (optional: only `hookd run`, for Agent SDK runs, needs it)",
+                dir.display()
+            ),
+            "`hookd adapter install` to use `hookd run`",
         );
     }
     let Some(node) = status.node else {
@@ -659,7 +697,15 @@ struct SettingsFile {
 /// command, args, `if` and shell; see [`install::Registration::runs_as_one_with`]),
 /// wherever they are registered; only handlers that differ, say in their
 /// args, each run, so hookd sees those hooks twice.
-fn check_coverage(files: &[SettingsFile], events: &[HookEventKind]) -> Check {
+///
+/// No Claude Code file registering hookd is a note when another agent's
+/// file does (`other_agents`, as "Codex CLI (path)"): a machine with only
+/// Codex or Gemini is set up. It fails only when no agent's file does.
+fn check_coverage(
+    files: &[SettingsFile],
+    events: &[HookEventKind],
+    other_agents: &[String],
+) -> Check {
     let name = "events";
     // Per event: the distinct handlers, each with where it is registered.
     let mut seen: BTreeMap<&str, Vec<(&install::Registration, Vec<String>)>> = BTreeMap::new();
@@ -677,11 +723,21 @@ fn check_coverage(files: &[SettingsFile], events: &[HookEventKind]) -> Check {
             }
         }
     }
+    if seen.is_empty() && !other_agents.is_empty() {
+        return Check::note(
+            name,
+            format!(
+                "no Claude Code settings file registers hook-forwarder; hooks reach hookd from {}",
+                other_agents.join(", ")
+            ),
+            "`hookd install` if you also use Claude Code",
+        );
+    }
     if seen.is_empty() {
         return Check::fail(
             name,
-            "no settings file registers hook-forwarder or a hookd http hook, so no hook reaches hookd",
-            "`hookd install` (every project) or `hookd install --scope project`",
+            "no settings file of Claude Code, Codex or Gemini registers hook-forwarder or a hookd http hook, so no hook reaches hookd",
+            "`hookd install` (Claude Code, every project), `hookd install --scope project`, or `hookd install --agent codex|gemini`",
         );
     }
     let missing: Vec<&str> = events
@@ -1051,8 +1107,10 @@ fn check_log(log: Option<&Path>) -> Check {
     }
 }
 
-/// The last event line from Claude Code in `path` (or its first rotation).
-pub fn last_claude_code_event(path: &Path) -> Option<LoggedEvent> {
+/// The last event line in `path` (or its first rotation) that a registered
+/// hook relayed: from Claude Code, Codex or Gemini, not an Agent SDK run's
+/// (the adapter's) and not doctor's own probes.
+pub fn last_agent_event(path: &Path) -> Option<LoggedEvent> {
     let mut rotated = path.as_os_str().to_os_string();
     rotated.push(".1");
     [path.to_path_buf(), PathBuf::from(rotated)]
@@ -1063,7 +1121,7 @@ pub fn last_claude_code_event(path: &Path) -> Option<LoggedEvent> {
                 .rev()
                 .find_map(|line| match LogRecord::parse(line.as_bytes()) {
                     Ok(LogRecord::Event(event))
-                        if event.harness == Harness::ClaudeCode.as_str()
+                        if Agent::from_name(&event.harness).is_some()
                             && !crate::agent::claude::probe::is_probe(&event.input) =>
                     {
                         Some(event)
@@ -1082,14 +1140,16 @@ fn read_tail(path: &Path, max: u64) -> io::Result<String> {
     Ok(String::from_utf8_lossy(&bytes).into_owned())
 }
 
+/// Whether hooks really reach hookd: the last agent's event in the log.
+/// None yet is a note, not a failure: a fresh setup has fired nothing.
 fn check_fired(log: Option<&Path>, now: SystemTime) -> Check {
     let name = "hooks fire";
-    let fix = "start a Claude Code session in a project where the hooks are registered and run doctor again; \
+    let fix = "start a session of an agent whose hooks are registered (Claude Code, Codex, Gemini) and run doctor again; \
                `claude --debug=hooks` shows what Claude Code runs";
     let Some(log) = log else {
         return Check::fail(name, "no log to look in", fix);
     };
-    match last_claude_code_event(log) {
+    match last_agent_event(log) {
         Some(event) => {
             let at = crate::time::parse_rfc3339(&event.received_at);
             let ago = at
@@ -1100,7 +1160,8 @@ fn check_fired(log: Option<&Path>, now: SystemTime) -> Check {
             Check::pass(
                 name,
                 format!(
-                    "last Claude Code event: {} {ago} (session {}, cwd {})",
+                    "last {} event: {} {ago} (session {}, cwd {})",
+                    Agent::from_name(&event.harness).map_or("?", Agent::display_name),
                     event.kind,
                     event
                         .session_id
@@ -1110,9 +1171,9 @@ fn check_fired(log: Option<&Path>, now: SystemTime) -> Check {
                 ),
             )
         }
-        None => Check::fail(
+        None => Check::note(
             name,
-            format!("no event from Claude Code in {}", log.display()),
+            format!("no hook has reached hookd yet ({})", log.display()),
             fix,
         ),
     }
@@ -1158,6 +1219,7 @@ mod tests {
                 file(Scope::Project, "/p.json", &same),
             ],
             &[HookEventKind::PreToolUse, HookEventKind::Stop],
+            &[],
         );
         assert!(!check.ok);
         assert_eq!(
@@ -1170,6 +1232,7 @@ mod tests {
                 file(Scope::Project, "/p.json", &same),
             ],
             &[HookEventKind::PreToolUse],
+            &[],
         );
         assert!(check.ok, "{}", check.message);
         assert!(
@@ -1187,6 +1250,7 @@ mod tests {
                 file(Scope::Project, "/p.json", &other),
             ],
             &[HookEventKind::PreToolUse],
+            &[],
         );
         assert!(!check.ok);
         assert!(
@@ -1196,8 +1260,15 @@ mod tests {
             "{}",
             check.message
         );
-        let none = check_coverage(&[], &[HookEventKind::PreToolUse]);
+        let none = check_coverage(&[], &[HookEventKind::PreToolUse], &[]);
         assert!(!none.ok && none.message.contains("no settings file"));
+        // Only another agent registers hookd: a note.
+        let codex = ["Codex CLI (/h/.codex/hooks.json)".to_string()];
+        let only_codex = check_coverage(&[], &[HookEventKind::PreToolUse], &codex);
+        assert!(only_codex.ok && only_codex.note, "{only_codex:?}");
+        assert!(only_codex
+            .message
+            .ends_with("from Codex CLI (/h/.codex/hooks.json)"));
     }
 
     #[test]
@@ -1325,7 +1396,7 @@ mod tests {
     }
 
     #[test]
-    fn the_last_claude_code_event_is_found_and_aged() {
+    fn the_last_agents_event_is_found_and_aged() {
         let dir = tempfile::tempdir().unwrap();
         let log = dir.path().join("events.jsonl");
         fs::write(
@@ -1345,8 +1416,21 @@ mod tests {
             check.message,
             "last Claude Code event: PreToolUse 5m ago (session abcdef01, cwd /p)"
         );
+        // Codex's hooks count as well.
+        let mut text = fs::read_to_string(&log).unwrap();
+        text.insert_str(
+            text.rfind("{\"torn").unwrap(),
+            "{\"type\":\"event\",\"id\":\"0193a0b4-5c6d-7e8f-9a0b-1c2d3e4f5a6d\",\"harness\":\"codex\",\"kind\":\"Stop\",\"received_at\":\"2026-11-22T10:02:00Z\",\"session_id\":\"c0dex\",\"cwd\":\"/q\",\"input\":{}}\n",
+        );
+        fs::write(&log, text).unwrap();
+        assert_eq!(
+            check_fired(Some(&log), now).message,
+            "last Codex CLI event: Stop 3m ago (session c0dex, cwd /q)"
+        );
+        // Nothing fired yet: a note, not a failure.
         let empty = dir.path().join("empty.jsonl");
         fs::write(&empty, "").unwrap();
-        assert!(!check_fired(Some(&empty), now).ok);
+        let check = check_fired(Some(&empty), now);
+        assert!(check.ok && check.note, "{check:?}");
     }
 }

@@ -235,7 +235,7 @@ pub fn resolve_forwarder(explicit: Option<&Path>) -> anyhow::Result<PathBuf> {
     };
     let meta = fs::metadata(&path).with_context(|| {
         format!(
-            "{flag}: {} not found; build and install both binaries (`cargo install --path .`) \
+            "{flag}: {} not found; build and install both binaries (`scripts/install` in a hookd checkout) \
              or pass --forwarder /path/to/hook-forwarder",
             path.display()
         )

@@ -48,7 +48,8 @@ pub struct TailOptions {
     pub kind: Option<String>,
     /// Only sessions whose id starts with this.
     pub session: Option<String>,
-    /// Only this tool.
+    /// Only this tool: the agent's own name or the Claude Code one rules
+    /// judged it as (`mapped_tool`).
     pub tool: Option<String>,
     /// Only events with a verdict other than `none`.
     pub decisions: bool,
@@ -261,9 +262,12 @@ impl Tail<'_> {
     fn event_matches(&self, event: &LoggedEvent) -> bool {
         let o = self.options;
         o.kind.as_deref().is_none_or(|k| event.kind == k)
-            && o.tool
-                .as_deref()
-                .is_none_or(|t| event.tool.as_deref() == Some(t))
+            && o.tool.as_deref().is_none_or(|t| {
+                // The agent's own name or the one rules judged it as:
+                // `--tool Write` finds Gemini's write_file and Codex's
+                // patches that add files.
+                event.tool.as_deref() == Some(t) || event.mapped_tool.as_deref() == Some(t)
+            })
             && o.session.as_deref().is_none_or(|s| {
                 event
                     .session_id

@@ -6,13 +6,15 @@
 //!   allows is relayed (never `GEMINI_API_KEY`);
 //! - rules judge the mapped names (`run_shell_command` is `Bash`, a Codex
 //!   patch is an `Edit`/`Write` of each file); `agent = "…"` restricts a rule;
-//! - the log has both the agent's names and the mapped ones;
+//! - the log has both the agent's names and the mapped ones (the tool the
+//!   rules judged a call as), and `hookd tail --tool` finds either;
 //! - an ask nobody answers: Gemini gets a deny with the reason (never an
 //!   ask), Codex its own flow, or a deny under fail-closed; a client's
 //!   `allow` lets the tool run; `ask` is refused as a client's verdict;
 //! - the forwarder's fallbacks, daemon down, in each agent's form, and the
 //!   universal deny for an event no dialect knows;
-//! - Gemini's AfterAgent follows the once-per-chain Stop rule.
+//! - Gemini's AfterAgent follows the once-per-chain Stop rule, and the
+//!   continuation prompt a block causes does not end the chain.
 
 #[path = "support/daemon.rs"]
 mod daemon;
@@ -166,6 +168,97 @@ tool = "Write"
         out.stdout.is_empty(),
         "{}",
         String::from_utf8_lossy(&out.stdout)
+    );
+}
+
+/// The logged `mapped_tool` is the tool the rules judged a call as (a Codex
+/// patch that only adds a file is a `Write`; one that also updates a file
+/// an `Edit`), and `hookd tail --tool` finds Codex's and Gemini's edits by
+/// that name.
+#[test]
+fn an_edit_is_logged_and_tailed_as_the_tool_the_rules_judged_it_as() {
+    let d = Daemon::start_with(DaemonOptions {
+        rules: Some(
+            r#"
+[[rule]]
+id = "no-new-files"
+action = "deny"
+tool = "Write"
+reason = "no new files"
+"#
+            .into(),
+        ),
+        ..DaemonOptions::default()
+    });
+    let mixed = captured("codex", "PreToolUse.apply_patch.json");
+    let mut add_only = mixed.clone();
+    add_only["tool_use_id"] = json!("call_add_only");
+    add_only["tool_input"]["command"] =
+        json!("*** Begin Patch\n*** Add File: new.txt\n+x\n*** End Patch\n");
+    let out = d.forward(&add_only, &["--agent", "codex"]);
+    assert_eq!(
+        stdout_json(&out)["hookSpecificOutput"]["permissionDecisionReason"],
+        "no new files"
+    );
+    let (event, decision) = logged(&d, "PreToolUse");
+    assert_eq!(decision["rule_ids"], json!(["no-new-files"]));
+    assert_eq!(
+        event["mapped_tool"], "Write",
+        "judged by the Write rule: {event}"
+    );
+
+    d.forward(&mixed, &["--agent", "codex"]);
+    d.forward(
+        &captured("gemini", "BeforeTool.write_file.json"),
+        &["--agent", "gemini"],
+    );
+    d.forward(
+        &captured("gemini", "BeforeTool.replace.json"),
+        &["--agent", "gemini"],
+    );
+    d.wait_decisions(4);
+    let lines = d.log_lines();
+    let mapped: Vec<(&Value, &Value)> = lines
+        .iter()
+        .filter(|l| l["type"] == "event")
+        .map(|l| (&l["tool"], &l["mapped_tool"]))
+        .collect();
+    assert_eq!(
+        mapped,
+        [
+            (&json!("apply_patch"), &json!("Write")),
+            (&json!("apply_patch"), &json!("Edit")),
+            (&json!("write_file"), &json!("Write")),
+            (&json!("replace"), &json!("Edit")),
+        ]
+    );
+
+    let tail = |tool: &str| -> Vec<String> {
+        let out = Command::new(daemon::hookd_bin())
+            .args(["tail", "--json", "--tool", tool, "--log"])
+            .arg(&d.log)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", stderr(&out));
+        String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .map(|l| serde_json::from_str::<Value>(l).unwrap())
+            .filter(|l| l["type"] == "event")
+            .map(|l| {
+                format!(
+                    "{}:{}",
+                    l["harness"].as_str().unwrap(),
+                    l["tool"].as_str().unwrap()
+                )
+            })
+            .collect()
+    };
+    assert_eq!(tail("Write"), ["codex:apply_patch", "gemini:write_file"]);
+    assert_eq!(tail("Edit"), ["codex:apply_patch", "gemini:replace"]);
+    assert_eq!(
+        tail("replace"),
+        ["gemini:replace"],
+        "the agent's own name still works"
     );
 }
 
@@ -377,6 +470,66 @@ reason = "run the tests first"
     );
     let (event, _) = logged(&d, "AfterAgent");
     assert_eq!(event["mapped_kind"], "Stop");
+}
+
+/// Gemini answers a blocked AfterAgent by prompting itself with the block's
+/// reason, and that prompt fires BeforeAgent (UserPromptSubmit) before the
+/// next AfterAgent: it continues the stop chain instead of ending it, so
+/// `max_blocks = 2` ends the chain after two blocks (it looped forever).
+#[test]
+fn geminis_continuation_prompt_does_not_end_the_stop_chain() {
+    let d = Daemon::start_with(DaemonOptions {
+        rules: Some(
+            r#"
+[[rule]]
+id = "check-tests"
+action = "deny"
+event = "Stop"
+reason = "run the tests first"
+max_blocks = 2
+"#
+            .into(),
+        ),
+        ..DaemonOptions::default()
+    });
+    let mut prompt = captured("gemini", "BeforeAgent.json");
+    let mut stop = captured("gemini", "AfterAgent.json");
+    assert!(d.forward(&prompt, &["--agent", "gemini"]).stdout.is_empty());
+    stop["stop_hook_active"] = json!(false);
+    let mut answers = Vec::new();
+    for _ in 0..4 {
+        let out = d.forward(&stop, &["--agent", "gemini"]);
+        let blocked = !out.stdout.is_empty();
+        answers.push(blocked);
+        if !blocked {
+            break;
+        }
+        assert_eq!(
+            stdout_json(&out),
+            json!({"decision": "deny", "reason": "run the tests first"})
+        );
+        // What Gemini does next: the reason is its next prompt.
+        prompt["prompt"] = json!("run the tests first");
+        let out = d.forward(&prompt, &["--agent", "gemini"]);
+        assert!(out.stdout.is_empty(), "{}", stderr(&out));
+        stop["stop_hook_active"] = json!(true);
+    }
+    assert_eq!(
+        answers,
+        [true, true, false],
+        "blocked, blocked, let through"
+    );
+
+    // A prompt of the user's own ends the chain as before.
+    stop["stop_hook_active"] = json!(false);
+    assert!(!d.forward(&stop, &["--agent", "gemini"]).stdout.is_empty());
+    prompt["prompt"] = json!("now something else");
+    d.forward(&prompt, &["--agent", "gemini"]);
+    stop["stop_hook_active"] = json!(true);
+    assert!(
+        !d.forward(&stop, &["--agent", "gemini"]).stdout.is_empty(),
+        "a new prompt starts a new chain"
+    );
 }
 
 #[test]

@@ -1,7 +1,8 @@
 //! `hookd doctor` on a healthy setup (daemon running, `hookd install` done,
-//! a hook fired) and on a broken one (no daemon, a timeout in milliseconds,
-//! a forwarder path that does not exist, a duplicate registration, a bad
-//! rules file).
+//! a hook fired), on a fresh one (nothing fired, no adapter: notes), with
+//! only Codex or Gemini registered, and on a broken one (no daemon, a
+//! timeout in milliseconds, a forwarder path that does not exist, a
+//! duplicate registration, a bad rules file).
 
 #[path = "support/daemon.rs"]
 mod daemon;
@@ -21,6 +22,7 @@ fn hookd(root: &Path, args: &[&str]) -> Output {
         .current_dir(root)
         .env("HOME", root.join("home"))
         .env_remove("CLAUDE_CONFIG_DIR")
+        .env_remove("CODEX_HOME")
         .env_remove("HOOKD_SOCKET")
         .env_remove("XDG_RUNTIME_DIR")
         .env("XDG_CONFIG_HOME", root.join("config"))
@@ -223,7 +225,8 @@ fn a_broken_setup_fails_with_the_right_lines() {
         rules_line.starts_with("✗ ") && rules_line.contains(&format!("{}:3:", rules.display())),
         "{text}"
     );
-    assert!(line(&text, "hooks fire").starts_with("✗ "), "{text}");
+    // Nothing fired yet: a note (the daemon's line says what is broken).
+    assert!(line(&text, "hooks fire").starts_with("· "), "{text}");
     // The log does not exist yet, but can be created.
     assert!(line(&text, "log").starts_with("✓ "), "{text}");
 }
@@ -302,6 +305,136 @@ fn install(root: &Path, project: &Path, scope: &str, extra: &[&str]) {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
+}
+
+/// `hookd doctor --socket SOCKET --project PROJECT` in `root`.
+fn doctor_of(root: &Path, socket: &Path, project: &Path) -> Output {
+    hookd(
+        root,
+        &[
+            "doctor",
+            "--socket",
+            socket.to_str().unwrap(),
+            "--project",
+            project.to_str().unwrap(),
+        ],
+    )
+}
+
+/// A daemon whose data directory is empty: no Agent SDK adapter.
+fn daemon_without_adapter(root: &Path) -> Daemon {
+    Daemon::start_with(daemon::DaemonOptions {
+        env: vec![(
+            "XDG_DATA_HOME".into(),
+            root.join("data").to_str().unwrap().into(),
+        )],
+        ..daemon::DaemonOptions::default()
+    })
+}
+
+/// A fresh setup: `hookd install`, the daemon running, no Agent SDK
+/// adapter and no hook fired yet. Nothing is broken, so doctor passes; what
+/// is absent and optional is a note (`·`), with how to set it up.
+#[test]
+fn a_fresh_setup_without_the_adapter_passes_with_notes() {
+    let root = tempfile::tempdir().unwrap();
+    let d = daemon_without_adapter(root.path());
+    let project = root.path().join("project");
+    fs::create_dir_all(&project).unwrap();
+    install(root.path(), &project, "user", &[]);
+
+    let out = doctor_of(root.path(), &d.socket, &project);
+    let text = stdout(&out);
+    assert_eq!(out.status.code(), Some(0), "doctor failed:\n{text}");
+    let adapter = line(&text, "adapter");
+    assert!(adapter.starts_with("· "), "{text}");
+    assert!(adapter.contains("not installed (optional"), "{text}");
+    assert!(adapter.contains("→ `hookd adapter install`"), "{text}");
+    assert!(line(&text, "hooks fire").starts_with("· "), "{text}");
+    assert!(line(&text, "settings:user").starts_with("✓ "), "{text}");
+    assert!(line(&text, "events").starts_with("✓ "), "{text}");
+    assert!(!text.contains('✗'), "{text}");
+
+    let mut json_args = vec!["doctor", "--json", "--socket"];
+    json_args.push(d.socket.to_str().unwrap());
+    let out = hookd(root.path(), &json_args);
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(report["ok"], true);
+    let adapter = report["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["name"] == "adapter")
+        .unwrap();
+    assert_eq!(
+        (&adapter["ok"], &adapter["note"]),
+        (&json!(true), &json!(true))
+    );
+}
+
+/// A machine with only Codex (or only Gemini) registered: no Claude Code
+/// settings is a note, not "no hook reaches hookd"; doctor fails only when
+/// no agent registers the forwarder.
+#[test]
+fn only_codex_or_only_gemini_registered_is_a_working_setup() {
+    for agent in ["codex", "gemini"] {
+        let root = tempfile::tempdir().unwrap();
+        let d = daemon_without_adapter(root.path());
+        let project = root.path().join("project");
+        fs::create_dir_all(&project).unwrap();
+
+        let fwd = daemon::forwarder_bin();
+        let out = hookd(
+            root.path(),
+            &[
+                "install",
+                "--agent",
+                agent,
+                "--forwarder",
+                fwd.to_str().unwrap(),
+            ],
+        );
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let input = json!({"session_id": "s-1", "cwd": project, "hook_event_name": "SessionEnd", "reason": "exit"});
+        assert!(d.forward(&input, &["--agent", agent]).status.success());
+        d.wait_decisions(1);
+
+        let out = doctor_of(root.path(), &d.socket, &project);
+        let text = stdout(&out);
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{agent}: doctor failed:\n{text}"
+        );
+        let events = line(&text, "events");
+        assert!(events.starts_with("· "), "{agent}: {text}");
+        assert!(
+            events.contains("no Claude Code settings file registers hook-forwarder"),
+            "{text}"
+        );
+        assert!(
+            line(&text, &format!("{agent}:user")).starts_with("✓ "),
+            "{text}"
+        );
+        let fired = line(&text, "hooks fire");
+        assert!(fired.starts_with("✓ "), "{text}");
+        assert!(fired.contains(" CLI event: SessionEnd"), "{text}");
+        assert!(!text.contains('✗'), "{agent}: {text}");
+    }
+
+    // No agent registers the forwarder: that fails, naming every way.
+    let root = tempfile::tempdir().unwrap();
+    let d = daemon_without_adapter(root.path());
+    let out = doctor_of(root.path(), &d.socket, root.path());
+    let text = stdout(&out);
+    assert_eq!(out.status.code(), Some(1), "no agent registered:\n{text}");
+    let events = line(&text, "events");
+    assert!(events.starts_with("✗ "), "{text}");
+    assert!(events.contains("--agent codex|gemini"), "{text}");
 }
 
 /// `hookd doctor` for `project` against a socket nobody serves.

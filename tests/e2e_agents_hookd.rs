@@ -10,6 +10,9 @@
 //!   reason; Codex runs the tool (its own flow), or is denied under
 //!   fail-closed;
 //! - every hook the CLI fired is in the log, with the agent as harness;
+//! - a Stop rule's `max_blocks` ends each agent's session (Gemini's
+//!   continuation prompt does not restart the count);
+//! - `context` rules on SessionStart and UserPromptSubmit reach the model;
 //! - one rules file in one daemon judges Codex, Gemini and Claude Code;
 //! - session timings with hookd against no hooks (printed).
 //!
@@ -279,13 +282,9 @@ reason = "hookd e2e: secret/ is read-only"
             .iter()
             .find(|l| l["type"] == "event" && l["kind"] == shell_tool_event(cli))
             .unwrap();
-        // The call's own mapping (a patch is an Edit; each added file was
-        // judged as a Write of it).
-        let mapped = match cli {
-            Cli::Codex => "Edit",
-            Cli::Gemini => "Write",
-        };
-        assert_eq!(edit["mapped_tool"], mapped, "{cli:?}: {edit}");
+        // The tool the rules judged the call as: a file written (a patch
+        // that only adds a file is a Write of it).
+        assert_eq!(edit["mapped_tool"], "Write", "{cli:?}: {edit}");
     }
 }
 
@@ -470,4 +469,108 @@ fn one_rules_file_in_one_daemon_judges_claude_code_codex_and_gemini() {
         })
         .collect();
     assert_eq!(denied, ["codex", "gemini", "claude-code"]);
+}
+
+/// A model that answers "done" to everything.
+fn says_done() -> Value {
+    json!({"turns": [{"content": [{"type": "text", "text": "done"}]}], "default_text": "done"})
+}
+
+/// A Stop rule with `max_blocks = 2` ends each agent's session after two
+/// blocks: Codex (Stop) and Gemini (AfterAgent), whose block makes it prompt
+/// itself with the reason (a BeforeAgent), which once reset the count so
+/// that Gemini looped until killed.
+#[test]
+fn a_stop_rule_with_max_blocks_ends_each_agents_session() {
+    if agents::node_absent("a_stop_rule_with_max_blocks_ends_each_agents_session") {
+        return;
+    }
+    let rules = r#"
+[[rule]]
+id = "two-more-turns"
+action = "deny"
+event = "Stop"
+reason = "hookd e2e: check your work once more"
+max_blocks = 2
+"#;
+    for cli in [Cli::Codex, Cli::Gemini] {
+        let d = daemon_with(rules);
+        let mock = ModelMock::start(cli, &says_done());
+        let (run, records) = hooked_run(cli, &mock, &d, &[]);
+        // Kept: the records are in the run's directory.
+        let run = run.timeout(Duration::from_secs(90));
+        let out = run.run("say done");
+        mock.assert_no_egress();
+        out.assert_success();
+        let stop = match cli {
+            Cli::Codex => "Stop",
+            Cli::Gemini => "AfterAgent",
+        };
+        let stops = fired(&records)
+            .iter()
+            .filter(|i| i["hook_event_name"] == stop)
+            .count();
+        assert_eq!(
+            stops,
+            3,
+            "{cli:?}: blocked twice, then let through\n{}",
+            out.describe()
+        );
+        assert_all_logged(cli, &d, &records);
+        let lines = d.log_lines();
+        let verdicts: Vec<&Value> = lines
+            .iter()
+            .filter(|dec| {
+                dec["type"] == "decision"
+                    && lines.iter().any(|e| {
+                        e["type"] == "event" && e["id"] == dec["event_id"] && e["kind"] == stop
+                    })
+            })
+            .map(|dec| &dec["verdict"])
+            .collect();
+        assert_eq!(verdicts, ["deny", "deny", "none"], "{cli:?}");
+    }
+}
+
+/// `context` rules on SessionStart and UserPromptSubmit reach each agent's
+/// model: the text is in the model request's body. SessionStart is
+/// observe-only, and its context was once never judged, so never sent.
+#[test]
+fn context_rules_reach_each_agents_model() {
+    if agents::node_absent("context_rules_reach_each_agents_model") {
+        return;
+    }
+    let rules = r#"
+[[rule]]
+id = "session-note"
+action = "context"
+event = "SessionStart"
+reason = "hookd-e2e-session-note-7f3a"
+
+[[rule]]
+id = "prompt-note"
+action = "context"
+event = "UserPromptSubmit"
+reason = "hookd-e2e-prompt-note-91c2"
+"#;
+    for cli in [Cli::Codex, Cli::Gemini] {
+        let d = daemon_with(rules);
+        let mock = ModelMock::start(cli, &says_done());
+        let (run, records) = hooked_run(cli, &mock, &d, &[]);
+        let out = run.run("say done");
+        mock.assert_no_egress();
+        out.assert_success();
+        assert_all_logged(cli, &d, &records);
+        let bodies: Vec<String> = mock.model_requests().iter().map(Value::to_string).collect();
+        let first = bodies
+            .first()
+            .unwrap_or_else(|| panic!("{cli:?}: no model request"));
+        for note in ["hookd-e2e-session-note-7f3a", "hookd-e2e-prompt-note-91c2"] {
+            assert!(
+                first.contains(note),
+                "{cli:?}: {note} is not in the model request:\n{}",
+                mock.describe_requests()
+            );
+        }
+    }
 }

@@ -17,6 +17,9 @@
 //! - The same holds for what a real `hookd serve` answers every Codex input
 //!   through `hook-forwarder --agent codex`, under rules that deny, ask and
 //!   add context on every event, fail-open and fail-closed.
+//! - A `context` rule's text reaches, through a real `hookd serve`, every
+//!   event each agent takes context for (SessionStart too), exactly as the
+//!   golden `context` case renders it.
 //!
 //! `UPDATE_GOLDEN=1 cargo test --test golden_agents` rewrites the expected
 //! files; review the diff before committing it.
@@ -692,4 +695,107 @@ reason = "a person should look"
         }
     }
     assert!(checked >= 20, "only {checked} outputs checked");
+}
+
+/// The stdout of case `case` in the golden output file of `agent`'s event
+/// `name` (`== case` … `--- stdout` … `--- stderr`).
+fn golden_stdout(agent: Agent, name: &str, case: &str) -> String {
+    let path = fixtures()
+        .join("golden")
+        .join(agent.as_str())
+        .join("output")
+        .join(format!("{name}.out"));
+    let text = fs::read_to_string(&path).unwrap();
+    let section = text
+        .split("== ")
+        .find(|s| s.starts_with(&format!("{case}\n")))
+        .unwrap_or_else(|| panic!("{}: no case {case}", path.display()));
+    let stdout = section.split("--- stdout\n").nth(1).unwrap();
+    stdout.split("--- stderr\n").next().unwrap().to_string()
+}
+
+/// A `context` rule's text reaches every event each agent (Codex, Gemini,
+/// and Claude Code) takes context for, through a real `hookd serve` and
+/// `hook-forwarder [--agent]`, exactly
+/// as the golden `context` case renders it: the observe-only ones
+/// (SessionStart, SubagentStart) included, which the daemon once answered
+/// without judging, so their context never went out.
+#[test]
+fn context_rules_reach_every_event_that_takes_context_through_the_daemon() {
+    let rules = r#"
+[[rule]]
+id = "golden"
+action = "context"
+event = "*"
+reason = "golden context"
+"#;
+    let d = daemon::Daemon::start_with(daemon::DaemonOptions {
+        rules: Some(rules.into()),
+        ..Default::default()
+    });
+    let mut reached = BTreeSet::new();
+    for agent in [Agent::Codex, Agent::Gemini] {
+        for (set, stem, raw) in inputs(agent) {
+            let name = raw["hook_event_name"].as_str().unwrap().to_string();
+            let kind = agent.event_kind(&name);
+            let out = d.forward(&raw, &["--agent", agent.as_str()]);
+            let stdout = String::from_utf8_lossy(&out.stdout);
+            if agent.accepts_context(kind) {
+                assert_eq!(
+                    stdout,
+                    golden_stdout(agent, &name, "context"),
+                    "{agent} {set}/{stem}"
+                );
+                reached.insert(format!("{agent} {name}"));
+            } else {
+                assert!(
+                    !stdout.contains("golden context"),
+                    "{agent} {set}/{stem}: {stdout}"
+                );
+            }
+        }
+    }
+    // Claude Code's own events too (`tests/fixtures/events/`, golden
+    // `tests/fixtures/golden/<Event>.context.out`).
+    let events = fixtures().join("events");
+    let mut paths: Vec<PathBuf> = fs::read_dir(&events)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    paths.sort();
+    for path in paths {
+        let stem = path.file_stem().unwrap().to_str().unwrap().to_string();
+        let raw: Value = serde_json::from_slice(&fs::read(&path).unwrap()).unwrap();
+        let name = raw["hook_event_name"].as_str().unwrap().to_string();
+        let kind = HookEventKind::from_name(&name);
+        let out = d.forward(&raw, &[]);
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        if Agent::ClaudeCode.accepts_context(kind) {
+            let golden = fixtures()
+                .join("golden")
+                .join(format!("{stem}.context.out"));
+            let golden = fs::read_to_string(&golden).unwrap();
+            let want = golden.split("--- stdout\n").nth(1).unwrap();
+            assert_eq!(
+                stdout,
+                want.split("--- stderr\n").next().unwrap(),
+                "claude-code {stem}"
+            );
+            reached.insert(format!("claude-code {name}"));
+        } else {
+            assert!(
+                !stdout.contains("golden context"),
+                "claude-code {stem}: {stdout}"
+            );
+        }
+    }
+    for must in [
+        "codex SessionStart",
+        "gemini SessionStart",
+        "codex UserPromptSubmit",
+        "gemini BeforeAgent",
+        "claude-code SessionStart",
+    ] {
+        assert!(reached.contains(must), "{must} not covered: {reached:?}");
+    }
 }

@@ -178,12 +178,55 @@ impl Agent {
                 .any(|v| *v != Verdict::NoOpinion)
     }
 
+    /// This agent's name for its event of `kind`; `None` when it fires
+    /// none (Gemini has no PermissionRequest).
+    pub fn event_name(self, kind: HookEventKind) -> Option<&'static str> {
+        match self {
+            Agent::ClaudeCode => (kind != HookEventKind::Unknown).then(|| kind.as_str()),
+            Agent::Codex => crate::agent::codex::kind::name_of(kind),
+            Agent::Gemini => crate::agent::gemini::kind::name_of(kind),
+        }
+    }
+
+    /// Whether this agent takes `additionalContext` from a hook of `kind`
+    /// (and shows it to the model).
+    pub fn accepts_context(self, kind: HookEventKind) -> bool {
+        match self {
+            Agent::ClaudeCode => crate::agent::claude::output::accepts_context(kind),
+            Agent::Codex => crate::agent::codex::output::accepts_context(kind),
+            Agent::Gemini => crate::agent::gemini::output::accepts_context(kind),
+        }
+    }
+
+    /// Whether the rules judge an event of `kind` from this agent: a
+    /// decision point, or an observe-only event the agent takes context for
+    /// (SessionStart, SubagentStart, …), where the `context` rules' text is
+    /// delivered and nothing else of the rules applies
+    /// ([`Evaluation::context_only`]). It never waits for a client.
+    pub fn is_judged(self, kind: HookEventKind) -> bool {
+        self.is_decision_point(kind) || self.accepts_context(kind)
+    }
+
     /// `answer` as this agent's output for an event of `kind`.
     pub fn render(self, kind: HookEventKind, answer: &Answer) -> HookOutput {
         match self {
             Agent::ClaudeCode => crate::agent::claude::output::render(kind, answer),
             Agent::Codex => crate::agent::codex::output::render(kind, answer),
             Agent::Gemini => crate::agent::gemini::output::render(kind, answer),
+        }
+    }
+
+    /// The prompt this agent sends itself when hookd blocks an event of
+    /// `kind` with `answer`, where that prompt fires a prompt hook of its
+    /// own: Gemini answers a blocked AfterAgent (Stop) by sending the deny's
+    /// reason as the next user message, which fires BeforeAgent
+    /// (UserPromptSubmit). The daemon's stop chains must not take it for
+    /// the user's next prompt, which ends a chain. `None` for every other
+    /// agent and event: Claude Code and Codex go on without a prompt hook.
+    pub fn continuation_prompt(self, kind: HookEventKind, answer: &Answer) -> Option<&str> {
+        match self {
+            Agent::Gemini => crate::agent::gemini::output::continuation_prompt(kind, answer),
+            Agent::ClaudeCode | Agent::Codex => None,
         }
     }
 
@@ -264,7 +307,7 @@ impl Agent {
         let own = raw.get("tool_name")?.as_str()?;
         let claude = match self {
             Agent::ClaudeCode => Cow::Borrowed(own),
-            Agent::Codex => crate::agent::codex::input::claude_tool_name(own),
+            Agent::Codex => crate::agent::codex::input::claude_tool_name(own, raw),
             Agent::Gemini => crate::agent::gemini::input::claude_tool_name(own, raw),
         };
         Some(ToolNames {

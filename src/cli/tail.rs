@@ -30,7 +30,7 @@ pub struct TailArgs {
     /// Only sessions whose id starts with this.
     #[arg(long, value_name = "S")]
     pub session: Option<String>,
-    /// Only this tool (e.g. Bash).
+    /// Only this tool, by its agent's name or the one rules judge it as (e.g. Bash, Write, run_shell_command).
     #[arg(long, value_name = "T")]
     pub tool: Option<String>,
     /// Only events whose verdict was not `none`.

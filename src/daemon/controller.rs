@@ -377,7 +377,7 @@ impl Controller {
         // judge: one, or one per file a Codex patch touches, per URL a
         // Gemini fetch reads.
         let agent = event.agent();
-        let evaluation = crate::agent::evaluate(
+        let mut evaluation = crate::agent::evaluate(
             layers,
             &agent.rule_inputs(&event.raw),
             &Query {
@@ -389,6 +389,9 @@ impl Controller {
                 stop_blocks: self.stops.blocks(event.kind(), &event.raw),
             },
         );
+        if !agent.is_decision_point(event.kind()) {
+            evaluation = evaluation.context_only();
+        }
         let answer = evaluation.answer();
         let decided_by_rule =
             answer.verdict != Verdict::NoOpinion || answer.additional_context.is_some();

@@ -417,9 +417,10 @@ async fn judge_event(
             source: Source::Fallback,
             ..Judgement::default_for(generation)
         }
-    } else if hook.agent.is_decision_point(hook.kind) {
+    } else if hook.agent.is_judged(hook.kind) {
         // Boxed: this future's size is the memory every waiting hook holds,
-        // and judging's state, gone once judged, would set it.
+        // and judging's state, gone once judged, would set it. An
+        // observe-only event is judged for its context alone (SessionStart).
         let judgement = Box::pin(judge(
             event,
             rules,
@@ -430,7 +431,11 @@ async fn judge_event(
             shutdown,
         ))
         .await;
-        super::grants::apply(hook.shared, event, judgement)
+        if hook.agent.is_decision_point(hook.kind) {
+            super::grants::apply(hook.shared, event, judgement)
+        } else {
+            judgement
+        }
     } else {
         // Observe-only: answered at once, never waits on anything.
         Judgement::default_for(generation)
@@ -679,10 +684,15 @@ fn record_decision(
     // its run's judged original must not reset the count.
     if !matches!(judgement.source, Source::Copy | Source::Probe) {
         let blocked = judgement.enforced && judgement.answer.verdict == Verdict::Deny;
-        shared
-            .controller
-            .stop_chains()
-            .record(hook.kind, chain.unwrap_or(&Value::Null), blocked);
+        let continuation = blocked
+            .then(|| hook.agent.continuation_prompt(hook.kind, &judgement.answer))
+            .flatten();
+        shared.controller.stop_chains().record(
+            hook.kind,
+            chain.unwrap_or(&Value::Null),
+            blocked,
+            continuation,
+        );
     }
 
     let out = if judgement.enforced {

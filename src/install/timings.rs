@@ -197,11 +197,7 @@ pub fn timing_for(agent: Agent, kind: HookEventKind) -> Timing {
 /// The name `agent` gives the event hookd knows as `kind` (`BeforeTool`
 /// for Gemini's PreToolUse); `None` when the agent has no such event.
 pub fn event_name(agent: Agent, kind: HookEventKind) -> Option<&'static str> {
-    match agent {
-        Agent::ClaudeCode => (kind != HookEventKind::Unknown).then(|| kind.as_str()),
-        Agent::Codex => crate::agent::codex::kind::name_of(kind),
-        Agent::Gemini => crate::agent::gemini::kind::name_of(kind),
-    }
+    agent.event_name(kind)
 }
 
 /// The events registered for `agent` without `--events`: Claude Code's

@@ -10,6 +10,8 @@ use super::diag::{Diagnostic, RulesError, Severity, Sink};
 use super::path::{glob_error, string_glob, PathPattern, PathSet};
 use super::rule::{Action, EventSet, Rule, StopLimit, EVENTS};
 use super::tool;
+use crate::agent::claude::HookEventKind;
+use crate::agent::Agent;
 use globset::GlobSetBuilder;
 use regex::Regex;
 use std::collections::HashMap;
@@ -59,6 +61,32 @@ const COND_KEYS: &[&str] = &[
 ];
 
 type Value<'i> = Spanned<DeValue<'i>>;
+
+/// Where a context rule's text cannot go: for each event in `events`, the
+/// agents in scope (`agent`, else all) that fire it but take no
+/// `additionalContext` from its hook, as "Gemini CLI on PreToolUse
+/// (BeforeTool)".
+fn undelivered_context(events: EventSet, agent: Option<Agent>) -> Vec<String> {
+    let agents = agent.map_or(Agent::ALL.to_vec(), |a| vec![a]);
+    let mut lost = Vec::new();
+    for name in EVENTS.iter().filter(|e| events.has(EventSet::bit(e))) {
+        let kind = HookEventKind::from_name(name);
+        for agent in &agents {
+            let Some(own) = agent.event_name(kind) else {
+                continue;
+            };
+            if !agent.accepts_context(kind) {
+                let own = if own == *name {
+                    String::new()
+                } else {
+                    format!(" ({own})")
+                };
+                lost.push(format!("{} on {name}{own}", agent.display_name()));
+            }
+        }
+    }
+    lost
+}
 
 /// Read and compile `src`.
 pub(crate) fn compile(src: &str, origin: &Path, layer: Layer) -> Result<Compiled, RulesError> {
@@ -445,7 +473,19 @@ impl Reader<'_> {
                 format!("{label}: `action = \"context\"` needs a `reason`: it is the text added as additionalContext"),
             );
         }
+        // The events a rule names: context rules are checked against them
+        // (`*` means "wherever it can go", the default is PreToolUse's).
+        let named_events = events.filter(|e| *e != EventSet::all());
         let events = events.unwrap_or_else(EventSet::default_set);
+        if let Some(named) = named_events.filter(|_| action == Action::Context) {
+            let lost = undelivered_context(named, agent);
+            if !lost.is_empty() {
+                self.sink.warn(
+                    event_span,
+                    format!("{label}: this context never reaches {}: the agent takes no additionalContext there; name events it does take context on (SessionStart, UserPromptSubmit, PostToolUse, …) or say which `agent` the rule is for", lost.join(", ")),
+                );
+            }
+        }
         let stop_limit = match (repeat, max_blocks) {
             (Some((_, at)), Some(_)) => {
                 self.sink.error(

@@ -773,6 +773,20 @@ impl Evaluation {
         }
     }
 
+    /// This evaluation for an observe-only event that takes context
+    /// (see [`crate::agent::Agent::is_judged`]): its context rules alone.
+    /// A verdict there would be logged and never honored.
+    pub fn context_only(self) -> Evaluation {
+        Evaluation {
+            action: (!self.additional_context.is_empty()).then_some(Action::Context),
+            rule_ids: Vec::new(),
+            reason: None,
+            enforced_by: None,
+            overridden: Vec::new(),
+            ..self
+        }
+    }
+
     /// True when a rule allowed, denied or asked.
     pub fn is_decision(&self) -> bool {
         matches!(

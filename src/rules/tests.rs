@@ -1073,6 +1073,55 @@ fn warnings() {
     assert_eq!(verdict(&judge(&set, &bash("ls"))), "none");
 }
 
+/// `rules check` warns when a context rule names an event where an agent
+/// it judges takes no context (its text would silently go nowhere), and
+/// not where every agent in its scope takes it.
+#[test]
+fn context_rules_warn_where_an_agent_takes_no_context() {
+    let rule = |extra: &str| {
+        format!("[[rule]]\nid = \"c\"\naction = \"context\"\nreason = \"r\"\n{extra}")
+    };
+    let warned = |src: &str| -> Vec<String> {
+        let set = RuleSet::parse(src, Path::new("c.toml")).unwrap();
+        set.warnings().iter().map(ToString::to_string).collect()
+    };
+    for quiet in [
+        rule("event = \"SessionStart\"\n"),
+        rule("event = [\"UserPromptSubmit\", \"PostToolUse\"]\n"),
+        rule("event = \"PreToolUse\"\nagent = \"codex\"\n"),
+        rule("event = \"*\"\n"),
+        rule(""),
+    ] {
+        assert_eq!(warned(&quiet), Vec::<String>::new(), "{quiet}");
+    }
+    let shown = warned(&rule("event = \"PreToolUse\"\n"));
+    assert_eq!(shown.len(), 1, "{shown:?}");
+    assert!(
+        shown[0].contains("5:9: warning: rule \"c\": this context never reaches Gemini CLI on PreToolUse (BeforeTool)"),
+        "{}",
+        shown[0]
+    );
+    let shown = warned(&rule(
+        "event = \"PermissionRequest\"\nagent = \"claude-code\"\n",
+    ));
+    assert!(
+        shown.len() == 1 && shown[0].contains("never reaches Claude Code on PermissionRequest:"),
+        "{shown:?}"
+    );
+    let report = check_source(
+        &rule("event = \"Stop\"\n"),
+        Path::new("c.toml"),
+        LayerKind::User,
+    );
+    assert!(report.is_ok());
+    assert!(
+        report.to_string().contains(
+            "never reaches Claude Code on Stop, Codex CLI on Stop, Gemini CLI on Stop (AfterAgent)"
+        ),
+        "{report}"
+    );
+}
+
 #[test]
 fn load_and_check_files() {
     let dir = tempfile::tempdir().unwrap();

@@ -20,12 +20,27 @@ pub const VIEW_IMAGE: &str = "view_image";
 /// (`collaborationspawn_agent`).
 pub const COLLABORATION: &str = "collaboration";
 
-/// The Claude Code tool a Codex tool is judged as. `apply_patch` is `Edit`:
-/// one patch may also add files (judged as `Write` each), and `Edit(path)`
-/// rules judge both.
-pub fn claude_tool_name(tool: &str) -> Cow<'_, str> {
+/// The Claude Code tool a Codex tool is judged as (the log's `mapped_tool`).
+/// `apply_patch` (`raw` is its hook input) is judged per file: a patch that
+/// only adds files is a `Write`, like each of its files; one that updates,
+/// deletes or moves a file is an `Edit`, also when it adds others, since
+/// `Edit(path)` rules judge the added files too (as in Claude Code), and a
+/// patch that names no file is an `Edit` of none.
+pub fn claude_tool_name<'a>(tool: &'a str, raw: &Value) -> Cow<'a, str> {
     Cow::Borrowed(match tool {
-        APPLY_PATCH => "Edit",
+        APPLY_PATCH => {
+            let patch = raw
+                .get("tool_input")
+                .and_then(|t| t.get("command"))
+                .and_then(Value::as_str)
+                .unwrap_or_default();
+            let files = touched_files(patch);
+            if !files.is_empty() && files.iter().all(|f| f.change.claude_tool() == "Write") {
+                "Write"
+            } else {
+                "Edit"
+            }
+        }
         VIEW_IMAGE => "Read",
         t if t.starts_with(COLLABORATION) => "Agent",
         t => t,
@@ -196,8 +211,27 @@ mod tests {
             json!({"task_name": "sub1", "message": "do it", "agent_type": "explorer",
                    "prompt": "do it", "description": "sub1", "subagent_type": "explorer"})
         );
-        assert_eq!(claude_tool_name("collaborationwait_agent"), "Agent");
-        assert_eq!(claude_tool_name("apply_patch"), "Edit");
-        assert_eq!(claude_tool_name("Bash"), "Bash");
+        let none = json!({});
+        assert_eq!(claude_tool_name("collaborationwait_agent", &none), "Agent");
+        assert_eq!(claude_tool_name("Bash", &none), "Bash");
+        assert_eq!(claude_tool_name("apply_patch", &none), "Edit");
+    }
+
+    #[test]
+    fn a_patch_is_named_as_the_tool_its_files_are_judged_as() {
+        let named = |patch: &str| {
+            let raw = pre("apply_patch", json!({ "command": patch }));
+            claude_tool_name("apply_patch", &raw).into_owned()
+        };
+        let add = "*** Begin Patch\n*** Add File: a.txt\n+a\n*** End Patch\n";
+        let update = "*** Begin Patch\n*** Update File: b.txt\n@@\n-b\n+c\n*** End Patch\n";
+        let both =
+            "*** Begin Patch\n*** Add File: a.txt\n+a\n*** Delete File: b.txt\n*** End Patch\n";
+        let moved = "*** Begin Patch\n*** Update File: b.txt\n*** Move to: c.txt\n*** End Patch\n";
+        assert_eq!(named(add), "Write");
+        assert_eq!(named(update), "Edit");
+        assert_eq!(named(both), "Edit");
+        assert_eq!(named(moved), "Edit");
+        assert_eq!(named("not a patch"), "Edit");
     }
 }

@@ -48,7 +48,8 @@
 //!
 //! A patch touching several files is judged once per file: a deny of any
 //! file denies the whole patch; an allow needs every file allowed
-//! ([`crate::agent::combine`]).
+//! ([`crate::agent::combine`]). The log's `mapped_tool` is `Write` for a
+//! patch that only adds files, else `Edit` ([`input::claude_tool_name`]).
 //!
 //! # Outputs
 //!

@@ -24,7 +24,7 @@
 //! | `BeforeTool` | PreToolUse | deny, rewritten input (`tool_input`); **never ask** (it hangs `gemini -p`) | yes |
 //! | `AfterTool` | PostToolUse | deny (the model gets the reason instead of the output), context | yes |
 //! | `BeforeAgent` | UserPromptSubmit | deny (no model call), context | yes |
-//! | `AfterAgent` | Stop (carries `stop_hook_active`: the once-per-chain Stop rule holds) | deny (= retry: the reason becomes the next prompt) | yes |
+//! | `AfterAgent` | Stop (carries `stop_hook_active`: the once-per-chain Stop rule holds) | deny (= retry: the reason becomes the next prompt, whose BeforeAgent continues the stop chain: [`output::continuation_prompt`]) | yes |
 //! | `SessionStart` | SessionStart | context | yes |
 //! | `SessionEnd` | SessionEnd | nothing | yes |
 //! | `Notification` | Notification | nothing | yes |

@@ -94,6 +94,14 @@ pub fn render(kind: HookEventKind, answer: &Answer) -> HookOutput {
     }
 }
 
+/// The prompt Gemini sends itself after a blocked AfterAgent (Stop): the
+/// reason [`render`] wrote, as the text of a new user message, which fires
+/// BeforeAgent with it as `prompt` (its `sendMessageStream` continues with
+/// `[{text: reason}]`). `None` for any other event.
+pub fn continuation_prompt(kind: HookEventKind, answer: &Answer) -> Option<&str> {
+    (kind == HookEventKind::Stop).then(|| deny_reason(answer))
+}
+
 /// What an ask nobody answered becomes: a deny with the ask's reason (and
 /// its context), since asking would hang Gemini.
 pub fn unanswered_ask(ask: Answer) -> Answer {
