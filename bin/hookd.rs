@@ -434,7 +434,17 @@ enum RulesCommand {
         #[arg(long)]
         json: bool,
     },
-    /// Run rule fixtures (NAME.json = {event, expect: {verdict, rule?}}).
+    /// Run rule fixtures (NAME.json = {event, home?, project_dir?, expect:
+    /// {verdict, rule?}}).
+    ///
+    /// Each fixture is a file NAME.json: `event` is the hook input as the
+    /// agent sends it; `home` (optional) is the home directory `~` stands
+    /// for in the rules: without it `~` patterns (`Read(~/.ssh)`) never
+    /// match, so fixtures do not depend on the machine; `project_dir`
+    /// (optional) is the project root, CLAUDE_PROJECT_DIR [default: the
+    /// event's cwd]; `expect.verdict` is allow, deny, ask, context or none;
+    /// `expect.rule` (optional) a rule id among the deciding rules, or the
+    /// list of them; `description` (optional) is shown when it fails.
     Test {
         /// The fixtures directory.
         dir: PathBuf,

@@ -610,3 +610,23 @@ fn the_daemon_does_not_load_the_maths_library() {
         "the maps were read from a dynamically linked daemon"
     );
 }
+
+/// `hookd rules test --help` says what a fixture holds, `home` and
+/// `project_dir` included: without `home`, a `~` rule never matches.
+#[test]
+fn rules_test_help_names_the_fixture_keys() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = hookd_in(dir.path(), &["rules", "test", "--help"]);
+    assert!(out.status.success(), "{out:?}");
+    let help = String::from_utf8_lossy(&out.stdout);
+    for key in [
+        "event",
+        "home",
+        "~",
+        "project_dir",
+        "expect.verdict",
+        "expect.rule",
+    ] {
+        assert!(help.contains(key), "rules test --help lacks {key}:\n{help}");
+    }
+}
