@@ -368,6 +368,25 @@ fn tail_names_a_missing_log_and_prints_the_last_n() {
     assert!(lines[1].contains("9000-000000001999"), "{text}");
     let out = hookd_in(dir.path(), &["tail", "-n", "0", "--log", log]);
     assert!(out.status.success() && out.stdout.is_empty(), "{out:?}");
+
+    // `--json --decisions` prints an event's line, then its decision's:
+    // `-n 1` is one line (the last decision), `-n 2` the pair.
+    let log = log_with_one_change(dir.path());
+    let text = std::fs::read_to_string(&log)
+        .unwrap()
+        .replace("\"verdict\":\"none\"", "\"verdict\":\"deny\"");
+    std::fs::write(&log, &text).unwrap();
+    let log = log.to_str().unwrap();
+    let last = |n: &str| {
+        let out = hookd_in(
+            dir.path(),
+            &["tail", "-n", n, "--json", "--decisions", "--log", log],
+        );
+        assert!(out.status.success(), "{out:?}");
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    assert_eq!(last("1"), text.lines().nth(1).unwrap().to_string() + "\n");
+    assert_eq!(last("2"), text);
 }
 
 /// Colour marks results only where allowed: never into a pipe by default,
