@@ -514,3 +514,67 @@ fn test_modules_are_skipped_and_declarations_are_not_the_end() {
         PathBuf::from("/r/src/daemon/b.rs")
     );
 }
+
+/// The lines of `text` that open an `unsafe` block with no `SAFETY:`
+/// comment on them or on the [`SAFETY_WINDOW`] lines above (the comment
+/// may sit above the statement the block is part of).
+fn unsafe_blocks_without_safety(text: &str) -> Vec<usize> {
+    let lines: Vec<&str> = text.lines().collect();
+    let opens_block = |line: &str| {
+        let code = line.split("//").next().unwrap_or("");
+        code.contains("unsafe {") || code.trim_end().ends_with("unsafe")
+    };
+    (0..lines.len())
+        .filter(|&i| opens_block(lines[i]))
+        .filter(|&i| {
+            !lines[i.saturating_sub(SAFETY_WINDOW)..=i]
+                .iter()
+                .any(|l| l.contains("SAFETY:"))
+        })
+        .map(|i| i + 1)
+        .collect()
+}
+
+/// How far above an `unsafe` block its `SAFETY:` comment may be.
+const SAFETY_WINDOW: usize = 6;
+
+/// Every `unsafe` block, in the code and in the tests, says why it is
+/// sound in a `// SAFETY:` comment just above it: the reader must not have
+/// to work it out, and a change that breaks the reason shows in review.
+#[test]
+fn every_unsafe_block_says_why_it_is_sound() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
+        for entry in std::fs::read_dir(dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() && !path.ends_with("node_modules") {
+                walk(&path, out);
+            } else if path.extension().is_some_and(|e| e == "rs") {
+                out.push(path);
+            }
+        }
+    }
+    let mut files = Vec::new();
+    for dir in ["src", "bin", "tests", "benches"] {
+        walk(&root.join(dir), &mut files);
+    }
+    files.sort();
+    let mut missing = Vec::new();
+    // This file's examples of bare blocks are strings, not code.
+    files.retain(|f| !f.ends_with("tests/tidy.rs"));
+    for file in &files {
+        let text = std::fs::read_to_string(file).unwrap();
+        for line in unsafe_blocks_without_safety(&text) {
+            missing.push(format!(
+                "{}:{line}: an unsafe block without a `// SAFETY:` comment saying why it is sound",
+                file.strip_prefix(root).unwrap().display()
+            ));
+        }
+    }
+    assert!(missing.is_empty(), "{}", missing.join("\n"));
+    // The check itself catches a bare block, and accepts a commented one.
+    let bare = "let a = 1;\nlet fd = unsafe { borrow(3) };\n";
+    assert_eq!(unsafe_blocks_without_safety(bare), [2]);
+    let said = "// SAFETY: fd 3 is open.\nlet fd = unsafe { borrow(3) };\n";
+    assert_eq!(unsafe_blocks_without_safety(said), Vec::<usize>::new());
+}
