@@ -649,3 +649,20 @@ fn rules_test_help_names_the_fixture_keys() {
         assert!(help.contains(key), "rules test --help lacks {key}:\n{help}");
     }
 }
+
+/// A request the daemon refuses is reported once as `hookd: …`: the
+/// daemon's error frame is "the daemon refused", not a second "hookd".
+#[test]
+fn a_refusal_by_the_daemon_names_hookd_once() {
+    let d = Daemon::start();
+    let out = Command::new(daemon::hookd_bin())
+        .args(["decide", "abcde", "allow", "--socket"])
+        .arg(&d.socket)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        "hookd: the daemon refused: no pending event abcde (not_found)\n"
+    );
+}
