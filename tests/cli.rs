@@ -446,6 +446,19 @@ fn completions_and_man_pages_describe_the_flags() {
         assert!(page.contains(flag), "hookd-install.1 lacks {flag}:\n{page}");
     }
     assert!(man.join("hookd-rules-check.1").exists());
+    // NAME, and --help, name every agent hookd serves.
+    let page = std::fs::read_to_string(man.join("hookd.1")).unwrap();
+    let name = page
+        .split(".SH NAME")
+        .nth(1)
+        .and_then(|rest| rest.split(".SH").next())
+        .unwrap_or_else(|| panic!("hookd.1 has no NAME:\n{page}"));
+    let help = hookd_in(dir.path(), &["--help"]);
+    let help = String::from_utf8_lossy(&help.stdout);
+    for agent in ["Claude Code", "Agent SDK", "Codex CLI", "Gemini CLI"] {
+        assert!(name.contains(agent), "hookd.1's NAME lacks {agent}:{name}");
+        assert!(help.contains(agent), "--help lacks {agent}:\n{help}");
+    }
 }
 
 /// `actual`, with `dir` written as `$DIR`, against
