@@ -578,3 +578,66 @@ fn every_unsafe_block_says_why_it_is_sound() {
     let said = "// SAFETY: fd 3 is open.\nlet fd = unsafe { borrow(3) };\n";
     assert_eq!(unsafe_blocks_without_safety(said), Vec::<usize>::new());
 }
+
+/// Programs a support harness may start without a home of its own: `kill`
+/// (it ends a pid) and the forwarder (std-only: it reads its socket's path
+/// from the environment and writes nothing but stdout and stderr).
+const NO_HOME_NEEDED: [&str; 2] = ["\"kill\"", "forwarder_bin()"];
+
+/// The `Command::new` calls in `text` (by line) whose command is started
+/// (`.spawn()`, `.output()`, `.status()`) without a private home: neither
+/// `private_home` nor a `"HOME"` of its own on the way.
+fn started_without_a_home(text: &str) -> Vec<usize> {
+    let mut found = Vec::new();
+    for (at, _) in text.match_indices("Command::new(") {
+        let program = &text[at + "Command::new(".len()..];
+        if NO_HOME_NEEDED.iter().any(|p| program.starts_with(p)) {
+            continue;
+        }
+        let end = [".spawn()", ".output()", ".status()"]
+            .iter()
+            .filter_map(|start| text[at..].find(start))
+            .min()
+            .map_or(text.len(), |end| at + end);
+        let setup = &text[at..end];
+        if !setup.contains("private_home") && !setup.contains("\"HOME\"") {
+            found.push(text[..at].matches('\n').count() + 1);
+        }
+    }
+    found
+}
+
+/// Every program the test harnesses (`tests/support/`) start gets a home
+/// of its own (`process::private_home`: HOME and the XDG directories in a
+/// temp dir), so the suite never writes into the real home — as Chromium
+/// did, creating `~/.config/chromium` and `~/.cache/dconf`. `scripts/test`
+/// also checks the real home around the whole suite (`scripts/home-guard`).
+#[test]
+fn support_harnesses_start_programs_with_a_home_of_their_own() {
+    let support = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/support");
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&support)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "rs"))
+        .collect();
+    files.sort();
+    let mut missing = Vec::new();
+    for file in &files {
+        let text = std::fs::read_to_string(file).unwrap();
+        for line in started_without_a_home(&text) {
+            missing.push(format!(
+                "tests/support/{}:{line}: a program started with the real HOME; pass its Command through process::private_home",
+                file.file_name().unwrap().to_string_lossy()
+            ));
+        }
+    }
+    assert!(missing.is_empty(), "{}", missing.join("\n"));
+    // The check itself: a bare spawn is caught, a homed one and kill pass.
+    let bare = "let c = Command::new(\"chromium\")\n    .arg(\"x\")\n    .spawn();\n";
+    assert_eq!(started_without_a_home(bare), [1]);
+    let homed =
+        "let mut c = Command::new(\"chromium\");\nprocess::private_home(&mut c, d).spawn();\n";
+    assert_eq!(started_without_a_home(homed), Vec::<usize>::new());
+    let kill = "Command::new(\"kill\").arg(\"1\").status();\n";
+    assert_eq!(started_without_a_home(kill), Vec::<usize>::new());
+}
