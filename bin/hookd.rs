@@ -37,7 +37,8 @@ macro_rules! print {
 #[command(
     name = "hookd",
     version,
-    about = "Out-of-process hook daemon for Claude Code and the Claude Agent SDK",
+    about = "Out-of-process hook daemon for coding agents: Claude Code, the Claude Agent SDK, \
+             Codex CLI and Gemini CLI",
     after_help = "Exit status: 0 ok; 1 problems found (rules check, rules test, doctor, \
                   replay with changed decisions); 2 usage or operational error (bad \
                   flag, daemon unreachable, file unreadable)."
@@ -202,8 +203,9 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
-    /// Register hook-forwarder in a Claude Code settings file (merged into
-    /// what is there; idempotent; a backup of the previous file is kept).
+    /// Register hook-forwarder in an agent's settings file (Claude Code's,
+    /// Codex's or Gemini's; merged into what is there; idempotent; a backup
+    /// of the previous file is kept).
     Install(InstallArgs),
     /// Remove exactly the entries `hookd install` wrote from a settings file.
     Uninstall {
@@ -434,7 +436,17 @@ enum RulesCommand {
         #[arg(long)]
         json: bool,
     },
-    /// Run rule fixtures (NAME.json = {event, expect: {verdict, rule?}}).
+    /// Run rule fixtures (NAME.json = {event, home?, project_dir?, expect:
+    /// {verdict, rule?}}).
+    ///
+    /// Each fixture is a file NAME.json: `event` is the hook input as the
+    /// agent sends it; `home` (optional) is the home directory `~` stands
+    /// for in the rules: without it `~` patterns (`Read(~/.ssh)`) never
+    /// match, so fixtures do not depend on the machine; `project_dir`
+    /// (optional) is the project root, CLAUDE_PROJECT_DIR [default: the
+    /// event's cwd]; `expect.verdict` is allow, deny, ask, context or none;
+    /// `expect.rule` (optional) a rule id among the deciding rules, or the
+    /// list of them; `description` (optional) is shown when it fails.
     Test {
         /// The fixtures directory.
         dir: PathBuf,

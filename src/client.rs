@@ -32,7 +32,7 @@ pub enum ClientError {
         source: std::io::Error,
     },
     /// The daemon refused the request.
-    #[error("hookd refused: {} ({})", .0.message, .0.code)]
+    #[error("the daemon refused: {} ({})", .0.message, .0.code)]
     Refused(ErrorFrame),
     /// The connection failed or the daemon sent something unexpected.
     #[error("talking to hookd: {0}")]

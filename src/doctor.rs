@@ -605,13 +605,22 @@ fn check_settings(scope: Scope, path: &Path) -> (Check, Option<Inspection>) {
         }
     }
     for path in &missing_paths {
-        problems.push(format!(
-            "forwarder {path} does not exist or is not executable"
-        ));
-        fixes.push(format!(
-            "re-run `hookd install --scope {}` (it rewrites its entries with the current path)",
-            scope.as_str()
-        ));
+        // A bare name is a shared file's (`--scope project`): the agent
+        // looks it up on PATH, so PATH is what to fix, not the file.
+        if path.contains('/') {
+            problems.push(format!(
+                "forwarder {path} does not exist or is not executable"
+            ));
+            fixes.push(format!(
+                "re-run `hookd install --scope {}` (it rewrites its entries with the current path)",
+                scope.as_str()
+            ));
+        } else {
+            problems.push(format!("forwarder `{path}` is not on PATH"));
+            fixes.push(format!(
+                "put {path} on PATH (`scripts/install` installs it into ~/.cargo/bin)"
+            ));
+        }
     }
     let summary = if regs.is_empty() {
         "registers no hook-forwarder and no hookd http hook".to_string()

@@ -38,6 +38,11 @@
 //! its command line, for Codex and Gemini); uninstall removes exactly those
 //! (the forwarder accepts and ignores the marker).
 //! Hand-written forwarder entries without the marker are left alone.
+//!
+//! **Shared files.** A project's settings file (`--scope project`) is
+//! committed and read on every machine, so it names the forwarder by its
+//! bare name, found on each user's `PATH` ([`forwarder_for`]); the other
+//! scopes register an absolute path (and so does `--forwarder PATH`).
 
 pub mod atomic;
 pub mod diff;
@@ -255,6 +260,45 @@ pub fn resolve_forwarder(explicit: Option<&Path>) -> anyhow::Result<PathBuf> {
     Ok(path)
 }
 
+/// The forwarder `hookd install` registers in `scope`: `--forwarder PATH`
+/// when given, else for `--scope project` [`shared_program`]'s bare
+/// `hook-forwarder` (the project's settings file is committed and read on
+/// every machine, so the path of this machine's forwarder would be wrong
+/// for everyone else), else the forwarder next to `hookd` (see
+/// [`resolve_forwarder`]).
+pub fn forwarder_for(scope: Option<Scope>, explicit: Option<&Path>) -> anyhow::Result<PathBuf> {
+    match (scope, explicit) {
+        (Some(Scope::Project), None) => shared_program(FORWARDER_NAME),
+        _ => resolve_forwarder(explicit),
+    }
+}
+
+/// `program`'s bare name, as a settings file shared with a project names
+/// it: each agent finds it on its user's `PATH` (Claude Code execs a bare
+/// `command` through `PATH`, Codex and Gemini run their command line
+/// through a shell), so the file means the same on every machine. It must
+/// be on this user's `PATH` already: a hook whose command cannot start
+/// does nothing, or, registered fail-closed, blocks every tool call.
+pub fn shared_program(program: &str) -> anyhow::Result<PathBuf> {
+    if find_on_path(program).is_none() {
+        bail!(
+            "--scope project: the project's settings file is shared, so it runs `{program}` \
+             from each user's PATH, and `{program}` is not on yours; install hookd's binaries \
+             (`scripts/install`, into ~/.cargo/bin) or add their directory to PATH, or use \
+             --scope local (this checkout only), which registers this machine's paths"
+        );
+    }
+    Ok(PathBuf::from(program))
+}
+
+/// The executable file called `program` in the first `PATH` directory
+/// that has one.
+pub fn find_on_path(program: &str) -> Option<PathBuf> {
+    std::env::split_paths(&std::env::var_os("PATH")?)
+        .map(|dir| dir.join(program))
+        .find(|p| fs::metadata(p).is_ok_and(|m| m.is_file() && m.mode() & 0o111 != 0))
+}
+
 /// What an install or uninstall did (or, with `--dry-run`, would do).
 #[derive(Debug, Clone, Serialize)]
 pub struct Outcome {
@@ -264,6 +308,10 @@ pub struct Outcome {
     pub settings: PathBuf,
     /// Whether the text changed.
     pub changed: bool,
+    /// Install: whether hookd's hook entries changed (`changed` counts the
+    /// status line too), so the summary says only what did.
+    #[serde(skip)]
+    pub hooks_changed: bool,
     /// Whether the file was written (false for a dry run or no change).
     pub written: bool,
     /// The copy of the previous file, when one was written.
@@ -285,10 +333,17 @@ impl Outcome {
     pub fn summary(&self) -> String {
         let main = self.hooks_summary();
         match self.statusline {
+            Some(StatuslineChange::Added) if self.written => format!(
+                "{main}\n{}: registered hookd's statusLine",
+                self.settings.display()
+            ),
+            Some(StatuslineChange::Added) if self.hooks_changed => format!(
+                "{main}\n{}: would register hookd's statusLine",
+                self.settings.display()
+            ),
             Some(StatuslineChange::Added) => format!(
-                "{main}\n{}: {} hookd's statusLine",
-                self.settings.display(),
-                if self.written { "registered" } else { "would register" }
+                "{main}\ndry run: {} would register hookd's statusLine; nothing written",
+                self.settings.display()
             ),
             Some(StatuslineChange::Kept) => format!(
                 "{main}\n{}: hookd's statusLine is already registered",
@@ -314,6 +369,10 @@ impl Outcome {
         match (self.action, self.changed, self.written) {
             ("install", false, _) => {
                 format!("{path} already registers hook-forwarder for these {events}; nothing to do")
+            }
+            // Only the status line changes: the line after says so.
+            ("install", true, _) if !self.hooks_changed => {
+                format!("{path} already registers hook-forwarder for these {events}")
             }
             ("install", true, true) => {
                 format!("{path}: registered hook-forwarder for {events}{backup}")
@@ -367,7 +426,7 @@ fn diff_for(path: &Path, before: Option<&str>, after: &str) -> String {
 /// missing). With `dry_run`, nothing is written.
 pub fn install(path: &Path, options: &InstallOptions, dry_run: bool) -> anyhow::Result<Outcome> {
     let before = read_settings(path)?;
-    let (after, statusline) =
+    let (after, hooks_changed, statusline) =
         install_all(before.as_deref(), options).map_err(|e| located(path, e))?;
     let changed = before.as_deref() != Some(after.as_str());
     let backup = if changed && !dry_run {
@@ -379,6 +438,7 @@ pub fn install(path: &Path, options: &InstallOptions, dry_run: bool) -> anyhow::
         action: "install",
         settings: path.to_path_buf(),
         changed,
+        hooks_changed,
         written: changed && !dry_run,
         backup,
         events: event_names(options)
@@ -423,6 +483,7 @@ pub fn uninstall(path: &Path, dry_run: bool) -> anyhow::Result<Outcome> {
         action: "uninstall",
         settings: path.to_path_buf(),
         changed,
+        hooks_changed: changed,
         written: changed && !dry_run,
         backup,
         events,

@@ -105,7 +105,7 @@ async fn stream(args: RunArgs, out: &mut impl Write) -> anyhow::Result<u8> {
                 eprintln!("hookd run: abort refused: {} ({})", e.message, e.code);
             }
             Reply::Error(e) if e.req.as_deref() == Some("run") => {
-                anyhow::bail!("hookd refused the run: {} ({})", e.message, e.code)
+                anyhow::bail!("the daemon refused the run: {} ({})", e.message, e.code)
             }
             Reply::Error(e) => {
                 anyhow::bail!("hookd ended the connection: {} ({})", e.message, e.code)
@@ -132,7 +132,8 @@ async fn stream(args: RunArgs, out: &mut impl Write) -> anyhow::Result<u8> {
 /// were about.
 #[derive(Default)]
 struct View {
-    /// event id → (kind, tool, what the input was about).
+    /// event id → (kind, what it is: the kind and the tool if any, what
+    /// the input was about).
     events: HashMap<String, (String, String, String)>,
 }
 
@@ -148,17 +149,22 @@ impl View {
                 if e["input"]["hookd_origin"] == "canUseTool" {
                     about = format!("{about} (canUseTool)");
                 }
+                // An event without a tool (Stop, SessionStart) is its kind alone.
+                let subject = match tool.as_str() {
+                    "" => kind.clone(),
+                    tool => format!("{kind} {tool}"),
+                };
                 if push.pending {
                     writeln!(
                         out,
-                        "  … {kind} {tool} waits for a client: hookd decide {id} allow|deny"
+                        "  … {subject} waits for a client: hookd decide {id} allow|deny"
                     )?;
                 }
-                self.events.insert(id, (kind, tool, about));
+                self.events.insert(id, (kind, subject, about));
             }
             Reply::Decision(push) => {
                 let d = &push.decision;
-                let Some((kind, tool, about)) =
+                let Some((kind, subject, about)) =
                     d["event_id"].as_str().and_then(|id| self.events.remove(id))
                 else {
                     return Ok(());
@@ -181,7 +187,7 @@ impl View {
                     "ask" => "?",
                     _ => "·",
                 };
-                write!(out, "  {mark} hookd {kind} {tool}: {verdict} ({source})")?;
+                write!(out, "  {mark} hookd {subject}: {verdict} ({source})")?;
                 if let Some(reason) = d["reason"].as_str() {
                     write!(out, ": {reason}")?;
                 }
@@ -292,5 +298,41 @@ impl View {
         }
         writeln!(out, "  run {}", done.run_id)?;
         out.flush()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::protocol::{DecisionPush, EventPush};
+    use serde_json::json;
+
+    /// What the view prints for one event and its decision.
+    fn shown(event: Value, decision: Value) -> String {
+        let mut view = View::default();
+        let mut out = Vec::new();
+        let event = Reply::Event(EventPush {
+            pending: false,
+            event,
+            info: None,
+        });
+        view.show(&event, &mut out).unwrap();
+        view.show(&Reply::Decision(DecisionPush { decision }), &mut out)
+            .unwrap();
+        String::from_utf8(out).unwrap()
+    }
+
+    #[test]
+    fn a_decision_names_its_event_and_tool_without_a_stray_space() {
+        let stop = shown(
+            json!({"id": "e1", "kind": "Stop", "input": {}}),
+            json!({"event_id": "e1", "verdict": "deny", "source": "rule", "rule_ids": ["keep-going"]}),
+        );
+        assert_eq!(stop, "  ✗ hookd Stop: deny (rule keep-going)\n");
+        let bash = shown(
+            json!({"id": "e2", "kind": "PreToolUse", "tool": "Bash", "input": {"tool_input": {"command": "ls"}}}),
+            json!({"event_id": "e2", "verdict": "allow", "source": "rule"}),
+        );
+        assert_eq!(bash, "  ✓ hookd PreToolUse Bash: allow (rule)\n");
     }
 }

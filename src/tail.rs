@@ -56,9 +56,9 @@ pub struct TailOptions {
     /// Only lines at or after this id (see [`parse_since`]).
     pub since: Option<Uuid>,
     /// Of what the log holds when tail starts, only the last this many
-    /// entries (one line each; `--json --decisions` prints an event and its
-    /// decision as one entry), as `tail -n`; with `follow`, everything
-    /// after.
+    /// lines, as `tail -n` (`--json --decisions` prints an event's line and
+    /// then its decision's, so an odd count starts with a decision whose
+    /// event line was cut); with `follow`, everything after.
     pub last: Option<usize>,
 }
 
@@ -153,8 +153,8 @@ pub fn run(
     out.flush().or_else(quiet_broken_pipe)
 }
 
-/// Prints one entry (what one log line produced), or keeps it in the `-n`
-/// backlog while there is one.
+/// Prints one entry (what one log line produced), or keeps its lines in
+/// the `-n` backlog while there is one.
 fn emit(
     backlog: &mut Option<VecDeque<Vec<u8>>>,
     last: Option<usize>,
@@ -167,12 +167,17 @@ fn emit(
     match backlog {
         None => out.write_all(entry),
         Some(backlog) => {
-            if last.is_some_and(|n| n > 0) {
-                if last.is_some_and(|n| backlog.len() == n) {
+            let n = last.unwrap_or(0);
+            for line in entry.split_inclusive(|b| *b == b'\n') {
+                if n == 0 {
+                    break;
+                }
+                if backlog.len() == n {
                     backlog.pop_front();
                 }
-                backlog.push_back(std::mem::take(entry));
+                backlog.push_back(line.to_vec());
             }
+            entry.clear();
             Ok(())
         }
     }

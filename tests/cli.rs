@@ -368,6 +368,25 @@ fn tail_names_a_missing_log_and_prints_the_last_n() {
     assert!(lines[1].contains("9000-000000001999"), "{text}");
     let out = hookd_in(dir.path(), &["tail", "-n", "0", "--log", log]);
     assert!(out.status.success() && out.stdout.is_empty(), "{out:?}");
+
+    // `--json --decisions` prints an event's line, then its decision's:
+    // `-n 1` is one line (the last decision), `-n 2` the pair.
+    let log = log_with_one_change(dir.path());
+    let text = std::fs::read_to_string(&log)
+        .unwrap()
+        .replace("\"verdict\":\"none\"", "\"verdict\":\"deny\"");
+    std::fs::write(&log, &text).unwrap();
+    let log = log.to_str().unwrap();
+    let last = |n: &str| {
+        let out = hookd_in(
+            dir.path(),
+            &["tail", "-n", n, "--json", "--decisions", "--log", log],
+        );
+        assert!(out.status.success(), "{out:?}");
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    assert_eq!(last("1"), text.lines().nth(1).unwrap().to_string() + "\n");
+    assert_eq!(last("2"), text);
 }
 
 /// Colour marks results only where allowed: never into a pipe by default,
@@ -427,6 +446,19 @@ fn completions_and_man_pages_describe_the_flags() {
         assert!(page.contains(flag), "hookd-install.1 lacks {flag}:\n{page}");
     }
     assert!(man.join("hookd-rules-check.1").exists());
+    // NAME, and --help, name every agent hookd serves.
+    let page = std::fs::read_to_string(man.join("hookd.1")).unwrap();
+    let name = page
+        .split(".SH NAME")
+        .nth(1)
+        .and_then(|rest| rest.split(".SH").next())
+        .unwrap_or_else(|| panic!("hookd.1 has no NAME:\n{page}"));
+    let help = hookd_in(dir.path(), &["--help"]);
+    let help = String::from_utf8_lossy(&help.stdout);
+    for agent in ["Claude Code", "Agent SDK", "Codex CLI", "Gemini CLI"] {
+        assert!(name.contains(agent), "hookd.1's NAME lacks {agent}:{name}");
+        assert!(help.contains(agent), "--help lacks {agent}:\n{help}");
+    }
 }
 
 /// `actual`, with `dir` written as `$DIR`, against
@@ -608,5 +640,42 @@ fn the_daemon_does_not_load_the_maths_library() {
     assert!(
         maps.lines().any(|l| l.contains("/libc.so")),
         "the maps were read from a dynamically linked daemon"
+    );
+}
+
+/// `hookd rules test --help` says what a fixture holds, `home` and
+/// `project_dir` included: without `home`, a `~` rule never matches.
+#[test]
+fn rules_test_help_names_the_fixture_keys() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = hookd_in(dir.path(), &["rules", "test", "--help"]);
+    assert!(out.status.success(), "{out:?}");
+    let help = String::from_utf8_lossy(&out.stdout);
+    for key in [
+        "event",
+        "home",
+        "~",
+        "project_dir",
+        "expect.verdict",
+        "expect.rule",
+    ] {
+        assert!(help.contains(key), "rules test --help lacks {key}:\n{help}");
+    }
+}
+
+/// A request the daemon refuses is reported once as `hookd: …`: the
+/// daemon's error frame is "the daemon refused", not a second "hookd".
+#[test]
+fn a_refusal_by_the_daemon_names_hookd_once() {
+    let d = Daemon::start();
+    let out = Command::new(daemon::hookd_bin())
+        .args(["decide", "abcde", "allow", "--socket"])
+        .arg(&d.socket)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        "hookd: the daemon refused: no pending event abcde (not_found)\n"
     );
 }

@@ -43,6 +43,31 @@ fn install_into(run: &ClaudeRun, extra: &[&str]) {
     );
 }
 
+/// `PATH` with the built `hook-forwarder` and `hookd` first, as a user
+/// who installed them has it.
+fn path_with_the_binaries() -> std::ffi::OsString {
+    let bin = daemon::forwarder_bin().parent().unwrap().to_path_buf();
+    let rest = std::env::var_os("PATH").unwrap_or_default();
+    std::env::join_paths(std::iter::once(bin).chain(std::env::split_paths(&rest))).unwrap()
+}
+
+/// `hookd install --scope project` into the run's project with no
+/// `--forwarder`: the shared file names `hook-forwarder`, found on `path`.
+fn install_shared_into(run: &ClaudeRun, path: &std::ffi::OsStr) {
+    let out = Command::new(daemon::hookd_bin())
+        .args(["install", "--scope", "project", "--project"])
+        .arg(run.project_dir())
+        .env("HOME", run.home_dir())
+        .env("PATH", path)
+        .output()
+        .expect("running hookd install");
+    assert!(
+        out.status.success(),
+        "hookd install failed:\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
 /// Hook events Claude Code reports having started (`--include-hook-events`).
 fn hooks_fired(out: &ClaudeOutput) -> Vec<String> {
     out.messages
@@ -69,10 +94,19 @@ fn hooks_written_by_install_let_a_deny_rule_block_rm() {
         ..DaemonOptions::default()
     });
     let mock = MockApi::start(&claude::one_bash_call_script("rm -f victim.txt"));
+    // The project's shared file runs `hook-forwarder` from PATH.
+    let path = path_with_the_binaries();
     let run = ClaudeRun::new(&mock)
         .env("HOOKD_SOCKET", &d.socket)
+        .env("PATH", &path)
         .arg("--include-hook-events");
-    install_into(&run, &[]);
+    install_shared_into(&run, &path);
+    let settings =
+        std::fs::read_to_string(run.project_dir().join(".claude/settings.json")).unwrap();
+    assert!(
+        settings.contains(r#""command": "hook-forwarder""#),
+        "{settings}"
+    );
     std::fs::write(run.project_dir().join("victim.txt"), "still here").unwrap();
 
     let out = run.run("please run the command");

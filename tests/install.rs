@@ -674,3 +674,148 @@ fn statusline_is_spliced_in_beside_the_hooks_and_a_users_own_is_kept() {
     ok(&uninstall(tmp.path(), &file, &[]));
     assert_eq!(fs::read_to_string(&file).unwrap(), theirs);
 }
+
+/// The directory the built `hookd` and `hook-forwarder` are in.
+fn bin_dir() -> PathBuf {
+    daemon::forwarder_bin().parent().unwrap().to_path_buf()
+}
+
+/// `hookd ARGS` as [`hookd`] runs it, with `path` as its whole `PATH`.
+fn hookd_with_path(cwd: &Path, args: &[&str], path: &Path) -> Output {
+    Command::new(daemon::hookd_bin())
+        .args(args)
+        .current_dir(cwd)
+        .env("HOME", cwd.join("home"))
+        .env_remove("CLAUDE_CONFIG_DIR")
+        .env("XDG_CONFIG_HOME", cwd.join("xdg-config"))
+        .env("XDG_STATE_HOME", cwd.join("xdg-state"))
+        .env_remove("XDG_RUNTIME_DIR")
+        .env("PATH", path)
+        .output()
+        .expect("running hookd")
+}
+
+/// A project's settings file is committed, so `--scope project` names
+/// `hook-forwarder` and `hookd` by their bare names (found on each user's
+/// PATH), never this machine's paths; it refuses when they are not on this
+/// user's PATH; doctor and uninstall recognise the entries; `--scope local`
+/// (this checkout only) keeps the absolute path.
+#[test]
+fn a_project_scope_install_runs_the_forwarder_from_path_and_local_keeps_the_path() {
+    let tmp = tempfile::tempdir().unwrap();
+    let project = tmp.path().join("proj");
+    fs::create_dir_all(&project).unwrap();
+    let p = project.to_str().unwrap();
+    let file = project.join(".claude/settings.json");
+    let args = [
+        "install",
+        "--scope",
+        "project",
+        "--project",
+        p,
+        "--events",
+        "PreToolUse,Stop",
+        "--fail-closed",
+        "--statusline",
+    ];
+
+    ok(&hookd_with_path(tmp.path(), &args, &bin_dir()));
+    let text = fs::read_to_string(&file).unwrap();
+    check_golden(&fixtures().join("installed/project-scope.json"), &text);
+
+    // Doctor recognises the entries and finds the forwarder on PATH.
+    let socket = tmp.path().join("nobody.sock");
+    let doctor = [
+        "doctor",
+        "--project",
+        p,
+        "--socket",
+        socket.to_str().unwrap(),
+    ];
+    let out = hookd_with_path(tmp.path(), &doctor, &bin_dir());
+    let report = String::from_utf8_lossy(&out.stdout).into_owned();
+    let line = |report: &str| {
+        report
+            .lines()
+            .find(|l| l.contains("settings:project:"))
+            .unwrap_or_else(|| panic!("no settings:project line:\n{report}"))
+            .to_string()
+    };
+    let project_line = line(&report);
+    assert!(
+        project_line.starts_with("✓") && project_line.contains("2 registrations"),
+        "{report}"
+    );
+    // …and says what to fix for a user who does not have it on PATH.
+    let empty = tmp.path().join("empty-bin");
+    fs::create_dir_all(&empty).unwrap();
+    let out = hookd_with_path(tmp.path(), &doctor, &empty);
+    let report = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(
+        line(&report).contains("forwarder `hook-forwarder` is not on PATH"),
+        "{report}"
+    );
+
+    ok(&hookd_with_path(
+        tmp.path(),
+        &["uninstall", "--scope", "project", "--project", p],
+        &bin_dir(),
+    ));
+    assert_eq!(fs::read_to_string(&file).unwrap(), "{}\n");
+
+    // Not on this user's PATH: refused with what to do, nothing written.
+    let err = failed(&hookd_with_path(tmp.path(), &args, &empty));
+    assert!(
+        err.contains("`hook-forwarder` is not on yours") && err.contains("--scope local"),
+        "{err}"
+    );
+    assert_eq!(fs::read_to_string(&file).unwrap(), "{}\n");
+
+    // The local file is this checkout's: the absolute path, as before.
+    ok(&hookd_with_path(
+        tmp.path(),
+        &[
+            "install",
+            "--scope",
+            "local",
+            "--project",
+            p,
+            "--events",
+            "Stop",
+        ],
+        &empty,
+    ));
+    let local: Value = serde_json::from_str(
+        &fs::read_to_string(project.join(".claude/settings.local.json")).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(
+        local["hooks"]["Stop"][0]["hooks"][0]["command"],
+        forwarder().as_str()
+    );
+}
+
+/// `--statusline --dry-run` over hooks already registered says that only
+/// the status line would be added, not that the events would be.
+#[test]
+fn a_statusline_dry_run_over_registered_hooks_names_only_the_status_line() {
+    let tmp = tempfile::tempdir().unwrap();
+    let file = tmp.path().join("settings.json");
+    ok(&install(tmp.path(), &file, &[]));
+    let before = fs::read_to_string(&file).unwrap();
+    let out = ok(&install(tmp.path(), &file, &["--statusline", "--dry-run"]));
+    let summary: Vec<&str> = out
+        .lines()
+        .filter(|l| !l.starts_with(['+', '-', '@', ' ']))
+        .collect();
+    let path = file.display();
+    assert_eq!(
+        summary,
+        [
+            format!("{path} already registers hook-forwarder for these 32 events"),
+            format!("dry run: {path} would register hookd's statusLine; nothing written"),
+        ],
+        "{out}"
+    );
+    assert_eq!(fs::read_to_string(&file).unwrap(), before);
+}

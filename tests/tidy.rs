@@ -514,3 +514,130 @@ fn test_modules_are_skipped_and_declarations_are_not_the_end() {
         PathBuf::from("/r/src/daemon/b.rs")
     );
 }
+
+/// The lines of `text` that open an `unsafe` block with no `SAFETY:`
+/// comment on them or on the [`SAFETY_WINDOW`] lines above (the comment
+/// may sit above the statement the block is part of).
+fn unsafe_blocks_without_safety(text: &str) -> Vec<usize> {
+    let lines: Vec<&str> = text.lines().collect();
+    let opens_block = |line: &str| {
+        let code = line.split("//").next().unwrap_or("");
+        code.contains("unsafe {") || code.trim_end().ends_with("unsafe")
+    };
+    (0..lines.len())
+        .filter(|&i| opens_block(lines[i]))
+        .filter(|&i| {
+            !lines[i.saturating_sub(SAFETY_WINDOW)..=i]
+                .iter()
+                .any(|l| l.contains("SAFETY:"))
+        })
+        .map(|i| i + 1)
+        .collect()
+}
+
+/// How far above an `unsafe` block its `SAFETY:` comment may be.
+const SAFETY_WINDOW: usize = 6;
+
+/// Every `unsafe` block, in the code and in the tests, says why it is
+/// sound in a `// SAFETY:` comment just above it: the reader must not have
+/// to work it out, and a change that breaks the reason shows in review.
+#[test]
+fn every_unsafe_block_says_why_it_is_sound() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
+        for entry in std::fs::read_dir(dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() && !path.ends_with("node_modules") {
+                walk(&path, out);
+            } else if path.extension().is_some_and(|e| e == "rs") {
+                out.push(path);
+            }
+        }
+    }
+    let mut files = Vec::new();
+    for dir in ["src", "bin", "tests", "benches"] {
+        walk(&root.join(dir), &mut files);
+    }
+    files.sort();
+    let mut missing = Vec::new();
+    // This file's examples of bare blocks are strings, not code.
+    files.retain(|f| !f.ends_with("tests/tidy.rs"));
+    for file in &files {
+        let text = std::fs::read_to_string(file).unwrap();
+        for line in unsafe_blocks_without_safety(&text) {
+            missing.push(format!(
+                "{}:{line}: an unsafe block without a `// SAFETY:` comment saying why it is sound",
+                file.strip_prefix(root).unwrap().display()
+            ));
+        }
+    }
+    assert!(missing.is_empty(), "{}", missing.join("\n"));
+    // The check itself catches a bare block, and accepts a commented one.
+    let bare = "let a = 1;\nlet fd = unsafe { borrow(3) };\n";
+    assert_eq!(unsafe_blocks_without_safety(bare), [2]);
+    let said = "// SAFETY: fd 3 is open.\nlet fd = unsafe { borrow(3) };\n";
+    assert_eq!(unsafe_blocks_without_safety(said), Vec::<usize>::new());
+}
+
+/// Programs a support harness may start without a home of its own: `kill`
+/// (it ends a pid) and the forwarder (std-only: it reads its socket's path
+/// from the environment and writes nothing but stdout and stderr).
+const NO_HOME_NEEDED: [&str; 2] = ["\"kill\"", "forwarder_bin()"];
+
+/// The `Command::new` calls in `text` (by line) whose command is started
+/// (`.spawn()`, `.output()`, `.status()`) without a private home: neither
+/// `private_home` nor a `"HOME"` of its own on the way.
+fn started_without_a_home(text: &str) -> Vec<usize> {
+    let mut found = Vec::new();
+    for (at, _) in text.match_indices("Command::new(") {
+        let program = &text[at + "Command::new(".len()..];
+        if NO_HOME_NEEDED.iter().any(|p| program.starts_with(p)) {
+            continue;
+        }
+        let end = [".spawn()", ".output()", ".status()"]
+            .iter()
+            .filter_map(|start| text[at..].find(start))
+            .min()
+            .map_or(text.len(), |end| at + end);
+        let setup = &text[at..end];
+        if !setup.contains("private_home") && !setup.contains("\"HOME\"") {
+            found.push(text[..at].matches('\n').count() + 1);
+        }
+    }
+    found
+}
+
+/// Every program the test harnesses (`tests/support/`) start gets a home
+/// of its own (`process::private_home`: HOME and the XDG directories in a
+/// temp dir), so the suite never writes into the real home — as Chromium
+/// did, creating `~/.config/chromium` and `~/.cache/dconf`. `scripts/test`
+/// also checks the real home around the whole suite (`scripts/home-guard`).
+#[test]
+fn support_harnesses_start_programs_with_a_home_of_their_own() {
+    let support = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/support");
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&support)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "rs"))
+        .collect();
+    files.sort();
+    let mut missing = Vec::new();
+    for file in &files {
+        let text = std::fs::read_to_string(file).unwrap();
+        for line in started_without_a_home(&text) {
+            missing.push(format!(
+                "tests/support/{}:{line}: a program started with the real HOME; pass its Command through process::private_home",
+                file.file_name().unwrap().to_string_lossy()
+            ));
+        }
+    }
+    assert!(missing.is_empty(), "{}", missing.join("\n"));
+    // The check itself: a bare spawn is caught, a homed one and kill pass.
+    let bare = "let c = Command::new(\"chromium\")\n    .arg(\"x\")\n    .spawn();\n";
+    assert_eq!(started_without_a_home(bare), [1]);
+    let homed =
+        "let mut c = Command::new(\"chromium\");\nprocess::private_home(&mut c, d).spawn();\n";
+    assert_eq!(started_without_a_home(homed), Vec::<usize>::new());
+    let kill = "Command::new(\"kill\").arg(\"1\").status();\n";
+    assert_eq!(started_without_a_home(kill), Vec::<usize>::new());
+}

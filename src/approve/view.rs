@@ -407,7 +407,7 @@ fn draw_feed(frame: &mut Frame, area: Rect, state: &State, theme: &Theme) {
             Constraint::Length(8),
             Constraint::Length(18),
             Constraint::Length(7),
-            Constraint::Length(14),
+            Constraint::Length(event_column_width(&rows, area.width.saturating_sub(2))),
             Constraint::Length(8),
             Constraint::Min(20),
             Constraint::Length(7),
@@ -418,6 +418,29 @@ fn draw_feed(frame: &mut Frame, area: Rect, state: &State, theme: &Theme) {
     .header(header)
     .block(block);
     frame.render_widget(table, area);
+}
+
+/// The feed's columns other than event and input, and the gaps between
+/// all nine (ratatui's one column each).
+const FEED_FIXED_WIDTH: u16 = 8 + 18 + 7 + 8 + 7 + 14 + 7 + 8;
+
+/// The narrowest the feed's input column is made.
+const FEED_INPUT_MIN: u16 = 20;
+
+/// The feed's event column: as wide as the longest event name shown
+/// (`UserPromptSubmit`, `PostToolUseFailure`), as far as the table's
+/// `width` leaves the input column its [`FEED_INPUT_MIN`]; never cut below
+/// 14 columns to make room.
+fn event_column_width(rows: &[&FeedRow], width: u16) -> u16 {
+    let longest = rows
+        .iter()
+        .map(|r| r.event.chars().count())
+        .max()
+        .unwrap_or(0)
+        .max("event".len());
+    let longest = u16::try_from(longest).unwrap_or(u16::MAX);
+    let room = width.saturating_sub(FEED_FIXED_WIDTH + FEED_INPUT_MIN);
+    longest.min(room.max(14))
 }
 
 fn feed_cells<'a>(row: &FeedRow, theme: &Theme) -> Row<'a> {
@@ -752,6 +775,36 @@ mod tests {
             assert!(row.contains(cell), "{cell}: {row}");
         }
         assert!(screen.contains("nothing is waiting"), "{screen}");
+    }
+
+    /// At 160 columns every event name fits its column whole (it was cut
+    /// to 14 characters: `UserPromptSubm`).
+    #[test]
+    fn the_feed_fits_the_longest_event_name_when_there_is_room() {
+        let mut state = state();
+        for (id, kind) in [
+            ("e1", "UserPromptSubmit"),
+            ("e2", "PostToolUseFailure"),
+            ("e3", "Stop"),
+        ] {
+            let mut e = event(id, "", json!({}));
+            e["kind"] = kind.into();
+            e["input"]["hook_event_name"] = kind.into();
+            state.apply(&json!({"type": "event", "pending": false, "event": e}));
+        }
+        let screen = render(&state, 160, 30);
+        for kind in ["UserPromptSubmit", "PostToolUseFailure"] {
+            assert!(
+                screen.lines().any(|l| l.contains(&format!(" {kind} "))),
+                "{kind} cut: {screen}"
+            );
+        }
+        // Narrower, the input column keeps its 20 and the event column its
+        // old 14; ratatui shares out any shortfall from there.
+        let rows = state.visible_feed();
+        assert_eq!(event_column_width(&rows, 158), 18);
+        assert_eq!(event_column_width(&rows, 98), 14);
+        assert_eq!(event_column_width(&rows[2..], 158), 5);
     }
 
     #[test]

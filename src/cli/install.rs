@@ -57,9 +57,9 @@ impl SettingsTarget {
                 if self.settings.is_some() {
                     anyhow::bail!("--agent all writes each agent's own file; --settings names one file: give one --agent");
                 }
-                Ok(Agent::ALL
-                    .into_iter()
-                    .partition(|a| on_path(crate::install::agent_program(*a))))
+                Ok(Agent::ALL.into_iter().partition(|a| {
+                    crate::install::find_on_path(crate::install::agent_program(*a)).is_some()
+                }))
             }
         }
     }
@@ -113,17 +113,6 @@ impl AgentChoice {
     }
 }
 
-/// Whether an executable file called `program` is in a `PATH` directory.
-fn on_path(program: &str) -> bool {
-    use std::os::unix::fs::PermissionsExt;
-    std::env::var_os("PATH").is_some_and(|path| {
-        std::env::split_paths(&path).any(|dir| {
-            std::fs::metadata(dir.join(program))
-                .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
-        })
-    })
-}
-
 #[derive(Parser)]
 pub struct InstallArgs {
     #[command(flatten)]
@@ -144,7 +133,9 @@ pub struct InstallArgs {
     /// Print the "hooks" block for a hand-managed settings file; touch no file.
     #[arg(long)]
     pub print: bool,
-    /// The hook-forwarder to register [default: the one next to this hookd].
+    /// The hook-forwarder to register [default: the one next to this hookd;
+    /// --scope project: `hook-forwarder`, found on each user's PATH, as the
+    /// shared file must work on every machine].
     #[arg(long, value_name = "PATH")]
     pub forwarder: Option<PathBuf>,
     /// Also register `hookd statusline` as Claude Code's statusLine (a
@@ -167,11 +158,15 @@ pub fn install(args: InstallArgs) -> anyhow::Result<()> {
     if agents.len() != 1 && args.events.is_some() {
         anyhow::bail!("--events names one agent's events: give one --agent with it");
     }
-    let forwarder = crate::install::resolve_forwarder(args.forwarder.as_deref())?;
-    // The status line is Claude Code's setting; other agents have none.
-    let statusline = match args.statusline {
-        true => Some(std::env::current_exe().context("finding this hookd for --statusline")?),
-        false => None,
+    let forwarder = crate::install::forwarder_for(args.target.scope, args.forwarder.as_deref())?;
+    // The status line is Claude Code's setting; other agents have none. A
+    // project's shared file names `hookd` on PATH, as it does the forwarder.
+    let statusline = match (args.statusline, args.target.scope) {
+        (false, _) => None,
+        (true, Some(crate::install::Scope::Project)) => {
+            Some(crate::install::shared_program("hookd")?)
+        }
+        (true, _) => Some(std::env::current_exe().context("finding this hookd for --statusline")?),
     };
     if statusline.is_some() && !agents.contains(&Agent::ClaudeCode) {
         anyhow::bail!("--statusline is Claude Code's setting: install it with --agent claude-code");

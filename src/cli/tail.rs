@@ -17,8 +17,8 @@ pub struct TailArgs {
     /// Keep reading as the log grows (follows rotation).
     #[arg(short, long)]
     pub follow: bool,
-    /// Of what the log holds now, print only the last N entries (then,
-    /// with --follow, everything new), as `tail -n`.
+    /// Of what the log holds now, print only the last N lines (then, with
+    /// --follow, everything new), as `tail -n`.
     #[arg(short = 'n', long = "lines", value_name = "N")]
     pub lines: Option<usize>,
     /// Print raw JSONL lines.

@@ -52,13 +52,14 @@ pub fn take_listener() -> io::Result<Option<UnixListener>> {
     let fd = LISTEN_FDS_START;
     let kind = nix::sys::socket::getsockname::<nix::sys::socket::UnixAddr>(fd)
         .map_err(|e| io::Error::other(format!("fd 3 from systemd is not a Unix socket: {e}")))?;
-    let flags = nix::fcntl::fcntl(
-        unsafe { std::os::fd::BorrowedFd::borrow_raw(fd) },
-        nix::fcntl::FcntlArg::F_GETFD,
-    )
-    .map_err(io::Error::from)?;
+    // SAFETY: fd 3 is open (getsockname just succeeded on it) and stays
+    // open while borrowed: nothing closes it before the listener below
+    // owns it.
+    let borrowed = unsafe { std::os::fd::BorrowedFd::borrow_raw(fd) };
+    let flags =
+        nix::fcntl::fcntl(borrowed, nix::fcntl::FcntlArg::F_GETFD).map_err(io::Error::from)?;
     let _ = nix::fcntl::fcntl(
-        unsafe { std::os::fd::BorrowedFd::borrow_raw(fd) },
+        borrowed,
         nix::fcntl::FcntlArg::F_SETFD(
             nix::fcntl::FdFlag::from_bits_truncate(flags) | nix::fcntl::FdFlag::FD_CLOEXEC,
         ),
@@ -112,6 +113,7 @@ mod tests {
         // SAFETY: this test alone touches NOTIFY_SOCKET.
         unsafe { std::env::set_var("NOTIFY_SOCKET", &path) };
         assert!(notify("READY=1").unwrap());
+        // SAFETY: as above.
         unsafe { std::env::remove_var("NOTIFY_SOCKET") };
         let mut buf = [0u8; 64];
         let n = receiver.recv(&mut buf).unwrap();

@@ -57,7 +57,7 @@ pub fn settings_file() -> PathBuf {
 pub fn install(options: &InstallOptions, dry_run: bool) -> anyhow::Result<Outcome> {
     let path = settings_file();
     let before = read_settings(&path)?;
-    let (after, statusline) =
+    let (after, hooks_changed, statusline) =
         install_all(before.as_deref(), options).map_err(|e| located(&path, e))?;
     let changed = before.as_deref() != Some(after.as_str());
     if changed && !dry_run {
@@ -67,6 +67,7 @@ pub fn install(options: &InstallOptions, dry_run: bool) -> anyhow::Result<Outcom
         action: "install",
         settings: path.clone(),
         changed,
+        hooks_changed,
         written: changed && !dry_run,
         backup: None,
         events: event_names(options)
@@ -87,6 +88,7 @@ pub fn uninstall(dry_run: bool) -> anyhow::Result<Outcome> {
         action: "uninstall",
         settings: path.clone(),
         changed: false,
+        hooks_changed: false,
         written: false,
         backup: None,
         events: Vec::new(),

@@ -20,7 +20,8 @@ pub struct InstallOptions {
     /// The agent whose file it is: its event names, handler shape and
     /// timeouts, and the forwarder's `--agent`.
     pub agent: Agent,
-    /// The forwarder's absolute path (see [`super::resolve_forwarder`]).
+    /// The forwarder's absolute path, or its bare name in a file shared
+    /// with a project (see [`super::forwarder_for`]).
     pub forwarder: PathBuf,
     /// The events, in the order they are added.
     pub events: Vec<HookEventKind>,
@@ -28,8 +29,9 @@ pub struct InstallOptions {
     /// covers get the forwarder's `--fail-closed[=all]` and Claude Code's
     /// `"onFailure":"block"`; the others neither.
     pub fail_closed: FailClosed,
-    /// Also register `hookd statusline` (this `hookd`) as Claude Code's
-    /// `statusLine`, unless the file already has one.
+    /// Also register `hookd statusline` (this `hookd`, or `hookd` on PATH
+    /// in a project's shared file) as Claude Code's `statusLine`, unless
+    /// the file already has one.
     pub statusline: Option<PathBuf>,
     /// How Claude Code reaches the daemon (Codex and Gemini: always the
     /// forwarder).
@@ -844,17 +846,18 @@ pub fn install_text(
     Ok(append_installed(&cleared, &root, options))
 }
 
-/// [`install_text`], then `options.statusline` when asked for.
+/// [`install_text`], then `options.statusline` when asked for; and
+/// whether the hooks changed the text (the status line aside).
 pub(super) fn install_all(
     before: Option<&str>,
     options: &InstallOptions,
-) -> Result<(String, Option<StatuslineChange>), SettingsError> {
+) -> Result<(String, bool, Option<StatuslineChange>), SettingsError> {
     let text = install_text(before, options)?;
+    let hooks_changed = before != Some(text.as_str());
     match &options.statusline {
-        None => Ok((text, None)),
-        Some(hookd) => {
-            statusline_install_text(&text, hookd).map(|(text, change)| (text, Some(change)))
-        }
+        None => Ok((text, hooks_changed, None)),
+        Some(hookd) => statusline_install_text(&text, hookd)
+            .map(|(text, change)| (text, hooks_changed, Some(change))),
     }
 }
 

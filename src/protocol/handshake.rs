@@ -52,7 +52,7 @@ pub struct Handshake {
 pub enum HandshakeError {
     /// The daemon refused the `hello` (another protocol version, shutting
     /// down, …).
-    #[error("hookd refused the connection: {} ({})", .0.message, .0.code)]
+    #[error("the daemon refused the connection: {} ({})", .0.message, .0.code)]
     Refused(ErrorFrame),
     /// The daemon welcomed us in a protocol version we do not speak.
     #[error("hookd speaks protocol version {daemon}, this client {VERSION}: upgrade the older of the two")]

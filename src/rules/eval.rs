@@ -753,7 +753,7 @@ pub(crate) fn verdict(layers: &[LayerRef<'_>], m: &Matches) -> Evaluation {
                 }
             }
         }
-        (!out.is_empty()).then(|| out.join("; "))
+        (!out.is_empty()).then(|| join_reasons(&out))
     };
     let all_covered = !m.covered.is_empty() && m.covered.iter().all(|&c| c);
     let allow_hits: Vec<Hit> = if all_covered {
@@ -841,6 +841,24 @@ fn allowed_over_asks(layers: &[LayerRef<'_>], m: &Matches) -> Option<Vec<Hit>> {
 /// so the model (and the user) know why, and that a smaller command may pass.
 pub(crate) const TOO_LARGE_NOTE: &str =
     "hookd could not analyse this command, it is too large, so every rule that might match it applied";
+
+/// The deciding rules' reasons as one text: `"; "` between them, or a
+/// space after a reason that ends its sentence (`… project root. refusing
+/// …`, not `… project root.; refusing …`).
+pub(crate) fn join_reasons(reasons: &[&str]) -> String {
+    let mut joined = String::new();
+    for reason in reasons {
+        if !joined.is_empty() {
+            joined.push_str(if joined.ends_with(['.', '!', '?']) {
+                " "
+            } else {
+                "; "
+            });
+        }
+        joined.push_str(reason);
+    }
+    joined
+}
 
 /// Rule ids from the user layer are reported as they are, others as
 /// `<layer>:<id>` (`project:<id>`, `team:<id>`).

@@ -734,7 +734,8 @@ pub struct Evaluation {
     /// Bash allow, every allow rule that covered a command), in file order,
     /// user layer first; project rules as `project:<id>`.
     pub rule_ids: Vec<String>,
-    /// The deciding rules' distinct reasons joined by `"; "`, if any.
+    /// The deciding rules' distinct reasons joined into one text
+    /// (`"; "`, or a space after one ending in `.`), if any.
     pub reason: Option<String>,
     /// The `reason` of every matched context rule, whatever the verdict.
     pub additional_context: Vec<String>,

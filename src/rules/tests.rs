@@ -808,6 +808,47 @@ reason = "remember to sign commits"
     assert!(!e.is_decision());
 }
 
+/// Two deciding rules whose reasons are sentences read as two sentences
+/// (`…root. No rm…`), not `…root.; No rm…`; reasons that are not keep `; `.
+#[test]
+fn reasons_that_end_a_sentence_are_joined_with_a_space() {
+    let set = rules(
+        r#"
+[[rule]]
+id = "no-rm-root"
+action = "deny"
+tool = "Bash(rm *)"
+reason = "Refusing a recursive rm of the project root."
+
+[[rule]]
+id = "no-rm"
+action = "deny"
+tool = "Bash(rm *)"
+reason = "No rm in this project!"
+
+[[rule]]
+id = "no-rm-either"
+action = "deny"
+tool = "Bash"
+when = [{ field = "tool_input.command", contains = "rm" }]
+reason = "really no rm"
+"#,
+    );
+    let e = judge(&set, &bash("rm -rf ."));
+    assert_eq!(
+        e.reason.as_deref(),
+        Some("Refusing a recursive rm of the project root. No rm in this project! really no rm")
+    );
+    let two = rules(
+        "[[rule]]\nid = \"a\"\naction = \"deny\"\ntool = \"Bash\"\nreason = \"no force\"\n\
+         [[rule]]\nid = \"b\"\naction = \"deny\"\ntool = \"Bash\"\nreason = \"really not\"\n",
+    );
+    assert_eq!(
+        judge(&two, &bash("ls")).reason.as_deref(),
+        Some("no force; really not")
+    );
+}
+
 #[test]
 fn generation_is_reported() {
     let set = one_rule("deny", "Bash").with_generation(7);

@@ -44,6 +44,9 @@
 // Each test crate uses a different subset of these helpers.
 #![allow(dead_code)]
 
+// Shared with the other harnesses: a test that includes two gets two
+// copies of these std-only helpers, which is harmless.
+#[allow(clippy::duplicate_mod)]
 #[path = "process.rs"]
 mod process;
 #[path = "records.rs"]
@@ -234,7 +237,8 @@ impl ModelMock {
         let stderr = dir.path().join("mock.stderr");
         fs::write(&script_path, serde_json::to_vec_pretty(script).unwrap()).unwrap();
         let mock_py = manifest_dir().join("tests/agents/mock_models.py");
-        let mut child = Command::new("python3")
+        let mut command = Command::new("python3");
+        let mut child = process::private_home(&mut command, dir.path())
             .arg(&mock_py)
             .args(["--api", cli.api(), "--exit-on-stdin-eof"])
             .arg("--script")

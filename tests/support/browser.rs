@@ -13,6 +13,12 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
+// Shared with the other harnesses: a test that includes two gets two
+// copies of these std-only helpers, which is harmless.
+#[allow(clippy::duplicate_mod)]
+#[path = "process.rs"]
+mod process;
+
 use serde_json::{json, Value};
 use tungstenite::stream::MaybeTlsStream;
 use tungstenite::{Message, WebSocket};
@@ -48,7 +54,11 @@ impl Browser {
             .prefix("hookd-chromium")
             .tempdir()
             .unwrap();
-        let child = Command::new(binary)
+        let mut command = Command::new(binary);
+        // Chromium (and the dconf and NSS it loads) keep files in the home
+        // directory whatever --user-data-dir says: give it one of its own.
+        process::private_home(&mut command, profile.path());
+        let child = command
             .args([
                 "--headless",
                 "--no-sandbox",

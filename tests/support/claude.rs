@@ -38,6 +38,9 @@
 // Each test crate uses a different subset of these helpers.
 #![allow(dead_code)]
 
+// Shared with the other harnesses: a test that includes two gets two
+// copies of these std-only helpers, which is harmless.
+#[allow(clippy::duplicate_mod)]
 #[path = "process.rs"]
 mod process;
 #[path = "records.rs"]
@@ -204,7 +207,8 @@ impl MockApi {
         fs::write(&script_path, script).expect("writing mock script");
 
         let mock_py = manifest_dir().join("tests/e2e/mock_anthropic.py");
-        let mut child = Command::new("python3")
+        let mut command = Command::new("python3");
+        let mut child = process::private_home(&mut command, dir.path())
             .arg(&mock_py)
             .arg("--script")
             .arg(&script_path)

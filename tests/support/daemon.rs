@@ -11,6 +11,12 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
+// Shared with the other harnesses: a test that includes two gets two
+// copies of these std-only helpers, which is harmless.
+#[allow(clippy::duplicate_mod)]
+#[path = "process.rs"]
+mod process;
+
 use hookd::protocol::handshake::Handshake;
 use hookd::protocol::log::LogRecord;
 use serde_json::Value;
@@ -164,6 +170,8 @@ impl Daemon {
                 concat!(env!("CARGO_MANIFEST_DIR"), "/adapter"),
             );
         }
+        // A home of its own (the tests' `env` may still name other dirs).
+        process::private_home(&mut cmd, dir.path());
         cmd.args(&options.args)
             .env("RUST_LOG", "hookd=debug")
             .env_remove("HOOKD_SOCKET")

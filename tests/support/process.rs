@@ -10,6 +10,34 @@ use std::process::{Child, Command, ExitStatus, Stdio};
 use std::thread;
 use std::time::{Duration, Instant};
 
+/// Points `command`'s `HOME` and XDG base directories into `root` (made
+/// here; the runtime directory mode 0700, as its users require): whatever
+/// the child keeps "at home" lands in the test's temp dir, never in the
+/// real home — Chromium's `~/.config/chromium` and dconf's `~/.cache/dconf`,
+/// a shell's history, an agent CLI's settings. Every support harness that
+/// starts a program other than `kill` goes through it (tests/tidy.rs, and
+/// scripts/home-guard around the whole suite).
+pub fn private_home<'c>(command: &'c mut Command, root: &std::path::Path) -> &'c mut Command {
+    use std::os::unix::fs::PermissionsExt;
+    let home = root.join("home");
+    let dirs = [
+        ("HOME", home.clone()),
+        ("XDG_CONFIG_HOME", home.join(".config")),
+        ("XDG_CACHE_HOME", home.join(".cache")),
+        ("XDG_DATA_HOME", home.join(".local/share")),
+        ("XDG_STATE_HOME", home.join(".local/state")),
+        ("XDG_RUNTIME_DIR", root.join("runtime")),
+    ];
+    for (name, dir) in &dirs {
+        fs::create_dir_all(dir).unwrap_or_else(|e| panic!("{}: {e}", dir.display()));
+        if *name == "XDG_RUNTIME_DIR" {
+            fs::set_permissions(dir, fs::Permissions::from_mode(0o700)).unwrap();
+        }
+        command.env(name, dir);
+    }
+    command
+}
+
 /// Whether Node.js is missing (`node` on no directory of `PATH`); if so,
 /// says that `test` is skipped and why, once, on stderr. Tests that run the
 /// Agent SDK or a Node-launched CLI call it first: a machine without Node

@@ -9,6 +9,12 @@
 //! drop.
 #![allow(dead_code)]
 
+// Shared with the other harnesses: a test that includes two gets two
+// copies of these std-only helpers, which is harmless.
+#[allow(clippy::duplicate_mod)]
+#[path = "process.rs"]
+mod process;
+
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -71,7 +77,8 @@ impl Prometheus {
         .unwrap();
         let addr = format!("127.0.0.1:{}", free_port());
         let log = std::fs::File::create(dir.path().join("prometheus.log")).unwrap();
-        let child = Command::new(binary)
+        let mut command = Command::new(binary);
+        let child = process::private_home(&mut command, dir.path())
             .arg(format!("--config.file={}", config.display()))
             .arg(format!(
                 "--storage.tsdb.path={}",

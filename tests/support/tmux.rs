@@ -9,6 +9,12 @@
 //! removed.
 #![allow(dead_code)]
 
+// Shared with the other harnesses: a test that includes two gets two
+// copies of these std-only helpers, which is harmless.
+#[allow(clippy::duplicate_mod)]
+#[path = "process.rs"]
+mod process;
+
 use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
@@ -67,6 +73,8 @@ impl Tmux {
         )
         .expect("write tmux.conf");
         let mut cmd = Command::new("tmux");
+        // The server's environment is every pane's: a home of its own.
+        process::private_home(&mut cmd, dir.path());
         cmd.arg("-S")
             .arg(&socket)
             .arg("-f")
@@ -125,7 +133,8 @@ impl Tmux {
         I: IntoIterator<Item = S>,
         S: AsRef<OsStr>,
     {
-        let out = Command::new("tmux")
+        let mut command = Command::new("tmux");
+        let out = process::private_home(&mut command, self.dir.path())
             .arg("-S")
             .arg(&self.socket)
             .args(args)
