@@ -15,7 +15,7 @@
 //!   becomes `<log>.1` (older ones shift up to `<log>.<keep>`, the oldest is
 //!   removed) and a new file is started. Readers follow by inode. A crash
 //!   at any step loses nothing: at worst one number is missing between two
-//!   files whose chain goes on across it ([`rotation_steps`] has the
+//!   files whose chain goes on across it (`rotation_steps` has the
 //!   argument), and the writer closes such a gap when it starts.
 //! - **Torn lines:** a crash mid-write can leave a last line without its
 //!   `\n`. Readers skip it; the writer truncates it away whenever it opens
