@@ -237,7 +237,7 @@ enum Command {
     /// Run a Claude Agent SDK session through the daemon, under its rules,
     /// and stream it here. Exit 0 on success; Ctrl-C aborts the run.
     Run(RunArgs),
-    /// Print a shell completion script (see the README for where each
+    /// Print a shell completion script (see docs/cli.md for where each
     /// shell looks for it).
     Completions {
         /// The shell.
@@ -559,7 +559,7 @@ enum WatchArg {
 }
 
 /// With the `mimalloc` feature, mimalloc is the daemon's allocator: faster
-/// under heavy load, for more idle memory (README, Performance: the
+/// under heavy load, for more idle memory (docs/performance.md: the
 /// system's allocator is the default because it keeps an idle daemon
 /// small). The forwarder always keeps the system allocator.
 #[cfg(feature = "mimalloc")]

@@ -571,7 +571,8 @@ fn check_settings(scope: Scope, path: &Path) -> (Check, Option<Inspection>) {
                 secs(forwarder),
                 secs(claude)
             ));
-            fixes.push("keep timeout > --timeout (see the README's timeout table)".into());
+            fixes
+                .push("keep timeout > --timeout (see the timeout table in docs/install.md)".into());
         }
         if r.event == HookEventKind::WorktreeCreate.as_str() {
             problems.push(format!(

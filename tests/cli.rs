@@ -234,7 +234,7 @@ fn log_with_one_change(dir: &std::path::Path) -> std::path::PathBuf {
     log
 }
 
-/// The exit status table of README ("Exit status"), through the binary:
+/// The exit status table of docs/cli.md ("Exit status"), through the binary:
 /// 0 ok, 1 problems found, 2 usage or operational error.
 #[test]
 fn exit_codes_follow_the_table() {
@@ -477,7 +477,7 @@ fn assert_golden(name: &str, dir: &std::path::Path, actual: &[u8]) {
     assert_eq!(actual, expected, "{name} differs from {}", path.display());
 }
 
-/// The `--json` shapes README's table promises, pinned by golden files for
+/// The `--json` shapes docs/cli.md's table promises, pinned by golden files for
 /// the verbs that need no daemon.
 #[test]
 fn json_output_matches_the_golden_shapes() {

@@ -19,7 +19,7 @@ use serde_json::Value;
 use super::state::{FeedRow, Link, Mode, Pane, PendingItem, State};
 use super::wire::{Remember, Suggestion};
 
-/// The keys, as `?` shows them (and the README lists them).
+/// The keys, as `?` shows them (and docs/approvals.md lists them).
 pub const HELP: &[(&str, &str)] = &[
     ("y", "allow the selected item once"),
     ("n", "deny it (asks for a reason; Enter keeps the default)"),

@@ -122,7 +122,7 @@ pub fn stdout_reader_gone() -> bool {
 
 /// `--json`: `value` pretty-printed on stdout, one document and a newline.
 /// The shapes are the protocol's and the reports' own `Serialize` types,
-/// listed in the README ("JSON output").
+/// listed in docs/cli.md ("`--json`").
 pub fn print_json(value: &impl Serialize) -> anyhow::Result<()> {
     // Serialized first: serde_json's writer would hide a `ReaderGone`
     // inside its own error type.

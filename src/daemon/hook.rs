@@ -68,8 +68,8 @@ use crate::rules::{Layers, RuleSet};
 /// worker that received them; larger ones on a blocking thread, one at a
 /// time per [`Shared::evaluations`] slot, so that a slow evaluation never
 /// holds up the threads answering every other hook. Below it the hand-off
-/// would cost more than the evaluation (benches/throughput.rs; README,
-/// Performance).
+/// would cost more than the evaluation (benches/throughput.rs;
+/// docs/performance.md).
 pub const INLINE_EVALUATION_MAX_BYTES: usize = 64 * 1024;
 
 /// The daemon's share of the forwarder's budget: it answers this much

@@ -308,7 +308,7 @@ fn ntfy_request(target: &NtfyTarget, push: &Push) -> Result<Request, String> {
     })
 }
 
-/// The webhook document (README, "Approving from your phone").
+/// The webhook document (docs/approvals.md, "Approving from your phone").
 fn webhook_request(target: &WebhookTarget, push: &Push) -> Request {
     let facts = &push.facts;
     let mut body = json!({

@@ -35,7 +35,7 @@ pub enum EventClass {
     SessionEnd,
 }
 
-/// The one table of timeouts (documented in the README).
+/// The one table of timeouts (documented in docs/install.md, "Timeouts").
 ///
 /// - Decision points: 30 s is Claude Code's own default for
 ///   UserPromptSubmit and the model-switch events, so one value keeps every

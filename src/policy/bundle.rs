@@ -259,7 +259,7 @@ type ReadListed<'a> = Box<dyn FnMut(&str) -> Result<Vec<u8>, String> + 'a>;
 
 /// What to do about a bundle made before whole-bundle signing (or
 /// without a manifest at all).
-const MAKE_A_MANIFEST: &str = "a bundle is verified as a whole: make a manifest.toml listing every rules file with its SHA-256 (`hookd rules manifest DIR > DIR/manifest.toml`), sign it (`minisign -Sm manifest.toml`) and publish both with rules/ (README, \"Signed bundles\"); bundles signed as an archive alone or file by file are refused";
+const MAKE_A_MANIFEST: &str = "a bundle is verified as a whole: make a manifest.toml listing every rules file with its SHA-256 (`hookd rules manifest DIR > DIR/manifest.toml`), sign it (`minisign -Sm manifest.toml`) and publish both with rules/ (docs/team-policy.md, \"Signed bundles\"); bundles signed as an archive alone or file by file are refused";
 
 /// Checks source `name` once: fetch (unless unchanged), verify, compile,
 /// activate. Blocking. An error leaves the active bundle as it was.
