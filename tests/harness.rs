@@ -15,7 +15,7 @@ use std::time::Duration;
 fn a_test_missing_its_program() {
     process::skip_or_fail(
         "a_test_missing_its_program",
-        "no `frobnicate` on PATH (scripts/test installs it)",
+        "needs frobnicate, and `frobnicate` is not on PATH",
     );
 }
 
@@ -51,8 +51,7 @@ fn off_ci_a_missing_program_skips_the_test_and_says_why() {
         assert!(out.status.success(), "CI={ci:?}: {}", text(&out));
         assert!(
             text(&out).contains(
-                "SKIPPED a_test_missing_its_program: no `frobnicate` on PATH \
-                 (scripts/test installs it)"
+                "skipped: a_test_missing_its_program needs frobnicate, and `frobnicate` is not on PATH"
             ),
             "CI={ci:?}: {}",
             text(&out)
@@ -66,12 +65,13 @@ fn on_ci_a_missing_program_fails_the_test() {
     assert!(!out.status.success(), "{}", text(&out));
     assert!(
         text(&out).contains(
-            "a_test_missing_its_program cannot run on CI (CI=true): no `frobnicate` on PATH"
+            "a_test_missing_its_program needs frobnicate, and `frobnicate` is not on PATH: on CI \
+             (CI=true) that is a broken setup, not a skip"
         ),
         "{}",
         text(&out)
     );
-    assert!(!text(&out).contains("SKIPPED"), "{}", text(&out));
+    assert!(!text(&out).contains("skipped:"), "{}", text(&out));
 }
 
 #[test]

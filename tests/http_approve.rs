@@ -22,7 +22,7 @@ fn approving_from_the_page_in_chromium() {
     let Some(chromium) = browser::chromium() else {
         daemon::skip_or_fail(
             "approving_from_the_page_in_chromium",
-            "no chromium on PATH (scripts/test installs Debian's `chromium`)",
+            "needs Chromium, and `chromium` is not on PATH (scripts/test installs Debian's `chromium`)",
         );
         return;
     };
@@ -88,7 +88,7 @@ fn approving_for_the_session_in_chromium_grants_the_rule_shown() {
     let Some(chromium) = browser::chromium() else {
         daemon::skip_or_fail(
             "approving_for_the_session_in_chromium_grants_the_rule_shown",
-            "no chromium on PATH (scripts/test installs Debian's `chromium`)",
+            "needs Chromium, and `chromium` is not on PATH (scripts/test installs Debian's `chromium`)",
         );
         return;
     };

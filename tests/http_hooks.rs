@@ -99,7 +99,8 @@ fn prometheus_scrapes_the_decisions() {
     if prometheus::binary().is_none() {
         daemon::skip_or_fail(
             "prometheus_scrapes_the_decisions",
-            "no `prometheus` binary on PATH (Debian package `prometheus`; scripts/test installs it)",
+            "needs Prometheus, and `prometheus` is not on PATH (Debian package `prometheus`; \
+             scripts/test installs it)",
         );
         return;
     }

@@ -59,15 +59,16 @@ pub fn on_ci() -> bool {
     std::env::var_os("CI").is_some_and(|v| v == "true")
 }
 
-/// Says on stderr that `test` is skipped because of `reason` (a program it
-/// needs is missing); on CI ([`on_ci`]) panics with that instead, so a
-/// broken CI setup fails rather than passing with the test unrun. The
-/// caller returns right after.
+/// Says on stderr that `test` is skipped because of `reason` (what it
+/// needs and is missing: "needs Node.js, and …"), as `skipped: <test>
+/// <reason>`; on CI ([`on_ci`]) panics with that instead, so a broken CI
+/// setup fails rather than passing with the test unrun. The caller returns
+/// right after.
 pub fn skip_or_fail(test: &str, reason: &str) {
     if on_ci() {
-        panic!("{test} cannot run on CI (CI=true): {reason}");
+        panic!("{test} {reason}: on CI (CI=true) that is a broken setup, not a skip");
     }
-    eprintln!("SKIPPED {test}: {reason}");
+    eprintln!("skipped: {test} {reason}");
 }
 
 /// How often [`poll_reporting`], [`poll_for`] and [`poll_until`] probe.
