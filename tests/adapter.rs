@@ -178,15 +178,13 @@ impl Sdk {
 
     /// Polls `status` until no run is listed.
     fn wait_no_runs(&self) {
-        let deadline = Instant::now() + Duration::from_secs(10);
-        loop {
+        daemon::poll_reporting("no run listed", Duration::from_secs(10), || {
             let runs = self.status()["runs"].clone();
             if runs.as_array().is_some_and(|r| r.is_empty()) {
-                return;
+                return Ok(());
             }
-            assert!(Instant::now() < deadline, "runs still listed: {runs}");
-            std::thread::sleep(Duration::from_millis(50));
-        }
+            Err(format!("runs still listed: {runs}"))
+        });
     }
 }
 

@@ -42,8 +42,8 @@ fn stderr(out: &Output) -> String {
 /// The log's event record and decision record of the one hook whose
 /// `kind` is `kind`, the last one if several.
 fn logged(d: &Daemon, kind: &str) -> (Value, Value) {
-    let deadline = std::time::Instant::now() + Duration::from_secs(10);
-    loop {
+    let what = format!("a {kind} event and decision in the log");
+    daemon::poll_reporting(&what, Duration::from_secs(10), || {
         let lines = d.log_lines();
         let event = lines
             .iter()
@@ -55,15 +55,11 @@ fn logged(d: &Daemon, kind: &str) -> (Value, Value) {
                 .iter()
                 .find(|l| l["type"] == "decision" && l["event_id"] == event["id"])
             {
-                return (event, decision.clone());
+                return Ok((event, decision.clone()));
             }
         }
-        assert!(
-            std::time::Instant::now() < deadline,
-            "no {kind} event and decision in the log: {lines:#?}"
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    }
+        Err(format!("{lines:#?}"))
+    })
 }
 
 const DENY_ECHO: &str = r#"
@@ -640,8 +636,8 @@ fn a_grant_on_a_gemini_shell_call_is_a_bash_rule_and_covers_only_its_commands() 
     let again = forward(shell("echo hello again")).join().unwrap();
     assert_eq!(again.status.code(), Some(0), "{}", stderr(&again));
     // The log is written behind the answer: wait for this call's lines.
-    let deadline = std::time::Instant::now() + Duration::from_secs(10);
-    let decision = loop {
+    let what = "the second call in the log";
+    let decision = daemon::poll_reporting(what, Duration::from_secs(10), || {
         let lines = d.log_lines();
         let event = lines.iter().find(|l| {
             l["type"] == "event" && l["input"]["tool_input"]["command"] == "echo hello again"
@@ -651,15 +647,8 @@ fn a_grant_on_a_gemini_shell_call_is_a_bash_rule_and_covers_only_its_commands() 
                 .iter()
                 .find(|l| l["type"] == "decision" && l["event_id"] == event["id"])
         });
-        if let Some(decision) = decision {
-            break decision.clone();
-        }
-        assert!(
-            std::time::Instant::now() < deadline,
-            "the second call is not in the log: {lines:#?}"
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    };
+        decision.cloned().ok_or_else(|| format!("{lines:#?}"))
+    });
     assert!(
         decision["source"].as_str().unwrap().starts_with("grant:"),
         "{decision}"

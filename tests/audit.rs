@@ -9,7 +9,7 @@ mod daemon;
 use std::path::Path;
 use std::process::{Command, Output};
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use daemon::{
     fixture, forward_in_background, hookd_bin, poll_until, stdout_json, Daemon, DaemonOptions,
@@ -200,27 +200,18 @@ fn forward_in(d: &Daemon, project: &Path, input: &Value) -> Output {
 
 /// The decision logged for the event the forwarder sent as `input`.
 fn decision_for(d: &Daemon, command: &str) -> Value {
-    let deadline = Instant::now() + Duration::from_secs(10);
-    loop {
+    let what = format!("a decision logged for `{command}`");
+    daemon::poll_for(&what, Duration::from_secs(10), || {
         let lines = d.log_lines();
         let event = lines
             .iter()
             .rev()
-            .find(|l| l["type"] == "event" && l["input"]["tool_input"]["command"] == command);
-        if let Some(event) = event {
-            if let Some(decision) = lines
-                .iter()
-                .find(|l| l["type"] == "decision" && l["event_id"] == event["id"])
-            {
-                return decision.clone();
-            }
-        }
-        assert!(
-            Instant::now() < deadline,
-            "no decision logged for `{command}`"
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    }
+            .find(|l| l["type"] == "event" && l["input"]["tool_input"]["command"] == command)?;
+        lines
+            .iter()
+            .find(|l| l["type"] == "decision" && l["event_id"] == event["id"])
+            .cloned()
+    })
 }
 
 /// `hookd explain ID --json` and its human output, against `d`'s log and
@@ -464,11 +455,9 @@ fn fill(d: &Daemon, n: usize) {
         input["tool_input"]["command"] = json!(format!("echo {i}"));
         d.forward(&input, &[]);
     }
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while d.counter("log_written") < before + 2 * n as u64 {
-        assert!(Instant::now() < deadline, "the lines were never written");
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    daemon::poll_until("the lines written", Duration::from_secs(10), || {
+        d.counter("log_written") >= before + 2 * n as u64
+    });
 }
 
 /// The log's lines (without their `\n`).

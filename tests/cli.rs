@@ -130,17 +130,11 @@ fn commands_exit_quietly_when_the_reader_goes_away() {
             .stderr(Stdio::piped())
             .spawn()
             .unwrap();
-        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
-        let status = loop {
-            if let Some(status) = child.try_wait().unwrap() {
-                break status;
-            }
-            if std::time::Instant::now() > deadline {
-                let _ = child.kill();
-                let _ = child.wait();
-                panic!("hookd {args:?} kept running after its reader went away");
-            }
-            std::thread::sleep(std::time::Duration::from_millis(20));
+        let limit = std::time::Duration::from_secs(20);
+        let Some(status) = daemon::wait_with_deadline(&mut child, limit) else {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("hookd {args:?} kept running after its reader went away");
         };
         let mut stderr = String::new();
         std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut stderr).unwrap();

@@ -317,15 +317,12 @@ fn cli_status_pending_and_decide() {
 
     let _c = subscriber(&d, "holder");
     let fwd = forward_in_background(&d.socket, &bash("git push --force"), &[]);
-    let deadline = Instant::now() + Duration::from_secs(10);
-    let list = loop {
-        let out = hookd(&["pending", "--json"]);
-        let list: Vec<Value> = serde_json::from_slice(&out.stdout).unwrap();
-        if !list.is_empty() || Instant::now() > deadline {
-            break list;
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    };
+    let list = daemon::poll_last(
+        Duration::from_secs(10),
+        Duration::from_millis(20),
+        || -> Vec<Value> { serde_json::from_slice(&hookd(&["pending", "--json"]).stdout).unwrap() },
+        |list| !list.is_empty(),
+    );
     assert_eq!(list.len(), 1);
     let id = list[0]["event"]["id"].as_str().unwrap().to_string();
     let human = hookd(&["pending"]);
@@ -375,12 +372,10 @@ fn the_python_example_client_denies_by_pattern_and_approves_the_rest() {
     let mut first = String::new();
     std::io::BufRead::read_line(&mut stdout, &mut first).unwrap();
     assert!(first.contains("connected"), "{first}");
-    let deadline = Instant::now() + Duration::from_secs(10);
     let mut c = RawClient::hello(&d.socket, "probe");
-    while c.call(json!({"type": "status"}))["result"]["counters"]["subscribers"] != 1 {
-        assert!(Instant::now() < deadline);
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    daemon::poll_until("one subscriber", Duration::from_secs(10), || {
+        c.call(json!({"type": "status"}))["result"]["counters"]["subscribers"] == 1
+    });
 
     let denied = d.forward(&bash("rm -rf ./build"), &[]);
     let allowed = d.forward(&bash("cargo test"), &[]);
@@ -436,11 +431,13 @@ fn a_client_pipelining_hooks_it_never_reads_holds_a_bounded_number() {
     // The daemon holds at most 64 of them at once (that it still does an
     // hour later is tested on tokio's paused clock: inprocess.rs,
     // `a_pipelining_client_is_held_to_its_hooks_in_flight`).
-    let deadline = Instant::now() + Duration::from_secs(20);
-    while d.counter("pending") < 64 {
-        assert!(Instant::now() < deadline, "{}", d.status());
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    daemon::poll_reporting("64 pending", Duration::from_secs(20), || {
+        let status = d.status();
+        if status["counters"]["pending"].as_u64().unwrap() >= 64 {
+            return Ok(());
+        }
+        Err(status.to_string())
+    });
     let status = d.status();
     assert_eq!(status["counters"]["pending"], 64, "{status}");
     assert_eq!(status["counters"]["hooks_in_flight"], 64, "{status}");
@@ -510,11 +507,9 @@ fn ask_answer_at_sigterm(stuck_subscriber: bool) -> Value {
         }
     }
     let fwd = forward_in_background(&d.socket, &bash("touch x"), &["--timeout", "20"]);
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while d.counter("pending") == 0 {
-        assert!(Instant::now() < deadline, "the ask never became pending");
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    daemon::poll_until("the ask pending", Duration::from_secs(10), || {
+        d.counter("pending") > 0
+    });
     assert_eq!(d.stop().code(), Some(0), "{}", d.stderr());
     let out = fwd.join().unwrap();
     assert!(out.stderr.is_empty(), "{}", stderr(&out));

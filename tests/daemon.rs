@@ -619,13 +619,8 @@ fn project_rules_are_read_off_the_hook_path_and_edits_still_apply() {
     assert_eq!(projects["loads"], 1, "{projects}");
 
     std::fs::write(project.join(".claude/hookd.toml"), rules("cargo")).unwrap();
-    let deadline = std::time::Instant::now() + Duration::from_secs(10);
-    while verdict("make all") == "deny" {
-        assert!(
-            std::time::Instant::now() < deadline,
-            "the edit never applied"
-        );
-        std::thread::sleep(Duration::from_millis(100));
-    }
+    daemon::poll_until("the edit applied", Duration::from_secs(10), || {
+        verdict("make all") != "deny"
+    });
     assert_eq!(verdict("cargo build"), "deny");
 }

@@ -80,11 +80,9 @@ fn answer(child: Child) -> Value {
 /// Waits until the daemon counts `n` subscribers: an ask sent before the
 /// approver subscribed would go straight to its fallback.
 fn wait_subscribers(daemon: &Daemon, n: u64) {
-    let deadline = Instant::now() + WAIT;
-    while daemon.counter("subscribers") < n {
-        assert!(Instant::now() < deadline, "no subscriber after {WAIT:?}");
-        std::thread::sleep(Duration::from_millis(10));
-    }
+    daemon::poll_until(&format!("{n} subscribers"), WAIT, || {
+        daemon.counter("subscribers") >= n
+    });
 }
 
 fn approver_in_tmux(daemon: &Daemon) -> Tmux {
@@ -243,16 +241,11 @@ fn sigterm_restores_the_terminal() {
         .status()
         .unwrap();
     assert!(status.success());
-    let deadline = Instant::now() + WAIT;
-    let code = loop {
-        match std::fs::read_to_string(&exit_file) {
-            Ok(code) if code.ends_with('\n') => break code,
-            _ => {
-                assert!(Instant::now() < deadline, "the approver did not exit");
-                std::thread::sleep(Duration::from_millis(20));
-            }
-        }
-    };
+    let code = daemon::poll_for("the approver's exit", WAIT, || {
+        std::fs::read_to_string(&exit_file)
+            .ok()
+            .filter(|code| code.ends_with('\n'))
+    });
     assert_eq!(code.trim(), "0");
     assert!(!tmux.capture_pane().contains("Pending ("));
 }

@@ -266,10 +266,8 @@ reason = "hookd e2e: check your work once more"
     // Two Stops reached hookd: the first blocked by the rule, the second
     // (stop_hook_active) let through.
     // The log writer is asynchronous: wait for both Stops' decisions.
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
-    let lines = loop {
-        let lines = d.log_lines();
-        let stop_decisions = lines
+    let stop_decisions = |lines: &Vec<serde_json::Value>| {
+        lines
             .iter()
             .filter(|l| l["type"] == "event" && l["kind"] == "Stop")
             .filter(|e| {
@@ -277,12 +275,14 @@ reason = "hookd e2e: check your work once more"
                     .iter()
                     .any(|l| l["type"] == "decision" && l["event_id"] == e["id"])
             })
-            .count();
-        if stop_decisions >= 2 || std::time::Instant::now() > deadline {
-            break lines;
-        }
-        std::thread::sleep(std::time::Duration::from_millis(20));
+            .count()
     };
+    let lines = daemon::poll_last(
+        std::time::Duration::from_secs(10),
+        std::time::Duration::from_millis(20),
+        || d.log_lines(),
+        |lines| stop_decisions(lines) >= 2,
+    );
     let stops: Vec<&serde_json::Value> = lines
         .iter()
         .filter(|l| l["type"] == "event" && l["kind"] == "Stop")

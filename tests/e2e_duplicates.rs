@@ -69,14 +69,11 @@ fn session(run: &ClaudeRun, d: &Daemon) -> String {
     let out = run.run("please run the command");
     out.assert_success();
     let id = out.result()["session_id"].as_str().unwrap().to_string();
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
-    while !kinds_of_session(d, &id).contains_key("SessionEnd") {
-        assert!(
-            std::time::Instant::now() < deadline,
-            "SessionEnd never logged"
-        );
-        std::thread::sleep(std::time::Duration::from_millis(20));
-    }
+    daemon::poll_until(
+        "SessionEnd logged",
+        std::time::Duration::from_secs(10),
+        || kinds_of_session(d, &id).contains_key("SessionEnd"),
+    );
     id
 }
 

@@ -131,12 +131,15 @@ impl Session {
     fn answer_dialog(&self, key: &str) {
         for _ in 0..3 {
             self.tmux.send_keys(&[key]);
-            let deadline = Instant::now() + Duration::from_secs(5);
-            while Instant::now() < deadline {
-                if !self.tmux.capture_pane().contains("Do you want to proceed?") {
-                    return;
-                }
-                std::thread::sleep(Duration::from_millis(50));
+            let gone = |screen: &String| !screen.contains("Do you want to proceed?");
+            let screen = daemon::poll_last(
+                Duration::from_secs(5),
+                Duration::from_millis(50),
+                || self.tmux.capture_pane(),
+                gone,
+            );
+            if gone(&screen) {
+                return;
             }
         }
         panic!("the dialog stayed:\n{}", self.tmux.capture_pane());
@@ -199,15 +202,10 @@ fn approver(daemon: &Daemon) -> RawClient {
 
 /// Reads frames (bounded by `WAIT`) until one satisfies `pred`.
 fn frame_where(client: &mut RawClient, what: &str, pred: impl Fn(&Value) -> bool) -> Value {
-    let deadline = Instant::now() + WAIT;
-    loop {
-        assert!(Instant::now() < deadline, "no {what} within {WAIT:?}");
-        match client.recv() {
-            Some(frame) if pred(&frame) => return frame,
-            Some(_) => {}
-            None => panic!("connection closed waiting for {what}"),
-        }
-    }
+    daemon::poll_for(what, WAIT, || match client.recv() {
+        Some(frame) => pred(&frame).then_some(frame),
+        None => panic!("connection closed waiting for {what}"),
+    })
 }
 
 /// Prompts, and returns the pending PermissionRequest's event id, after
@@ -244,15 +242,9 @@ fn decision_of(client: &mut RawClient, event_id: &str) -> Value {
 }
 
 fn wait_file(path: &Path) {
-    let deadline = Instant::now() + WAIT;
-    while !path.exists() {
-        assert!(
-            Instant::now() < deadline,
-            "{} was not created",
-            path.display()
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    daemon::poll_until(&format!("{} created", path.display()), WAIT, || {
+        path.exists()
+    });
 }
 
 #[test]
@@ -293,16 +285,11 @@ fn yes_in_the_terminal_closes_the_held_request_as_terminal() {
         "{late}"
     );
     // The log writer is asynchronous: the line comes soon after.
-    let deadline = Instant::now() + WAIT;
-    while !daemon.log_lines().iter().any(|l| {
-        l["type"] == "decision" && l["event_id"] == id.as_str() && l["source"] == "terminal"
-    }) {
-        assert!(
-            Instant::now() < deadline,
-            "the log has no terminal decision"
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    daemon::poll_until("a terminal decision in the log", WAIT, || {
+        daemon.log_lines().iter().any(|l| {
+            l["type"] == "decision" && l["event_id"] == id.as_str() && l["source"] == "terminal"
+        })
+    });
 }
 
 #[test]
@@ -321,11 +308,9 @@ fn no_in_the_terminal_closes_the_held_request_as_terminal() {
         &[],
     );
     tui.wait_for("rules:", WAIT);
-    let deadline = Instant::now() + WAIT;
-    while daemon.counter("subscribers") < 2 {
-        assert!(Instant::now() < deadline, "hookd approve did not subscribe");
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    daemon::poll_until("hookd approve subscribed", WAIT, || {
+        daemon.counter("subscribers") >= 2
+    });
     let session = Session::start(&mock, &daemon);
     let id = held_permission_request(&session, &mut client);
     tui.wait_for("PermissionRequest · Bash", WAIT);

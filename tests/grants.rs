@@ -9,7 +9,7 @@ mod daemon;
 
 use std::path::Path;
 use std::process::{Command, Output};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use daemon::{fixture, forward_in_background, stdout_json, Daemon, DaemonOptions, RawClient};
 use serde_json::{json, Value};
@@ -88,18 +88,12 @@ fn text(out: &Output) -> String {
 
 /// The decision record logged for event `id`.
 fn logged_decision(d: &Daemon, id: &str) -> Value {
-    let deadline = Instant::now() + Duration::from_secs(10);
-    loop {
-        if let Some(line) = d
-            .log_lines()
+    let what = format!("a decision logged for {id}");
+    daemon::poll_for(&what, Duration::from_secs(10), || {
+        d.log_lines()
             .into_iter()
             .find(|l| l["type"] == "decision" && l["event_id"] == id)
-        {
-            return line;
-        }
-        assert!(Instant::now() < deadline, "no decision logged for {id}");
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    })
 }
 
 /// Asks through the forwarder; the subscriber decides it with `decide`
@@ -317,11 +311,9 @@ fn grants_survive_a_reload_and_a_restart_and_end_with_their_session() {
 
     // A reload keeps it.
     d.signal("HUP");
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while d.status()["rules"]["generation"] != 2 {
-        assert!(Instant::now() < deadline, "no reload");
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    daemon::poll_until("the reload", Duration::from_secs(10), || {
+        d.status()["rules"]["generation"] == 2
+    });
     assert_eq!(
         decision_of(&d.forward(&bash("npm test", SESSION), &[])),
         "allow"
@@ -362,15 +354,14 @@ fn grants_survive_a_reload_and_a_restart_and_end_with_their_session() {
 }
 
 fn wait_for_file(path: &Path, ok: impl Fn(&str) -> bool) {
-    let deadline = Instant::now() + Duration::from_secs(10);
-    loop {
+    let what = format!("the text wanted in {}", path.display());
+    daemon::poll_reporting(&what, Duration::from_secs(10), || {
         let text = std::fs::read_to_string(path).unwrap_or_default();
         if !text.is_empty() && ok(&text) {
-            return;
+            return Ok(());
         }
-        assert!(Instant::now() < deadline, "{}: {text}", path.display());
-        std::thread::sleep(Duration::from_millis(20));
-    }
+        Err(text)
+    })
 }
 
 #[test]
@@ -427,15 +418,12 @@ fn always_creates_the_user_rules_file_from_the_defaults_and_appends_the_rule() {
         "\n[[rule]]\nid = \"no-cargo-publish\"\naction = \"deny\"\ntool = \"Bash(cargo publish:*)\"\n",
     );
     std::fs::write(&user_file, edited).unwrap();
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while d.status()["rules"]["generation"].as_u64().unwrap() == generation {
-        assert!(
-            Instant::now() < deadline,
-            "the edit was not reloaded: {}",
-            d.stderr()
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    daemon::poll_reporting("the edit reloaded", Duration::from_secs(10), || {
+        if d.status()["rules"]["generation"].as_u64().unwrap() != generation {
+            return Ok(());
+        }
+        Err(d.stderr())
+    });
     let out = d.forward(&bash("cargo publish", "another"), &[]);
     assert_eq!(decision_of(&out), "deny");
 }
@@ -516,11 +504,9 @@ fn the_statusline_shows_up_pending_and_the_last_decision_and_down_when_it_must()
     d.forward(&bash("rm -rf /tmp/x", SESSION), &[]);
     let _c = subscriber(&d, "approve");
     let fwd = forward_in_background(&d.socket, &bash("npm test", SESSION), &[]);
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while d.counter("pending") == 0 {
-        assert!(Instant::now() < deadline);
-        std::thread::sleep(Duration::from_millis(10));
-    }
+    daemon::poll_until("the ask pending", Duration::from_secs(10), || {
+        d.counter("pending") > 0
+    });
     assert_eq!(
         line(&d.socket),
         "hookd ✓ · 1 pending · deny rm -rf /tmp/x (no-rm)\n"

@@ -242,19 +242,15 @@ fn slow_http_clients_never_delay_hooks() {
     );
     // The head timeout frees the slots.
     let bearer = format!("Bearer {}", token(&daemon));
-    let deadline = std::time::Instant::now() + Duration::from_secs(30);
-    loop {
-        let served = std::panic::catch_unwind(|| {
-            http::get(&addr, "/status", &[("Authorization", &bearer)]).status
-        });
-        if served.is_ok_and(|s| s == 200) {
-            break;
-        }
-        assert!(
-            std::time::Instant::now() < deadline,
-            "the listener never served again"
-        );
-        std::thread::sleep(Duration::from_millis(200));
-    }
+    daemon::poll_until(
+        "the listener serving again",
+        Duration::from_secs(30),
+        || {
+            let served = std::panic::catch_unwind(|| {
+                http::get(&addr, "/status", &[("Authorization", &bearer)]).status
+            });
+            served.is_ok_and(|s| s == 200)
+        },
+    );
     drop(slow);
 }

@@ -20,9 +20,9 @@ use receiver::Receiver;
 #[test]
 fn approving_from_the_page_in_chromium() {
     let Some(chromium) = browser::chromium() else {
-        eprintln!(
-            "SKIPPED approving_from_the_page_in_chromium: no chromium on PATH \
-             (scripts/test installs Debian's `chromium`)"
+        daemon::skip_or_fail(
+            "approving_from_the_page_in_chromium",
+            "needs Chromium, and `chromium` is not on PATH (scripts/test installs Debian's `chromium`)",
         );
         return;
     };
@@ -86,9 +86,9 @@ fn approving_from_the_page_in_chromium() {
 #[test]
 fn approving_for_the_session_in_chromium_grants_the_rule_shown() {
     let Some(chromium) = browser::chromium() else {
-        eprintln!(
-            "SKIPPED approving_for_the_session_in_chromium_grants_the_rule_shown: no chromium on PATH \
-             (scripts/test installs Debian's `chromium`)"
+        daemon::skip_or_fail(
+            "approving_for_the_session_in_chromium_grants_the_rule_shown",
+            "needs Chromium, and `chromium` is not on PATH (scripts/test installs Debian's `chromium`)",
         );
         return;
     };

@@ -97,9 +97,10 @@ fn metrics_need_the_token_and_count_what_forwarders_were_answered() {
 #[test]
 fn prometheus_scrapes_the_decisions() {
     if prometheus::binary().is_none() {
-        eprintln!(
-            "SKIPPED prometheus_scrapes_the_decisions: no `prometheus` binary on PATH \
-             (Debian package `prometheus`; scripts/test installs it)"
+        daemon::skip_or_fail(
+            "prometheus_scrapes_the_decisions",
+            "needs Prometheus, and `prometheus` is not on PATH (Debian package `prometheus`; \
+             scripts/test installs it)",
         );
         return;
     }

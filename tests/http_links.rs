@@ -13,7 +13,7 @@ mod http;
 #[path = "support/receiver.rs"]
 mod receiver;
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use daemon::{fixture, forward_in_background, Daemon, DaemonOptions};
 use receiver::Receiver;
@@ -65,12 +65,8 @@ fn token_of(url: &str) -> String {
     url.rsplit('/').next().unwrap().to_string()
 }
 
-fn wait_until(what: &str, mut done: impl FnMut() -> bool) {
-    let deadline = Instant::now() + Duration::from_secs(20);
-    while !done() {
-        assert!(Instant::now() < deadline, "timed out waiting for {what}");
-        std::thread::sleep(Duration::from_millis(20));
-    }
+fn wait_until(what: &str, done: impl FnMut() -> bool) {
+    daemon::poll_until(what, Duration::from_secs(20), done);
 }
 
 #[test]

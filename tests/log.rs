@@ -349,14 +349,12 @@ fn a_torn_last_line_is_repaired_at_start_and_skipped_by_readers() {
         ..DaemonOptions::default()
     });
     d.forward(&fixture("Stop.json"), &[]);
-    let deadline = Instant::now() + Duration::from_secs(5);
-    let text = loop {
-        let text = std::fs::read_to_string(&d.log).unwrap();
-        if text.lines().count() >= 3 || Instant::now() > deadline {
-            break text;
-        }
-        std::thread::sleep(Duration::from_millis(10));
-    };
+    let text = daemon::poll_last(
+        Duration::from_secs(5),
+        Duration::from_millis(10),
+        || std::fs::read_to_string(&d.log).unwrap(),
+        |text| text.lines().count() >= 3,
+    );
     assert!(text.starts_with(good));
     assert!(!text.contains(torn), "torn line still there:\n{text}");
     for line in text.lines() {
@@ -415,16 +413,14 @@ fn an_unwritable_log_never_fails_a_decision() {
         );
     }
     let mut c = RawClient::hello(&d.socket, "status");
-    let deadline = Instant::now() + Duration::from_secs(5);
-    loop {
+    daemon::poll_reporting("a log error counted", Duration::from_secs(5), || {
         let status = c.call(json!({"type": "status"}));
         let errors = status["result"]["counters"]["log_errors"].as_u64().unwrap();
         if errors > 0 {
-            break;
+            return Ok(());
         }
-        assert!(Instant::now() < deadline, "no log error counted: {status}");
-        std::thread::sleep(Duration::from_millis(20));
-    }
+        Err(status.to_string())
+    });
     // Once, at start (the writer opens the log then), not per batch.
     assert_eq!(
         d.stderr().matches("cannot open the event log").count(),
@@ -500,25 +496,22 @@ fn a_full_disk_reports_the_torn_line_once_per_streak() {
     });
     let mut hooks = RawClient::hello(&d.socket, "load");
     let input = post_tool_use(8);
-    let deadline = Instant::now() + Duration::from_secs(30);
     let mut i = 0;
-    loop {
-        hooks.send(
-            &json!({"type": "hook", "id": format!("h{i}"), "deadline_ms": 5000, "input": input}),
-        );
-        assert_eq!(hooks.recv().expect("hook_result")["type"], "hook_result");
-        i += 1;
-        if i % 50 == 0 {
-            let status = hooks.call(json!({"type": "status"}))["result"].clone();
-            if status["counters"]["log_errors"].as_u64().unwrap() >= 5 {
-                break;
-            }
-            assert!(
-                Instant::now() < deadline,
-                "the log never filled up: {status}"
+    // Each probe sends 50 hooks, then reads the counter.
+    daemon::poll_reporting("the log to fill up", Duration::from_secs(30), || {
+        for _ in 0..50 {
+            hooks.send(
+                &json!({"type": "hook", "id": format!("h{i}"), "deadline_ms": 5000, "input": input}),
             );
+            assert_eq!(hooks.recv().expect("hook_result")["type"], "hook_result");
+            i += 1;
         }
-    }
+        let status = hooks.call(json!({"type": "status"}))["result"].clone();
+        if status["counters"]["log_errors"].as_u64().unwrap() >= 5 {
+            return Ok(());
+        }
+        Err(status.to_string())
+    });
     let stderr = d.stderr();
     assert_eq!(
         stderr.matches("removed a torn last line").count(),
@@ -560,14 +553,11 @@ fn fast_rotation_while_tailing_loses_and_repeats_nothing() {
     };
     let log = EventLog::open(&path, &config);
     log.push(line(0).into());
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while !path.exists() {
-        assert!(
-            Instant::now() < deadline,
-            "the log writer never created the file"
-        );
-        std::thread::sleep(Duration::from_millis(5));
-    }
+    daemon::poll_until(
+        "the log writer to create the file",
+        Duration::from_secs(10),
+        || path.exists(),
+    );
     let mut tail = Command::new(daemon::hookd_bin())
         .args(["tail", "--follow", "--json", "--log"])
         .arg(&path)

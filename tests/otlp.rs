@@ -50,18 +50,13 @@ fn otlp_status(d: &Daemon) -> Value {
 }
 
 fn wait_status(d: &Daemon, what: &str, done: impl Fn(&Value) -> bool) -> Value {
-    let deadline = std::time::Instant::now() + PATIENCE;
-    loop {
+    daemon::poll_reporting(&format!("status.otlp to show {what}"), PATIENCE, || {
         let status = otlp_status(d);
         if done(&status) {
-            return status;
+            return Ok(status);
         }
-        assert!(
-            std::time::Instant::now() < deadline,
-            "status.otlp never showed {what}: {status}"
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    }
+        Err(status.to_string())
+    })
 }
 
 fn decision_point_and_observed_event_are_exported(protocol: &str) {

@@ -7,7 +7,7 @@
 mod daemon;
 
 use std::path::Path;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use daemon::{bash, permission_decision, rule_toml, Daemon, DaemonOptions, RawClient};
 use serde_json::{json, Value};
@@ -34,19 +34,17 @@ fn rule_ids(d: &Daemon, n: usize) -> Value {
 
 /// The `n`th decision line of `d`'s log (1-based), once written.
 fn decision_line(d: &Daemon, n: usize) -> Value {
-    let deadline = Instant::now() + Duration::from_secs(10);
-    loop {
+    daemon::poll_reporting(&format!("decision {n}"), Duration::from_secs(10), || {
         let decisions: Vec<Value> = d
             .log_lines()
             .into_iter()
             .filter(|l| l["type"] == "decision")
             .collect();
-        if let Some(decision) = decisions.get(n - 1) {
-            return decision.clone();
-        }
-        assert!(Instant::now() < deadline, "no decision {n}: {decisions:#?}");
-        std::thread::sleep(Duration::from_millis(20));
-    }
+        decisions
+            .get(n - 1)
+            .cloned()
+            .ok_or_else(|| format!("{decisions:#?}"))
+    })
 }
 
 #[test]

@@ -16,7 +16,7 @@ use std::net::{TcpListener, TcpStream};
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use daemon::{bash, permission_decision, rule_toml, Daemon, DaemonOptions};
 use serde_json::Value;
@@ -269,11 +269,13 @@ fn a_signed_bundle_is_activated_kept_over_bad_ones_and_survives_a_restart_offlin
     let generation = active["rules"]["generation"].clone();
 
     // Unchanged: the next checks send the ETag and get a 304.
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while server.counts().1 == 0 {
-        assert!(Instant::now() < deadline, "no 304: {:?}", server.counts());
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    daemon::poll_reporting("a 304", Duration::from_secs(10), || {
+        let counts = server.counts();
+        if counts.1 > 0 {
+            return Ok(());
+        }
+        Err(format!("{counts:?}"))
+    });
     assert_eq!(
         d.status()["rules"]["generation"],
         generation,

@@ -7,7 +7,7 @@
 mod daemon;
 
 use std::process::Command;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use daemon::{
     bash, fixture, forward_in_background, permission_decision, stdout_json, Daemon, DaemonOptions,
@@ -186,11 +186,13 @@ fn reload_and_keep_the_last_good_rules(watch: &str) {
         "[[rule]]\nid = \"broken\"\naction = \"nope\"\n",
     )
     .unwrap();
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while !d.stderr().contains("rules reload refused") {
-        assert!(Instant::now() < deadline, "{}", d.stderr());
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    daemon::poll_reporting("the reload refused", Duration::from_secs(10), || {
+        let stderr = d.stderr();
+        if stderr.contains("rules reload refused") {
+            return Ok(());
+        }
+        Err(stderr)
+    });
     assert!(d.stderr().contains("rules.toml:3:10"), "{}", d.stderr());
     assert_eq!(d.status()["rules"]["generation"], 3);
     assert_eq!(permission_decision(&d.forward(&bash("rm x"), &[])), "ask");
@@ -257,11 +259,16 @@ fn renames_are_seen(watch: &str) {
         &project.join(".claude/hookd.toml"),
         "[[rule]]\nid = \"no-make\"\naction = \"deny\"\ntool = \"Bash(make *)\"\n",
     );
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while d.status()["projects"]["loads"] != 1 {
-        assert!(Instant::now() < deadline, "{}", d.stderr());
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    daemon::poll_reporting(
+        "the project's rules loaded",
+        Duration::from_secs(10),
+        || {
+            if d.status()["projects"]["loads"] == 1 {
+                return Ok(());
+            }
+            Err(d.stderr())
+        },
+    );
     assert_eq!(
         permission_decision(&forward_in(&d, &project, &in_project())),
         "deny"

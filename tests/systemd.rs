@@ -12,7 +12,7 @@ use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use daemon::{fixture, run_forwarder};
 
@@ -51,11 +51,10 @@ fn stop(child: &mut Child) {
         .arg("-TERM")
         .arg(child.id().to_string())
         .status();
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while child.try_wait().unwrap().is_none() {
-        assert!(Instant::now() < deadline, "hookd did not stop");
-        std::thread::sleep(Duration::from_millis(10));
-    }
+    assert!(
+        daemon::wait_with_deadline(child, Duration::from_secs(10)).is_some(),
+        "hookd did not stop"
+    );
 }
 
 struct Reaper(Vec<Child>);

@@ -641,3 +641,87 @@ fn support_harnesses_start_programs_with_a_home_of_their_own() {
     let kill = "Command::new(\"kill\").arg(\"1\").status();\n";
     assert_eq!(started_without_a_home(kill), Vec::<usize>::new());
 }
+
+/// Test files that keep a hand-written deadline, how many, and why; any
+/// other file, or one more, fails [`tests_wait_through_the_poll_helpers`].
+const OWN_DEADLINES: &[(&str, usize, &str)] = &[
+    (
+        "support/process.rs",
+        3,
+        "the helpers themselves: poll_reporting, poll_last, wait_with_deadline",
+    ),
+    (
+        "support/agents.rs",
+        1,
+        "the agent harnesses are being unified with claude.rs; their waits move then",
+    ),
+    (
+        "support/claude.rs",
+        1,
+        "the agent harnesses are being unified with agents.rs; their waits move then",
+    ),
+    (
+        "e2e_approve.rs",
+        1,
+        "a blocking channel read (recv_timeout on what is left), not a poll",
+    ),
+    (
+        "log.rs",
+        3,
+        "two blocking channel reads bounded together, and a spin (yield_now) that \
+         keeps the log writer rotating many times within one of tail's polls",
+    ),
+];
+
+/// How many hand-written deadlines (`let deadline = …Instant::now()`) `text` has.
+fn own_deadlines(text: &str) -> usize {
+    text.lines()
+        .filter(|l| l.contains("let deadline") && l.contains("Instant::now()"))
+        .count()
+}
+
+/// A test waits through `poll_until`, `poll_for`, `poll_reporting` or
+/// `poll_last` (tests/support/process.rs), never a deadline loop of its
+/// own: one helper polls the same way everywhere, and its failure names
+/// what it waited for and what it last saw.
+#[test]
+fn tests_wait_through_the_poll_helpers() {
+    let tests = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests");
+    let mut files = Vec::new();
+    for dir in [tests.clone(), tests.join("support")] {
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.extension().is_some_and(|e| e == "rs") {
+                files.push(path);
+            }
+        }
+    }
+    files.sort();
+    let mut wrong = Vec::new();
+    for file in &files {
+        let name = file.strip_prefix(&tests).unwrap().to_string_lossy();
+        if name == "tidy.rs" {
+            continue; // this test's own examples
+        }
+        let found = own_deadlines(&std::fs::read_to_string(file).unwrap());
+        let allowed = OWN_DEADLINES
+            .iter()
+            .find(|(f, ..)| *f == name)
+            .map_or(0, |(_, n, _)| *n);
+        if found != allowed {
+            wrong.push(format!(
+                "tests/{name}: {found} hand-written deadlines, {allowed} allowed; wait with \
+                 process::poll_until/poll_for/poll_reporting/poll_last (or update OWN_DEADLINES \
+                 when one is removed)"
+            ));
+        }
+    }
+    for (file, _, why) in OWN_DEADLINES {
+        eprintln!("own deadlines allowed in tests/{file}: {why}");
+    }
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+    assert_eq!(
+        own_deadlines("    let deadline = Instant::now() + WAIT;\n    let deadline = 5;\n"),
+        1
+    );
+}

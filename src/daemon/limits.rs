@@ -178,28 +178,33 @@ mod tests {
         assert_eq!(connection_cap(64), MIN_CONNECTIONS);
     }
 
-    #[tokio::test]
+    /// On tokio's paused clock, which `Admission` reads: the interval's
+    /// boundary is checked to the millisecond, and nothing sleeps.
+    /// `timeout(ZERO, …)` polls once: `Ok` when a peer has been told.
+    #[tokio::test(start_paused = true)]
     async fn shedding_wakes_waiting_peers_at_most_every_interval() {
+        use tokio::time::{advance, timeout};
         let admission = Admission::new(8);
         let first = admission.shedding();
         admission.shed_idle();
-        tokio::time::timeout(Duration::from_secs(1), first)
-            .await
-            .expect("a waiting peer is told");
+        assert!(
+            timeout(Duration::ZERO, first).await.is_ok(),
+            "a waiting peer is told"
+        );
+        advance(SHED_INTERVAL - Duration::from_millis(1)).await;
         let second = admission.shedding();
         admission.shed_idle();
         assert!(
-            tokio::time::timeout(Duration::from_millis(20), second)
-                .await
-                .is_err(),
-            "rate-limited"
+            timeout(Duration::ZERO, second).await.is_err(),
+            "rate-limited within the interval"
         );
+        advance(Duration::from_millis(1)).await;
         let third = admission.shedding();
-        tokio::time::sleep(SHED_INTERVAL).await;
         admission.shed_idle();
-        tokio::time::timeout(Duration::from_secs(1), third)
-            .await
-            .expect("told again after the interval");
+        assert!(
+            timeout(Duration::ZERO, third).await.is_ok(),
+            "told again once the interval has passed"
+        );
     }
 
     #[test]

@@ -11,7 +11,7 @@ use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 // Shared with the other harnesses: a test that includes two gets two
 // copies of these std-only helpers, which is harmless.
@@ -217,12 +217,8 @@ impl Drop for Process {
     fn drop(&mut self) {
         let pid = self.0.id().to_string();
         let _ = Command::new("kill").args(["-TERM", &pid]).status();
-        let deadline = Instant::now() + Duration::from_secs(5);
-        while Instant::now() < deadline {
-            if let Ok(Some(_)) = self.0.try_wait() {
-                return;
-            }
-            std::thread::sleep(Duration::from_millis(50));
+        if process::wait_with_deadline(&mut self.0, Duration::from_secs(5)).is_some() {
+            return;
         }
         let _ = self.0.kill();
         let _ = self.0.wait();
@@ -232,34 +228,29 @@ impl Drop for Process {
 /// The port Chromium wrote to `DevToolsActivePort` in `profile`.
 fn devtools_port(process: &mut Process, profile: &Path) -> u16 {
     let file = profile.join("DevToolsActivePort");
-    let deadline = Instant::now() + Duration::from_secs(30);
-    loop {
-        if let Ok(text) = std::fs::read_to_string(&file) {
+    process::poll_for(
+        "chromium's DevToolsActivePort",
+        Duration::from_secs(30),
+        || {
+            let text = std::fs::read_to_string(&file).unwrap_or_default();
             if let Some(port) = text.lines().next().and_then(|l| l.parse().ok()) {
-                return port;
+                return Some(port);
             }
-        }
-        if let Ok(Some(status)) = process.0.try_wait() {
-            panic!("chromium exited early: {status}");
-        }
-        assert!(
-            Instant::now() < deadline,
-            "chromium wrote no DevToolsActivePort"
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    }
+            if let Ok(Some(status)) = process.0.try_wait() {
+                panic!("chromium exited early: {status}");
+            }
+            None
+        },
+    )
 }
 
 /// The WebSocket URL of Chromium's first page (from `/json/list`).
 fn wait_for_page_target(port: u16) -> String {
-    let deadline = Instant::now() + Duration::from_secs(30);
-    loop {
-        if let Some(url) = page_target(port) {
-            return url;
-        }
-        assert!(Instant::now() < deadline, "chromium listed no page target");
-        std::thread::sleep(Duration::from_millis(100));
-    }
+    process::poll_for(
+        "chromium to list a page target",
+        Duration::from_secs(30),
+        || page_target(port),
+    )
 }
 
 fn page_target(port: u16) -> Option<String> {

@@ -9,13 +9,18 @@ use std::io::{BufRead, BufReader, Read, Write};
 use std::os::unix::net::UnixStream;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 // Shared with the other harnesses: a test that includes two gets two
 // copies of these std-only helpers, which is harmless.
 #[allow(clippy::duplicate_mod)]
 #[path = "process.rs"]
 mod process;
+// Not every test crate that includes this module polls or skips.
+#[allow(unused_imports)]
+pub use process::{
+    on_ci, poll_for, poll_last, poll_reporting, poll_until, skip_or_fail, wait_with_deadline,
+};
 
 use hookd::protocol::handshake::Handshake;
 use hookd::protocol::log::LogRecord;
@@ -194,21 +199,16 @@ impl Daemon {
     }
 
     fn wait_until_ready(&mut self) {
-        let deadline = Instant::now() + Duration::from_secs(10);
-        while Instant::now() < deadline {
+        let what = format!("hookd to accept on {}", self.socket.display());
+        poll_reporting(&what, Duration::from_secs(10), || {
             if UnixStream::connect(&self.socket).is_ok() {
-                return;
+                return Ok(());
             }
             if let Some(status) = self.child.as_mut().unwrap().try_wait().unwrap() {
                 panic!("hookd exited early ({status}):\n{}", self.stderr());
             }
-            std::thread::sleep(Duration::from_millis(10));
-        }
-        panic!(
-            "hookd did not accept on {} within 10 s:\n{}",
-            self.socket.display(),
-            self.stderr()
-        );
+            Err(format!("its stderr:\n{}", self.stderr()))
+        });
     }
 
     /// The daemon's pid.
@@ -240,18 +240,12 @@ impl Daemon {
     /// Waits for the daemon to exit; panics after `limit`.
     pub fn wait_exit(&mut self, limit: Duration) -> std::process::ExitStatus {
         let mut child = self.child.take().expect("daemon already stopped");
-        let deadline = Instant::now() + limit;
-        loop {
-            if let Some(status) = child.try_wait().unwrap() {
-                return status;
-            }
-            if Instant::now() > deadline {
-                let _ = child.kill();
-                let _ = child.wait();
-                panic!("hookd did not exit within {limit:?}:\n{}", self.stderr());
-            }
-            std::thread::sleep(Duration::from_millis(10));
+        if let Some(status) = process::wait_with_deadline(&mut child, limit) {
+            return status;
         }
+        let _ = child.kill();
+        let _ = child.wait();
+        panic!("hookd did not exit within {limit:?}:\n{}", self.stderr());
     }
 
     /// The event log, parsed (a torn last line is skipped).
@@ -261,14 +255,12 @@ impl Daemon {
 
     /// Waits until the log holds at least `n` lines (the writer is asynchronous).
     pub fn wait_log_lines(&self, n: usize) -> Vec<Value> {
-        let deadline = Instant::now() + Duration::from_secs(10);
-        loop {
-            let lines = self.log_lines();
-            if lines.len() >= n || Instant::now() > deadline {
-                return lines;
-            }
-            std::thread::sleep(Duration::from_millis(10));
-        }
+        poll_last(
+            Duration::from_secs(10),
+            Duration::from_millis(10),
+            || self.log_lines(),
+            |lines| lines.len() >= n,
+        )
     }
 
     /// The log's decision lines once there are at least `n` (within 10 s):
@@ -298,19 +290,13 @@ impl Daemon {
     /// names the wait in the failure, with the status and the daemon's
     /// stderr).
     pub fn wait_for_status(&self, what: &str, pred: impl Fn(&Value) -> bool) -> Value {
-        let deadline = Instant::now() + Duration::from_secs(10);
-        loop {
+        poll_reporting(what, Duration::from_secs(10), || {
             let status = self.status();
             if pred(&status) {
-                return status;
+                return Ok(status);
             }
-            assert!(
-                Instant::now() < deadline,
-                "{what}: {status:#}\n{}",
-                self.stderr()
-            );
-            std::thread::sleep(Duration::from_millis(20));
-        }
+            Err(format!("{status:#}\n{}", self.stderr()))
+        })
     }
 
     /// The `status` result, through a new client connection.
@@ -504,21 +490,6 @@ fn rand_u32() -> u32 {
     use std::sync::atomic::{AtomicU32, Ordering};
     static NEXT: AtomicU32 = AtomicU32::new(1);
     NEXT.fetch_add(1, Ordering::Relaxed)
-}
-
-/// Polls `ok` every 10 ms until it holds: a bounded wait on a condition the
-/// test cannot be told about (a counter, a child's open files). Panics
-/// naming `what` after `limit`, which is a ceiling for a loaded machine, not
-/// a duration the test relies on.
-pub fn poll_until(what: &str, limit: Duration, mut ok: impl FnMut() -> bool) {
-    let deadline = Instant::now() + limit;
-    while !ok() {
-        assert!(
-            Instant::now() < deadline,
-            "gave up after {limit:?} waiting for {what}"
-        );
-        std::thread::sleep(Duration::from_millis(10));
-    }
 }
 
 /// Whether process `pid` has `path` open, read off `/proc/<pid>/fd` (so a

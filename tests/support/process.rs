@@ -39,18 +39,98 @@ pub fn private_home<'c>(command: &'c mut Command, root: &std::path::Path) -> &'c
 }
 
 /// Whether Node.js is missing (`node` on no directory of `PATH`); if so,
-/// says that `test` is skipped and why, once, on stderr. Tests that run the
-/// Agent SDK or a Node-launched CLI call it first: a machine without Node
-/// skips them with this message instead of failing (CI has Node, so they
-/// run there); a machine with Node but without the npm packages still fails,
-/// saying what to install.
+/// [`skip_or_fail`]s `test`. Tests that run the Agent SDK or a
+/// Node-launched CLI call it first: a machine without Node skips them with
+/// this message instead of failing; a machine with Node but without the npm
+/// packages still fails, saying what to install.
 pub fn node_absent(test: &str) -> bool {
     let found = std::env::var_os("PATH")
         .is_some_and(|path| std::env::split_paths(&path).any(|dir| dir.join("node").is_file()));
     if !found {
-        eprintln!("skipped: {test} needs Node.js, and `node` is not on PATH");
+        skip_or_fail(test, "needs Node.js, and `node` is not on PATH");
     }
     !found
+}
+
+/// Whether the tests run on CI (`CI=true`, as `.ci/run` is started): there
+/// every program a test needs is installed (scripts/test sees to it), so a
+/// missing one is a broken setup, not a reason to skip.
+pub fn on_ci() -> bool {
+    std::env::var_os("CI").is_some_and(|v| v == "true")
+}
+
+/// Says on stderr that `test` is skipped because of `reason` (what it
+/// needs and is missing: "needs Node.js, and …"), as `skipped: <test>
+/// <reason>`; on CI ([`on_ci`]) panics with that instead, so a broken CI
+/// setup fails rather than passing with the test unrun. The caller returns
+/// right after.
+pub fn skip_or_fail(test: &str, reason: &str) {
+    if on_ci() {
+        panic!("{test} {reason}: on CI (CI=true) that is a broken setup, not a skip");
+    }
+    eprintln!("skipped: {test} {reason}");
+}
+
+/// How often [`poll_reporting`], [`poll_for`] and [`poll_until`] probe.
+const POLL_EVERY: Duration = Duration::from_millis(10);
+
+/// Calls `probe` every 10 ms until it returns `Ok`, and returns that: a bounded wait on
+/// a condition the test cannot be told about (a counter, a log line, a
+/// child's open files). `Err` carries what the probe saw; after `limit`
+/// (a ceiling for a loaded machine, not a duration the test relies on) the
+/// last one (if not empty) is in the panic, after `what`.
+pub fn poll_reporting<T>(
+    what: &str,
+    limit: Duration,
+    mut probe: impl FnMut() -> Result<T, String>,
+) -> T {
+    let deadline = Instant::now() + limit;
+    loop {
+        match probe() {
+            Ok(found) => return found,
+            Err(seen) if Instant::now() >= deadline => {
+                let seen = if seen.is_empty() {
+                    seen
+                } else {
+                    format!(": {seen}")
+                };
+                panic!("gave up after {limit:?} waiting for {what}{seen}")
+            }
+            Err(_) => thread::sleep(POLL_EVERY),
+        }
+    }
+}
+
+/// [`poll_reporting`] for a probe that has nothing to report: returns what
+/// it finds once it finds it.
+pub fn poll_for<T>(what: &str, limit: Duration, mut probe: impl FnMut() -> Option<T>) -> T {
+    poll_reporting(what, limit, || probe().ok_or_else(String::new))
+}
+
+/// The first value of `probe` (called every `every`) that `done` accepts,
+/// or the last one read once `limit` has passed, without panicking: for
+/// callers that assert on what they get, whose own assertion says more
+/// than a timeout would, or that poll at a pace of their own (a tmux pane
+/// read every 20 ms, which the approver's measured latencies assume).
+pub fn poll_last<T>(
+    limit: Duration,
+    every: Duration,
+    mut probe: impl FnMut() -> T,
+    done: impl Fn(&T) -> bool,
+) -> T {
+    let deadline = Instant::now() + limit;
+    loop {
+        let seen = probe();
+        if done(&seen) || Instant::now() >= deadline {
+            return seen;
+        }
+        thread::sleep(every);
+    }
+}
+
+/// [`poll_reporting`] for a condition: returns once `ok` holds.
+pub fn poll_until(what: &str, limit: Duration, mut ok: impl FnMut() -> bool) {
+    poll_for(what, limit, || ok().then_some(()))
 }
 
 /// Waits for `child` until `limit` has passed; `None` if it is still running.

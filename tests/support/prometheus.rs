@@ -17,7 +17,7 @@ mod process;
 
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use serde_json::Value;
 
@@ -91,19 +91,14 @@ impl Prometheus {
             .spawn()
             .expect("starting prometheus");
         let prometheus = Prometheus { dir, child, addr };
-        let deadline = Instant::now() + READY_TIMEOUT;
-        loop {
+        process::poll_reporting("prometheus to be ready", READY_TIMEOUT, || {
             let ready = std::panic::catch_unwind(|| http::get(&prometheus.addr, "/-/ready", &[]));
             if ready.is_ok_and(|r| r.status == 200) {
-                return prometheus;
+                return Ok(());
             }
-            assert!(
-                Instant::now() < deadline,
-                "prometheus was not ready within {READY_TIMEOUT:?}: {}",
-                prometheus.log()
-            );
-            std::thread::sleep(Duration::from_millis(100));
-        }
+            Err(prometheus.log())
+        });
+        prometheus
     }
 
     /// Its log so far (stderr).
@@ -140,18 +135,17 @@ impl Prometheus {
         limit: Duration,
         accept: impl Fn(&[Value]) -> bool,
     ) -> Vec<Value> {
-        let deadline = Instant::now() + limit;
-        loop {
-            let result = self.query(promql);
-            if accept(&result) {
-                return result;
-            }
-            if Instant::now() >= deadline {
-                let targets = http::get(&self.addr, "/api/v1/targets", &[]).body;
-                panic!("{promql}: {result:?} after {limit:?}; targets: {targets}");
-            }
-            std::thread::sleep(Duration::from_millis(100));
+        let result = process::poll_last(
+            limit,
+            Duration::from_millis(100),
+            || self.query(promql),
+            |r| accept(r),
+        );
+        if !accept(&result) {
+            let targets = http::get(&self.addr, "/api/v1/targets", &[]).body;
+            panic!("{promql}: {result:?} after {limit:?}; targets: {targets}");
         }
+        result
     }
 }
 
@@ -159,12 +153,8 @@ impl Drop for Prometheus {
     fn drop(&mut self) {
         let pid = nix::unistd::Pid::from_raw(self.child.id() as i32);
         let _ = nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGTERM);
-        let deadline = Instant::now() + Duration::from_secs(10);
-        while Instant::now() < deadline {
-            if let Ok(Some(_)) = self.child.try_wait() {
-                return;
-            }
-            std::thread::sleep(Duration::from_millis(50));
+        if process::wait_with_deadline(&mut self.child, Duration::from_secs(10)).is_some() {
+            return;
         }
         let _ = self.child.kill();
         let _ = self.child.wait();

@@ -18,7 +18,7 @@ mod process;
 use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// Columns of every test terminal.
 pub const WIDTH: u16 = 120;
@@ -212,17 +212,12 @@ impl Tmux {
     /// Polls the pane until `done(screen)`; returns that screen. Panics with
     /// the last screen after `timeout`, saying it waited for `what`.
     pub fn wait_until(&self, timeout: Duration, what: &str, done: impl Fn(&str) -> bool) -> String {
-        let deadline = Instant::now() + timeout;
-        loop {
-            let screen = self.capture_pane();
-            if done(&screen) {
-                return screen;
-            }
-            if Instant::now() >= deadline {
-                panic!("waited {timeout:?} for {what}; the pane shows:\n{screen}");
-            }
-            std::thread::sleep(POLL);
-        }
+        let screen = process::poll_last(timeout, POLL, || self.capture_pane(), |s| done(s));
+        assert!(
+            done(&screen),
+            "waited {timeout:?} for {what}; the pane shows:\n{screen}"
+        );
+        screen
     }
 
     /// The temp dir this server lives in (free for the test's own files).
@@ -245,14 +240,13 @@ impl Drop for Tmux {
                 .stdout(Stdio::null())
                 .stderr(Stdio::null())
                 .status();
-            let deadline = Instant::now() + Duration::from_secs(patience);
-            while alive(self.server_pid) {
-                if Instant::now() >= deadline {
-                    break;
-                }
-                std::thread::sleep(Duration::from_millis(10));
-            }
-            if !alive(self.server_pid) {
+            let patience = Duration::from_secs(patience);
+            if !process::poll_last(
+                patience,
+                Duration::from_millis(10),
+                || alive(self.server_pid),
+                |up| !up,
+            ) {
                 return;
             }
         }
