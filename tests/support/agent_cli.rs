@@ -542,6 +542,23 @@ fn json_lines(stdout: &str) -> (Vec<Value>, Vec<String>) {
     (messages, unparsed)
 }
 
+/// The text of what a CLI sent back for a tool call: a string as it is,
+/// an array of parts as their `text`s joined by newlines, nothing as "".
+/// Anthropic's `tool_result.content` and OpenAI's `function_call_output.output`
+/// take the same shapes.
+pub fn tool_output_text(output: &Value) -> String {
+    match output {
+        Value::String(s) => s.clone(),
+        Value::Array(parts) => parts
+            .iter()
+            .filter_map(|p| p["text"].as_str())
+            .collect::<Vec<_>>()
+            .join("\n"),
+        Value::Null => String::new(),
+        other => other.to_string(),
+    }
+}
+
 /// The last `lines` lines of `s`, each shortened, for panic messages.
 pub fn tail(s: &str, lines: usize) -> String {
     let all: Vec<&str> = s.lines().collect();

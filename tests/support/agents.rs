@@ -258,15 +258,7 @@ impl ModelMock {
                             item["type"].as_str(),
                             Some("function_call_output" | "custom_tool_call_output")
                         ) {
-                            let text = match &item["output"] {
-                                Value::String(s) => s.clone(),
-                                Value::Array(parts) => parts
-                                    .iter()
-                                    .filter_map(|p| p["text"].as_str())
-                                    .collect::<Vec<_>>()
-                                    .join("\n"),
-                                other => other.to_string(),
-                            };
+                            let text = agent_cli::tool_output_text(&item["output"]);
                             found.push((item["call_id"].as_str().unwrap_or("").to_string(), text));
                         }
                     }

@@ -336,16 +336,7 @@ pub fn tool_results_in(requests: &[Value]) -> Vec<ToolResult> {
             continue;
         };
         for b in blocks.iter().filter(|b| b["type"] == "tool_result") {
-            let content = match &b["content"] {
-                Value::String(s) => s.clone(),
-                Value::Array(parts) => parts
-                    .iter()
-                    .filter_map(|p| p["text"].as_str())
-                    .collect::<Vec<_>>()
-                    .join("\n"),
-                Value::Null => String::new(),
-                other => other.to_string(),
-            };
+            let content = agent_cli::tool_output_text(&b["content"]);
             out.push(ToolResult {
                 request_seq: r["seq"].as_u64().unwrap_or(0),
                 tool_use_id: b["tool_use_id"].as_str().unwrap_or_default().to_string(),
