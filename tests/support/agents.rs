@@ -22,12 +22,14 @@
 //! }
 //! ```
 //!
-//! Requirements: `python3` (runs `tests/agents/mock_models.py`), `node`, and
+//! Requirements: `python3` (runs `tests/support/mock_models.py`), `node`, and
 //! the pinned CLIs: `npm ci --prefix tests/agents` (what `scripts/test`
 //! does).
 //!
-//! Hermetic by construction:
-//! every run has its own HOME, `CODEX_HOME`/`~/.gemini`, TMPDIR and project
+//! The Codex and Gemini layer over `agent_cli.rs` (the one harness every
+//! agent shares): their [`AgentCli`] ([`Agent`]), their hook registration
+//! and configuration, and what their mocks recorded (tool outputs, egress).
+//! Hermetic by construction: every run has its own HOME, `CODEX_HOME`/`~/.gemini`, TMPDIR and project
 //! dir under one temp dir removed on drop, a cleared environment, stdin from
 //! `/dev/null`, and the flags and settings that keep each CLI from calling
 //! out (Codex: `--disable plugins`, analytics off, no update check; Gemini:
@@ -44,46 +46,29 @@
 // Each test crate uses a different subset of these helpers.
 #![allow(dead_code)]
 
-// Shared with the other harnesses: a test that includes two gets two
-// copies of these std-only helpers, which is harmless.
+// Shared with claude.rs: a test that includes both gets two copies, which
+// is harmless.
 #[allow(clippy::duplicate_mod)]
-#[path = "process.rs"]
-mod process;
-#[path = "records.rs"]
-mod records;
+#[path = "agent_cli.rs"]
+mod agent_cli;
 // Not every test crate that includes this module has a test to skip.
 #[allow(unused_imports)]
-pub use process::node_absent;
-pub use records::read_jsonl;
-use records::truncate;
+pub use agent_cli::process::{kill_process_tree, node_absent};
+#[allow(unused_imports)]
+pub use agent_cli::records::read_jsonl;
 
+use agent_cli::{manifest_dir, tail, AgentCli, HeadlessRun, MockServer, ModelApi, RunDirs};
 use serde_json::{json, Value};
-use std::cell::Cell;
-use std::ffi::{OsStr, OsString};
-use std::fs::{self, File};
-use std::os::unix::fs::PermissionsExt;
-use std::os::unix::process::CommandExt;
+use std::ffi::OsString;
+use std::fs;
 use std::path::{Path, PathBuf};
-use std::process::{Child, ChildStdin, Command, ExitStatus, Stdio};
-use std::thread;
-use std::time::{Duration, Instant};
-use tempfile::TempDir;
+use std::process::ExitStatus;
+use std::time::Duration;
 
-pub use process::kill_process_tree;
-
-/// How long [`ModelMock::start`] waits for the mock to publish its port.
-const MOCK_START_TIMEOUT: Duration = Duration::from_secs(10);
-/// Default limit for one CLI run (a Codex run takes about 1 s, a Gemini run
-/// 4–15 s on a busy 2-core machine).
-const DEFAULT_RUN_TIMEOUT: Duration = Duration::from_secs(120);
 /// The model each CLI is told to use. Naming one keeps Gemini from asking a
 /// router model first; the mock answers for any name.
 const CODEX_MODEL: &str = "gpt-5.5";
 const GEMINI_MODEL: &str = "gemini-2.5-flash";
-
-fn manifest_dir() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
 
 /// One of the agent CLIs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -103,11 +88,11 @@ impl Cli {
         }
     }
 
-    /// The `--api` of `mock_models.py`.
-    fn api(self) -> &'static str {
+    /// The model API the CLI speaks.
+    fn api(self) -> ModelApi {
         match self {
-            Cli::Codex => "openai",
-            Cli::Gemini => "gemini",
+            Cli::Codex => ModelApi::OpenAiResponses,
+            Cli::Gemini => ModelApi::Gemini,
         }
     }
 
@@ -184,15 +169,6 @@ pub fn one_shell_call(cli: Cli, command: &str) -> Value {
     })
 }
 
-fn tail(s: &str, lines: usize) -> String {
-    let all: Vec<&str> = s.lines().collect();
-    all[all.len().saturating_sub(lines)..]
-        .iter()
-        .map(|l| truncate(l, 400))
-        .collect::<Vec<_>>()
-        .join("\n")
-}
-
 // ---------------------------------------------------------------------------
 // ModelMock
 // ---------------------------------------------------------------------------
@@ -209,91 +185,33 @@ pub struct ToolOutput {
     pub text: String,
 }
 
-/// A running `tests/agents/mock_models.py` for one CLI's API, on 127.0.0.1.
-/// Killed (by pid) and reaped on drop.
+/// The mock of one CLI's model API (`tests/support/mock_models.py`), on
+/// 127.0.0.1. Killed (by pid) and reaped on drop.
 pub struct ModelMock {
     cli: Cli,
-    child: Child,
-    /// Kept open: the mock exits when it closes, so it also dies if the test
-    /// process is killed before `Drop` runs.
-    stdin: Option<ChildStdin>,
-    port: u16,
-    record: PathBuf,
-    stderr: PathBuf,
-    dir: TempDir,
+    server: MockServer,
 }
 
 impl ModelMock {
     /// Starts the mock of `cli`'s API with `script` (format: the docstring of
-    /// `tests/agents/mock_models.py`) and waits until it listens.
+    /// `tests/support/mock_models.py`) and waits until it listens.
     pub fn start(cli: Cli, script: &Value) -> ModelMock {
-        let dir = tempfile::Builder::new()
-            .prefix("hookd-model-mock-")
-            .tempdir()
-            .expect("creating mock temp dir");
-        let script_path = dir.path().join("script.json");
-        let record = dir.path().join("requests.jsonl");
-        let port_file = dir.path().join("port");
-        let stderr = dir.path().join("mock.stderr");
-        fs::write(&script_path, serde_json::to_vec_pretty(script).unwrap()).unwrap();
-        let mock_py = manifest_dir().join("tests/agents/mock_models.py");
-        let mut command = Command::new("python3");
-        let mut child = process::private_home(&mut command, dir.path())
-            .arg(&mock_py)
-            .args(["--api", cli.api(), "--exit-on-stdin-eof"])
-            .arg("--script")
-            .arg(&script_path)
-            .arg("--record")
-            .arg(&record)
-            .arg("--port-file")
-            .arg(&port_file)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::null())
-            .stderr(File::create(&stderr).unwrap())
-            .spawn()
-            .unwrap_or_else(|e| panic!("spawning python3 {}: {e}", mock_py.display()));
-        let stdin = child.stdin.take();
-        let deadline = Instant::now() + MOCK_START_TIMEOUT;
-        let port = loop {
-            if let Ok(text) = fs::read_to_string(&port_file) {
-                break text
-                    .trim()
-                    .parse::<u16>()
-                    .unwrap_or_else(|e| panic!("mock port file holds {text:?}: {e}"));
-            }
-            if let Ok(Some(status)) = child.try_wait() {
-                panic!(
-                    "mock_models.py exited ({status}) before listening; stderr:\n{}",
-                    fs::read_to_string(&stderr).unwrap_or_default()
-                );
-            }
-            if Instant::now() >= deadline {
-                let _ = child.kill();
-                let _ = child.wait();
-                panic!("mock_models.py did not listen within {MOCK_START_TIMEOUT:?}");
-            }
-            thread::sleep(Duration::from_millis(10));
-        };
+        let script = serde_json::to_string_pretty(script).unwrap();
         ModelMock {
             cli,
-            child,
-            stdin,
-            port,
-            record,
-            stderr,
-            dir,
+            server: MockServer::start(cli.api(), &script),
         }
     }
 
     /// `http://127.0.0.1:<port>`.
     pub fn base_url(&self) -> String {
-        format!("http://127.0.0.1:{}", self.port)
+        self.server.base_url()
     }
 
     /// Every request so far, in arrival order: `{"seq", "method", "path",
     /// "query", "body", "reply"}` (see the mock's docstring).
     pub fn requests(&self) -> Vec<Value> {
-        read_jsonl(&self.record)
+        self.server.requests()
     }
 
     /// The bodies of the main-loop model requests (scripted turns and the
@@ -340,15 +258,7 @@ impl ModelMock {
                             item["type"].as_str(),
                             Some("function_call_output" | "custom_tool_call_output")
                         ) {
-                            let text = match &item["output"] {
-                                Value::String(s) => s.clone(),
-                                Value::Array(parts) => parts
-                                    .iter()
-                                    .filter_map(|p| p["text"].as_str())
-                                    .collect::<Vec<_>>()
-                                    .join("\n"),
-                                other => other.to_string(),
-                            };
+                            let text = agent_cli::tool_output_text(&item["output"]);
                             found.push((item["call_id"].as_str().unwrap_or("").to_string(), text));
                         }
                     }
@@ -398,31 +308,9 @@ impl ModelMock {
     pub fn describe_requests(&self) -> String {
         let reqs = self.requests();
         if reqs.is_empty() {
-            return format!(
-                "  (no requests; mock stderr: {:?})",
-                fs::read_to_string(&self.stderr).unwrap_or_default()
-            );
+            return format!("  (no requests; mock stderr: {:?})", self.server.stderr());
         }
-        reqs.iter()
-            .map(|r| {
-                format!(
-                    "  #{} {} {} -> {}",
-                    r["seq"],
-                    r["method"].as_str().unwrap_or("?"),
-                    r["path"].as_str().unwrap_or("?"),
-                    r["reply"]
-                )
-            })
-            .collect::<Vec<_>>()
-            .join("\n")
-    }
-}
-
-impl Drop for ModelMock {
-    fn drop(&mut self) {
-        drop(self.stdin.take());
-        let _ = self.child.kill();
-        let _ = self.child.wait();
+        agent_cli::describe_requests_briefly(&reqs)
     }
 }
 
@@ -430,23 +318,107 @@ impl Drop for ModelMock {
 // AgentRun
 // ---------------------------------------------------------------------------
 
-/// A hermetic headless run of one CLI: its own HOME, config dir, TMPDIR,
-/// project and scratch dirs (under one temp dir removed on drop), a cleared
-/// environment, and the mock as its API.
-pub struct AgentRun {
+/// Codex or Gemini as [`HeadlessRun`] runs it, with the options that are
+/// one CLI's own.
+pub struct Agent {
     cli: Cli,
-    root: TempDir,
-    base_url: String,
-    mock_record: PathBuf,
-    env: Vec<(OsString, OsString)>,
-    args: Vec<OsString>,
-    timeout: Duration,
-    runs: Cell<usize>,
     /// Codex: `--approve-for-me` instead of bypassing approvals.
     approve_for_me: bool,
     /// Gemini: pass `-m` (else its router picks a model).
     name_model: bool,
 }
+
+impl AgentCli for Agent {
+    fn name(&self) -> &'static str {
+        self.cli.name()
+    }
+
+    fn api(&self) -> ModelApi {
+        self.cli.api()
+    }
+
+    fn config_dir_in_home(&self) -> &'static str {
+        match self.cli {
+            Cli::Codex => ".codex",
+            Cli::Gemini => ".gemini",
+        }
+    }
+
+    fn command_line(&self, prompt: &str, extra: &[OsString]) -> Vec<OsString> {
+        let program = self.cli.program();
+        let mut line: Vec<OsString> = match self.cli {
+            Cli::Codex => {
+                let mut line = vec![program.into()];
+                line.extend(
+                    [
+                        "exec",
+                        "--json",
+                        "--skip-git-repo-check",
+                        "--disable",
+                        "plugins",
+                        "--dangerously-bypass-hook-trust",
+                        if self.approve_for_me {
+                            "--approve-for-me"
+                        } else {
+                            "--dangerously-bypass-approvals-and-sandbox"
+                        },
+                    ]
+                    .map(OsString::from),
+                );
+                line
+            }
+            Cli::Gemini => {
+                let mut line = vec!["node".into(), program.into()];
+                line.extend(
+                    [
+                        "--output-format",
+                        "stream-json",
+                        "--skip-trust",
+                        "--approval-mode",
+                        "yolo",
+                    ]
+                    .map(OsString::from),
+                );
+                if self.name_model {
+                    line.extend(["-m", GEMINI_MODEL].map(OsString::from));
+                }
+                line.push("-p".into());
+                line
+            }
+        };
+        line.extend_from_slice(extra);
+        line.push(prompt.into());
+        line
+    }
+
+    /// The mock itself: it refuses anything that tries to leave the machine
+    /// and records the attempt ([`ModelMock::assert_no_egress`]).
+    fn proxy(&self, mock_url: &str) -> String {
+        mock_url.into()
+    }
+
+    fn env(&self, dirs: &RunDirs, mock_url: &str) -> Vec<(&'static str, OsString)> {
+        let mut env = vec![("NO_COLOR", "1".into()), ("ALL_PROXY", mock_url.into())];
+        match self.cli {
+            Cli::Codex => env.extend([
+                ("CODEX_HOME", dirs.config().into()),
+                ("CODEX_MOCK_API_KEY", "hookd-e2e-not-a-real-key".into()),
+            ]),
+            Cli::Gemini => env.extend([
+                ("GEMINI_API_KEY", "hookd-e2e-not-a-real-key".into()),
+                ("GOOGLE_GEMINI_BASE_URL", mock_url.into()),
+                ("GEMINI_CLI_TRUST_WORKSPACE", "true".into()),
+            ]),
+        }
+        env
+    }
+}
+
+/// A hermetic headless run of one CLI: its own HOME, config dir, TMPDIR,
+/// project and scratch dirs (under one temp dir removed on drop), a cleared
+/// environment, and the mock as its API. `env`, `arg` (before the prompt),
+/// `timeout`, the dirs and `write_executable` are [`HeadlessRun`]'s.
+pub type AgentRun = HeadlessRun<Agent>;
 
 impl AgentRun {
     /// A run of `cli` against `mock` with a 120 s timeout: creates
@@ -454,33 +426,12 @@ impl AgentRun {
     /// (Codex `$CODEX_HOME/config.toml`, Gemini `~/.gemini/settings.json`),
     /// with no hooks.
     pub fn new(cli: Cli, mock: &ModelMock) -> AgentRun {
-        assert_eq!(
-            mock.cli,
+        let agent = Agent {
             cli,
-            "a {} run needs the {} mock",
-            cli.name(),
-            cli.api()
-        );
-        let root = tempfile::Builder::new()
-            .prefix(&format!("hookd-{}-", cli.name()))
-            .tempdir()
-            .expect("creating run temp dir");
-        for d in ["home", "tmp", "project", "scratch"] {
-            fs::create_dir_all(root.path().join(d)).unwrap();
-        }
-        let run = AgentRun {
-            cli,
-            root,
-            base_url: mock.base_url(),
-            mock_record: mock.record.clone(),
-            env: Vec::new(),
-            args: Vec::new(),
-            timeout: DEFAULT_RUN_TIMEOUT,
-            runs: Cell::new(0),
             approve_for_me: false,
             name_model: true,
         };
-        fs::create_dir_all(run.config_dir()).unwrap();
+        let run = HeadlessRun::with_agent(agent, &mock.server);
         match cli {
             Cli::Codex => fs::write(run.config_dir().join("config.toml"), run.codex_config())
                 .expect("writing config.toml"),
@@ -489,74 +440,23 @@ impl AgentRun {
         run
     }
 
-    /// The CLI's project dir: its cwd.
-    pub fn project_dir(&self) -> PathBuf {
-        self.root.path().join("project")
-    }
-
-    /// A dir outside the project for hook scripts and their records.
-    pub fn scratch_dir(&self) -> PathBuf {
-        self.root.path().join("scratch")
-    }
-
-    /// The CLI's HOME.
-    pub fn home_dir(&self) -> PathBuf {
-        self.root.path().join("home")
-    }
-
-    /// Where the CLI's configuration lives: `$CODEX_HOME` (`<home>/.codex`)
-    /// or `<home>/.gemini`.
-    pub fn config_dir(&self) -> PathBuf {
-        match self.cli {
-            Cli::Codex => self.home_dir().join(".codex"),
-            Cli::Gemini => self.home_dir().join(".gemini"),
-        }
-    }
-
-    /// Adds an environment variable for the CLI (and its hooks), after the
-    /// hermetic defaults, so it can override them.
-    pub fn env(mut self, key: impl AsRef<OsStr>, value: impl AsRef<OsStr>) -> Self {
-        self.env.push((key.as_ref().into(), value.as_ref().into()));
-        self
-    }
-
-    /// Appends a CLI argument (before the prompt).
-    pub fn arg(mut self, arg: impl AsRef<OsStr>) -> Self {
-        self.args.push(arg.as_ref().into());
-        self
-    }
-
     /// Codex: route approvals through its automatic reviewer
     /// (`--approve-for-me`, workspace-write sandbox) instead of bypassing
     /// them: the only mode in which `codex exec` fires PermissionRequest
     /// (for a command that asks for escalation), and asks its reviewer
     /// model (the mock) when no hook decides.
     pub fn approve_for_me(mut self) -> Self {
-        assert_eq!(self.cli, Cli::Codex, "--approve-for-me is Codex's");
-        self.approve_for_me = true;
+        assert_eq!(self.agent.cli, Cli::Codex, "--approve-for-me is Codex's");
+        self.agent.approve_for_me = true;
         self
     }
 
     /// Gemini: name no model, so the CLI first asks its router model which
     /// one to use (the mock answers it).
     pub fn without_model(mut self) -> Self {
-        assert_eq!(self.cli, Cli::Gemini, "the model router is Gemini's");
-        self.name_model = false;
+        assert_eq!(self.agent.cli, Cli::Gemini, "the model router is Gemini's");
+        self.agent.name_model = false;
         self
-    }
-
-    /// Overall limit for [`AgentRun::run`] (default 120 s).
-    pub fn timeout(mut self, limit: Duration) -> Self {
-        self.timeout = limit;
-        self
-    }
-
-    /// Writes an executable (0755) file into the scratch dir.
-    pub fn write_executable(&self, name: &str, contents: &str) -> PathBuf {
-        let path = self.scratch_dir().join(name);
-        fs::write(&path, contents).unwrap_or_else(|e| panic!("writing {}: {e}", path.display()));
-        fs::set_permissions(&path, fs::Permissions::from_mode(0o755)).unwrap();
-        path
     }
 
     /// Registers `command` (a path, run with no arguments) as a hook for each
@@ -566,7 +466,7 @@ impl AgentRun {
     /// registration.
     pub fn register_hooks(&self, events: &[&str], command: &Path, timeout: Duration) {
         let command = command.to_str().expect("hook command path must be UTF-8");
-        match self.cli {
+        match self.agent.cli {
             Cli::Codex => {
                 let seconds = timeout.as_secs().max(1);
                 let hooks: serde_json::Map<String, Value> = events
@@ -619,7 +519,7 @@ base_url = "{}/v1"
 wire_api = "responses"
 env_key = "CODEX_MOCK_API_KEY"
 "#,
-            self.base_url
+            self.mock_url()
         )
     }
 
@@ -651,123 +551,14 @@ env_key = "CODEX_MOCK_API_KEY"
     /// CLI cannot start or outlives the timeout, in which case it and all it
     /// started are killed by pid.
     pub fn run(&self, prompt: &str) -> AgentOutput {
-        let n = self.runs.get();
-        self.runs.set(n + 1);
-        let stdout_path = self.root.path().join(format!("run-{n}.stdout"));
-        let stderr_path = self.root.path().join(format!("run-{n}.stderr"));
-        let program = self.cli.program();
-        let mut cmd = match self.cli {
-            Cli::Codex => {
-                let mut cmd = Command::new(&program);
-                cmd.args([
-                    "exec",
-                    "--json",
-                    "--skip-git-repo-check",
-                    "--disable",
-                    "plugins",
-                    "--dangerously-bypass-hook-trust",
-                ]);
-                cmd.arg(if self.approve_for_me {
-                    "--approve-for-me"
-                } else {
-                    "--dangerously-bypass-approvals-and-sandbox"
-                });
-                cmd
-            }
-            Cli::Gemini => {
-                let mut cmd = Command::new("node");
-                cmd.arg(&program).args([
-                    "--output-format",
-                    "stream-json",
-                    "--skip-trust",
-                    "--approval-mode",
-                    "yolo",
-                ]);
-                if self.name_model {
-                    cmd.args(["-m", GEMINI_MODEL]);
-                }
-                cmd.arg("-p");
-                cmd
-            }
-        };
-        let mock_proxy = &self.base_url;
-        cmd.args(&self.args)
-            .arg(prompt)
-            .current_dir(self.project_dir())
-            .env_clear()
-            .env(
-                "PATH",
-                std::env::var_os("PATH").unwrap_or_else(|| "/usr/local/bin:/usr/bin:/bin".into()),
-            )
-            .env("HOME", self.home_dir())
-            .env("TMPDIR", self.root.path().join("tmp"))
-            .env("LANG", "C.UTF-8")
-            .env("NO_COLOR", "1")
-            // Anything that tries to leave the machine reaches the mock,
-            // which refuses it and records the attempt. NO_PROXY keeps the
-            // API calls to the mock itself direct.
-            .env("HTTPS_PROXY", mock_proxy)
-            .env("HTTP_PROXY", mock_proxy)
-            .env("https_proxy", mock_proxy)
-            .env("http_proxy", mock_proxy)
-            .env("ALL_PROXY", mock_proxy)
-            .env("NO_PROXY", "127.0.0.1,localhost")
-            .env("no_proxy", "127.0.0.1,localhost");
-        match self.cli {
-            Cli::Codex => {
-                cmd.env("CODEX_HOME", self.config_dir())
-                    .env("CODEX_MOCK_API_KEY", "hookd-e2e-not-a-real-key");
-            }
-            Cli::Gemini => {
-                cmd.env("GEMINI_API_KEY", "hookd-e2e-not-a-real-key")
-                    .env("GOOGLE_GEMINI_BASE_URL", &self.base_url)
-                    .env("GEMINI_CLI_TRUST_WORKSPACE", "true");
-            }
-        }
-        cmd.envs(self.env.iter().map(|(k, v)| (k, v)))
-            .stdin(Stdio::null())
-            .stdout(File::create(&stdout_path).unwrap())
-            .stderr(File::create(&stderr_path).unwrap())
-            // Its own process group, so it can be ended with what it started.
-            .process_group(0);
-
-        let started = Instant::now();
-        let mut child = cmd
-            .spawn()
-            .unwrap_or_else(|e| panic!("spawning {}: {e}", program.display()));
-        let status = match process::wait_with_deadline(&mut child, self.timeout) {
-            Some(status) => status,
-            None => {
-                kill_process_tree(&mut child);
-                panic!(
-                    "{} did not finish within {:?}; killed.\n--- stderr ---\n{}\n--- stdout (tail) ---\n{}\n--- mock requests ---\n{}",
-                    self.cli.name(),
-                    self.timeout,
-                    tail(&fs::read_to_string(&stderr_path).unwrap_or_default(), 30),
-                    tail(&fs::read_to_string(&stdout_path).unwrap_or_default(), 20),
-                    read_jsonl(&self.mock_record)
-                        .iter()
-                        .map(|r| format!("  #{} {} -> {}", r["seq"], r["path"], r["reply"]))
-                        .collect::<Vec<_>>()
-                        .join("\n"),
-                );
-            }
-        };
-        let elapsed = started.elapsed();
-
-        let stdout = fs::read_to_string(&stdout_path).unwrap_or_default();
-        let stderr = fs::read_to_string(&stderr_path).unwrap_or_default();
-        let messages = stdout
-            .lines()
-            .filter_map(|l| serde_json::from_str::<Value>(l).ok())
-            .collect();
+        let finished = self.run_to_end(prompt);
         AgentOutput {
-            cli: self.cli,
-            status,
-            messages,
-            stdout,
-            stderr,
-            elapsed,
+            cli: self.agent.cli,
+            status: finished.status,
+            messages: finished.messages,
+            stdout: finished.stdout,
+            stderr: finished.stderr,
+            elapsed: finished.elapsed,
         }
     }
 }

@@ -26,49 +26,38 @@
 //! }
 //! ```
 //!
-//! Requirements: `python3` on PATH (runs `tests/e2e/mock_anthropic.py`) and the
-//! pinned CLI, installed with `npm ci --prefix tests/e2e` (or point
-//! `$HOOKD_CLAUDE_BIN` at a `claude` binary).
+//! Requirements: `python3` on PATH (runs `tests/support/mock_models.py --api
+//! anthropic`) and the pinned CLI, installed with `npm ci --prefix tests/e2e`
+//! (or point `$HOOKD_CLAUDE_BIN` at a `claude` binary).
 //!
-//! Everything a run touches lives in temp dirs that are removed on drop; child
-//! processes are killed by pid (a runaway CLI with its process group and every
-//! descendant) and reaped.
+//! The Claude-specific layer over `agent_cli.rs` (the one harness every agent
+//! shares): the [`Claude`] [`AgentCli`], its settings and scripts, and what
+//! the Anthropic mock recorded (tool results). Everything a run touches lives
+//! in temp dirs that are removed on drop; child processes are killed by pid
+//! (a runaway CLI with its process group and every descendant) and reaped.
 //! Only std, serde_json and tempfile are used, so any test crate can include it.
 
 // Each test crate uses a different subset of these helpers.
 #![allow(dead_code)]
 
-// Shared with the other harnesses: a test that includes two gets two
-// copies of these std-only helpers, which is harmless.
+// Shared with agents.rs: a test that includes both gets two copies, which
+// is harmless.
 #[allow(clippy::duplicate_mod)]
-#[path = "process.rs"]
-mod process;
-#[path = "records.rs"]
-mod records;
+#[path = "agent_cli.rs"]
+mod agent_cli;
 // Not every test crate that includes this module has a test to skip.
 #[allow(unused_imports)]
-pub use process::node_absent;
-pub use records::read_jsonl;
-use records::truncate;
+pub use agent_cli::{process::node_absent, records::read_jsonl};
 
+use agent_cli::records::truncate;
+use agent_cli::{
+    manifest_dir, tail, AgentCli, Finished, HeadlessRun, MockServer, ModelApi, RunDirs,
+};
 use serde_json::{json, Value};
-use std::cell::Cell;
-use std::ffi::{OsStr, OsString};
-use std::fs::{self, File};
-use std::os::unix::fs::PermissionsExt;
-use std::os::unix::process::CommandExt;
+use std::ffi::OsString;
+use std::fs;
 use std::path::{Path, PathBuf};
-use std::process::{Child, ChildStdin, Command, ExitStatus, Stdio};
-use std::thread;
-use std::time::{Duration, Instant};
-use tempfile::TempDir;
 
-use process::{kill_process_tree, wait_with_deadline};
-
-/// How long [`MockApi::start`] waits for the mock to publish its port.
-const MOCK_START_TIMEOUT: Duration = Duration::from_secs(10);
-/// Default limit for one `claude -p` run (a normal run takes well under 2 s).
-const DEFAULT_RUN_TIMEOUT: Duration = Duration::from_secs(120);
 /// A loopback port nothing listens on (the "discard" port, privileged, so no
 /// test process can grab it). Used as HTTP(S)_PROXY: any request that escapes
 /// `NO_PROXY` fails at once with ECONNREFUSED instead of reaching the internet
@@ -76,10 +65,6 @@ const DEFAULT_RUN_TIMEOUT: Duration = Duration::from_secs(120);
 const REFUSING_PROXY: &str = "http://127.0.0.1:9";
 /// Every hook event the pinned CLI (2.1.330) knows (`HOOK_EVENTS` in the SDK).
 pub const ALL_HOOK_EVENTS: &[&str] = hookd::agent::claude::HookEventKind::NAMES;
-
-fn manifest_dir() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
 
 /// Path of the `claude` CLI to test against.
 ///
@@ -169,22 +154,16 @@ pub fn hooks_settings(events: &[&str], handler: Value) -> Value {
 // MockApi
 // ---------------------------------------------------------------------------
 
-/// A running `tests/e2e/mock_anthropic.py`, serving a scripted conversation on
-/// 127.0.0.1. Killed (by pid) and reaped on drop.
+/// The mock of the Anthropic Messages API (`tests/support/mock_models.py
+/// --api anthropic`), serving a scripted conversation on 127.0.0.1. Killed
+/// (by pid) and reaped on drop.
 pub struct MockApi {
-    child: Child,
-    /// Kept open: the mock runs with `--exit-on-stdin-eof`, so it also dies
-    /// if this test process is killed before `Drop` can run.
-    stdin: Option<ChildStdin>,
-    port: u16,
-    record: PathBuf,
-    stderr: PathBuf,
-    dir: TempDir,
+    server: MockServer,
 }
 
 impl MockApi {
     /// Start the mock with `script` (format: see the docstring of
-    /// `tests/e2e/mock_anthropic.py`) and wait until it listens.
+    /// `tests/support/mock_models.py`) and wait until it listens.
     ///
     /// Panics if it does not publish its port within 10 s or exits early
     /// (for example on a malformed script), showing its stderr.
@@ -196,86 +175,24 @@ impl MockApi {
     /// cannot hold (a lone surrogate escape such as `\ud800`, which the
     /// real API can send and Python reads).
     pub fn start_text(script: &str) -> MockApi {
-        let dir = tempfile::Builder::new()
-            .prefix("hookd-mock-")
-            .tempdir()
-            .expect("creating mock temp dir");
-        let script_path = dir.path().join("script.json");
-        let record = dir.path().join("requests.jsonl");
-        let port_file = dir.path().join("port");
-        let stderr = dir.path().join("mock.stderr");
-        fs::write(&script_path, script).expect("writing mock script");
-
-        let mock_py = manifest_dir().join("tests/e2e/mock_anthropic.py");
-        let mut command = Command::new("python3");
-        let mut child = process::private_home(&mut command, dir.path())
-            .arg(&mock_py)
-            .arg("--script")
-            .arg(&script_path)
-            .arg("--record")
-            .arg(&record)
-            .arg("--port-file")
-            .arg(&port_file)
-            .arg("--exit-on-stdin-eof")
-            .stdin(Stdio::piped())
-            .stdout(File::create(dir.path().join("mock.stdout")).unwrap())
-            .stderr(File::create(&stderr).unwrap())
-            .spawn()
-            .unwrap_or_else(|e| panic!("spawning python3 {}: {e}", mock_py.display()));
-        let stdin = child.stdin.take();
-
-        let deadline = Instant::now() + MOCK_START_TIMEOUT;
-        let port = loop {
-            // The mock writes the file atomically (tmp + rename), so any
-            // content we see is complete.
-            if let Ok(text) = fs::read_to_string(&port_file) {
-                break text
-                    .trim()
-                    .parse::<u16>()
-                    .unwrap_or_else(|e| panic!("mock port file holds {text:?}: {e}"));
-            }
-            if let Ok(Some(status)) = child.try_wait() {
-                panic!(
-                    "mock_anthropic.py exited ({status}) before listening; stderr:\n{}",
-                    fs::read_to_string(&stderr).unwrap_or_default()
-                );
-            }
-            if Instant::now() >= deadline {
-                let _ = child.kill();
-                let _ = child.wait();
-                panic!(
-                    "mock_anthropic.py did not write {} within {:?}; stderr:\n{}",
-                    port_file.display(),
-                    MOCK_START_TIMEOUT,
-                    fs::read_to_string(&stderr).unwrap_or_default()
-                );
-            }
-            thread::sleep(Duration::from_millis(10));
-        };
-
         MockApi {
-            child,
-            stdin,
-            port,
-            record,
-            stderr,
-            dir,
+            server: MockServer::start(ModelApi::Anthropic, script),
         }
     }
 
     /// The TCP port the mock listens on (127.0.0.1).
     pub fn port(&self) -> u16 {
-        self.port
+        self.server.port()
     }
 
     /// `http://127.0.0.1:<port>`, the value for `ANTHROPIC_BASE_URL`.
     pub fn base_url(&self) -> String {
-        format!("http://127.0.0.1:{}", self.port)
+        self.server.base_url()
     }
 
     /// Path of the JSONL file holding every request received.
     pub fn record_path(&self) -> &Path {
-        &self.record
+        self.server.record_path()
     }
 
     /// Every request received so far, in arrival order. Each is
@@ -283,7 +200,7 @@ impl MockApi {
     /// parsed JSON body (or null) and `reply` says how the mock answered
     /// (`{"kind":"turn","turn":N}`, `default`, `side`, `count_tokens`, ...).
     pub fn requests(&self) -> Vec<Value> {
-        read_jsonl(&self.record)
+        self.server.requests()
     }
 
     /// The bodies of the `POST /v1/messages` requests, in arrival order.
@@ -335,7 +252,7 @@ impl MockApi {
 
     /// The mock's stderr so far (request log with `--verbose`, errors).
     pub fn stderr(&self) -> String {
-        fs::read_to_string(&self.stderr).unwrap_or_default()
+        self.server.stderr()
     }
 
     /// A compact, human-readable list of the recorded requests, for panic
@@ -385,18 +302,6 @@ pub fn describe_requests(requests: &[Value]) -> String {
         .join("\n")
 }
 
-impl Drop for MockApi {
-    fn drop(&mut self) {
-        // Closing stdin asks the mock to shut down cleanly; if it does not
-        // within a second, kill it by pid. Either way reap it.
-        drop(self.stdin.take());
-        if wait_with_deadline(&mut self.child, Duration::from_secs(1)).is_none() {
-            let _ = self.child.kill();
-            let _ = self.child.wait();
-        }
-    }
-}
-
 /// One `tool_result` block the CLI sent back to the model.
 #[derive(Debug, Clone)]
 pub struct ToolResult {
@@ -431,16 +336,7 @@ pub fn tool_results_in(requests: &[Value]) -> Vec<ToolResult> {
             continue;
         };
         for b in blocks.iter().filter(|b| b["type"] == "tool_result") {
-            let content = match &b["content"] {
-                Value::String(s) => s.clone(),
-                Value::Array(parts) => parts
-                    .iter()
-                    .filter_map(|p| p["text"].as_str())
-                    .collect::<Vec<_>>()
-                    .join("\n"),
-                Value::Null => String::new(),
-                other => other.to_string(),
-            };
+            let content = agent_cli::tool_output_text(&b["content"]);
             out.push(ToolResult {
                 request_seq: r["seq"].as_u64().unwrap_or(0),
                 tool_use_id: b["tool_use_id"].as_str().unwrap_or_default().to_string(),
@@ -457,90 +353,96 @@ pub fn tool_results_in(requests: &[Value]) -> Vec<ToolResult> {
 // ClaudeRun
 // ---------------------------------------------------------------------------
 
+/// Claude Code as [`HeadlessRun`] runs it: `claude -p` with stream-json
+/// output in a permission mode, against the Anthropic mock.
+pub struct Claude {
+    /// `--permission-mode`.
+    permission_mode: String,
+}
+
+impl AgentCli for Claude {
+    fn name(&self) -> &'static str {
+        "claude"
+    }
+
+    fn api(&self) -> ModelApi {
+        ModelApi::Anthropic
+    }
+
+    fn config_dir_in_home(&self) -> &'static str {
+        ".claude"
+    }
+
+    fn command_line(&self, prompt: &str, extra: &[OsString]) -> Vec<OsString> {
+        let mut line: Vec<OsString> = vec![claude_bin().into(), "-p".into(), prompt.into()];
+        line.extend(
+            [
+                "--output-format",
+                "stream-json",
+                "--verbose",
+                "--permission-mode",
+                &self.permission_mode,
+            ]
+            .map(OsString::from),
+        );
+        line.extend_from_slice(extra);
+        line
+    }
+
+    fn proxy(&self, _mock_url: &str) -> String {
+        REFUSING_PROXY.into()
+    }
+
+    fn env(&self, dirs: &RunDirs, mock_url: &str) -> Vec<(&'static str, OsString)> {
+        vec![
+            ("CLAUDE_CONFIG_DIR", dirs.config().into()),
+            ("CLAUDE_CODE_TMPDIR", dirs.tmp().into()),
+            ("ANTHROPIC_BASE_URL", mock_url.into()),
+            (
+                "ANTHROPIC_API_KEY",
+                "sk-ant-hookd-e2e-not-a-real-key".into(),
+            ),
+            // Without this the CLI talks to the public API host directly,
+            // ignoring the base URL.
+            ("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1".into()),
+            ("DISABLE_TELEMETRY", "1".into()),
+            ("DISABLE_AUTOUPDATER", "1".into()),
+            ("DISABLE_ERROR_REPORTING", "1".into()),
+            // A mock failure should fail the run at once, not after ~3 min
+            // of exponential back-off (the default is 10 retries).
+            ("CLAUDE_CODE_MAX_RETRIES", "0".into()),
+            // Needed (exactly "1") for bypassPermissions when running as root.
+            ("IS_SANDBOX", "1".into()),
+        ]
+    }
+
+    fn describe_requests(&self, requests: &[Value]) -> String {
+        describe_requests(requests)
+    }
+}
+
 /// A hermetic `claude -p` invocation: its own HOME, config dir, TMPDIR and
 /// project dir (all under one temp dir removed on drop), a scrubbed
-/// environment, and the mock as its API.
-pub struct ClaudeRun {
-    root: TempDir,
-    base_url: String,
-    mock_record: PathBuf,
-    permission_mode: String,
-    env: Vec<(OsString, OsString)>,
-    args: Vec<OsString>,
-    timeout: Duration,
-    /// Number of runs so far; names each run's stdout/stderr files.
-    runs: Cell<usize>,
-}
+/// environment, and the mock as its API. `env`, `arg`, `timeout`, the dirs
+/// and `write_executable` are [`HeadlessRun`]'s.
+pub type ClaudeRun = HeadlessRun<Claude>;
 
 impl ClaudeRun {
     /// A run against `mock` in bypassPermissions mode with a 120 s timeout.
     /// Creates `<root>/home`, `<root>/home/.claude` (CLAUDE_CONFIG_DIR),
     /// `<root>/tmp`, `<root>/project` and `<root>/scratch`.
     pub fn new(mock: &MockApi) -> ClaudeRun {
-        let root = tempfile::Builder::new()
-            .prefix("hookd-e2e-")
-            .tempdir()
-            .expect("creating run temp dir");
-        for d in ["home/.claude", "tmp", "project", "scratch"] {
-            fs::create_dir_all(root.path().join(d)).expect("creating run dirs");
-        }
-        ClaudeRun {
-            root,
-            base_url: mock.base_url(),
-            mock_record: mock.record_path().to_path_buf(),
+        let claude = Claude {
             permission_mode: "bypassPermissions".into(),
-            env: Vec::new(),
-            args: Vec::new(),
-            timeout: DEFAULT_RUN_TIMEOUT,
-            runs: Cell::new(0),
-        }
+        };
+        HeadlessRun::with_agent(claude, &mock.server)
     }
 
     /// `--permission-mode` (`bypassPermissions`, `default`, `acceptEdits`,
     /// `plan`, `dontAsk`, `auto`).
     pub fn permission_mode(mut self, mode: &str) -> Self {
-        self.permission_mode = mode.into();
+        self.agent.permission_mode = mode.into();
         self
-    }
-
-    /// Add an environment variable for the CLI (and so for its hooks), e.g.
-    /// `HOOKD_SOCKET`. Set after the hermetic defaults, so it can override them.
-    pub fn env(mut self, key: impl AsRef<OsStr>, value: impl AsRef<OsStr>) -> Self {
-        self.env.push((key.as_ref().into(), value.as_ref().into()));
-        self
-    }
-
-    /// Append an extra CLI argument (e.g. `--include-hook-events`).
-    pub fn arg(mut self, arg: impl AsRef<OsStr>) -> Self {
-        self.args.push(arg.as_ref().into());
-        self
-    }
-
-    /// Overall limit for [`run`](Self::run) (default 120 s).
-    pub fn timeout(mut self, limit: Duration) -> Self {
-        self.timeout = limit;
-        self
-    }
-
-    /// The project dir: the CLI's cwd, where `.claude/settings.json` goes.
-    pub fn project_dir(&self) -> PathBuf {
-        self.root.path().join("project")
-    }
-
-    /// A scratch dir outside the project, for hook scripts, sockets, logs.
-    /// Short path (under the system temp dir) so Unix socket paths fit.
-    pub fn scratch_dir(&self) -> PathBuf {
-        self.root.path().join("scratch")
-    }
-
-    /// The CLI's HOME.
-    pub fn home_dir(&self) -> PathBuf {
-        self.root.path().join("home")
-    }
-
-    /// The CLI's CLAUDE_CONFIG_DIR (`<home>/.claude`); transcripts land here.
-    pub fn config_dir(&self) -> PathBuf {
-        self.root.path().join("home/.claude")
     }
 
     /// Write `<project>/.claude/settings.json` (replacing any previous one).
@@ -554,15 +456,6 @@ impl ClaudeRun {
         .expect("writing settings.json");
     }
 
-    /// Write an executable (0755) file `name` into the scratch dir and return
-    /// its path — handy for hook scripts (`#!/bin/sh ...`).
-    pub fn write_executable(&self, name: &str, contents: &str) -> PathBuf {
-        let path = self.scratch_dir().join(name);
-        fs::write(&path, contents).unwrap_or_else(|e| panic!("writing {}: {e}", path.display()));
-        fs::set_permissions(&path, fs::Permissions::from_mode(0o755)).unwrap();
-        path
-    }
-
     /// Run `claude -p <prompt> --output-format stream-json --verbose
     /// --permission-mode <mode>` in the project dir and wait for it.
     ///
@@ -571,130 +464,14 @@ impl ClaudeRun {
     /// which case it and all its descendants are killed (by pid) and its
     /// stderr shown.
     pub fn run(&self, prompt: &str) -> ClaudeOutput {
-        let bin = claude_bin();
-        let n = self.runs.get();
-        self.runs.set(n + 1);
-        let stdout_path = self.root.path().join(format!("claude-{n}.stdout"));
-        let stderr_path = self.root.path().join(format!("claude-{n}.stderr"));
-        let tmp = self.root.path().join("tmp");
-
-        let mut cmd = Command::new(&bin);
-        cmd.arg("-p")
-            .arg(prompt)
-            .args([
-                "--output-format",
-                "stream-json",
-                "--verbose",
-                "--permission-mode",
-            ])
-            .arg(&self.permission_mode)
-            .args(&self.args)
-            .current_dir(self.project_dir())
-            .env_clear()
-            .env(
-                "PATH",
-                std::env::var_os("PATH").unwrap_or_else(|| "/usr/local/bin:/usr/bin:/bin".into()),
-            )
-            .env("HOME", self.home_dir())
-            .env("CLAUDE_CONFIG_DIR", self.config_dir())
-            .env("TMPDIR", &tmp)
-            .env("CLAUDE_CODE_TMPDIR", &tmp)
-            .env("LANG", "C.UTF-8")
-            .env("ANTHROPIC_BASE_URL", &self.base_url)
-            .env("ANTHROPIC_API_KEY", "sk-ant-hookd-e2e-not-a-real-key")
-            // Without this the CLI talks to the public API host directly,
-            // ignoring the base URL.
-            .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
-            .env("DISABLE_TELEMETRY", "1")
-            .env("DISABLE_AUTOUPDATER", "1")
-            .env("DISABLE_ERROR_REPORTING", "1")
-            // A mock failure should fail the run at once, not after ~3 min
-            // of exponential back-off (the default is 10 retries).
-            .env("CLAUDE_CODE_MAX_RETRIES", "0")
-            // Needed (exactly "1") for bypassPermissions when running as root.
-            .env("IS_SANDBOX", "1")
-            // Anything that tries to leave the machine hits a closed port.
-            // NO_PROXY is essential: the CLI applies the proxy to loopback
-            // too, and without it never reaches the mock.
-            .env("HTTPS_PROXY", REFUSING_PROXY)
-            .env("HTTP_PROXY", REFUSING_PROXY)
-            .env("https_proxy", REFUSING_PROXY)
-            .env("http_proxy", REFUSING_PROXY)
-            .env("NO_PROXY", "127.0.0.1,localhost")
-            .env("no_proxy", "127.0.0.1,localhost")
-            .envs(self.env.iter().map(|(k, v)| (k, v)))
-            .stdin(Stdio::null())
-            .stdout(File::create(&stdout_path).unwrap())
-            .stderr(File::create(&stderr_path).unwrap())
-            // Own process group, so a timeout can kill the CLI together with
-            // what it spawned (see kill_process_tree).
-            .process_group(0);
-
-        let started = Instant::now();
-        let mut child = cmd
-            .spawn()
-            .unwrap_or_else(|e| panic!("spawning {}: {e}", bin.display()));
-        let status = match wait_with_deadline(&mut child, self.timeout) {
-            Some(status) => status,
-            None => {
-                kill_process_tree(&mut child);
-                panic!(
-                    "claude did not finish within {:?}; killed.\n--- stderr ---\n{}\n\
-                     --- stdout (tail) ---\n{}\n--- mock requests ---\n{}",
-                    self.timeout,
-                    fs::read_to_string(&stderr_path).unwrap_or_default(),
-                    tail(&fs::read_to_string(&stdout_path).unwrap_or_default(), 20),
-                    describe_requests(&read_jsonl(&self.mock_record)),
-                );
-            }
-        };
-        let elapsed = started.elapsed();
-
-        let stdout = fs::read_to_string(&stdout_path).unwrap_or_default();
-        let stderr = fs::read_to_string(&stderr_path).unwrap_or_default();
-        let mut messages = Vec::new();
-        let mut unparsed = Vec::new();
-        for line in stdout.lines().filter(|l| !l.trim().is_empty()) {
-            match serde_json::from_str::<Value>(line) {
-                Ok(v) => messages.push(v),
-                Err(_) => unparsed.push(line.to_string()),
-            }
-        }
-        ClaudeOutput {
-            status,
-            messages,
-            unparsed,
-            stdout,
-            stderr,
-            elapsed,
-        }
+        self.run_to_end(prompt)
     }
 }
 
-fn tail(s: &str, lines: usize) -> String {
-    let all: Vec<&str> = s.lines().collect();
-    all[all.len().saturating_sub(lines)..]
-        .iter()
-        .map(|l| truncate(l, 400))
-        .collect::<Vec<_>>()
-        .join("\n")
-}
-
-/// What one `claude -p` run produced.
-#[derive(Debug)]
-pub struct ClaudeOutput {
-    pub status: ExitStatus,
-    /// stdout lines parsed as JSON: the stream-json messages (`system` init,
-    /// `assistant`, `user`, `result`, and `system` hook records with
-    /// `--include-hook-events`).
-    pub messages: Vec<Value>,
-    /// stdout lines that were not JSON (normally none).
-    pub unparsed: Vec<String>,
-    pub stdout: String,
-    pub stderr: String,
-    /// Wall-clock time of the run.
-    pub elapsed: Duration,
-}
+/// What one `claude -p` run produced: `messages` are the stream-json
+/// messages (`system` init, `assistant`, `user`, `result`, and `system` hook
+/// records with `--include-hook-events`); `unparsed` is normally empty.
+pub type ClaudeOutput = Finished;
 
 impl ClaudeOutput {
     /// The final `{"type":"result"}` message, if any.
