@@ -288,6 +288,11 @@ pub enum Reply {
     /// Pushed to every subscriber: a session grant was added, revoked or
     /// expired.
     Grant(GrantPush),
+    /// A frame of a `type` this build does not know (a newer daemon's):
+    /// readers skip it, so one client binary reads every daemon that
+    /// speaks v1. The daemon never sends it.
+    #[serde(other)]
+    Unknown,
 }
 
 /// `run_start`: a run's adapter was spawned. Also its line in the log.
@@ -326,6 +331,14 @@ pub struct SdkMessage {
     pub session_id: Option<String>,
     /// The SDKMessage.
     pub message: Value,
+}
+
+impl SdkMessage {
+    /// The SDK message's own `type` (`system`, `assistant`, `user`,
+    /// `result`, …): what a client that summarises a run looks at first.
+    pub fn kind(&self) -> Option<&str> {
+        self.message.get("type").and_then(Value::as_str)
+    }
 }
 
 /// `run_done`: a run ended, successfully or not. Also its line in the log.
