@@ -873,6 +873,16 @@ mod tests {
     use super::*;
 
     #[test]
+    fn a_newer_daemon_s_frames_read_as_far_as_they_are_known() {
+        let later: Reply =
+            serde_json::from_str(r#"{"type":"policy_changed","revision":"abc"}"#).unwrap();
+        assert_eq!(later, Reply::Unknown);
+        let lagged: Reply =
+            serde_json::from_str(r#"{"type":"lagged","dropped":3,"since":"later"}"#).unwrap();
+        assert_eq!(lagged, Reply::Lagged(Lagged { dropped: 3 }));
+    }
+
+    #[test]
     fn decode_tells_bad_json_from_bad_frames() {
         assert_eq!(
             Request::decode(b"{nope").unwrap_err().code,
