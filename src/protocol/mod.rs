@@ -603,8 +603,6 @@ pub enum ErrorCode {
     PermissionDenied,
     /// The daemon is stopping.
     ShuttingDown,
-    /// A bug or an unforeseen failure in the daemon.
-    Internal,
     /// A well-formed request that cannot be carried out as asked (e.g. a
     /// verdict the event does not support).
     InvalidRequest,
@@ -615,6 +613,10 @@ pub enum ErrorCode {
     /// Something the request needs is missing on this machine (Node.js, the
     /// adapter's dependencies); the message says how to install it.
     Unavailable,
+    /// A bug or an unforeseen failure in the daemon; also what a code this
+    /// build does not know reads as (PROTOCOL.md §3).
+    #[serde(other)]
+    Internal,
 }
 
 impl ErrorCode {
@@ -880,6 +882,12 @@ mod tests {
         let lagged: Reply =
             serde_json::from_str(r#"{"type":"lagged","dropped":3,"since":"later"}"#).unwrap();
         assert_eq!(lagged, Reply::Lagged(Lagged { dropped: 3 }));
+        let Reply::Error(error) =
+            serde_json::from_str(r#"{"type":"error","code":"over_budget","message":"m"}"#).unwrap()
+        else {
+            panic!("not an error frame")
+        };
+        assert_eq!(error.code, ErrorCode::Internal);
     }
 
     #[test]
