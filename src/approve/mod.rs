@@ -53,9 +53,9 @@ pub async fn connect(socket: &Path) -> std::io::Result<Conn> {
     Ok(conn)
 }
 
-/// The next frame as JSON; `None` when the connection is gone (closed,
-/// failed, or no connection at all: then it never resolves). A frame that
-/// is not JSON is skipped.
+/// The next frame, read as the protocol's [`crate::protocol::Reply`];
+/// `None` when the connection is gone (closed, failed, or no connection at
+/// all: then it never resolves). A frame that cannot be read is skipped.
 pub async fn next_frame(conn: &mut Option<Conn>) -> Option<crate::protocol::Reply> {
     use futures_util::StreamExt;
     let Some(c) = conn.as_mut() else {

@@ -261,7 +261,11 @@ pub struct SteerRequest {
     pub text: String,
 }
 
-/// A message the daemon sends to a peer.
+/// A message the daemon sends to a peer: the one type the daemon writes
+/// frames with (but `event` and `decision`, built around their log record's
+/// bytes by [`push_frame`]) and every client reads them as, the pushed
+/// frames (`event`, `decision`, `grant`, `lagged`, `run_start`,
+/// `sdk_message`, `run_done`) included.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum Reply {
