@@ -20,6 +20,30 @@ const ALLOWED: &[(&str, &str, &str)] = &[
          options), not a frame; it could move to the adapter messages in protocol/adapter.rs",
     ),
     (
+        "frame-reads",
+        "src/install/settings.rs",
+        "a settings file's hook handler `type` (`command`, `http`): the agent's configuration, \
+         not a frame or a log line",
+    ),
+    (
+        "frame-reads",
+        "src/run_client.rs",
+        "an Agent SDK message's and its content blocks' `type` (inside a typed `sdk_message` \
+         frame): the SDK's format, which issue 22 reads in one place",
+    ),
+    (
+        "frame-reads",
+        "src/daemon/runs/supervise.rs",
+        "an Agent SDK message's `type`, read from the adapter before it becomes an \
+         `sdk_message` frame: the SDK's format, which issue 22 reads in one place",
+    ),
+    (
+        "frame-reads",
+        "src/daemon/runs/options.rs",
+        "an MCP server configuration's `type` (`stdio`, `sse`, `http`) in a `run` request's \
+         options: the Agent SDK's option, passed through, not a frame",
+    ),
+    (
         "agent-output",
         "src/rules/file.rs",
         "a rules-file error tells the user their `context` reason becomes Claude Code's \
@@ -181,12 +205,14 @@ const RULES: &[Rule] = &[
             "crate::run_client",
             "crate::protocol",
         ],
-        permitted: &["crate::protocol::json"],
+        permitted: &["crate::protocol::json", "crate::protocol::log::LogKind"],
         why: "the core (events, decisions, rules, redaction, config, providers, time, the agent \
               dialects, the OTLP mapping) is data in, data out: replay, the CLI's reports and the tests judge \
               exactly as the daemon does, without a runtime or a daemon to stand up; the wire \
               is built on the core (protocol re-exports `Harness` and `Remember`), never the \
-              reverse, but for the std-only JSON scanner `protocol::json`",
+              reverse, but for the std-only JSON scanner `protocol::json` and the log line's \
+              tag `protocol::log::LogKind` (a fieldless enum: which lines the OTLP mapping \
+              maps is the protocol's to say)",
     },
     Rule {
         name: "rules-return-data",
@@ -242,6 +268,17 @@ const RULES: &[Rule] = &[
         permitted: &[],
         why: "`protocol` is the only place that knows frame shapes: a frame built elsewhere \
               drifts from PROTOCOL.md and the vectors unseen",
+    },
+    Rule {
+        name: "frame-reads",
+        covers: |path| !path.starts_with("src/protocol/") && !path.starts_with("src/agent/"),
+        forbidden: &["[\"type\"]", ".get(\"type\")"],
+        permitted: &[],
+        why: "a frame or a log line is read through the protocol's types (`Reply`, whose \
+              unknown `type` is `Reply::Unknown`; `log::LogRecord` and `log::LogKind`): a \
+              reader that matches the `type` string by hand misses the frames added later and \
+              drifts from PROTOCOL.md unseen (an agent's own JSON is its dialect's, in \
+              src/agent/)",
     },
     Rule {
         name: "agent-output",
@@ -423,6 +460,16 @@ fn each_rule_catches_what_it_forbids() {
             "agent-output",
         ),
         (
+            "src/approve/state.rs",
+            "        match frame[\"type\"].as_str().unwrap_or(\"\") {",
+            "frame-reads",
+        ),
+        (
+            "src/otlp/records.rs",
+            "    let kind = json.get(\"type\").and_then(Json::as_str);",
+            "frame-reads",
+        ),
+        (
             "src/event.rs",
             "use crate::protocol::Harness;",
             "core-is-pure",
@@ -476,6 +523,14 @@ fn each_rule_catches_what_it_forbids() {
     let fine = [
         ("src/daemon/hub.rs", "use tokio::sync::Mutex;"),
         ("src/protocol/mod.rs", "#[serde(tag = \"type\")]"),
+        (
+            "src/protocol/log.rs",
+            "let kind = line.get(\"type\").and_then(Value::as_str);",
+        ),
+        (
+            "src/agent/claude/input.rs",
+            "if update.get(\"type\").and_then(Value::as_str) != Some(\"addRules\") {",
+        ),
         ("src/agent/claude/output.rs", "\"hookSpecificOutput\""),
         ("src/daemon/mod.rs", "use uuid::Uuid;"),
         ("src/paths.rs", "use std::os::unix::fs::MetadataExt;"),

@@ -53,10 +53,10 @@ pub async fn connect(socket: &Path) -> std::io::Result<Conn> {
     Ok(conn)
 }
 
-/// The next frame as JSON; `None` when the connection is gone (closed,
-/// failed, or no connection at all: then it never resolves). A frame that
-/// is not JSON is skipped.
-pub async fn next_frame(conn: &mut Option<Conn>) -> Option<serde_json::Value> {
+/// The next frame, read as the protocol's [`crate::protocol::Reply`];
+/// `None` when the connection is gone (closed, failed, or no connection at
+/// all: then it never resolves). A frame that cannot be read is skipped.
+pub async fn next_frame(conn: &mut Option<Conn>) -> Option<crate::protocol::Reply> {
     use futures_util::StreamExt;
     let Some(c) = conn.as_mut() else {
         return std::future::pending().await;
@@ -64,8 +64,10 @@ pub async fn next_frame(conn: &mut Option<Conn>) -> Option<serde_json::Value> {
     loop {
         match c.next().await {
             Some(Ok(line)) => match serde_json::from_slice(&line) {
-                Ok(value) => return Some(value),
-                Err(e) => tracing::debug!(error = %e, "skipping a frame that is not JSON"),
+                Ok(frame) => return Some(frame),
+                // A frame of an unknown `type` reads as `Reply::Unknown`;
+                // this is one the daemon should not have sent.
+                Err(e) => tracing::debug!(error = %e, "skipping a frame that cannot be read"),
             },
             Some(Err(_)) | None => return None,
         }

@@ -92,7 +92,7 @@ async fn lines(socket: &Path, out: &mut impl Write) -> anyhow::Result<()> {
             frame = next_frame(&mut conn) => match frame {
                 Some(frame) => {
                     state.now = Instant::now();
-                    state.apply(&frame)
+                    state.apply(frame)
                 }
                 None => {
                     conn = None;
@@ -271,7 +271,7 @@ pub fn parse_line(line: &str, state: &State) -> Result<Option<Request>, String> 
             "{} ({}) does not take {verdict}; it takes {}",
             item.display_id(),
             item.event,
-            item.verdicts.join(", ")
+            item.verdict_list()
         ));
     }
     let rule = match remember {
@@ -348,7 +348,7 @@ mod tests {
     fn state_with(items: &[(&str, Option<&str>)]) -> State {
         let mut state = State::new("/s", Instant::now(), false);
         for (id, short) in items {
-            state.apply(&json!({"type": "event", "pending": true, "deadline_ms": 20000,
+            state.apply_json(&json!({"type": "event", "pending": true, "deadline_ms": 20000,
                 "short_id": short, "verdicts": ["allow", "deny"],
                 "suggestions": if short.is_some() {
                     json!([{"remember": "session", "verdict": "allow", "rule": "Bash(ls:*)"}])
@@ -423,7 +423,7 @@ mod tests {
     #[test]
     fn an_outvoted_allow_is_said_and_the_whole_shell_is_not_offered() {
         let mut state = State::new("/s", Instant::now(), false);
-        state.apply(&json!({"type": "event", "pending": true, "deadline_ms": 20000,
+        state.apply_json(&json!({"type": "event", "pending": true, "deadline_ms": 20000,
             "short_id": "kmnpq", "verdicts": ["allow", "deny"],
             "suggestions": [
                 {"remember": "session", "verdict": "allow", "rule": "Bash", "every_command": true},

@@ -8,7 +8,14 @@ use std::time::{Duration, Instant};
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use serde_json::Value;
 
-use super::wire::{AskedBy, PendingFacts, Remember, Request, Suggestion};
+use serde::Deserialize;
+
+use super::wire::{Remember, Request};
+use crate::decision::Verdict;
+use crate::protocol::approval::{
+    AskedBy, GrantChange, GrantPush, PendingInfo, PendingItem as ProtocolPendingItem, Suggestion,
+};
+use crate::protocol::{EventPush, Reply, SdkMessage};
 
 /// Feed rows kept; older ones are dropped.
 pub const FEED_CAP: usize = 5000;
@@ -145,7 +152,7 @@ pub struct PendingItem {
     /// When the daemon stops waiting (fallback applies).
     pub deadline: Option<Instant>,
     /// The verdicts it accepts (empty: unknown, assume allow and deny).
-    pub verdicts: Vec<String>,
+    pub verdicts: Vec<Verdict>,
     /// Rules that could be remembered.
     pub suggestions: Vec<Suggestion>,
     /// Which rule(s) asked.
@@ -185,8 +192,14 @@ impl PendingItem {
         if self.verdicts.is_empty() {
             matches!(verdict, "allow" | "deny")
         } else {
-            self.verdicts.iter().any(|v| v == verdict)
+            self.verdicts.iter().any(|v| v.as_str() == verdict)
         }
+    }
+
+    /// The verdicts it accepts, as a refusal names them: `allow, deny`.
+    pub fn verdict_list(&self) -> String {
+        let names: Vec<&str> = self.verdicts.iter().map(|v| v.as_str()).collect();
+        names.join(", ")
     }
 
     /// The rule `remember` with `verdict` would keep: the first suggestion
@@ -195,18 +208,17 @@ impl PendingItem {
     /// One that matches every shell command only when there is no other
     /// (and then it is confirmed by name first).
     pub fn suggestion(&self, remember: Remember, verdict: &str) -> Option<&Suggestion> {
-        let kind = remember.as_str();
         let first = |broad: bool| {
             self.suggestions
                 .iter()
                 .filter(|s| s.every_command == broad)
-                .find(|s| s.remember == kind && s.verdict == verdict)
+                .find(|s| s.remember == remember && s.verdict.as_str() == verdict)
                 .or_else(|| {
                     (remember == Remember::Always)
                         .then(|| {
                             self.suggestions
                                 .iter()
-                                .find(|s| s.every_command == broad && s.remember == kind)
+                                .find(|s| s.every_command == broad && s.remember == remember)
                         })
                         .flatten()
                 })
@@ -479,140 +491,137 @@ impl State {
     }
 
     /// Applies one frame from the daemon; returns what to ask next.
-    pub fn apply(&mut self, frame: &Value) -> Vec<Request> {
+    pub fn apply(&mut self, frame: Reply) -> Vec<Request> {
         self.dirty = true;
-        match frame["type"].as_str().unwrap_or("") {
-            "welcome" => {
+        match frame {
+            Reply::Welcome(welcome) => {
                 self.link = Link::Up {
-                    version: frame["server_version"].as_str().unwrap_or("?").to_string(),
+                    version: welcome.server_version,
                 };
-                self.capabilities = frame["capabilities"]
-                    .as_array()
-                    .map(|c| {
-                        c.iter()
-                            .filter_map(|c| c.as_str().map(str::to_owned))
-                            .collect()
-                    })
-                    .unwrap_or_default();
+                self.capabilities = welcome.capabilities;
                 // Subscribed before the table is read: an item that arrives
                 // in between shows up in both, and is kept once.
                 vec![Request::Subscribe, Request::Pending, Request::Status]
             }
-            "event" => self.on_event(frame),
-            "decision" => {
-                self.on_decision(&frame["decision"]);
+            Reply::Event(push) => {
+                self.on_event(push);
                 Vec::new()
             }
-            "lagged" => {
+            Reply::Decision(push) => {
+                self.on_decision(&push.decision);
+                Vec::new()
+            }
+            Reply::Lagged(lagged) => {
                 self.notice = Some(format!(
                     "{} frames were dropped (this view fell behind); refreshed",
-                    frame["dropped"]
+                    lagged.dropped
                 ));
                 vec![Request::Pending, Request::Status]
             }
-            "ok" => {
-                self.on_reply(frame, None);
+            Reply::Ok(ok) => {
+                self.on_reply(&ok.req, ok.result.as_ref().unwrap_or(&Value::Null), None);
                 Vec::new()
             }
-            "error" => {
-                let message = format!(
-                    "{} ({})",
-                    frame["message"].as_str().unwrap_or("?"),
-                    frame["code"].as_str().unwrap_or("?")
-                );
-                if frame["req"].is_string() {
-                    self.on_reply(frame, Some(message));
-                } else {
-                    self.notice = Some(format!("hookd: {message}"));
+            Reply::Error(error) => {
+                let message = format!("{} ({})", error.message, error.code);
+                match &error.req {
+                    Some(req) => self.on_reply(req, &Value::Null, Some(message)),
+                    None => self.notice = Some(format!("hookd: {message}")),
                 }
                 Vec::new()
             }
-            "grant" => {
-                // A daemon with grants (issue 10) tells every client.
-                let grant = &frame["grant"];
+            Reply::Grant(GrantPush { change, grant }) => {
+                let change = match change {
+                    GrantChange::Added => "added",
+                    GrantChange::Revoked => "revoked",
+                    GrantChange::Expired => "expired",
+                };
                 self.notice = Some(format!(
-                    "grant {}: {} {} for session {}",
-                    frame["change"].as_str().unwrap_or("changed"),
-                    grant["verdict"].as_str().unwrap_or("?"),
-                    grant["rule"].as_str().unwrap_or("?"),
-                    short(grant["session_id"].as_str().unwrap_or("?")),
+                    "grant {change}: {} {} for session {}",
+                    grant.verdict,
+                    grant.rule,
+                    short(&grant.session_id),
                 ));
                 Vec::new()
             }
-            "run_start" => {
+            Reply::RunStart(start) => {
                 self.runs.push(RunRow {
-                    run_id: frame["run_id"].as_str().unwrap_or("?").to_string(),
-                    prompt: first_line(frame["prompt"].as_str().unwrap_or("")),
-                    model: frame["model"].as_str().map(str::to_owned),
+                    run_id: start.run_id,
+                    prompt: first_line(&start.prompt),
+                    model: start.model,
                     turns: 0,
                     cost_usd: None,
                 });
                 Vec::new()
             }
-            "sdk_message" => {
-                self.on_sdk_message(frame);
+            Reply::SdkMessage(message) => {
+                self.on_sdk_message(&message);
                 Vec::new()
             }
-            "run_done" => {
-                let id = frame["run_id"].as_str().unwrap_or("");
-                self.runs.retain(|r| r.run_id != id);
+            Reply::RunDone(done) => {
+                self.runs.retain(|r| r.run_id != done.run_id);
                 self.clamp();
                 Vec::new()
             }
-            _ => {
+            Reply::HookResult(_) | Reply::Unknown => {
                 self.dirty = false;
                 Vec::new()
             }
         }
     }
 
-    fn on_event(&mut self, frame: &Value) -> Vec<Request> {
-        let record = &frame["event"];
-        let mut row = feed_row(record, self.next_seq);
+    /// [`State::apply`] for a frame written as JSON: the tests' frames are
+    /// complete ones, or this panics.
+    #[cfg(test)]
+    pub fn apply_json(&mut self, frame: &Value) -> Vec<Request> {
+        use serde::Deserialize;
+        self.apply(Reply::deserialize(frame).expect("a frame the daemon sends"))
+    }
+
+    fn on_event(&mut self, push: EventPush) {
+        let mut row = feed_row(&push.event, self.next_seq);
         self.next_seq += 1;
-        let mut asks = Vec::new();
-        if frame["pending"].as_bool() == Some(true) {
+        if push.pending {
             row.pending = true;
-            let facts: PendingFacts = serde_json::from_value(frame.clone()).unwrap_or_default();
-            // A daemon that does not push the deadline: read it from the
-            // table once (a reply to this event, not a poll).
-            if facts.deadline_ms.is_none() {
-                asks.push(Request::Pending);
-            }
-            self.add_pending(record, facts);
+            self.add_pending(&push.event, push.info);
         }
         if self.feed.len() == FEED_CAP {
             self.feed.pop_front();
         }
         self.feed.push_back(row);
-        asks
     }
 
-    fn add_pending(&mut self, record: &Value, facts: PendingFacts) {
+    /// Adds a pending event, or takes what `info` knows into the item
+    /// already listed (the table's view is newer than a pushed frame's).
+    fn add_pending(&mut self, record: &Value, info: Option<PendingInfo>) {
         let Some(event_id) = record["id"].as_str() else {
             return;
         };
-        let deadline = facts
-            .deadline_ms
-            .map(|ms| self.now + Duration::from_millis(ms));
         if let Some(known) = self.pending.iter_mut().find(|p| p.event_id == event_id) {
-            // The table's view is newer than what we had: take what it adds.
-            known.deadline = deadline.or(known.deadline);
-            if !facts.verdicts.is_empty() {
-                known.verdicts = facts.verdicts;
+            if let Some(info) = info {
+                known.deadline = Some(self.now + Duration::from_millis(info.deadline_ms));
+                known.short_id = Some(info.short_id);
+                known.verdicts = info.verdicts;
+                known.suggestions = info.suggestions;
+                known.asked_by = Some(info.asked_by);
             }
-            known.short_id = facts.short_id.or(known.short_id.take());
-            if !facts.suggestions.is_empty() {
-                known.suggestions = facts.suggestions;
-            }
-            known.asked_by = facts.asked_by.or(known.asked_by.take());
             return;
         }
         let seq = self.next_seq;
         self.next_seq += 1;
+        let (short_id, deadline, verdicts, suggestions, asked_by) = match info {
+            Some(info) => (
+                Some(info.short_id),
+                Some(self.now + Duration::from_millis(info.deadline_ms)),
+                info.verdicts,
+                info.suggestions,
+                Some(info.asked_by),
+            ),
+            None => (None, None, Vec::new(), Vec::new(), None),
+        };
         self.pending.push(PendingItem {
             event_id: event_id.to_string(),
-            short_id: facts.short_id,
+            short_id,
             event: record["kind"].as_str().unwrap_or("?").to_string(),
             tool: record["tool"].as_str().map(str::to_owned),
             session: record["session_id"].as_str().map(str::to_owned),
@@ -623,9 +632,9 @@ impl State {
                 .unwrap_or("claude-code")
                 .to_string(),
             deadline,
-            verdicts: facts.verdicts,
-            suggestions: facts.suggestions,
-            asked_by: facts.asked_by,
+            verdicts,
+            suggestions,
+            asked_by,
             seq,
         });
         self.news.push(News::Waiting(event_id.to_string()));
@@ -676,17 +685,16 @@ impl State {
         }
     }
 
-    fn on_reply(&mut self, frame: &Value, error: Option<String>) {
-        let req = frame["req"].as_str().unwrap_or("");
+    fn on_reply(&mut self, req: &str, result: &Value, error: Option<String>) {
         match self.in_flight.remove(req) {
             Some(InFlight::Pending) => {
-                if let Some(list) = frame["result"].as_array() {
+                if let Ok(list) = Vec::<ProtocolPendingItem>::deserialize(result) {
                     self.replace_pending(list);
                     self.table_read = true;
                 }
             }
             Some(InFlight::Status) => {
-                let status = &frame["result"];
+                let status = result;
                 self.rules_source = status["rules"]["source"].as_str().map(str::to_owned);
                 self.daemon_rules = serde_json::from_value(status["rules"].clone())
                     .ok()
@@ -711,7 +719,6 @@ impl State {
                 }
             }
             Some(InFlight::Other(what)) => {
-                let result = &frame["result"];
                 self.notice = Some(match &error {
                     // `always`: the daemon says which file got the rule.
                     None if result["rules_file"].is_string() => format!(
@@ -748,27 +755,22 @@ impl State {
 
     /// The daemon's whole table: items it no longer lists are gone; known
     /// ones keep their place; new ones are added oldest first.
-    fn replace_pending(&mut self, list: &[Value]) {
-        let listed: Vec<&str> = list
-            .iter()
-            .filter_map(|p| p["event"]["id"].as_str())
-            .collect();
+    fn replace_pending(&mut self, list: Vec<ProtocolPendingItem>) {
+        let listed: Vec<&str> = list.iter().filter_map(|p| p.event["id"].as_str()).collect();
         self.pending
             .retain(|p| listed.contains(&p.event_id.as_str()));
         for entry in list {
-            let facts: PendingFacts = serde_json::from_value(entry.clone()).unwrap_or_default();
-            self.add_pending(&entry["event"], facts);
+            self.add_pending(&entry.event, Some(entry.info));
         }
         self.clamp();
     }
 
-    fn on_sdk_message(&mut self, frame: &Value) {
-        let id = frame["run_id"].as_str().unwrap_or("");
-        let Some(run) = self.runs.iter_mut().find(|r| r.run_id == id) else {
+    fn on_sdk_message(&mut self, frame: &SdkMessage) {
+        let Some(run) = self.runs.iter_mut().find(|r| r.run_id == frame.run_id) else {
             return;
         };
-        let message = &frame["message"];
-        match message["type"].as_str() {
+        let message = &frame.message;
+        match frame.kind() {
             Some("system") if run.model.is_none() => {
                 run.model = message["model"].as_str().map(str::to_owned);
             }
@@ -1122,7 +1124,7 @@ fn refusal(item: &PendingItem, verdict: &str) -> String {
         "{} ({}) does not take {verdict}; it takes {}",
         item.display_id(),
         item.event,
-        item.verdicts.join(", ")
+        item.verdict_list()
     )
 }
 
@@ -1223,21 +1225,29 @@ mod tests {
 
     const ID: &str = "019ab0a4-1111-7000-8000-00000000abcd";
 
+    /// A pending `event` frame carrying `facts` (any of the pending facts
+    /// given completes the rest with defaults, as the daemon sends them all).
     fn with_pending(facts: Value) -> State {
         let mut state = State::new("/tmp/s", Instant::now(), true);
         let mut frame = json!({"type": "event", "pending": true, "event": event(ID, "npm test")});
-        frame
-            .as_object_mut()
-            .unwrap()
-            .extend(facts.as_object().unwrap().clone());
-        state.apply(&frame);
+        let facts = facts.as_object().unwrap().clone();
+        if !facts.is_empty() {
+            frame.as_object_mut().unwrap().extend(
+                json!({"short_id": "zxcvb", "deadline_ms": 30000, "verdicts": ["allow", "deny"]})
+                    .as_object()
+                    .unwrap()
+                    .clone(),
+            );
+        }
+        frame.as_object_mut().unwrap().extend(facts);
+        state.apply_json(&frame);
         state
     }
 
     #[test]
     fn a_welcome_subscribes_then_reads_the_table_and_status() {
         let mut state = State::new("/tmp/s", Instant::now(), true);
-        let asks = state.apply(
+        let asks = state.apply_json(
             &json!({"type": "welcome", "v": 1, "server_version": "0.1.0",
                                        "capabilities": ["decide"]}),
         );
@@ -1271,7 +1281,7 @@ mod tests {
                 rule: None
             }]
         );
-        state.apply(&json!({"type": "decision", "decision": {
+        state.apply_json(&json!({"type": "decision", "decision": {
             "event_id": ID, "verdict": "allow", "source": "client:hookd-approve", "latency_us": 1500}}));
         assert!(state.pending.is_empty());
         let row = &state.feed[0];
@@ -1393,7 +1403,7 @@ mod tests {
             rule: Some("Bash(npm test:*)".into()),
         };
         let frame = state.frame(&again).unwrap();
-        state.apply(
+        state.apply_json(
             &json!({"type": "ok", "req": frame.req().unwrap(), "result": {
             "rules_file": "/u/rules.toml", "rule": "Bash(npm test:*)", "already_present": true,
             "note": OUTVOTED}}),
@@ -1453,24 +1463,26 @@ mod tests {
     }
 
     #[test]
-    fn a_pushed_item_without_a_deadline_reads_the_table_once() {
+    fn the_table_refreshes_a_pushed_item_and_drops_what_it_no_longer_lists() {
         let mut state = State::new("/tmp/s", Instant::now(), true);
-        let asks =
-            state.apply(&json!({"type": "event", "pending": true, "event": event(ID, "ls")}));
-        assert_eq!(asks, [Request::Pending]);
-        assert_eq!(state.pending[0].deadline, None);
+        let asks = state.apply_json(&json!({"type": "event", "pending": true,
+            "short_id": "kmnpq", "deadline_ms": 9000, "verdicts": ["allow", "deny"],
+            "event": event(ID, "ls")}));
+        assert!(asks.is_empty(), "a pushed item says all a client needs");
         let frame = state.frame(&Request::Pending).unwrap();
-        state.apply(&json!({"type": "ok", "req": frame.req().unwrap(), "result": [
-            {"event": event(ID, "ls"), "deadline_ms": 5000, "verdicts": ["allow", "deny", "ask"]}
+        state.apply_json(&json!({"type": "ok", "req": frame.req().unwrap(), "result": [
+            {"event": event(ID, "ls"), "since": "2026-11-23T19:04:05.123456Z", "waiting_ms": 4000,
+             "short_id": "kmnpq", "deadline_ms": 5000, "verdicts": ["allow", "deny", "ask"]}
         ]}));
         assert_eq!(state.pending.len(), 1, "kept once");
         assert_eq!(
             state.pending[0].deadline,
             Some(state.now + Duration::from_millis(5000))
         );
+        assert!(state.pending[0].accepts("ask"));
         // A table without it: the item is gone.
         let frame = state.frame(&Request::Pending).unwrap();
-        state.apply(&json!({"type": "ok", "req": frame.req().unwrap(), "result": []}));
+        state.apply_json(&json!({"type": "ok", "req": frame.req().unwrap(), "result": []}));
         assert!(state.pending.is_empty());
     }
 
@@ -1482,7 +1494,7 @@ mod tests {
             if i % 2 == 0 {
                 e["tool"] = json!("Read");
             }
-            state.apply(&json!({"type": "event", "pending": false, "event": e}));
+            state.apply_json(&json!({"type": "event", "pending": false, "event": e}));
         }
         assert_eq!(state.feed.len(), FEED_CAP);
         assert_eq!(state.feed[0].event_id, "id-10");
@@ -1509,7 +1521,7 @@ mod tests {
         state.on_key(ch('k'));
         assert!(!state.follow);
         let held = state.selected_row().unwrap().seq;
-        state.apply(&json!({"type": "event", "pending": false, "event": event("new", "ls")}));
+        state.apply_json(&json!({"type": "event", "pending": false, "event": event("new", "ls")}));
         assert_eq!(state.selected_row().unwrap().seq, held);
         state.on_key(ch(' '));
         assert!(state.follow);
@@ -1519,15 +1531,18 @@ mod tests {
     #[test]
     fn runs_count_turns_and_cost_and_x_asks_before_aborting() {
         let mut state = State::new("/tmp/s", Instant::now(), true);
-        state.apply(&json!({"type": "run_start", "run_id": "r1", "prompt": "fix the tests\nplease",
+        state.apply_json(&json!({"type": "run_start", "run_id": "r1", "prompt": "fix the tests\nplease",
                             "model": "haiku", "received_at": "", "client": "c", "cwd": "/", "pid": 1}));
-        state.apply(
-            &json!({"type": "sdk_message", "run_id": "r1", "message": {"type": "assistant"}}),
+        state.apply_json(
+            &json!({"type": "sdk_message", "run_id": "r1", "received_at": "",
+                     "message": {"type": "assistant"}}),
         );
         assert_eq!(state.runs[0].turns, 1);
         assert_eq!(state.runs[0].prompt, "fix the tests");
-        state.apply(&json!({"type": "sdk_message", "run_id": "r1",
-                            "message": {"type": "result", "num_turns": 3, "total_cost_usd": 0.25}}));
+        state.apply_json(
+            &json!({"type": "sdk_message", "run_id": "r1", "received_at": "",
+                            "message": {"type": "result", "num_turns": 3, "total_cost_usd": 0.25}}),
+        );
         assert_eq!(
             (state.runs[0].turns, state.runs[0].cost_usd),
             (3, Some(0.25))
@@ -1554,7 +1569,10 @@ mod tests {
                 text: "also lint".into()
             }]
         );
-        state.apply(&json!({"type": "run_done", "run_id": "r1"}));
+        state.apply_json(
+            &json!({"type": "run_done", "run_id": "r1", "received_at": "",
+                                 "ok": true, "duration_ms": 1}),
+        );
         assert!(state.runs.is_empty());
     }
 
@@ -1563,14 +1581,14 @@ mod tests {
         let mut state = with_pending(json!({"short_id": "abcde"}));
         let asks = state.on_key(ch('y'));
         let frame = state.frame(&asks[0]).unwrap();
-        state.apply(
+        state.apply_json(
             &json!({"type": "error", "req": frame.req().unwrap(), "code": "already_decided",
                             "message": "event x was already decided by client:phone"}),
         );
         assert!(state.notice.as_deref().unwrap().contains("client:phone"));
         state.on_key(ch('n'));
         assert!(matches!(state.mode, Mode::Reason { .. }));
-        state.apply(&json!({"type": "decision", "decision": {
+        state.apply_json(&json!({"type": "decision", "decision": {
             "event_id": ID, "verdict": "none", "source": "terminal"}}));
         assert_eq!(state.mode, Mode::Normal);
         assert!(state
@@ -1591,15 +1609,16 @@ mod tests {
         state.on_key(ch('a'));
         let asks = state.on_key(key(KeyCode::Enter));
         let frame = state.frame(&asks[0]).unwrap();
-        state.apply(&json!({"type": "ok", "req": frame.req().unwrap(),
+        state.apply_json(&json!({"type": "ok", "req": frame.req().unwrap(),
             "result": {"rules_file": "/home/u/.config/hookd/rules.toml", "rule": "Bash(npm test:*)"}}));
         let notice = state.notice.clone().unwrap();
         assert!(
             notice.contains("added `Bash(npm test:*)` to /home/u/.config/hookd/rules.toml"),
             "{notice}"
         );
-        state.apply(&json!({"type": "grant", "change": "added", "grant": {
-            "id": "qwert", "verdict": "allow", "rule": "Bash(ls:*)", "session_id": "1fce3faa-62dc"}}));
+        state.apply_json(&json!({"type": "grant", "change": "added", "grant": {
+            "id": "qwert", "verdict": "allow", "rule": "Bash(ls:*)", "session_id": "1fce3faa-62dc",
+            "created_at": "2026-11-23T19:04:05Z", "from_event": ID, "by": "approve"}}));
         assert_eq!(
             state.notice.as_deref(),
             Some("grant added: allow Bash(ls:*) for session 1fce3faa")

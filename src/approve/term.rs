@@ -117,7 +117,7 @@ async fn event_loop(
             frame = next_frame(&mut conn) => match frame {
                 Some(frame) => {
                     state.now = Instant::now();
-                    state.apply(&frame)
+                    state.apply(frame)
                 }
                 None => {
                     conn = None;

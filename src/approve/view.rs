@@ -17,7 +17,8 @@ use ratatui::Frame;
 use serde_json::Value;
 
 use super::state::{FeedRow, Link, Mode, Pane, PendingItem, State};
-use super::wire::{Remember, Suggestion};
+use super::wire::Remember;
+use crate::protocol::approval::Suggestion;
 
 /// The keys, as `?` shows them (and docs/approvals.md lists them).
 pub const HELP: &[(&str, &str)] = &[
@@ -664,7 +665,9 @@ mod tests {
 
     fn state() -> State {
         let mut state = State::new("/run/hookd.sock", Instant::now(), false);
-        state.apply(&json!({"type": "welcome", "server_version": "0.1.0", "capabilities": []}));
+        state.apply_json(
+            &json!({"type": "welcome", "v": 1, "server_version": "0.1.0", "capabilities": []}),
+        );
         state
     }
 
@@ -675,7 +678,7 @@ mod tests {
             "npm test -- --grep '{}' && echo the-very-end",
             "x".repeat(90)
         );
-        state.apply(&json!({"type": "event", "pending": true, "deadline_ms": 83_500,
+        state.apply_json(&json!({"type": "event", "pending": true, "deadline_ms": 83_500,
             "short_id": "kmnpq", "verdicts": ["allow", "deny"],
             "asked_by": {"rule_ids": ["ask-npm"], "reason": "npm runs package scripts"},
             "suggestions": [{"remember": "session", "verdict": "allow", "rule": "Bash(npm test:*)"}],
@@ -702,7 +705,7 @@ mod tests {
     fn an_outvoted_always_is_said_on_the_item_and_in_the_question() {
         let note = "the rules still ask about this event: rule ask-npm (ask beats allow); narrow or remove it to stop being asked";
         let mut state = state();
-        state.apply(&json!({"type": "event", "pending": true, "deadline_ms": 83_500,
+        state.apply_json(&json!({"type": "event", "pending": true, "deadline_ms": 83_500,
             "short_id": "kmnpq", "verdicts": ["allow", "deny"],
             "asked_by": {"rule_ids": ["ask-npm"]},
             "suggestions": [
@@ -729,7 +732,7 @@ mod tests {
     #[test]
     fn an_edit_is_previewed_as_a_diff() {
         let mut state = state();
-        state.apply(&json!({"type": "event", "pending": true, "deadline_ms": 1000,
+        state.apply_json(&json!({"type": "event", "pending": true, "deadline_ms": 1000,
             "event": event("019ab0a4-1111-7000-8000-0000000000ef", "Edit",
                 json!({"file_path": "/repo/src/lib.rs", "old_string": "let a = 1;", "new_string": "let a = 2;\nlet b = 3;"}))}));
         let screen = render(&state, 120, 40);
@@ -746,9 +749,9 @@ mod tests {
     #[test]
     fn the_feed_has_its_columns() {
         let mut state = state();
-        state.apply(&json!({"type": "event", "pending": false,
+        state.apply_json(&json!({"type": "event", "pending": false,
             "event": event("e1", "Bash", json!({"command": "rm -rf build"}))}));
-        state.apply(
+        state.apply_json(
             &json!({"type": "decision", "decision": {"event_id": "e1", "verdict": "deny",
             "source": "rule", "rule_ids": ["no-rm"], "latency_us": 2300}}),
         );
@@ -790,7 +793,7 @@ mod tests {
             let mut e = event(id, "", json!({}));
             e["kind"] = kind.into();
             e["input"]["hook_event_name"] = kind.into();
-            state.apply(&json!({"type": "event", "pending": false, "event": e}));
+            state.apply_json(&json!({"type": "event", "pending": false, "event": e}));
         }
         let screen = render(&state, 160, 30);
         for kind in ["UserPromptSubmit", "PostToolUseFailure"] {
@@ -832,7 +835,7 @@ mod tests {
         let coloured_cells = |color: bool| {
             let mut state = state();
             state.color = color;
-            state.apply(&json!({"type": "event", "pending": true, "deadline_ms": 1000,
+            state.apply_json(&json!({"type": "event", "pending": true, "deadline_ms": 1000,
                 "event": event("e1", "Edit", json!({"file_path": "/a", "old_string": "x", "new_string": "y"}))}));
             let mut terminal = Terminal::new(TestBackend::new(120, 40)).unwrap();
             terminal.draw(|f| draw(f, &state)).unwrap();
@@ -850,7 +853,7 @@ mod tests {
     #[test]
     fn a_tiny_terminal_does_not_panic() {
         let mut state = state();
-        state.apply(
+        state.apply_json(
             &json!({"type": "event", "pending": true, "deadline_ms": 1000,
             "event": event("e1", "Bash", json!({"command": "ls"}))}),
         );

@@ -1,69 +1,17 @@
-//! What `hookd approve` reads from and sends to the daemon, read-side only.
+//! What `hookd approve` sends to the daemon.
 //!
-//! The daemon's typed frames live in [`crate::protocol`]; the fields issue
-//! 10 adds (`short_id`, `suggestions`, `asked_by`, `deadline_ms` on pushed
-//! events, `remember`, `steer`; see `protocol/PROTOCOL.md` §7) are read
-//! here as optional, so the approver works against a daemon that does not
-//! send them yet and lights up when it does.
+//! What it reads are the protocol's own types: [`crate::protocol::Reply`]
+//! for frames, [`crate::protocol::approval`]'s `PendingItem`, `Suggestion`,
+//! `AskedBy` and [`crate::decision::Verdict`] for what a pending event
+//! carries. One binary ships the daemon and the approver, so there is no
+//! older daemon to read.
 
-use serde::Deserialize;
 use serde_json::Value;
 
 use crate::decision::Answer;
 use crate::protocol::{
     AbortRequest, Decide, Filter, ReqOnly, Request as Frame, SteerRequest, Subscribe,
 };
-
-/// A rule the daemon offers to remember with a decision (`suggestions[]`).
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
-pub struct Suggestion {
-    /// `session` or `always`.
-    pub remember: String,
-    /// `allow` or `deny`.
-    pub verdict: String,
-    /// Permission-rule syntax, e.g. `Bash(npm test:*)`.
-    pub rule: String,
-    /// The rule matches every shell command: offered only behind a
-    /// question that names it.
-    #[serde(default)]
-    pub every_command: bool,
-    /// Why remembering it would change nothing (an `ask` rule outvotes an
-    /// `allow`), said before it is remembered.
-    #[serde(default)]
-    pub note: Option<String>,
-}
-
-/// Which rule(s) said ask (`asked_by`).
-#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
-pub struct AskedBy {
-    /// Empty when the event was routed because no rule decided.
-    #[serde(default)]
-    pub rule_ids: Vec<String>,
-    /// The asking rule's reason.
-    #[serde(default)]
-    pub reason: Option<String>,
-}
-
-/// A pending item as a `pending` reply lists it, or the pending facts a
-/// pushed `event` frame carries beside its `event`.
-#[derive(Debug, Clone, Default, Deserialize)]
-pub struct PendingFacts {
-    /// Milliseconds left until the daemon gives up waiting.
-    #[serde(default)]
-    pub deadline_ms: Option<u64>,
-    /// The verdicts the event accepts.
-    #[serde(default)]
-    pub verdicts: Vec<String>,
-    /// Five letters, unique among items pending now.
-    #[serde(default)]
-    pub short_id: Option<String>,
-    /// Rules that could be remembered with the decision, narrowest first.
-    #[serde(default)]
-    pub suggestions: Vec<Suggestion>,
-    /// Which rule(s) asked.
-    #[serde(default)]
-    pub asked_by: Option<AskedBy>,
-}
 
 pub use crate::protocol::approval::Remember;
 
@@ -200,23 +148,5 @@ mod tests {
         }
         .frame("9")
         .is_none());
-    }
-
-    #[test]
-    fn pending_facts_read_old_and_new_daemons() {
-        let old: PendingFacts =
-            serde_json::from_value(json!({"event": {}, "deadline_ms": 900, "verdicts": ["allow"]}))
-                .unwrap();
-        assert_eq!(old.deadline_ms, Some(900));
-        assert!(old.short_id.is_none() && old.suggestions.is_empty() && old.asked_by.is_none());
-        let new: PendingFacts = serde_json::from_value(json!({
-            "short_id": "abcde",
-            "suggestions": [{"remember": "session", "verdict": "allow", "rule": "Bash(npm test:*)"}],
-            "asked_by": {"rule_ids": ["ask-npm"], "reason": "npm runs scripts"},
-        }))
-        .unwrap();
-        assert_eq!(new.short_id.as_deref(), Some("abcde"));
-        assert_eq!(new.suggestions[0].rule, "Bash(npm test:*)");
-        assert_eq!(new.asked_by.unwrap().rule_ids, ["ask-npm"]);
     }
 }

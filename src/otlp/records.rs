@@ -9,9 +9,10 @@
 //! by [`Mapper::new`]'s `capacity`.
 //!
 //! The mapping (attribute names) is in ARCHITECTURE.md, "OpenTelemetry
-//! export". Lines are read as JSON trees, not as
-//! [`crate::protocol::log::LogRecord`]: the whole line becomes the record's
-//! body, fields this build does not know included.
+//! export". A line's `type` is read by [`LogKind`], the protocol's; the
+//! line itself as a JSON tree, not as [`crate::protocol::log::LogRecord`]:
+//! the whole line becomes the record's body, fields this build does not
+//! know included.
 
 use std::collections::{HashMap, VecDeque};
 use std::time::{SystemTime, UNIX_EPOCH};
@@ -24,6 +25,7 @@ use super::wire::{
 };
 use crate::agent::claude::HookEventKind;
 use crate::agent::Harness;
+use crate::protocol::log::LogKind;
 
 /// The trace of the hook whose event id is `event_id`: the id's 16 bytes.
 /// Every record of one hook (its event, its decision, its span) is in it.
@@ -101,19 +103,19 @@ impl Mapper {
         // The line's place in a hash-chained log: what `hookd log verify`
         // names, for a record to be checked against the file.
         let seq = json["seq"].as_i64();
-        let mut mapped = match json["type"].as_str() {
-            Some("event") => self.event(json, observed),
-            Some("decision") => self.decision(json, observed),
-            Some(kind @ ("run_start" | "run_done")) => {
-                let event_name = match kind {
-                    "run_start" => "hookd.run_start",
-                    _ => "hookd.run_done",
-                };
-                run(json, event_name, observed)
-            }
+        // A line without a readable `type` maps to nothing, as one of a
+        // type this build does not know.
+        let kind = LogKind::of(line).unwrap_or(LogKind::Unknown);
+        let mut mapped = match kind {
+            LogKind::Event => self.event(json, observed),
+            LogKind::Decision => self.decision(json, observed),
+            LogKind::RunStart => run(json, "hookd.run_start", observed),
+            LogKind::RunDone => run(json, "hookd.run_done", observed),
             // An SDK message is the run's transcript, not a decision: it
             // stays in the event log.
-            _ => Mapped::default(),
+            LogKind::SdkMessage | LogKind::ChainStart | LogKind::LogRepaired | LogKind::Unknown => {
+                Mapped::default()
+            }
         };
         if let (Some(log), Some(seq)) = (mapped.log.as_mut(), seq) {
             log.attributes

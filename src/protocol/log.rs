@@ -60,22 +60,54 @@ impl LogRecord {
     /// `type` is read first (the rest is skipped without allocating), then
     /// the line is deserialized once, straight into its record.
     pub fn parse(line: &[u8]) -> serde_json::Result<LogRecord> {
-        #[derive(Deserialize)]
-        struct Tag<'a> {
-            #[serde(rename = "type", borrow)]
-            kind: Cow<'a, str>,
-        }
-        let tag: Tag<'_> = serde_json::from_slice(line)?;
-        Ok(match tag.kind.as_ref() {
-            "event" => LogRecord::Event(serde_json::from_slice(line)?),
-            "decision" => LogRecord::Decision(serde_json::from_slice(line)?),
-            "run_start" => LogRecord::RunStart(serde_json::from_slice(line)?),
-            "sdk_message" => LogRecord::SdkMessage(serde_json::from_slice(line)?),
-            "run_done" => LogRecord::RunDone(serde_json::from_slice(line)?),
-            "chain_start" => LogRecord::ChainStart(serde_json::from_slice(line)?),
-            "log_repaired" => LogRecord::LogRepaired(serde_json::from_slice(line)?),
-            _ => LogRecord::Unknown,
+        Ok(match LogKind::of(line)? {
+            LogKind::Event => LogRecord::Event(serde_json::from_slice(line)?),
+            LogKind::Decision => LogRecord::Decision(serde_json::from_slice(line)?),
+            LogKind::RunStart => LogRecord::RunStart(serde_json::from_slice(line)?),
+            LogKind::SdkMessage => LogRecord::SdkMessage(serde_json::from_slice(line)?),
+            LogKind::RunDone => LogRecord::RunDone(serde_json::from_slice(line)?),
+            LogKind::ChainStart => LogRecord::ChainStart(serde_json::from_slice(line)?),
+            LogKind::LogRepaired => LogRecord::LogRepaired(serde_json::from_slice(line)?),
+            LogKind::Unknown => LogRecord::Unknown,
         })
+    }
+}
+
+/// A log line's `type` alone, the rest of the line skipped without
+/// allocating: what [`LogRecord::parse`] reads first, and what a reader
+/// that keeps the line as a JSON tree (the OTLP mapper, whose record body
+/// is the whole line) dispatches on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum LogKind {
+    /// An `event` line.
+    Event,
+    /// A `decision` line.
+    Decision,
+    /// A `run_start` line.
+    RunStart,
+    /// An `sdk_message` line.
+    SdkMessage,
+    /// A `run_done` line.
+    RunDone,
+    /// A `chain_start` line.
+    ChainStart,
+    /// A `log_repaired` line.
+    LogRepaired,
+    /// A `type` this build does not know.
+    #[serde(other)]
+    Unknown,
+}
+
+impl LogKind {
+    /// The `type` of one line (without its `\n`).
+    pub fn of(line: &[u8]) -> serde_json::Result<LogKind> {
+        #[derive(Deserialize)]
+        struct Tag {
+            #[serde(rename = "type")]
+            kind: LogKind,
+        }
+        Ok(serde_json::from_slice::<Tag>(line)?.kind)
     }
 }
 
@@ -451,6 +483,11 @@ mod tests {
         assert_eq!(newer.decision.rules[0].location(), "/t.toml:1");
         let later = br#"{"type":"checkpoint","hash":"abc"}"#;
         assert_eq!(LogRecord::parse(later).unwrap(), LogRecord::Unknown);
+        assert_eq!(LogKind::of(later).unwrap(), LogKind::Unknown);
+        assert_eq!(
+            LogKind::of(br#"{"input":{"type":"x"},"type":"run_done"}"#).unwrap(),
+            LogKind::RunDone
+        );
         assert_eq!(
             serde_json::from_slice::<LogRecord>(later).unwrap(),
             LogRecord::Unknown

@@ -261,7 +261,11 @@ pub struct SteerRequest {
     pub text: String,
 }
 
-/// A message the daemon sends to a peer.
+/// A message the daemon sends to a peer: the one type the daemon writes
+/// frames with (but `event` and `decision`, built around their log record's
+/// bytes by [`push_frame`]) and every client reads them as, the pushed
+/// frames (`event`, `decision`, `grant`, `lagged`, `run_start`,
+/// `sdk_message`, `run_done`) included.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum Reply {
@@ -288,6 +292,11 @@ pub enum Reply {
     /// Pushed to every subscriber: a session grant was added, revoked or
     /// expired.
     Grant(GrantPush),
+    /// A frame of a `type` this build does not know (a newer daemon's):
+    /// readers skip it, so one client binary reads every daemon that
+    /// speaks v1. The daemon never sends it.
+    #[serde(other)]
+    Unknown,
 }
 
 /// `run_start`: a run's adapter was spawned. Also its line in the log.
@@ -326,6 +335,14 @@ pub struct SdkMessage {
     pub session_id: Option<String>,
     /// The SDKMessage.
     pub message: Value,
+}
+
+impl SdkMessage {
+    /// The SDK message's own `type` (`system`, `assistant`, `user`,
+    /// `result`, …): what a client that summarises a run looks at first.
+    pub fn kind(&self) -> Option<&str> {
+        self.message.get("type").and_then(Value::as_str)
+    }
 }
 
 /// `run_done`: a run ended, successfully or not. Also its line in the log.
@@ -590,8 +607,6 @@ pub enum ErrorCode {
     PermissionDenied,
     /// The daemon is stopping.
     ShuttingDown,
-    /// A bug or an unforeseen failure in the daemon.
-    Internal,
     /// A well-formed request that cannot be carried out as asked (e.g. a
     /// verdict the event does not support).
     InvalidRequest,
@@ -602,6 +617,10 @@ pub enum ErrorCode {
     /// Something the request needs is missing on this machine (Node.js, the
     /// adapter's dependencies); the message says how to install it.
     Unavailable,
+    /// A bug or an unforeseen failure in the daemon; also what a code this
+    /// build does not know reads as (PROTOCOL.md §3).
+    #[serde(other)]
+    Internal,
 }
 
 impl ErrorCode {
@@ -858,6 +877,22 @@ impl Request {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_newer_daemon_s_frames_read_as_far_as_they_are_known() {
+        let later: Reply =
+            serde_json::from_str(r#"{"type":"policy_changed","revision":"abc"}"#).unwrap();
+        assert_eq!(later, Reply::Unknown);
+        let lagged: Reply =
+            serde_json::from_str(r#"{"type":"lagged","dropped":3,"since":"later"}"#).unwrap();
+        assert_eq!(lagged, Reply::Lagged(Lagged { dropped: 3 }));
+        let Reply::Error(error) =
+            serde_json::from_str(r#"{"type":"error","code":"over_budget","message":"m"}"#).unwrap()
+        else {
+            panic!("not an error frame")
+        };
+        assert_eq!(error.code, ErrorCode::Internal);
+    }
 
     #[test]
     fn decode_tells_bad_json_from_bad_frames() {
