@@ -7,7 +7,8 @@ use std::time::SystemTime;
 use serde_json::Value;
 use uuid::Uuid;
 
-use crate::agent::claude::{HookEventKind, HookInput};
+pub use crate::agent::claude::input_summary;
+use crate::agent::claude::{HookEventKind, HookInput, InputFields};
 use crate::agent::{Agent, Harness, ToolNames};
 
 /// A new time-ordered id (uuid v7), from uuid's own generator: its shared
@@ -145,6 +146,18 @@ impl Event {
         self.input.tool.tool_name.as_deref()
     }
 
+    /// The fields of the input that the daemon reads beyond the typed
+    /// [`Event::input`] (the tool's input above all, which is not copied
+    /// there), borrowed from `raw` through the dialect's reader.
+    pub fn fields(&self) -> InputFields<'_> {
+        InputFields::of(&self.raw)
+    }
+
+    /// The tool's input, for tool events.
+    pub fn tool_input(&self) -> Option<&Value> {
+        self.fields().tool_input
+    }
+
     /// The project root: `CLAUDE_PROJECT_DIR`, else the session's cwd.
     pub fn project_dir(&self) -> Option<PathBuf> {
         self.env
@@ -154,66 +167,9 @@ impl Event {
     }
 }
 
-/// One short line saying what a hook input is about: the command, file
-/// path, URL, search pattern, prompt or message, else the tool or event
-/// name; whitespace runs read as one space, at most `max_chars`
-/// characters (the last one `…` when cut).
-pub fn input_summary(input: &Value, max_chars: usize) -> String {
-    fn field<'a>(v: Option<&'a Value>, name: &str) -> Option<&'a str> {
-        v.and_then(|v| v.get(name)).and_then(Value::as_str)
-    }
-    let tool_input = input.get("tool_input");
-    let text = [
-        "command",
-        "file_path",
-        "notebook_path",
-        "url",
-        "pattern",
-        "query",
-        "path",
-        "prompt",
-        "description",
-    ]
-    .iter()
-    .find_map(|name| field(tool_input, name))
-    .or_else(|| field(Some(input), "prompt"))
-    .or_else(|| field(Some(input), "message"))
-    .or_else(|| field(Some(input), "tool_name"))
-    .or_else(|| field(Some(input), "hook_event_name"))
-    .unwrap_or_default();
-    // Built word by word and cut as soon as it is long enough: a command
-    // can be megabytes long.
-    let mut line = String::new();
-    let mut chars = 0;
-    for word in text.split_whitespace() {
-        for c in (chars > 0).then_some(' ').into_iter().chain(word.chars()) {
-            if chars == max_chars {
-                line.pop();
-                line.push('…');
-                return line;
-            }
-            line.push(c);
-            chars += 1;
-        }
-    }
-    line
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn summaries_are_one_short_line() {
-        let bash =
-            serde_json::json!({"tool_name": "Bash", "tool_input": {"command": "rm  -rf\n /tmp/x"}});
-        assert_eq!(input_summary(&bash, 60), "rm -rf /tmp/x");
-        assert_eq!(input_summary(&bash, 5), "rm -…");
-        let prompt = serde_json::json!({"hook_event_name": "UserPromptSubmit", "prompt": "fix it"});
-        assert_eq!(input_summary(&prompt, 60), "fix it");
-        let stop = serde_json::json!({"hook_event_name": "Stop"});
-        assert_eq!(input_summary(&stop, 60), "Stop");
-    }
 
     #[test]
     fn ids_made_in_a_row_are_v7_and_strictly_increasing() {

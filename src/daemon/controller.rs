@@ -386,7 +386,7 @@ impl Controller {
                 input: &event.raw,
                 project_dir: project_dir.as_deref(),
                 home: self.home.as_deref(),
-                stop_blocks: self.stops.blocks(event.kind(), &event.raw),
+                stop_blocks: self.stops.blocks(event.kind(), event.fields()),
             },
         );
         if !agent.is_decision_point(event.kind()) {
