@@ -1,5 +1,6 @@
 //! Events: one hook invocation, as hookd records and judges it.
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::time::SystemTime;
@@ -21,6 +22,37 @@ pub fn new_id() -> Uuid {
     Uuid::now_v7()
 }
 
+/// What an event's agent makes of it, resolved once by [`Event::new`] from
+/// the agent's dialect: the daemon reads these, not the agent's tables
+/// again, and a Codex patch is read once, not once per reader.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Resolved {
+    /// The agent honors some verdict for this event: it is judged and may
+    /// wait for a decision ([`Agent::is_decision_point`]).
+    pub decision_point: bool,
+    /// The Claude-shaped inputs the rules judge ([`Agent::rule_inputs`]),
+    /// each `None` where it is the raw input itself (Claude Code's always
+    /// is): see [`Event::rule_inputs`].
+    rule_inputs: Vec<Option<Value>>,
+}
+
+impl Resolved {
+    fn of(agent: Agent, kind: HookEventKind, raw: &Value) -> Resolved {
+        let rule_inputs = agent
+            .rule_inputs(raw)
+            .into_iter()
+            .map(|input| match input {
+                Cow::Borrowed(input) if std::ptr::eq(input, raw) => None,
+                input => Some(input.into_owned()),
+            })
+            .collect();
+        Resolved {
+            decision_point: agent.is_decision_point(kind),
+            rule_inputs,
+        }
+    }
+}
+
 /// One hook invocation. The raw input is kept verbatim: unknown events and
 /// fields survive to the log and to subscribers untouched.
 #[derive(Debug, Clone)]
@@ -38,6 +70,8 @@ pub struct Event {
     /// The tool's names, the agent's own and the Claude Code one rules
     /// judge it as, for tool events of Codex and Gemini whose names differ.
     pub mapped_tool: Option<String>,
+    /// What its agent makes of it.
+    pub resolved: Resolved,
     /// The environment of the hook process its dialect relays.
     pub env: BTreeMap<String, String>,
     /// The agent-SDK run it came from, if any.
@@ -68,8 +102,10 @@ impl Event {
                 .filter(|names| names.agent != names.claude)
                 .map(|ToolNames { claude, .. }| claude),
         };
+        let resolved = Resolved::of(agent, input.kind, &raw);
         Event {
             id: new_id(),
+            resolved,
             received_at: SystemTime::now(),
             harness,
             input,
@@ -97,6 +133,7 @@ impl Event {
         if let Some(name) = name {
             event.input.kind = harness.agent().event_kind(&name);
             event.input.name = name;
+            event.resolved = Resolved::of(harness.agent(), event.input.kind, &event.raw);
         }
         event.input_error = Some(error);
         event
@@ -158,6 +195,17 @@ impl Event {
         self.fields().tool_input
     }
 
+    /// The Claude-shaped inputs the rules judge for this event, as its
+    /// dialect gave them when the event was made: one, or one per file a
+    /// Codex patch touches, per URL a Gemini fetch reads.
+    pub fn rule_inputs(&self) -> Vec<Cow<'_, Value>> {
+        self.resolved
+            .rule_inputs
+            .iter()
+            .map(|input| Cow::Borrowed(input.as_ref().unwrap_or(&self.raw)))
+            .collect()
+    }
+
     /// The project root: `CLAUDE_PROJECT_DIR`, else the session's cwd.
     pub fn project_dir(&self) -> Option<PathBuf> {
         self.env
@@ -170,6 +218,32 @@ impl Event {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_dialect_is_resolved_when_the_event_is_made() {
+        let raw = serde_json::json!({"hook_event_name": "PreToolUse", "tool_name": "Bash",
+                                     "tool_input": {"command": "ls"}});
+        let event = Event::new(Harness::default(), raw, BTreeMap::new());
+        assert!(event.resolved.decision_point);
+        let inputs = event.rule_inputs();
+        assert!(
+            matches!(inputs[..], [Cow::Borrowed(input)] if std::ptr::eq(input, &event.raw)),
+            "Claude Code's rule input is the raw input, not a copy"
+        );
+        let raw = serde_json::json!({"hook_event_name": "Notification", "message": "hi"});
+        let event = Event::new(Harness::default(), raw, BTreeMap::new());
+        assert!(!event.resolved.decision_point);
+        let event = Event::unreadable(
+            Harness::default(),
+            r#"{"hook_event_name":"PreToolUse","x":"#.into(),
+            "cut short".into(),
+            BTreeMap::new(),
+        );
+        assert!(
+            event.resolved.decision_point,
+            "resolved again for the name found"
+        );
+    }
 
     #[test]
     fn ids_made_in_a_row_are_v7_and_strictly_increasing() {

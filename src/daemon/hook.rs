@@ -856,7 +856,7 @@ fn meta_of(event: &Event, agent: Agent, pending: bool) -> EventMeta<'_> {
         agent,
         session: event.input.base.session_id.as_deref(),
         tool: event.tool_name(),
-        decision_point: agent.is_decision_point(event.kind()),
+        decision_point: event.resolved.decision_point,
         pending,
     }
 }
@@ -1043,7 +1043,7 @@ fn fallback_of(judgement: Judgement, source: Source, hook: &HookContext<'_>) -> 
 /// a `session` grant when an enforced policy asked.
 fn suggestions_for(event: &Event, judgement: &Judgement) -> Vec<crate::protocol::Suggestion> {
     let mut all: Vec<crate::protocol::Suggestion> = Vec::new();
-    for input in event.agent().rule_inputs(&event.raw) {
+    for input in event.rule_inputs() {
         for suggestion in crate::grant::suggestions(&input) {
             if !all.contains(&suggestion) {
                 all.push(suggestion);
