@@ -1,5 +1,6 @@
 //! Events: one hook invocation, as hookd records and judges it.
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::time::SystemTime;
@@ -7,40 +8,49 @@ use std::time::SystemTime;
 use serde_json::Value;
 use uuid::Uuid;
 
-use crate::agent::claude::{HookEventKind, HookInput};
+pub use crate::agent::claude::input_summary;
+use crate::agent::claude::{HookEventKind, HookInput, InputFields};
 use crate::agent::{Agent, Harness, ToolNames};
 
-/// A new time-ordered id (uuid v7). The random bits come from a per-thread
-/// generator seeded once from the OS (through std's `RandomState`), not
-/// from a `getrandom` system call per id as `Uuid::now_v7` would: two ids
-/// are made per hook, on the hot path.
+/// A new time-ordered id (uuid v7), from uuid's own generator: its shared
+/// context keeps a counter within each millisecond, so ids made in a row
+/// are strictly increasing, not only ordered by the millisecond. Its
+/// random bits come from `rand`'s per-thread generator (uuid's `fast-rng`
+/// feature), seeded once from the OS, not from a `getrandom` system call
+/// per id: two ids are made per hook, on the hot path.
 pub fn new_id() -> Uuid {
-    use std::cell::Cell;
-    use std::hash::{BuildHasher, Hasher};
-    thread_local! {
-        static STATE: Cell<u64> = Cell::new(
-            std::collections::hash_map::RandomState::new().build_hasher().finish() | 1,
-        );
+    Uuid::now_v7()
+}
+
+/// What an event's agent makes of it, resolved once by [`Event::new`] from
+/// the agent's dialect: the daemon reads these, not the agent's tables
+/// again, and a Codex patch is read once, not once per reader.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Resolved {
+    /// The agent honors some verdict for this event: it is judged and may
+    /// wait for a decision ([`Agent::is_decision_point`]).
+    pub decision_point: bool,
+    /// The Claude-shaped inputs the rules judge ([`Agent::rule_inputs`]),
+    /// each `None` where it is the raw input itself (Claude Code's always
+    /// is): see [`Event::rule_inputs`].
+    rule_inputs: Vec<Option<Value>>,
+}
+
+impl Resolved {
+    fn of(agent: Agent, kind: HookEventKind, raw: &Value) -> Resolved {
+        let rule_inputs = agent
+            .rule_inputs(raw)
+            .into_iter()
+            .map(|input| match input {
+                Cow::Borrowed(input) if std::ptr::eq(input, raw) => None,
+                input => Some(input.into_owned()),
+            })
+            .collect();
+        Resolved {
+            decision_point: agent.is_decision_point(kind),
+            rule_inputs,
+        }
     }
-    // splitmix64: a fast generator with good statistical quality; ids need
-    // uniqueness, not secrecy.
-    let next = || {
-        STATE.with(|state| {
-            let mut z = state.get().wrapping_add(0x9E37_79B9_7F4A_7C15);
-            state.set(z);
-            z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-            z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-            z ^ (z >> 31)
-        })
-    };
-    let (a, b) = (next().to_le_bytes(), next().to_le_bytes());
-    let mut random = [0u8; 10];
-    random[..8].copy_from_slice(&a);
-    random[8..].copy_from_slice(&b[..2]);
-    let millis = SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_millis() as u64);
-    uuid::Builder::from_unix_timestamp_millis(millis, &random).into_uuid()
 }
 
 /// One hook invocation. The raw input is kept verbatim: unknown events and
@@ -60,6 +70,8 @@ pub struct Event {
     /// The tool's names, the agent's own and the Claude Code one rules
     /// judge it as, for tool events of Codex and Gemini whose names differ.
     pub mapped_tool: Option<String>,
+    /// What its agent makes of it.
+    pub resolved: Resolved,
     /// The environment of the hook process its dialect relays.
     pub env: BTreeMap<String, String>,
     /// The agent-SDK run it came from, if any.
@@ -90,8 +102,10 @@ impl Event {
                 .filter(|names| names.agent != names.claude)
                 .map(|ToolNames { claude, .. }| claude),
         };
+        let resolved = Resolved::of(agent, input.kind, &raw);
         Event {
             id: new_id(),
+            resolved,
             received_at: SystemTime::now(),
             harness,
             input,
@@ -119,6 +133,7 @@ impl Event {
         if let Some(name) = name {
             event.input.kind = harness.agent().event_kind(&name);
             event.input.name = name;
+            event.resolved = Resolved::of(harness.agent(), event.input.kind, &event.raw);
         }
         event.input_error = Some(error);
         event
@@ -168,6 +183,29 @@ impl Event {
         self.input.tool.tool_name.as_deref()
     }
 
+    /// The fields of the input that the daemon reads beyond the typed
+    /// [`Event::input`] (the tool's input above all, which is not copied
+    /// there), borrowed from `raw` through the dialect's reader.
+    pub fn fields(&self) -> InputFields<'_> {
+        InputFields::of(&self.raw)
+    }
+
+    /// The tool's input, for tool events.
+    pub fn tool_input(&self) -> Option<&Value> {
+        self.fields().tool_input
+    }
+
+    /// The Claude-shaped inputs the rules judge for this event, as its
+    /// dialect gave them when the event was made: one, or one per file a
+    /// Codex patch touches, per URL a Gemini fetch reads.
+    pub fn rule_inputs(&self) -> Vec<Cow<'_, Value>> {
+        self.resolved
+            .rule_inputs
+            .iter()
+            .map(|input| Cow::Borrowed(input.as_ref().unwrap_or(&self.raw)))
+            .collect()
+    }
+
     /// The project root: `CLAUDE_PROJECT_DIR`, else the session's cwd.
     pub fn project_dir(&self) -> Option<PathBuf> {
         self.env
@@ -177,73 +215,45 @@ impl Event {
     }
 }
 
-/// One short line saying what a hook input is about: the command, file
-/// path, URL, search pattern, prompt or message, else the tool or event
-/// name; whitespace runs read as one space, at most `max_chars`
-/// characters (the last one `…` when cut).
-pub fn input_summary(input: &Value, max_chars: usize) -> String {
-    fn field<'a>(v: Option<&'a Value>, name: &str) -> Option<&'a str> {
-        v.and_then(|v| v.get(name)).and_then(Value::as_str)
-    }
-    let tool_input = input.get("tool_input");
-    let text = [
-        "command",
-        "file_path",
-        "notebook_path",
-        "url",
-        "pattern",
-        "query",
-        "path",
-        "prompt",
-        "description",
-    ]
-    .iter()
-    .find_map(|name| field(tool_input, name))
-    .or_else(|| field(Some(input), "prompt"))
-    .or_else(|| field(Some(input), "message"))
-    .or_else(|| field(Some(input), "tool_name"))
-    .or_else(|| field(Some(input), "hook_event_name"))
-    .unwrap_or_default();
-    // Built word by word and cut as soon as it is long enough: a command
-    // can be megabytes long.
-    let mut line = String::new();
-    let mut chars = 0;
-    for word in text.split_whitespace() {
-        for c in (chars > 0).then_some(' ').into_iter().chain(word.chars()) {
-            if chars == max_chars {
-                line.pop();
-                line.push('…');
-                return line;
-            }
-            line.push(c);
-            chars += 1;
-        }
-    }
-    line
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
-    fn summaries_are_one_short_line() {
-        let bash =
-            serde_json::json!({"tool_name": "Bash", "tool_input": {"command": "rm  -rf\n /tmp/x"}});
-        assert_eq!(input_summary(&bash, 60), "rm -rf /tmp/x");
-        assert_eq!(input_summary(&bash, 5), "rm -…");
-        let prompt = serde_json::json!({"hook_event_name": "UserPromptSubmit", "prompt": "fix it"});
-        assert_eq!(input_summary(&prompt, 60), "fix it");
-        let stop = serde_json::json!({"hook_event_name": "Stop"});
-        assert_eq!(input_summary(&stop, 60), "Stop");
+    fn the_dialect_is_resolved_when_the_event_is_made() {
+        let raw = serde_json::json!({"hook_event_name": "PreToolUse", "tool_name": "Bash",
+                                     "tool_input": {"command": "ls"}});
+        let event = Event::new(Harness::default(), raw, BTreeMap::new());
+        assert!(event.resolved.decision_point);
+        let inputs = event.rule_inputs();
+        assert!(
+            matches!(inputs[..], [Cow::Borrowed(input)] if std::ptr::eq(input, &event.raw)),
+            "Claude Code's rule input is the raw input, not a copy"
+        );
+        let raw = serde_json::json!({"hook_event_name": "Notification", "message": "hi"});
+        let event = Event::new(Harness::default(), raw, BTreeMap::new());
+        assert!(!event.resolved.decision_point);
+        let event = Event::unreadable(
+            Harness::default(),
+            r#"{"hook_event_name":"PreToolUse","x":"#.into(),
+            "cut short".into(),
+            BTreeMap::new(),
+        );
+        assert!(
+            event.resolved.decision_point,
+            "resolved again for the name found"
+        );
     }
 
     #[test]
-    fn ids_are_v7_unique_and_time_ordered() {
+    fn ids_made_in_a_row_are_v7_and_strictly_increasing() {
         let ids: Vec<Uuid> = (0..10_000).map(|_| new_id()).collect();
         assert!(ids.iter().all(|id| id.get_version_num() == 7));
-        let unique: std::collections::HashSet<_> = ids.iter().collect();
-        assert_eq!(unique.len(), ids.len());
+        // Many share a millisecond: the order within one is the counter's.
+        assert!(
+            ids.windows(2).all(|pair| pair[0] < pair[1]),
+            "ids made in a row are strictly increasing"
+        );
         let later = {
             std::thread::sleep(std::time::Duration::from_millis(2));
             new_id()

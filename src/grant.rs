@@ -11,6 +11,7 @@ use std::time::SystemTime;
 
 use serde_json::Value;
 
+use crate::agent::claude::InputFields;
 use crate::decision::Verdict;
 use crate::protocol::{Remember, Suggestion};
 use crate::rules::{check_source, LayerKind, RuleSet};
@@ -29,7 +30,7 @@ pub fn suggestions(input: &Value) -> Vec<Suggestion> {
         .into_iter()
         .map(|(verdict, rule)| (Some(verdict), rule))
         .collect();
-    if let Some(rule) = narrowest_rule(input) {
+    if let Some(rule) = narrowest_rule(InputFields::of(input)) {
         rules.push((None, rule));
     }
     // Stable: the narrow ones keep their order, the whole shell goes last.
@@ -148,11 +149,11 @@ pub fn remembered_already(text: &str, rule: &str, verdict: Verdict) -> Option<St
 /// The narrowest sensible rule for a tool call: `Bash(npm test:*)`, the
 /// file's directory (`Edit(//repo/src/**)`), `WebFetch(domain:docs.rs)`,
 /// the exact MCP tool, or the tool's name.
-pub fn narrowest_rule(input: &Value) -> Option<String> {
-    let tool = input.get("tool_name").and_then(Value::as_str)?;
-    let tool_input = input.get("tool_input").unwrap_or(&Value::Null);
+pub fn narrowest_rule(input: InputFields<'_>) -> Option<String> {
+    let tool = input.tool_name?;
+    let tool_input = input.tool_input.unwrap_or(&Value::Null);
     let field = |name: &str| tool_input.get(name).and_then(Value::as_str);
-    let cwd = input.get("cwd").and_then(Value::as_str).map(Path::new);
+    let cwd = input.cwd.map(Path::new);
     Some(match tool {
         "Bash" => format!("Bash({}:*)", command_prefix(field("command")?)?),
         "Edit" | "Write" | "MultiEdit" | "NotebookEdit" => {
@@ -393,7 +394,8 @@ mod tests {
     #[test]
     fn the_narrowest_sensible_rule_per_tool() {
         let call = |tool: &str, input: Value| {
-            narrowest_rule(&json!({"tool_name": tool, "tool_input": input, "cwd": "/repo"}))
+            let input = json!({"tool_name": tool, "tool_input": input, "cwd": "/repo"});
+            narrowest_rule(InputFields::of(&input))
         };
         let bash = |c: &str| call("Bash", json!({ "command": c }));
         assert_eq!(bash("npm test").as_deref(), Some("Bash(npm test:*)"));

@@ -15,6 +15,7 @@ use anyhow::Context;
 use futures_util::{SinkExt, StreamExt};
 use serde_json::Value;
 
+use crate::agent::claude::sdk::{ContentBlock, SdkBody, SdkMessageFields};
 use crate::protocol::{AbortRequest, Reply, Request, RunDone, RunOptions, RunRequest};
 use crate::tail::summary;
 
@@ -208,29 +209,29 @@ impl View {
     }
 
     fn message(&self, m: &Value, out: &mut impl Write) -> std::io::Result<()> {
-        match (m["type"].as_str(), m["subtype"].as_str()) {
-            (Some("system"), Some("init")) => writeln!(
+        let fields = SdkMessageFields::of(m);
+        match fields.body {
+            SdkBody::Init { model, cwd } => writeln!(
                 out,
                 "● session {} · model {} · cwd {}",
-                m["session_id"].as_str().unwrap_or("?"),
-                m["model"].as_str().unwrap_or("?"),
-                m["cwd"].as_str().unwrap_or("?"),
+                fields.session_id.unwrap_or("?"),
+                model.unwrap_or("?"),
+                cwd.unwrap_or("?"),
             ),
-            (Some("assistant"), _) => {
-                for block in m["message"]["content"].as_array().into_iter().flatten() {
-                    match block["type"].as_str() {
-                        Some("text") => {
-                            for line in block["text"].as_str().unwrap_or_default().lines() {
+            SdkBody::Assistant(blocks) => {
+                for block in blocks.iter() {
+                    match block {
+                        ContentBlock::Text(text) => {
+                            for line in text.lines() {
                                 writeln!(out, "  {line}")?;
                             }
                         }
-                        Some("tool_use") => {
-                            let input = serde_json::json!({ "tool_input": block["input"] });
+                        ContentBlock::ToolUse { name, input } => {
                             writeln!(
                                 out,
                                 "→ {} {}",
-                                block["name"].as_str().unwrap_or("?"),
-                                summary(&input)
+                                name.unwrap_or("?"),
+                                summary(&serde_json::json!({ "tool_input": input }))
                             )?;
                         }
                         _ => {}
@@ -238,27 +239,14 @@ impl View {
                 }
                 Ok(())
             }
-            (Some("user"), _) => {
-                for block in m["message"]["content"].as_array().into_iter().flatten() {
-                    if block["type"] != "tool_result" {
+            SdkBody::User(blocks) => {
+                for block in blocks.iter() {
+                    let ContentBlock::ToolResult { text, is_error } = block else {
                         continue;
-                    }
-                    let text = match &block["content"] {
-                        Value::String(s) => s.clone(),
-                        Value::Array(parts) => parts
-                            .iter()
-                            .filter_map(|p| p["text"].as_str())
-                            .collect::<Vec<_>>()
-                            .join(" "),
-                        _ => String::new(),
                     };
                     let first = text.lines().next().unwrap_or_default();
                     let first: String = first.chars().take(160).collect();
-                    let label = if block["is_error"] == true {
-                        "error"
-                    } else {
-                        "result"
-                    };
+                    let label = if is_error { "error" } else { "result" };
                     writeln!(out, "  ← {label}: {first}")?;
                 }
                 Ok(())

@@ -334,8 +334,9 @@ fn format_latency(us: u64) -> String {
 
 /// The most telling field of a hook input, clipped to one short line.
 pub fn summary(input: &Value) -> String {
-    let ti = &input["tool_input"];
-    let pick = [
+    let fields = crate::agent::claude::InputFields::of(input);
+    let ti = fields.tool_input.unwrap_or(&Value::Null);
+    let of_tool = [
         &ti["command"],
         &ti["file_path"],
         &ti["notebook_path"],
@@ -344,7 +345,8 @@ pub fn summary(input: &Value) -> String {
         &ti["query"],
         &ti["path"],
         &ti["prompt"],
-        &input["prompt"],
+    ];
+    let of_event = [
         &input["message"],
         &input["last_assistant_message"],
         &input["reason"],
@@ -352,8 +354,11 @@ pub fn summary(input: &Value) -> String {
         &input["trigger"],
         &input["file_path"],
     ];
-    pick.iter()
+    of_tool
+        .iter()
         .find_map(|v| v.as_str())
+        .or(fields.prompt)
+        .or_else(|| of_event.iter().find_map(|v| v.as_str()))
         .map_or(String::new(), |s| clip(s, 80))
 }
 

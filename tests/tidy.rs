@@ -49,6 +49,24 @@ const ALLOWED: &[(&str, &str, &str)] = &[
         "a rules-file error tells the user their `context` reason becomes Claude Code's \
          additionalContext: user-facing text, not output built outside the dialect",
     ),
+    (
+        "agent-input",
+        "src/approve/view.rs",
+        "the approver shows a pending item's `tool_input` from its frame; it moves to the \
+         typed frames of #22 (src/approve/ is another change's)",
+    ),
+    (
+        "agent-input",
+        "src/approve/plain.rs",
+        "the plain approver shows a pending item's `tool_input` from its frame; it moves to \
+         the typed frames of #22 (src/approve/ is another change's)",
+    ),
+    (
+        "agent-input",
+        "src/approve/explain.rs",
+        "`hookd rules explain` reads the pasted input's event name and cwd; it can read them \
+         through `InputFields` (src/approve/ is another change's)",
+    ),
 ];
 
 struct Source {
@@ -299,6 +317,47 @@ const RULES: &[Rule] = &[
               changes its protocol",
     },
     Rule {
+        name: "agent-input",
+        covers: |path| !path.starts_with("src/agent/"),
+        forbidden: &[
+            "[\"hook_event_name\"]",
+            ".get(\"hook_event_name\")",
+            "[\"tool_name\"]",
+            ".get(\"tool_name\")",
+            "[\"tool_input\"]",
+            ".get(\"tool_input\")",
+            "[\"stop_hook_active\"]",
+            ".get(\"stop_hook_active\")",
+            "[\"permission_suggestions\"]",
+            ".get(\"permission_suggestions\")",
+            // Records and frames have a `session_id`, a `cwd` and a
+            // `prompt` of their own: these keys are an input's when read
+            // of one.
+            "input[\"session_id\"]",
+            "input.get(\"session_id\")",
+            "raw[\"session_id\"]",
+            "raw.get(\"session_id\")",
+            "input[\"agent_id\"]",
+            "input.get(\"agent_id\")",
+            "raw[\"agent_id\"]",
+            "raw.get(\"agent_id\")",
+            "input[\"cwd\"]",
+            "input.get(\"cwd\")",
+            "raw[\"cwd\"]",
+            "raw.get(\"cwd\")",
+            "input[\"prompt\"]",
+            "input.get(\"prompt\")",
+            "raw[\"prompt\"]",
+            "raw.get(\"prompt\")",
+        ],
+        permitted: &[],
+        why: "an agent's hook input is read by key in its dialect module only (src/agent/): \
+              `Event::new` types it once, and the rest reads `Event::input`, \
+              `Event::fields()` or `agent::claude::InputFields::of` (a rule's `when` \
+              names fields as data, not here); a key spelled elsewhere goes stale when \
+              the agent renames it, and the next agents' inputs need one reader to change",
+    },
+    Rule {
         name: "forwarder-is-small",
         covers: is_forwarder,
         forbidden: &[
@@ -504,6 +563,16 @@ fn each_rule_catches_what_it_forbids() {
             "    println!(\"log: {}\", status.log.display());",
             "cli-prints-through-stdout",
         ),
+        (
+            "src/daemon/stops.rs",
+            "    let session = input.get(\"session_id\")?.as_str()?;",
+            "agent-input",
+        ),
+        (
+            "src/daemon/hook.rs",
+            "    let call = tool_call_key(tool, &event.raw[\"tool_input\"]);",
+            "agent-input",
+        ),
         ("src/forwarder.rs", "use uuid::Uuid;", "forwarder-is-small"),
         (
             "src/paths.rs",
@@ -539,6 +608,14 @@ fn each_rule_catches_what_it_forbids() {
             "let name = crate::protocol::json::find_event_name(text);",
         ),
         ("src/cli/rules.rs", "impl fmt::Display for CheckReport {"),
+        (
+            "src/agent/claude/input.rs",
+            "            tool_input: raw.get(\"tool_input\"),",
+        ),
+        (
+            "src/approve/state.rs",
+            "    session: record[\"session_id\"].as_str().map(str::to_owned),",
+        ),
         ("src/tail.rs", "use crate::daemon::log::Rotation;"),
     ];
     for (path, line) in fine {

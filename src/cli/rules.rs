@@ -110,7 +110,9 @@ pub fn explain(
     let home = std::env::var_os("HOME").map(PathBuf::from);
     let explanations =
         crate::approve::explain::explain_with(&input, agent, Arc::new(user), home.as_deref());
-    let name = input["hook_event_name"].as_str().unwrap_or("");
+    let name = crate::agent::claude::InputFields::of(&input)
+        .event_name
+        .unwrap_or("");
     let event_name = crate::approve::explain::judged_event(agent, &input);
     if json {
         match explanations.as_slice() {

@@ -373,23 +373,23 @@ impl Controller {
     /// computation: its cost grows with the input.
     pub fn judge(&self, event: &Event, layers: &Layers) -> Judgement {
         let project_dir = event.project_dir();
-        // The agent's dialect gives the Claude-shaped inputs the rules
-        // judge: one, or one per file a Codex patch touches, per URL a
-        // Gemini fetch reads.
+        // The Claude-shaped inputs the rules judge, as the agent's dialect
+        // gave them when the event was made: one, or one per file a Codex
+        // patch touches, per URL a Gemini fetch reads.
         let agent = event.agent();
         let mut evaluation = crate::agent::evaluate(
             layers,
-            &agent.rule_inputs(&event.raw),
+            &event.rule_inputs(),
             &Query {
                 event: event.rule_event(),
                 agent,
                 input: &event.raw,
                 project_dir: project_dir.as_deref(),
                 home: self.home.as_deref(),
-                stop_blocks: self.stops.blocks(event.kind(), &event.raw),
+                stop_blocks: self.stops.blocks(event.kind(), event.fields()),
             },
         );
-        if !agent.is_decision_point(event.kind()) {
+        if !event.resolved.decision_point {
             evaluation = evaluation.context_only();
         }
         let answer = evaluation.answer();

@@ -348,7 +348,7 @@ pub fn apply(shared: &Shared, event: &Event, judgement: Judgement) -> Judgement 
     let mut allow = None;
     let mut deny = None;
     let mut all_allowed = true;
-    for input in event.agent().rule_inputs(&event.raw) {
+    for input in event.rule_inputs() {
         match shared.grants.judge(
             session,
             &input,

@@ -53,9 +53,9 @@ use uuid::Uuid;
 
 use super::controller::{matched_rules, Judgement};
 use super::hub::{tool_call_key, ClientQueue, EventMeta, EventNames, Hub, Resolution};
-use super::stops::StopChains;
+use super::stops::{ChainFields, StopChains};
 use super::{unjudged, Shared};
-use crate::agent::claude::{output, FailClosed, HookEventKind};
+use crate::agent::claude::{output, FailClosed, HookEventKind, InputFields};
 use crate::agent::Agent;
 use crate::config::Timeout;
 use crate::decision::{Answer, Decision, Remember, Source, Verdict};
@@ -158,12 +158,7 @@ fn answer_with<'a>(
     let agent = req.harness.agent();
     // What the fallback after a panic needs of the event: its kind (a
     // name would be a string kept by every waiting hook).
-    let event_kind = agent.known_kind(
-        req.input
-            .get("hook_event_name")
-            .and_then(Value::as_str)
-            .unwrap_or("unknown"),
-    );
+    let event_kind = agent.known_kind(InputFields::of(&req.input).event_name.unwrap_or("unknown"));
     let fail_closed = req.fail_closed.max(shared.fail_closed);
     AssertUnwindSafe(answer_unguarded(
         req,
@@ -255,7 +250,7 @@ struct Recorded<'a> {
     /// What the stop chains need of the input once the answer is known
     /// (`None`: not a stop chain's event). Boxed, as `summary`: every
     /// waiting hook holds this struct.
-    chain: Option<Box<Value>>,
+    chain: Option<Box<ChainFields>>,
     /// The status line's summary of the input.
     summary: Box<str>,
     /// Removes the pending entry however the wait ends.
@@ -324,9 +319,7 @@ async fn judge_and_record<'a>(
         hub: &shared.hub,
         id: event.id,
     });
-    let chain = Some(StopChains::chain_fields(kind, &event.raw))
-        .filter(|fields| !fields.is_null())
-        .map(Box::new);
+    let chain = StopChains::chain_fields(kind, event.fields()).map(Box::new);
     let summary =
         crate::event::input_summary(&event.raw, super::grants::LAST_DECISION_SUMMARY_CHARS)
             .into_boxed_str();
@@ -525,7 +518,7 @@ fn record_event(
     };
     if resolution.is_some() && hook.attended && hook.kind == HookEventKind::PermissionRequest {
         if let (Some(session), Some(tool)) = (&event.input.base.session_id, event.tool_name()) {
-            let call = tool_call_key(tool, &event.raw["tool_input"]);
+            let call = tool_call_key(tool, event.tool_input().unwrap_or(&Value::Null));
             shared.hub.watch_dialog(event.id, session, call);
         }
     }
@@ -672,7 +665,7 @@ fn record_decision(
     hook: &HookContext<'_>,
     event: &Judged,
     judgement: Judgement,
-    chain: Option<&Value>,
+    chain: Option<&ChainFields>,
     summary: Box<str>,
     pending: bool,
 ) -> output::HookOutput {
@@ -690,7 +683,7 @@ fn record_decision(
             .flatten();
         shared.controller.stop_chains().record(
             hook.kind,
-            chain.unwrap_or(&Value::Null),
+            chain.map(ChainFields::fields).unwrap_or_default(),
             blocked,
             continuation,
         );
@@ -863,7 +856,7 @@ fn meta_of(event: &Event, agent: Agent, pending: bool) -> EventMeta<'_> {
         agent,
         session: event.input.base.session_id.as_deref(),
         tool: event.tool_name(),
-        decision_point: agent.is_decision_point(event.kind()),
+        decision_point: event.resolved.decision_point,
         pending,
     }
 }
@@ -995,7 +988,10 @@ fn dialog_answered(event: &Event, hub: &Hub) {
     };
     let call = match event.kind() {
         HookEventKind::PostToolUse | HookEventKind::PostToolUseFailure => match event.tool_name() {
-            Some(tool) => Some(tool_call_key(tool, &event.raw["tool_input"])),
+            Some(tool) => Some(tool_call_key(
+                tool,
+                event.tool_input().unwrap_or(&Value::Null),
+            )),
             None => return,
         },
         HookEventKind::Stop
@@ -1047,7 +1043,7 @@ fn fallback_of(judgement: Judgement, source: Source, hook: &HookContext<'_>) -> 
 /// a `session` grant when an enforced policy asked.
 fn suggestions_for(event: &Event, judgement: &Judgement) -> Vec<crate::protocol::Suggestion> {
     let mut all: Vec<crate::protocol::Suggestion> = Vec::new();
-    for input in event.agent().rule_inputs(&event.raw) {
+    for input in event.rule_inputs() {
         for suggestion in crate::grant::suggestions(&input) {
             if !all.contains(&suggestion) {
                 all.push(suggestion);

@@ -19,9 +19,7 @@
 use std::collections::HashMap;
 use std::sync::Mutex;
 
-use serde_json::Value;
-
-use crate::agent::claude::HookEventKind;
+use crate::agent::claude::{HookEventKind, InputFields};
 
 /// Sessions tracked at most; past that the counts start over (a session
 /// that never sent SessionEnd cannot grow the table forever). Losing a
@@ -49,15 +47,34 @@ pub struct StopChains {
 
 /// The chain an event belongs to: its session and, for SubagentStop, its
 /// subagent. `None` for other events and inputs without a session id.
-fn chain_of(kind: HookEventKind, input: &Value) -> Option<(&str, Option<&str>)> {
-    let session = input.get("session_id")?.as_str()?;
+fn chain_of(kind: HookEventKind, input: InputFields<'_>) -> Option<(&str, Option<&str>)> {
+    let session = input.session_id?;
     match kind {
         HookEventKind::Stop => Some((session, None)),
-        HookEventKind::SubagentStop => Some((
-            session,
-            Some(input.get("agent_id").and_then(Value::as_str).unwrap_or("")),
-        )),
+        HookEventKind::SubagentStop => Some((session, Some(input.agent_id.unwrap_or("")))),
         _ => None,
+    }
+}
+
+/// The part of a hook input that [`StopChains::record`] reads (its session
+/// and subagent ids, a prompt's text), owned: a waiting hook keeps this,
+/// not the input.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ChainFields {
+    session_id: Option<Box<str>>,
+    agent_id: Option<Box<str>>,
+    prompt: Option<Box<str>>,
+}
+
+impl ChainFields {
+    /// The fields as the stop chains read them.
+    pub fn fields(&self) -> InputFields<'_> {
+        InputFields {
+            session_id: self.session_id.as_deref(),
+            agent_id: self.agent_id.as_deref(),
+            prompt: self.prompt.as_deref(),
+            ..InputFields::default()
+        }
     }
 }
 
@@ -71,26 +88,24 @@ fn ends_session(kind: HookEventKind) -> bool {
 
 impl StopChains {
     /// The part of a `kind` hook input that [`StopChains::record`] reads
-    /// (its session and subagent ids, a prompt's text; nothing for events
-    /// that are no part of a chain): a waiting hook keeps this, not the
-    /// input.
-    pub fn chain_fields(kind: HookEventKind, input: &Value) -> Value {
+    /// (nothing for events that are no part of a chain).
+    pub fn chain_fields(kind: HookEventKind, input: InputFields<'_>) -> Option<ChainFields> {
         if chain_of(kind, input).is_none() && !ends_session(kind) {
-            return Value::Null;
+            return None;
         }
-        let prompt = (kind == HookEventKind::UserPromptSubmit).then_some("prompt");
-        let mut fields = serde_json::Map::new();
-        for key in ["session_id", "agent_id"].into_iter().chain(prompt) {
-            if let Some(value) = input.get(key) {
-                fields.insert(key.to_string(), value.clone());
-            }
-        }
-        Value::Object(fields)
+        let prompt = input
+            .prompt
+            .filter(|_| kind == HookEventKind::UserPromptSubmit);
+        Some(ChainFields {
+            session_id: input.session_id.map(Box::from),
+            agent_id: input.agent_id.map(Box::from),
+            prompt: prompt.map(Box::from),
+        })
     }
 
     /// How many times in a row the chain of this Stop or SubagentStop has
     /// been blocked so far (0 for any other event).
-    pub fn blocks(&self, kind: HookEventKind, input: &Value) -> u32 {
+    pub fn blocks(&self, kind: HookEventKind, input: InputFields<'_>) -> u32 {
         let Some((session, agent)) = chain_of(kind, input) else {
             return 0;
         };
@@ -110,7 +125,7 @@ impl StopChains {
     pub fn record(
         &self,
         kind: HookEventKind,
-        input: &Value,
+        input: InputFields<'_>,
         blocked: bool,
         continuation: Option<&str>,
     ) {
@@ -145,10 +160,10 @@ impl StopChains {
                 }
             }
             None => {
-                let Some(session) = input.get("session_id").and_then(Value::as_str) else {
+                let Some(session) = input.session_id else {
                     return;
                 };
-                let prompt = input.get("prompt").and_then(Value::as_str);
+                let prompt = input.prompt;
                 match sessions.get_mut(session) {
                     Some(state)
                         if kind == HookEventKind::UserPromptSubmit
@@ -169,38 +184,48 @@ impl StopChains {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
+    use serde_json::{json, Value};
     use HookEventKind::*;
+
+    fn of(input: &Value) -> InputFields<'_> {
+        InputFields::of(input)
+    }
 
     #[test]
     fn counts_consecutive_blocks_per_chain_and_resets() {
         let chains = StopChains::default();
         let stop = json!({"session_id": "s", "hook_event_name": "Stop"});
-        let sub = |agent: &str| json!({"session_id": "s", "agent_id": agent});
+        let stop = of(&stop);
+        let (a, b) = (
+            json!({"session_id": "s", "agent_id": "a"}),
+            json!({"session_id": "s", "agent_id": "b"}),
+        );
+        let (a, b) = (of(&a), of(&b));
         let prompt = json!({"session_id": "s"});
-        assert_eq!(chains.blocks(Stop, &stop), 0);
-        chains.record(Stop, &stop, true, None);
-        chains.record(Stop, &stop, true, None);
-        chains.record(SubagentStop, &sub("a"), true, None);
-        assert_eq!(chains.blocks(Stop, &stop), 2);
-        assert_eq!(chains.blocks(SubagentStop, &sub("a")), 1);
-        assert_eq!(chains.blocks(SubagentStop, &sub("b")), 0);
+        let prompt = of(&prompt);
+        assert_eq!(chains.blocks(Stop, stop), 0);
+        chains.record(Stop, stop, true, None);
+        chains.record(Stop, stop, true, None);
+        chains.record(SubagentStop, a, true, None);
+        assert_eq!(chains.blocks(Stop, stop), 2);
+        assert_eq!(chains.blocks(SubagentStop, a), 1);
+        assert_eq!(chains.blocks(SubagentStop, b), 0);
         // Another session's chain is its own.
-        assert_eq!(chains.blocks(Stop, &json!({"session_id": "t"})), 0);
+        assert_eq!(chains.blocks(Stop, of(&json!({"session_id": "t"}))), 0);
         // A Stop let through ends its chain only.
-        chains.record(Stop, &stop, false, None);
-        assert_eq!(chains.blocks(Stop, &stop), 0);
-        assert_eq!(chains.blocks(SubagentStop, &sub("a")), 1);
+        chains.record(Stop, stop, false, None);
+        assert_eq!(chains.blocks(Stop, stop), 0);
+        assert_eq!(chains.blocks(SubagentStop, a), 1);
         // A new prompt ends them all; other events change nothing.
-        chains.record(Stop, &stop, true, None);
-        chains.record(PreToolUse, &prompt, true, None);
-        assert_eq!(chains.blocks(Stop, &stop), 1);
-        chains.record(UserPromptSubmit, &prompt, false, None);
-        assert_eq!(chains.blocks(Stop, &stop), 0);
-        assert_eq!(chains.blocks(SubagentStop, &sub("a")), 0);
-        chains.record(Stop, &stop, true, None);
-        chains.record(SessionEnd, &prompt, false, None);
-        assert_eq!(chains.blocks(Stop, &stop), 0);
+        chains.record(Stop, stop, true, None);
+        chains.record(PreToolUse, prompt, true, None);
+        assert_eq!(chains.blocks(Stop, stop), 1);
+        chains.record(UserPromptSubmit, prompt, false, None);
+        assert_eq!(chains.blocks(Stop, stop), 0);
+        assert_eq!(chains.blocks(SubagentStop, a), 0);
+        chains.record(Stop, stop, true, None);
+        chains.record(SessionEnd, prompt, false, None);
+        assert_eq!(chains.blocks(Stop, stop), 0);
         assert!(chains.sessions.lock().unwrap().is_empty());
     }
 
@@ -208,24 +233,16 @@ mod tests {
     fn the_chain_fields_record_what_the_whole_input_would() {
         let chains = StopChains::default();
         let sub = json!({"session_id": "s", "agent_id": "a", "last_assistant_message": "done"});
-        chains.record(
-            SubagentStop,
-            &StopChains::chain_fields(SubagentStop, &sub),
-            true,
-            None,
-        );
-        assert_eq!(chains.blocks(SubagentStop, &sub), 1);
+        let kept = StopChains::chain_fields(SubagentStop, of(&sub)).unwrap();
+        chains.record(SubagentStop, kept.fields(), true, None);
+        assert_eq!(chains.blocks(SubagentStop, of(&sub)), 1);
         let prompt = json!({"session_id": "s", "prompt": "go on"});
-        chains.record(
-            UserPromptSubmit,
-            &StopChains::chain_fields(UserPromptSubmit, &prompt),
-            false,
-            None,
-        );
-        assert_eq!(chains.blocks(SubagentStop, &sub), 0);
+        let kept = StopChains::chain_fields(UserPromptSubmit, of(&prompt)).unwrap();
+        chains.record(UserPromptSubmit, kept.fields(), false, None);
+        assert_eq!(chains.blocks(SubagentStop, of(&sub)), 0);
         assert_eq!(
-            StopChains::chain_fields(PreToolUse, &sub),
-            Value::Null,
+            StopChains::chain_fields(PreToolUse, of(&sub)),
+            None,
             "not a chain's"
         );
     }
@@ -234,36 +251,58 @@ mod tests {
     fn the_prompt_a_blocked_stop_causes_goes_on_with_the_chain() {
         let chains = StopChains::default();
         let stop = json!({"session_id": "s"});
+        let stop = of(&stop);
         let prompt = |text: &str| {
             StopChains::chain_fields(
                 UserPromptSubmit,
-                &json!({"session_id": "s", "prompt": text, "cwd": "/p"}),
+                of(&json!({"session_id": "s", "prompt": text, "cwd": "/p"})),
             )
+            .unwrap()
         };
-        chains.record(Stop, &stop, true, Some("run the tests"));
-        chains.record(UserPromptSubmit, &prompt("run the tests"), false, None);
+        chains.record(Stop, stop, true, Some("run the tests"));
+        chains.record(
+            UserPromptSubmit,
+            prompt("run the tests").fields(),
+            false,
+            None,
+        );
         assert_eq!(
-            chains.blocks(Stop, &stop),
+            chains.blocks(Stop, stop),
             1,
             "the continuation ends nothing"
         );
         // Expected once: the same text again is the user's.
-        chains.record(UserPromptSubmit, &prompt("run the tests"), false, None);
-        assert_eq!(chains.blocks(Stop, &stop), 0);
+        chains.record(
+            UserPromptSubmit,
+            prompt("run the tests").fields(),
+            false,
+            None,
+        );
+        assert_eq!(chains.blocks(Stop, stop), 0);
         // Any other prompt ends the chain.
-        chains.record(Stop, &stop, true, Some("run the tests"));
-        chains.record(UserPromptSubmit, &prompt("something else"), false, None);
-        assert_eq!(chains.blocks(Stop, &stop), 0);
+        chains.record(Stop, stop, true, Some("run the tests"));
+        chains.record(
+            UserPromptSubmit,
+            prompt("something else").fields(),
+            false,
+            None,
+        );
+        assert_eq!(chains.blocks(Stop, stop), 0);
         // A Stop let through forgets the continuation with its chain.
-        chains.record(Stop, &stop, true, Some("run the tests"));
+        chains.record(Stop, stop, true, Some("run the tests"));
         chains.record(
             SubagentStop,
-            &json!({"session_id": "s", "agent_id": "a"}),
+            of(&json!({"session_id": "s", "agent_id": "a"})),
             true,
             None,
         );
-        chains.record(Stop, &stop, false, None);
-        chains.record(UserPromptSubmit, &prompt("run the tests"), false, None);
+        chains.record(Stop, stop, false, None);
+        chains.record(
+            UserPromptSubmit,
+            prompt("run the tests").fields(),
+            false,
+            None,
+        );
         assert!(chains.sessions.lock().unwrap().is_empty());
     }
 
@@ -271,7 +310,8 @@ mod tests {
     fn the_table_stays_bounded() {
         let chains = StopChains::default();
         for i in 0..MAX_SESSIONS + 10 {
-            chains.record(Stop, &json!({"session_id": format!("s{i}")}), true, None);
+            let stop = json!({"session_id": format!("s{i}")});
+            chains.record(Stop, of(&stop), true, None);
         }
         assert!(chains.sessions.lock().unwrap().len() <= MAX_SESSIONS);
     }

@@ -169,12 +169,9 @@ fn run_hook(target: &Target<'_>, project: &Path) -> Ran {
         // Claude Code's probe of the same kind, under the agent's own
         // event (and shell tool) name.
         _ => {
-            let mut input = probe::input(kind.as_str(), &target.session, project);
-            input["hook_event_name"] = serde_json::Value::from(r.event.as_str());
-            if agent == Agent::Gemini && input.get("tool_name").is_some() {
-                input["tool_name"] = serde_json::Value::from("run_shell_command");
-            }
-            input
+            let shell_tool = (agent == Agent::Gemini).then_some("run_shell_command");
+            let input = probe::input(kind.as_str(), &target.session, project);
+            probe::renamed(input, &r.event, shell_tool)
         }
     };
     if let Some(http) = &r.http {

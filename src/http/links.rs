@@ -299,7 +299,9 @@ impl PendingObserver for Links {
 fn facts_of(added: &PendingAdded<'_>) -> EventFacts {
     let record: Value = serde_json::from_slice(added.record).unwrap_or(Value::Null);
     let input = &record["input"];
-    let tool_input = &input["tool_input"];
+    let tool_input = crate::agent::claude::InputFields::of(input)
+        .tool_input
+        .unwrap_or(&Value::Null);
     let subject = [
         "command",
         "file_path",

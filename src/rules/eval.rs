@@ -26,6 +26,7 @@ use super::rule::{Action, EventSet, Rule, StopLimit, STOP_EVENTS};
 use super::shell::{split, ParsedCommand};
 use super::tool::{path_field, url_host, CommandPattern, ToolPattern, Tri};
 use super::{Evaluation, Query, RuleSet};
+use crate::agent::claude::InputFields;
 use serde_json::Value;
 use std::collections::{HashMap, HashSet};
 use std::hash::BuildHasher;
@@ -189,17 +190,12 @@ pub(crate) type Fast<'a> = Option<(&'a CondSets, &'a SetCache)>;
 impl<'q> Subject<'q> {
     pub fn new(q: &Query<'q>) -> Subject<'q> {
         let input = q.input;
-        let tool = input.get("tool_name").and_then(Value::as_str);
-        let tool_input = input.get("tool_input");
-        let cwd = input
-            .get("cwd")
-            .and_then(Value::as_str)
-            .filter(|c| c.starts_with('/'))
-            .map(normalize);
+        let fields = InputFields::of(input);
+        let (tool, tool_input) = (fields.tool_name, fields.tool_input);
+        let cwd = fields.cwd.filter(|c| c.starts_with('/')).map(normalize);
         let home = normalize_dir(q.home);
         let project = normalize_dir(q.project_dir).or_else(|| cwd.clone());
-        let continues_chain = STOP_EVENTS.contains(&q.event)
-            && input.get("stop_hook_active") == Some(&Value::Bool(true));
+        let continues_chain = STOP_EVENTS.contains(&q.event) && fields.stop_hook_active;
         let mut s = Subject {
             event: q.event,
             agent: q.agent,

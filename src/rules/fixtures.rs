@@ -185,10 +185,8 @@ fn run_one(path: &Path, layers: &Layers) -> (bool, String) {
             ),
         );
     }
-    let event = fx
-        .event
-        .get("hook_event_name")
-        .and_then(|v| v.as_str())
+    let event = crate::agent::claude::InputFields::of(&fx.event)
+        .event_name
         .unwrap_or("");
     let q = Query {
         event,

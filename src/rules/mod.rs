@@ -687,9 +687,8 @@ impl<'a> Query<'a> {
     /// A query for `input`, taking the event from its `hook_event_name`.
     pub fn new(input: &'a serde_json::Value) -> Query<'a> {
         Query {
-            event: input
-                .get("hook_event_name")
-                .and_then(|v| v.as_str())
+            event: crate::agent::claude::InputFields::of(input)
+                .event_name
                 .unwrap_or(""),
             agent: Agent::ClaudeCode,
             input,

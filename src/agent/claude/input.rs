@@ -249,6 +249,97 @@ impl HookInput {
     }
 }
 
+/// The fields of a hook input that code beyond the dialects reads,
+/// borrowed from the raw JSON: the daemon, the rule engine, the stop
+/// chains and the grants read these, never the input by key, so that the
+/// keys are spelled here only. Codex's and Gemini's inputs share Claude
+/// Code's common and tool fields, and the rule engine's inputs are
+/// Claude-shaped ([`crate::agent::Agent::rule_inputs`]), so one reader
+/// serves every agent. A field of another type than the agent documents
+/// reads as absent, as it did when each caller read it.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct InputFields<'a> {
+    /// `hook_event_name`, the agent's own.
+    pub event_name: Option<&'a str>,
+    /// The session.
+    pub session_id: Option<&'a str>,
+    /// The subagent, inside one.
+    pub agent_id: Option<&'a str>,
+    /// The session's working directory.
+    pub cwd: Option<&'a str>,
+    /// The tool's name, for tool events.
+    pub tool_name: Option<&'a str>,
+    /// The tool's input, for tool events (any JSON).
+    pub tool_input: Option<&'a Value>,
+    /// A Stop or SubagentStop that comes from a block: the agent goes on
+    /// because a Stop hook told it to (`stop_hook_active: true`).
+    pub stop_hook_active: bool,
+    /// The prompt's text, on UserPromptSubmit.
+    pub prompt: Option<&'a str>,
+}
+
+impl<'a> InputFields<'a> {
+    /// The fields of `raw` (all absent when it is not an object).
+    pub fn of(raw: &'a Value) -> InputFields<'a> {
+        let text = |key: &str| raw.get(key).and_then(Value::as_str);
+        InputFields {
+            event_name: text("hook_event_name"),
+            session_id: text("session_id"),
+            agent_id: text("agent_id"),
+            cwd: text("cwd"),
+            tool_name: text("tool_name"),
+            tool_input: raw.get("tool_input"),
+            stop_hook_active: raw.get("stop_hook_active") == Some(&Value::Bool(true)),
+            prompt: text("prompt"),
+        }
+    }
+}
+
+/// One short line saying what a hook input is about: the command, file
+/// path, URL, search pattern, prompt or message, else the tool or event
+/// name; whitespace runs read as one space, at most `max_chars`
+/// characters (the last one `…` when cut).
+pub fn input_summary(input: &Value, max_chars: usize) -> String {
+    fn field<'a>(v: Option<&'a Value>, name: &str) -> Option<&'a str> {
+        v.and_then(|v| v.get(name)).and_then(Value::as_str)
+    }
+    let tool_input = input.get("tool_input");
+    let text = [
+        "command",
+        "file_path",
+        "notebook_path",
+        "url",
+        "pattern",
+        "query",
+        "path",
+        "prompt",
+        "description",
+    ]
+    .iter()
+    .find_map(|name| field(tool_input, name))
+    .or_else(|| field(Some(input), "prompt"))
+    .or_else(|| field(Some(input), "message"))
+    .or_else(|| field(Some(input), "tool_name"))
+    .or_else(|| field(Some(input), "hook_event_name"))
+    .unwrap_or_default();
+    // Built word by word and cut as soon as it is long enough: a command
+    // can be megabytes long.
+    let mut line = String::new();
+    let mut chars = 0;
+    for word in text.split_whitespace() {
+        for c in (chars > 0).then_some(' ').into_iter().chain(word.chars()) {
+            if chars == max_chars {
+                line.pop();
+                line.push('…');
+                return line;
+            }
+            line.push(c);
+            chars += 1;
+        }
+    }
+    line
+}
+
 /// The permission rules Claude Code suggests on a permission prompt
 /// (`permission_suggestions`, its `addRules` updates), in permission-rule
 /// syntax (`Bash(npm test:*)`), each with the verdict it suggests (only
@@ -287,6 +378,17 @@ pub fn suggested_rules(input: &Value) -> Vec<(crate::decision::Verdict, String)>
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn summaries_are_one_short_line() {
+        let bash = json!({"tool_name": "Bash", "tool_input": {"command": "rm  -rf\n /tmp/x"}});
+        assert_eq!(input_summary(&bash, 60), "rm -rf /tmp/x");
+        assert_eq!(input_summary(&bash, 5), "rm -…");
+        let prompt = json!({"hook_event_name": "UserPromptSubmit", "prompt": "fix it"});
+        assert_eq!(input_summary(&prompt, 60), "fix it");
+        let stop = json!({"hook_event_name": "Stop"});
+        assert_eq!(input_summary(&stop, 60), "Stop");
+    }
 
     #[test]
     fn pre_tool_use_is_typed() {

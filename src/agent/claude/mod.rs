@@ -17,6 +17,6 @@ pub mod output;
 pub mod probe;
 pub mod sdk;
 
-pub use input::{suggested_rules, HookInput};
+pub use input::{input_summary, suggested_rules, HookInput, InputFields};
 pub use kind::{FailClosed, HookEventKind};
 pub use output::{fallback, render, HookOutput};

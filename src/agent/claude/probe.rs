@@ -61,6 +61,17 @@ pub fn answer(kind: HookEventKind) -> Answer {
     }
 }
 
+/// Claude Code's probe `input` as another agent sends it: under the
+/// agent's own event name `event` and, for a tool event, its shell tool's
+/// name `shell_tool` (`None`: the agent calls it `Bash` too).
+pub fn renamed(mut input: Value, event: &str, shell_tool: Option<&str>) -> Value {
+    input["hook_event_name"] = Value::from(event);
+    if let Some(tool) = shell_tool.filter(|_| input.get("tool_name").is_some()) {
+        input["tool_name"] = Value::from(tool);
+    }
+    input
+}
+
 /// A probe input for event `name`, shaped like Claude Code's (reference
 /// §5): the base fields, the event's own fields (a harmless `true` Bash
 /// call for tool events), the [`MARKER`], and `session_id`. Nothing in it

@@ -13,6 +13,10 @@
 //!   `decision` as `{behavior: "allow", updatedInput, updatedPermissions?}` or
 //!   `{behavior: "deny", message, interrupt?}`, and a deny saying nobody
 //!   approved when nobody had an opinion.
+//!
+//! It is also the one reader of the SDK's own messages (`SDKMessage`, which
+//! the adapter relays as the SDK gives them): [`SdkMessageFields`] is what
+//! the daemon's run supervisor and `hookd run` read of one.
 
 use serde_json::{Map, Value};
 
@@ -112,6 +116,132 @@ pub fn permission_result(output: &HookOutput, tool_input: &Value) -> Value {
     result.into()
 }
 
+/// What hookd reads of one Agent SDK message, borrowed from its JSON.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SdkMessageFields<'a> {
+    /// The session the message belongs to.
+    pub session_id: Option<&'a str>,
+    /// Which message it is, and what hookd reads of that kind.
+    pub body: SdkBody<'a>,
+}
+
+/// The kinds of SDK message hookd reads something of.
+#[derive(Debug, Clone, PartialEq)]
+pub enum SdkBody<'a> {
+    /// `system` with subtype `init`: the session has started.
+    Init {
+        /// The model the session really uses.
+        model: Option<&'a str>,
+        /// The session's working directory.
+        cwd: Option<&'a str>,
+    },
+    /// `assistant`: one turn of the model's.
+    Assistant(Blocks<'a>),
+    /// `user`: what goes back to the model (tool results among it).
+    User(Blocks<'a>),
+    /// `result`: the run's outcome.
+    Result {
+        /// Token counts, as the SDK gives them.
+        usage: Option<&'a Value>,
+        /// What the run cost.
+        total_cost_usd: Option<f64>,
+        /// Model turns.
+        num_turns: Option<u64>,
+        /// The final text.
+        result: Option<&'a str>,
+    },
+    /// Any other message.
+    Other,
+}
+
+/// The content blocks of an `assistant` or `user` message (none when it
+/// has no content list).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Blocks<'a>(&'a [Value]);
+
+/// One content block, as hookd reads it.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ContentBlock<'a> {
+    /// Text the model wrote.
+    Text(&'a str),
+    /// A tool call: the tool's name and input.
+    ToolUse {
+        /// The tool's name.
+        name: Option<&'a str>,
+        /// The tool's input (`null` when absent).
+        input: &'a Value,
+    },
+    /// A tool's result: its text (the text parts joined by a space) and
+    /// whether it is an error.
+    ToolResult {
+        /// The result's text.
+        text: String,
+        /// The tool failed.
+        is_error: bool,
+    },
+    /// Any other block.
+    Other,
+}
+
+impl<'a> SdkMessageFields<'a> {
+    /// Reads `message` (any JSON: what is not there reads as absent).
+    pub fn of(message: &'a Value) -> SdkMessageFields<'a> {
+        let text = |key: &str| message.get(key).and_then(Value::as_str);
+        let blocks = || {
+            Blocks(
+                message["message"]["content"]
+                    .as_array()
+                    .map_or(&[][..], Vec::as_slice),
+            )
+        };
+        let body = match (text("type"), text("subtype")) {
+            (Some("system"), Some("init")) => SdkBody::Init {
+                model: text("model"),
+                cwd: text("cwd"),
+            },
+            (Some("assistant"), _) => SdkBody::Assistant(blocks()),
+            (Some("user"), _) => SdkBody::User(blocks()),
+            (Some("result"), _) => SdkBody::Result {
+                usage: message.get("usage"),
+                total_cost_usd: message.get("total_cost_usd").and_then(Value::as_f64),
+                num_turns: message.get("num_turns").and_then(Value::as_u64),
+                result: text("result"),
+            },
+            _ => SdkBody::Other,
+        };
+        SdkMessageFields {
+            session_id: text("session_id"),
+            body,
+        }
+    }
+}
+
+impl<'a> Blocks<'a> {
+    /// The blocks, in order.
+    pub fn iter(&self) -> impl Iterator<Item = ContentBlock<'a>> + 'a {
+        self.0.iter().map(|block| match block["type"].as_str() {
+            Some("text") => ContentBlock::Text(block["text"].as_str().unwrap_or_default()),
+            Some("tool_use") => ContentBlock::ToolUse {
+                name: block["name"].as_str(),
+                input: &block["input"],
+            },
+            Some("tool_result") => ContentBlock::ToolResult {
+                text: match &block["content"] {
+                    Value::String(s) => s.clone(),
+                    Value::Array(parts) => parts
+                        .iter()
+                        .filter_map(|p| p["text"].as_str())
+                        .collect::<Vec<_>>()
+                        .join(" "),
+                    _ => String::new(),
+                },
+                is_error: block["is_error"] == true,
+            },
+            _ => ContentBlock::Other,
+        })
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -119,6 +249,63 @@ mod tests {
     use crate::agent::claude::HookEventKind;
     use crate::decision::{Answer, Verdict};
     use serde_json::json;
+
+    #[test]
+    fn sdk_messages_are_read_here() {
+        let init = json!({"type": "system", "subtype": "init", "session_id": "s1",
+                          "model": "haiku", "cwd": "/p"});
+        let init = SdkMessageFields::of(&init);
+        assert_eq!(init.session_id, Some("s1"));
+        assert_eq!(
+            init.body,
+            SdkBody::Init {
+                model: Some("haiku"),
+                cwd: Some("/p")
+            }
+        );
+        let turn = json!({"type": "assistant", "message": {"content": [
+            {"type": "text", "text": "hi"},
+            {"type": "tool_use", "name": "Bash", "input": {"command": "ls"}},
+            {"type": "thinking"}]}});
+        let SdkBody::Assistant(blocks) = SdkMessageFields::of(&turn).body else {
+            panic!("an assistant message")
+        };
+        let blocks: Vec<_> = blocks.iter().collect();
+        assert_eq!(blocks[0], ContentBlock::Text("hi"));
+        assert_eq!(
+            blocks[1],
+            ContentBlock::ToolUse {
+                name: Some("Bash"),
+                input: &json!({"command": "ls"})
+            }
+        );
+        assert_eq!(blocks[2], ContentBlock::Other);
+        let back = json!({"type": "user", "message": {"content": [
+            {"type": "tool_result", "is_error": true,
+             "content": [{"type": "text", "text": "no"}, {"type": "text", "text": "such"}]}]}});
+        let SdkBody::User(blocks) = SdkMessageFields::of(&back).body else {
+            panic!("a user message")
+        };
+        assert_eq!(
+            blocks.iter().collect::<Vec<_>>(),
+            [ContentBlock::ToolResult {
+                text: "no such".into(),
+                is_error: true
+            }]
+        );
+        let result = json!({"type": "result", "total_cost_usd": 0.25, "num_turns": 3,
+                            "usage": {"input_tokens": 1}, "result": "done"});
+        assert_eq!(
+            SdkMessageFields::of(&result).body,
+            SdkBody::Result {
+                usage: Some(&json!({"input_tokens": 1})),
+                total_cost_usd: Some(0.25),
+                num_turns: Some(3),
+                result: Some("done")
+            }
+        );
+        assert_eq!(SdkMessageFields::of(&json!([1])).body, SdkBody::Other);
+    }
 
     #[test]
     fn exit_2_blocks_and_no_opinion_is_empty() {

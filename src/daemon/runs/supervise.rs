@@ -25,7 +25,8 @@ use super::{
     STDERR_LINE,
 };
 use crate::agent::claude::output::HookOutput;
-use crate::agent::claude::sdk::{sdk_result, SdkCallback};
+use crate::agent::claude::sdk::{sdk_result, SdkBody, SdkCallback, SdkMessageFields};
+use crate::agent::claude::InputFields;
 use crate::daemon::hook::{self, RunLink};
 use crate::daemon::hub::ClientQueue;
 use crate::daemon::Shared;
@@ -125,7 +126,7 @@ pub(super) async fn supervise(
                             SdkCallback::Hook
                         };
                         let tool_input = match callback {
-                            SdkCallback::CanUseTool => event.input.get("tool_input").cloned().unwrap_or(Value::Null),
+                            SdkCallback::CanUseTool => InputFields::of(&event.input).tool_input.cloned().unwrap_or(Value::Null),
                             SdkCallback::Hook => Value::Null,
                         };
                         let request = HookRequest {
@@ -250,40 +251,40 @@ pub(super) fn kill_group(pid: u32) {
 /// One SDK message: remembered (session, usage), logged, pushed.
 fn on_sdk_message(run: &Run, message: Value, outcome: &mut Outcome, shared: &Arc<Shared>) {
     let run_id = &run.link.run_id;
-    if let Some(session) = message.get("session_id").and_then(Value::as_str) {
+    let fields = SdkMessageFields::of(&message);
+    if let Some(session) = fields.session_id {
         if outcome.session_id.as_deref() != Some(session) {
             outcome.session_id = Some(session.to_string());
             let session = session.to_string();
             shared.runs.update(run_id, |e| e.session_id = Some(session));
         }
     }
-    match message.get("type").and_then(Value::as_str) {
-        Some("assistant") => shared.runs.update(run_id, |e| e.turns += 1),
+    match fields.body {
+        SdkBody::Assistant(_) => shared.runs.update(run_id, |e| e.turns += 1),
         // The model the session really uses, when the run did not name one.
-        Some("system") if message.get("subtype").and_then(Value::as_str) == Some("init") => {
-            if let Some(model) = message.get("model").and_then(Value::as_str) {
+        SdkBody::Init { model, .. } => {
+            if let Some(model) = model {
                 let model = model.to_string();
                 shared
                     .runs
                     .update(run_id, |e| e.model = e.model.take().or(Some(model)));
             }
         }
-        Some("result") => {
-            let cost = message.get("total_cost_usd").and_then(Value::as_f64);
+        SdkBody::Result {
+            usage,
+            total_cost_usd,
+            num_turns,
+            result,
+        } => {
             shared
                 .runs
-                .update(run_id, |e| e.cost_usd = cost.or(e.cost_usd));
+                .update(run_id, |e| e.cost_usd = total_cost_usd.or(e.cost_usd));
+            outcome.usage = usage.cloned();
+            outcome.cost_usd = total_cost_usd;
+            outcome.num_turns = num_turns;
+            outcome.result = result.map(str::to_owned);
         }
-        _ => {}
-    }
-    if message.get("type").and_then(Value::as_str) == Some("result") {
-        outcome.usage = message.get("usage").cloned();
-        outcome.cost_usd = message.get("total_cost_usd").and_then(Value::as_f64);
-        outcome.num_turns = message.get("num_turns").and_then(Value::as_u64);
-        outcome.result = message
-            .get("result")
-            .and_then(Value::as_str)
-            .map(str::to_owned);
+        SdkBody::User(_) | SdkBody::Other => {}
     }
     let record = Reply::SdkMessage(crate::protocol::SdkMessage {
         run_id: run_id.to_string(),
