@@ -27,18 +27,6 @@ const ALLOWED: &[(&str, &str, &str)] = &[
     ),
     (
         "frame-reads",
-        "src/run_client.rs",
-        "an Agent SDK message's and its content blocks' `type` (inside a typed `sdk_message` \
-         frame): the SDK's format, which issue 22 reads in one place",
-    ),
-    (
-        "frame-reads",
-        "src/daemon/runs/supervise.rs",
-        "an Agent SDK message's `type`, read from the adapter before it becomes an \
-         `sdk_message` frame: the SDK's format, which issue 22 reads in one place",
-    ),
-    (
-        "frame-reads",
         "src/daemon/runs/options.rs",
         "an MCP server configuration's `type` (`stdio`, `sse`, `http`) in a `run` request's \
          options: the Agent SDK's option, passed through, not a frame",
@@ -783,14 +771,10 @@ const OWN_DEADLINES: &[(&str, usize, &str)] = &[
         "the helpers themselves: poll_reporting, poll_last, wait_with_deadline",
     ),
     (
-        "support/agents.rs",
+        "support/agent_cli.rs",
         1,
-        "the agent harnesses are being unified with claude.rs; their waits move then",
-    ),
-    (
-        "support/claude.rs",
-        1,
-        "the agent harnesses are being unified with agents.rs; their waits move then",
+        "the mock's start: it watches the mock's exit too, and kills it before panicking with \
+         its stderr",
     ),
     (
         "e2e_approve.rs",
