@@ -720,6 +720,26 @@ fn load_until_killed(socket: &Path) -> std::thread::JoinHandle<u64> {
     })
 }
 
+/// Waits until every thread of process `pid` is stopped (state `T` in
+/// `/proc/<pid>/task/*/stat`), after a SIGSTOP.
+fn wait_stopped(pid: u32) {
+    poll_until("the daemon's threads stopped", Duration::from_secs(10), || {
+        let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
+            return false;
+        };
+        tasks.flatten().all(|task| {
+            std::fs::read_to_string(task.path().join("stat"))
+                .ok()
+                .and_then(|stat| {
+                    // `pid (comm) S …`: the state follows the last `)`.
+                    let rest = &stat[stat.rfind(')')? + 1..];
+                    rest.split_whitespace().next().map(|state| state == "T")
+                })
+                .unwrap_or(true)
+        })
+    });
+}
+
 /// The gaps among `log`'s rotated files' numbers.
 fn gaps(log: &Path) -> Vec<hookd::daemon::log::Gap> {
     let numbers = hookd::daemon::log::rotated_numbers(log).unwrap();
@@ -749,6 +769,9 @@ fn kill_9_in_the_middle_of_a_rotation_under_load_loses_nothing_and_the_next_star
         let mut stopped_mid_rotation = false;
         for _ in 0..1000 {
             d.signal("STOP");
+            // kill(2) returns before every thread has stopped: a rename
+            // under way could still close the gap seen below.
+            wait_stopped(d.pid());
             if !gaps(&log).is_empty() {
                 stopped_mid_rotation = true;
                 break;
