@@ -21,30 +21,25 @@
 //!   `<hook_context>`).
 //! - `hookSpecificOutput.hookEventName` echoes Gemini's event name.
 
-use serde_json::{Map, Value};
+use serde_json::Value;
 
-use super::kind::name_of;
+use super::kind::{name_of, EVENTS};
 use crate::agent::claude::output::{fallback_answer, HookOutput};
 use crate::agent::claude::{FailClosed, HookEventKind};
 use crate::agent::deny_reason;
+use crate::agent::dialect::{self, Envelope};
 use crate::decision::{Answer, Verdict};
 
 /// The verdicts Gemini honors for an event of `kind` (always including "no
-/// opinion"). Any other verdict renders as no opinion, except `ask`, which
-/// renders as a deny where Gemini can deny.
+/// opinion"), from its events table. Any other verdict renders as no
+/// opinion, except `ask`, which renders as a deny where Gemini can deny.
 pub fn supported_verdicts(kind: HookEventKind) -> &'static [Verdict] {
-    use HookEventKind::*;
-    use Verdict::*;
-    match kind {
-        PreToolUse | PostToolUse | UserPromptSubmit | Stop => &[Deny, NoOpinion],
-        _ => &[NoOpinion],
-    }
+    dialect::supported_verdicts(EVENTS, kind)
 }
 
 /// Whether Gemini takes `hookSpecificOutput.additionalContext` for `kind`.
 pub fn accepts_context(kind: HookEventKind) -> bool {
-    use HookEventKind::*;
-    matches!(kind, PostToolUse | UserPromptSubmit | SessionStart)
+    dialect::accepts_context(EVENTS, kind)
 }
 
 /// Renders `answer` as Gemini's output for an event of `kind`.
@@ -57,41 +52,19 @@ pub fn render(kind: HookEventKind, answer: &Answer) -> HookOutput {
         Verdict::Ask => Verdict::Deny,
         v => v,
     };
-    let verdict = if supported_verdicts(kind).contains(&wanted) {
-        wanted
-    } else {
-        Verdict::NoOpinion
-    };
-    let mut top = Map::new();
-    let mut specific = Map::new();
-    if verdict == Verdict::Deny {
-        top.insert("decision".into(), "deny".into());
-        top.insert("reason".into(), deny_reason(answer).into());
+    let mut out = Envelope::default();
+    if dialect::honored(supported_verdicts(kind), wanted) == Verdict::Deny {
+        out.block("deny", deny_reason(answer));
     }
     if kind == HookEventKind::PreToolUse
         && matches!(answer.verdict, Verdict::Allow | Verdict::NoOpinion)
     {
         if let Some(input @ Value::Object(_)) = &answer.updated_input {
-            specific.insert("tool_input".into(), input.clone());
+            out.specific("tool_input", input.clone());
         }
     }
-    if let Some(context) = answer.additional_context.as_deref() {
-        if accepts_context(kind) {
-            specific.insert("additionalContext".into(), context.into());
-        }
-    }
-    if !specific.is_empty() {
-        specific.insert("hookEventName".into(), event.into());
-        top.insert("hookSpecificOutput".into(), specific.into());
-    }
-    if top.is_empty() {
-        return HookOutput::default();
-    }
-    HookOutput {
-        exit_code: 0,
-        stdout: format!("{}\n", Value::Object(top)),
-        stderr: String::new(),
-    }
+    out.context(accepts_context(kind), answer);
+    out.finish(event)
 }
 
 /// The prompt Gemini sends itself after a blocked AfterAgent (Stop): the
