@@ -276,11 +276,8 @@ impl Agent {
                 HookOutput::default()
             };
         };
-        match self {
-            Agent::ClaudeCode => crate::agent::claude::output::fallback(kind, fail_closed, why),
-            Agent::Codex => crate::agent::codex::output::fallback(kind, fail_closed, why),
-            Agent::Gemini => crate::agent::gemini::output::fallback(kind, fail_closed, why),
-        }
+        let answer = crate::agent::claude::output::fallback_answer(kind, fail_closed, why);
+        self.render(kind, &answer)
     }
 
     /// Whether a hook of this agent relays the environment variable `name`

@@ -4,7 +4,7 @@
 //! `tests/fixtures/agents/codex/hook-schemas.json`), and its timeouts.
 
 use crate::agent::claude::HookEventKind;
-use crate::agent::dialect::{self, honors, EventRow, EventTable};
+use crate::agent::dialect::{honors, EventRow, EventTable};
 
 /// One event Codex fires.
 pub type CodexEvent = EventRow;
@@ -52,25 +52,10 @@ pub const EVENTS: EventTable = {
     ]
 };
 
-/// The event named `name`, if Codex has one.
-pub fn event(name: &str) -> Option<&'static CodexEvent> {
-    dialect::event(EVENTS, name)
-}
-
-/// The hookd kind of a Codex event name (`Unknown` for names Codex does not
-/// have, and for `Interrupt`).
-pub fn event_kind(name: &str) -> HookEventKind {
-    dialect::event_kind(EVENTS, name)
-}
-
-/// Codex's name for a hookd kind, for the kinds some Codex event maps onto.
-pub fn name_of(kind: HookEventKind) -> Option<&'static str> {
-    dialect::name_of(EVENTS, kind)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::agent::dialect::{event_kind, name_of};
 
     #[test]
     fn codex_names_are_claude_names_but_interrupt() {
@@ -80,12 +65,12 @@ mod tests {
                 assert!(!e.registered_by_default);
             } else {
                 assert_eq!(e.kind.as_str(), e.name);
-                assert_eq!(name_of(e.kind), Some(e.name));
+                assert_eq!(name_of(EVENTS, e.kind), Some(e.name));
                 assert!(e.registered_by_default);
             }
         }
-        assert_eq!(event_kind("BeforeTool"), HookEventKind::Unknown);
-        assert_eq!(name_of(HookEventKind::Unknown), None);
-        assert_eq!(name_of(HookEventKind::Setup), None);
+        assert_eq!(event_kind(EVENTS, "BeforeTool"), HookEventKind::Unknown);
+        assert_eq!(name_of(EVENTS, HookEventKind::Unknown), None);
+        assert_eq!(name_of(EVENTS, HookEventKind::Setup), None);
     }
 }

@@ -27,8 +27,8 @@
 //!   `suppressOutput`, `systemMessage` are Codex's but hookd has no use for
 //!   them; PreToolUse rejects the first three).
 
-use super::kind::{name_of, EVENTS};
-use crate::agent::claude::output::{fallback_answer, HookOutput};
+use super::kind::EVENTS;
+use crate::agent::claude::output::HookOutput;
 use crate::agent::claude::{FailClosed, HookEventKind};
 use crate::agent::deny_reason;
 use crate::agent::dialect::{self, Envelope};
@@ -36,25 +36,15 @@ use crate::decision::{Answer, Verdict};
 
 pub use crate::agent::claude::output::DEFAULT_DENY_REASON;
 
-/// The verdicts Codex honors for an event of `kind` (always including "no
-/// opinion"), from its events table; any other verdict renders as no
-/// opinion.
-pub fn supported_verdicts(kind: HookEventKind) -> &'static [Verdict] {
-    dialect::supported_verdicts(EVENTS, kind)
-}
-
-/// Whether Codex takes `hookSpecificOutput.additionalContext` for `kind`.
-pub fn accepts_context(kind: HookEventKind) -> bool {
-    dialect::accepts_context(EVENTS, kind)
-}
-
-/// Renders `answer` as Codex's output for an event of `kind`.
+/// Renders `answer` as Codex's output for an event of `kind`: the verdicts
+/// and context its events table says the event takes (no opinion for an
+/// event Codex does not have).
 pub fn render(kind: HookEventKind, answer: &Answer) -> HookOutput {
     use HookEventKind::*;
-    let Some(event) = name_of(kind) else {
+    let Some(event) = dialect::row_of(EVENTS, kind) else {
         return HookOutput::default();
     };
-    let verdict = dialect::honored(supported_verdicts(kind), answer.verdict);
+    let verdict = dialect::honored(event.verdicts, answer.verdict);
     let mut out = Envelope::default();
     match (kind, verdict) {
         (_, Verdict::NoOpinion) => {}
@@ -77,8 +67,8 @@ pub fn render(kind: HookEventKind, answer: &Answer) -> HookOutput {
             out.specific("updatedInput", input.clone());
         }
     }
-    out.context(accepts_context(kind), answer);
-    out.finish(event)
+    out.context(event.accepts_context, answer);
+    out.finish(event.name)
 }
 
 /// What an ask nobody answered becomes: Codex cannot ask from a hook, so its
@@ -101,16 +91,10 @@ pub fn unanswered_ask(kind: HookEventKind, fail_closed: FailClosed, ask: Answer)
     }
 }
 
-/// The output when nobody could decide: no opinion, or a block where the
-/// hook fails closed and Codex can block the event
-/// ([`crate::agent::claude::output::fallback_answer`], rendered for Codex).
-pub fn fallback(kind: HookEventKind, fail_closed: FailClosed, why: &str) -> HookOutput {
-    render(kind, &fallback_answer(kind, fail_closed, why))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::agent::Agent;
     use serde_json::{json, Value};
 
     fn parse(out: &HookOutput) -> Value {
@@ -186,12 +170,12 @@ mod tests {
             HookEventKind::Unknown,
         ] {
             assert_eq!(
-                fallback(kind, FailClosed::All, "timeout"),
+                Agent::Codex.fallback_for(Some(kind), FailClosed::All, "timeout"),
                 HookOutput::default()
             );
         }
-        let out = parse(&fallback(
-            HookEventKind::UserPromptSubmit,
+        let out = parse(&Agent::Codex.fallback_for(
+            Some(HookEventKind::UserPromptSubmit),
             FailClosed::All,
             "timeout",
         ));

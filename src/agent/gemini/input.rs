@@ -5,7 +5,7 @@ use std::borrow::Cow;
 
 use serde_json::{Map, Value};
 
-use super::kind::event_kind;
+use super::kind::EVENTS;
 use crate::agent::claude::HookEventKind;
 use crate::agent::dialect::{self, ToolMap};
 use crate::agent::{absolute_path, reshape};
@@ -72,7 +72,7 @@ pub fn rule_inputs(raw: &Value) -> Vec<Cow<'_, Value>> {
         .get("hook_event_name")
         .and_then(Value::as_str)
         .unwrap_or_default();
-    let kind = event_kind(name);
+    let kind = dialect::event_kind(EVENTS, name);
     let event = if kind == HookEventKind::Unknown {
         name
     } else {

@@ -3,7 +3,7 @@
 //! which hookd registers.
 
 use crate::agent::claude::HookEventKind;
-use crate::agent::dialect::{self, honors, EventRow, EventTable};
+use crate::agent::dialect::{honors, EventRow, EventTable};
 
 /// One event Gemini fires.
 pub type GeminiEvent = EventRow;
@@ -43,36 +43,20 @@ pub const EVENTS: EventTable = {
     ]
 };
 
-/// The event named `name`, if Gemini has one.
-pub fn event(name: &str) -> Option<&'static GeminiEvent> {
-    dialect::event(EVENTS, name)
-}
-
-/// The hookd kind of a Gemini event name (`Unknown` for the model events
-/// and for names Gemini does not have).
-pub fn event_kind(name: &str) -> HookEventKind {
-    dialect::event_kind(EVENTS, name)
-}
-
-/// Gemini's name for a hookd kind, for the kinds some Gemini event maps
-/// onto (`BeforeTool` for PreToolUse).
-pub fn name_of(kind: HookEventKind) -> Option<&'static str> {
-    dialect::name_of(EVENTS, kind)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::agent::dialect::{event_kind, name_of};
 
     #[test]
     fn each_kind_has_at_most_one_gemini_event() {
         for e in EVENTS.iter().filter(|e| e.kind != HookEventKind::Unknown) {
-            assert_eq!(name_of(e.kind), Some(e.name));
-            assert_eq!(event_kind(e.name), e.kind);
+            assert_eq!(name_of(EVENTS, e.kind), Some(e.name));
+            assert_eq!(event_kind(EVENTS, e.name), e.kind);
             assert!(e.registered_by_default, "{}", e.name);
         }
-        assert_eq!(name_of(HookEventKind::PermissionRequest), None);
-        assert_eq!(event_kind("PreToolUse"), HookEventKind::Unknown);
+        assert_eq!(name_of(EVENTS, HookEventKind::PermissionRequest), None);
+        assert_eq!(event_kind(EVENTS, "PreToolUse"), HookEventKind::Unknown);
         let unregistered: Vec<_> = EVENTS
             .iter()
             .filter(|e| !e.registered_by_default)

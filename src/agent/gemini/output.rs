@@ -23,28 +23,18 @@
 
 use serde_json::Value;
 
-use super::kind::{name_of, EVENTS};
-use crate::agent::claude::output::{fallback_answer, HookOutput};
-use crate::agent::claude::{FailClosed, HookEventKind};
+use super::kind::EVENTS;
+use crate::agent::claude::output::HookOutput;
+use crate::agent::claude::HookEventKind;
 use crate::agent::deny_reason;
 use crate::agent::dialect::{self, Envelope};
 use crate::decision::{Answer, Verdict};
 
-/// The verdicts Gemini honors for an event of `kind` (always including "no
-/// opinion"), from its events table. Any other verdict renders as no
-/// opinion, except `ask`, which renders as a deny where Gemini can deny.
-pub fn supported_verdicts(kind: HookEventKind) -> &'static [Verdict] {
-    dialect::supported_verdicts(EVENTS, kind)
-}
-
-/// Whether Gemini takes `hookSpecificOutput.additionalContext` for `kind`.
-pub fn accepts_context(kind: HookEventKind) -> bool {
-    dialect::accepts_context(EVENTS, kind)
-}
-
-/// Renders `answer` as Gemini's output for an event of `kind`.
+/// Renders `answer` as Gemini's output for an event of `kind`: the verdicts
+/// and context its events table says the event takes (no opinion for an
+/// event Gemini does not have).
 pub fn render(kind: HookEventKind, answer: &Answer) -> HookOutput {
-    let Some(event) = name_of(kind) else {
+    let Some(event) = dialect::row_of(EVENTS, kind) else {
         return HookOutput::default();
     };
     // Gemini cannot be asked: an ask here is one nobody answered.
@@ -53,7 +43,7 @@ pub fn render(kind: HookEventKind, answer: &Answer) -> HookOutput {
         v => v,
     };
     let mut out = Envelope::default();
-    if dialect::honored(supported_verdicts(kind), wanted) == Verdict::Deny {
+    if dialect::honored(event.verdicts, wanted) == Verdict::Deny {
         out.block("deny", deny_reason(answer));
     }
     if kind == HookEventKind::PreToolUse
@@ -63,8 +53,8 @@ pub fn render(kind: HookEventKind, answer: &Answer) -> HookOutput {
             out.specific("tool_input", input.clone());
         }
     }
-    out.context(accepts_context(kind), answer);
-    out.finish(event)
+    out.context(event.accepts_context, answer);
+    out.finish(event.name)
 }
 
 /// The prompt Gemini sends itself after a blocked AfterAgent (Stop): the
@@ -87,16 +77,11 @@ pub fn unanswered_ask(ask: Answer) -> Answer {
     }
 }
 
-/// The output when nobody could decide: no opinion, or a deny where the
-/// hook fails closed and Gemini can deny the event
-/// ([`crate::agent::claude::output::fallback_answer`], rendered for Gemini).
-pub fn fallback(kind: HookEventKind, fail_closed: FailClosed, why: &str) -> HookOutput {
-    render(kind, &fallback_answer(kind, fail_closed, why))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::agent::claude::FailClosed;
+    use crate::agent::Agent;
     use serde_json::json;
 
     fn parse(out: &HookOutput) -> Value {
@@ -138,14 +123,14 @@ mod tests {
     fn an_unanswered_ask_denies_with_its_reason() {
         let denied = unanswered_ask(Answer::new(Verdict::Ask, Some("why".into())));
         assert_eq!(denied, Answer::new(Verdict::Deny, Some("why".into())));
-        let out = parse(&fallback(
-            HookEventKind::PreToolUse,
+        let out = parse(&Agent::Gemini.fallback_for(
+            Some(HookEventKind::PreToolUse),
             FailClosed::Tools,
             "timeout",
         ));
         assert_eq!(out["decision"], "deny");
         assert_eq!(
-            fallback(HookEventKind::PreCompact, FailClosed::All, "timeout"),
+            Agent::Gemini.fallback_for(Some(HookEventKind::PreCompact), FailClosed::All, "timeout"),
             HookOutput::default()
         );
     }
