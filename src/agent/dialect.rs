@@ -111,7 +111,8 @@ impl EventRow {
     }
 
     /// Whether the event is a decision point for this agent: its kind is
-    /// one and the agent honors some verdict there.
+    /// one (Claude Code honors some verdict for it) and this agent honors
+    /// some verdict there too.
     pub fn is_decision_point(&self) -> bool {
         self.kind.is_decision_point() && self.verdicts.iter().any(|v| *v != Verdict::NoOpinion)
     }

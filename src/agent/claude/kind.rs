@@ -84,32 +84,12 @@ hook_events! {
 
 impl HookEventKind {
     /// A decision point is an event whose hook output can change what Claude
-    /// Code does next (block, allow, rewrite). Only these are judged and may
+    /// Code does next (block, allow, rewrite): one for which its events
+    /// table, [`EVENTS`], honors some verdict. Only these are judged and may
     /// wait for a decision; every other event is observe-only and is answered
     /// at once with "no opinion".
     pub fn is_decision_point(self) -> bool {
-        use HookEventKind::*;
-        matches!(
-            self,
-            PreToolUse
-                | PermissionRequest
-                | PermissionDenied
-                | PostToolUse
-                | PostToolUseFailure
-                | PostToolBatch
-                | UserPromptSubmit
-                | UserPromptExpansion
-                | Stop
-                | SubagentStop
-                | PreCompact
-                | PreModelSwitch
-                | TeammateIdle
-                | TaskCreated
-                | TaskCompleted
-                | Elicitation
-                | ElicitationResult
-                | ConfigChange
-        )
+        dialect::row_of(EVENTS, self).is_some_and(|e| e.verdicts.iter().any(|v| *v != NoOpinion))
     }
 
     /// The events Claude Code treats as *guarded* (the bundle's `I9` set):
@@ -326,6 +306,38 @@ mod tests {
         assert_eq!(
             HookEventKind::from_name("FutureEvent"),
             HookEventKind::Unknown
+        );
+    }
+
+    #[test]
+    fn the_decision_points_are_the_events_claude_code_honors_a_verdict_for() {
+        let points: Vec<&str> = HookEventKind::ALL
+            .iter()
+            .filter(|k| k.is_decision_point())
+            .map(|k| k.as_str())
+            .collect();
+        assert_eq!(
+            points,
+            [
+                "PreToolUse",
+                "PermissionRequest",
+                "PermissionDenied",
+                "PostToolUse",
+                "PostToolUseFailure",
+                "PostToolBatch",
+                "UserPromptSubmit",
+                "UserPromptExpansion",
+                "Stop",
+                "SubagentStop",
+                "PreCompact",
+                "PreModelSwitch",
+                "TeammateIdle",
+                "TaskCreated",
+                "TaskCompleted",
+                "Elicitation",
+                "ElicitationResult",
+                "ConfigChange",
+            ]
         );
     }
 
