@@ -248,13 +248,7 @@ fn cases(agent: Agent, kind: HookEventKind) -> Vec<(String, HookOutput)> {
 }
 
 fn event_name(agent: Agent, kind: HookEventKind) -> String {
-    match agent {
-        Agent::Codex => hookd::agent::codex::kind::name_of(kind),
-        Agent::Gemini => hookd::agent::gemini::kind::name_of(kind),
-        Agent::ClaudeCode => Some(kind.as_str()),
-    }
-    .unwrap()
-    .to_string()
+    agent.event_name(kind).unwrap().to_string()
 }
 
 /// The agent's events, `(name, kind)`.

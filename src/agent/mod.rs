@@ -17,6 +17,10 @@
 //!   hangs on `ask` never gets one; a CLI that throws away outputs with
 //!   unknown fields never gets one).
 //!
+//! A dialect is a small module plus data ([`dialect`]): an events table, a
+//! tool-name map, and the fields its output sets in the one output
+//! envelope; its module holds only what is particular to its agent.
+//!
 //! This module holds what the dialects share: [`Agent`], the dispatch to each
 //! dialect, [`evaluate`] (judging every rule input of one hook and combining
 //! the verdicts), and [`universal_deny`], the one answer every agent honors.
@@ -25,6 +29,7 @@
 
 pub mod claude;
 pub mod codex;
+pub mod dialect;
 pub mod gemini;
 
 use std::borrow::Cow;
@@ -34,6 +39,7 @@ use serde_json::{Map, Value};
 
 use crate::agent::claude::output::HookOutput;
 use crate::agent::claude::{FailClosed, HookEventKind};
+use crate::agent::dialect::EventTable;
 use crate::decision::{Answer, Verdict};
 use crate::rules::{Action, Evaluation, Layers, Query};
 use serde::{Deserialize, Serialize};
@@ -122,35 +128,33 @@ impl Agent {
         Agent::ALL.into_iter().find(|a| a.as_str() == name)
     }
 
+    /// This agent's events table ([`dialect`]): its events, what each can
+    /// do, and its timeouts.
+    pub fn events(self) -> EventTable {
+        match self {
+            Agent::ClaudeCode => crate::agent::claude::EVENTS,
+            Agent::Codex => crate::agent::codex::EVENTS,
+            Agent::Gemini => crate::agent::gemini::EVENTS,
+        }
+    }
+
     /// The hookd event kind of one of this agent's event names;
     /// [`HookEventKind::Unknown`] for a name the dialect does not map (its
     /// own name is kept on the event; it is observe-only).
     pub fn event_kind(self, name: &str) -> HookEventKind {
-        match self {
-            Agent::ClaudeCode => HookEventKind::from_name(name),
-            Agent::Codex => crate::agent::codex::event_kind(name),
-            Agent::Gemini => crate::agent::gemini::event_kind(name),
-        }
+        dialect::event_kind(self.events(), name)
     }
 
     /// Whether `name` is one of this agent's events (mapped or not).
     pub fn knows_event(self, name: &str) -> bool {
-        match self {
-            Agent::ClaudeCode => HookEventKind::from_name(name) != HookEventKind::Unknown,
-            Agent::Codex => crate::agent::codex::event(name).is_some(),
-            Agent::Gemini => crate::agent::gemini::event(name).is_some(),
-        }
+        dialect::event(self.events(), name).is_some()
     }
 
     /// The verdicts this agent honors for an event of `kind` (always
     /// including "no opinion"). [`Agent::render`] gives any other verdict as
     /// "no opinion", except where the dialect says otherwise (Gemini's `ask`).
     pub fn supported_verdicts(self, kind: HookEventKind) -> &'static [Verdict] {
-        match self {
-            Agent::ClaudeCode => crate::agent::claude::output::supported_verdicts(kind),
-            Agent::Codex => crate::agent::codex::output::supported_verdicts(kind),
-            Agent::Gemini => crate::agent::gemini::output::supported_verdicts(kind),
-        }
+        dialect::supported_verdicts(self.events(), kind)
     }
 
     /// The verdicts a client may `decide` an event of `kind` from this agent
@@ -181,21 +185,13 @@ impl Agent {
     /// This agent's name for its event of `kind`; `None` when it fires
     /// none (Gemini has no PermissionRequest).
     pub fn event_name(self, kind: HookEventKind) -> Option<&'static str> {
-        match self {
-            Agent::ClaudeCode => (kind != HookEventKind::Unknown).then(|| kind.as_str()),
-            Agent::Codex => crate::agent::codex::kind::name_of(kind),
-            Agent::Gemini => crate::agent::gemini::kind::name_of(kind),
-        }
+        dialect::name_of(self.events(), kind)
     }
 
     /// Whether this agent takes `additionalContext` from a hook of `kind`
     /// (and shows it to the model).
     pub fn accepts_context(self, kind: HookEventKind) -> bool {
-        match self {
-            Agent::ClaudeCode => crate::agent::claude::output::accepts_context(kind),
-            Agent::Codex => crate::agent::codex::output::accepts_context(kind),
-            Agent::Gemini => crate::agent::gemini::output::accepts_context(kind),
-        }
+        dialect::accepts_context(self.events(), kind)
     }
 
     /// Whether the rules judge an event of `kind` from this agent: a
@@ -280,11 +276,8 @@ impl Agent {
                 HookOutput::default()
             };
         };
-        match self {
-            Agent::ClaudeCode => crate::agent::claude::output::fallback(kind, fail_closed, why),
-            Agent::Codex => crate::agent::codex::output::fallback(kind, fail_closed, why),
-            Agent::Gemini => crate::agent::gemini::output::fallback(kind, fail_closed, why),
-        }
+        let answer = crate::agent::claude::output::fallback_answer(kind, fail_closed, why);
+        self.render(kind, &answer)
     }
 
     /// Whether a hook of this agent relays the environment variable `name`

@@ -4,7 +4,7 @@
 use serde::Serialize;
 
 use crate::agent::claude::HookEventKind;
-use crate::agent::Agent;
+use crate::agent::{dialect, Agent};
 
 /// How one event's handler is registered: the deadline ladder is
 /// `agent_s` (the agent kills the hook) > `forwarder_s` (the forwarder
@@ -35,7 +35,9 @@ pub enum EventClass {
     SessionEnd,
 }
 
-/// The one table of timeouts (documented in docs/install.md, "Timeouts").
+/// The one table of timeouts, every agent's (documented in docs/install.md,
+/// "Timeouts"); an agent that clamps an event's hooks gets its clamp
+/// instead ([`timing_for`]).
 ///
 /// - Decision points: 30 s is Claude Code's own default for
 ///   UserPromptSubmit and the model-switch events, so one value keeps every
@@ -64,6 +66,11 @@ pub enum EventClass {
 /// The log's order is the session's order for `tail` and `replay`, and the
 /// gain appears only when hooks are slow, which the 2 s forwarder deadline
 /// already bounds. The column stays so a future choice is one edit.
+///
+/// Codex's own default is 600 s and Gemini's 60 s for every event: the
+/// same steps keep a wedged daemon from holding a session that long. Codex
+/// clamps SessionEnd hooks to 3 s whatever the file says, so its file says
+/// 3 s (the forwarder's 1 s keeps the ladder under the clamp).
 pub const TIMINGS: [(EventClass, Timing); 3] = [
     (
         EventClass::DecisionPoint,
@@ -91,77 +98,6 @@ pub const TIMINGS: [(EventClass, Timing); 3] = [
     ),
 ];
 
-/// Codex CLI's ladder, in seconds like Claude Code's. Codex's own default
-/// is 600 s; decision points get Claude Code's 30 s (25 s for the
-/// forwarder), observe-only events 5 s (2 s). Codex clamps SessionEnd
-/// hooks to 3 s whatever the file says, so 3 s is written (1 s for the
-/// forwarder): the ladder holds under the clamp.
-pub const CODEX_TIMINGS: [(EventClass, Timing); 3] = [
-    (
-        EventClass::DecisionPoint,
-        Timing {
-            forwarder_s: 25,
-            agent_s: 30,
-            async_hook: false,
-        },
-    ),
-    (
-        EventClass::ObserveOnly,
-        Timing {
-            forwarder_s: 2,
-            agent_s: 5,
-            async_hook: false,
-        },
-    ),
-    (
-        EventClass::SessionEnd,
-        Timing {
-            forwarder_s: 1,
-            agent_s: 3,
-            async_hook: false,
-        },
-    ),
-];
-
-/// Gemini CLI's ladder (written to its file in milliseconds). Gemini's own
-/// default is 60 s for every event; the same steps as Claude Code's keep a
-/// wedged daemon from holding a session for a minute.
-pub const GEMINI_TIMINGS: [(EventClass, Timing); 3] = [
-    (
-        EventClass::DecisionPoint,
-        Timing {
-            forwarder_s: 25,
-            agent_s: 30,
-            async_hook: false,
-        },
-    ),
-    (
-        EventClass::ObserveOnly,
-        Timing {
-            forwarder_s: 2,
-            agent_s: 5,
-            async_hook: false,
-        },
-    ),
-    (
-        EventClass::SessionEnd,
-        Timing {
-            forwarder_s: 1,
-            agent_s: 2,
-            async_hook: false,
-        },
-    ),
-];
-
-/// The timeout table of `agent`.
-pub fn timings(agent: Agent) -> &'static [(EventClass, Timing); 3] {
-    match agent {
-        Agent::ClaudeCode => &TIMINGS,
-        Agent::Codex => &CODEX_TIMINGS,
-        Agent::Gemini => &GEMINI_TIMINGS,
-    }
-}
-
 /// The class of a Claude Code event.
 pub fn class(kind: HookEventKind) -> EventClass {
     class_for(Agent::ClaudeCode, kind)
@@ -184,14 +120,22 @@ pub fn timing(kind: HookEventKind) -> Timing {
     timing_for(Agent::ClaudeCode, kind)
 }
 
-/// The timing of `agent`'s handler for an event of kind `kind`.
+/// The timing of `agent`'s handler for an event of kind `kind`: its class's
+/// row of [`TIMINGS`], with the agent's timeout raised or lowered to the
+/// clamp its events table gives the event (Codex's SessionEnd), since the
+/// agent uses nothing else.
 pub fn timing_for(agent: Agent, kind: HookEventKind) -> Timing {
     let class = class_for(agent, kind);
-    timings(agent)
+    let ladder = TIMINGS
         .iter()
         .find(|(c, _)| *c == class)
         .map(|(_, t)| *t)
-        .expect("every class has a row")
+        .expect("every class has a row");
+    let clamp = dialect::row_of(agent.events(), kind).and_then(|e| e.max_timeout_s);
+    Timing {
+        agent_s: clamp.unwrap_or(ladder.agent_s),
+        ..ladder
+    }
 }
 
 /// The name `agent` gives the event hookd knows as `kind` (`BeforeTool`
@@ -200,24 +144,18 @@ pub fn event_name(agent: Agent, kind: HookEventKind) -> Option<&'static str> {
     agent.event_name(kind)
 }
 
-/// The events registered for `agent` without `--events`: Claude Code's
-/// [`default_events`]; every Codex event hookd maps (not `Interrupt`, which
-/// nothing can decide); Gemini's events but the three model events, which
-/// carry the whole conversation and fire per streamed chunk.
+/// The events registered for `agent` without `--events`: those its events
+/// table registers by default and maps onto a hookd kind (Claude Code's
+/// [`default_events`]; every Codex event but `Interrupt`, which nothing can
+/// decide; Gemini's events but the three model events, which carry the
+/// whole conversation and fire per streamed chunk).
 pub fn default_events_for(agent: Agent) -> Vec<HookEventKind> {
-    match agent {
-        Agent::ClaudeCode => default_events(),
-        Agent::Codex => crate::agent::codex::EVENTS
-            .iter()
-            .map(|e| e.kind)
-            .filter(|k| *k != HookEventKind::Unknown)
-            .collect(),
-        Agent::Gemini => crate::agent::gemini::EVENTS
-            .iter()
-            .filter(|e| e.registered_by_default && e.kind != HookEventKind::Unknown)
-            .map(|e| e.kind)
-            .collect(),
-    }
+    agent
+        .events()
+        .iter()
+        .filter(|e| e.registered_by_default && e.kind != HookEventKind::Unknown)
+        .map(|e| e.kind)
+        .collect()
 }
 
 /// Parses `--events` for `agent`, in the agent's own names
@@ -253,16 +191,11 @@ pub fn parse_events_for(agent: Agent, list: &str) -> Result<Vec<HookEventKind>, 
     Ok(events)
 }
 
-/// The events installed when `--events` is not given: all of Claude Code's
-/// events except `WorktreeCreate`, whose hook *replaces* worktree creation
-/// (it must create the worktree and print its path; a forwarder that answers
-/// "no opinion" would make `claude --worktree` fail).
+/// The events installed for Claude Code when `--events` is not given: all
+/// of its events except `WorktreeCreate`, whose hook *replaces* worktree
+/// creation (see [`crate::agent::claude::EVENTS`]).
 pub fn default_events() -> Vec<HookEventKind> {
-    HookEventKind::ALL
-        .iter()
-        .copied()
-        .filter(|k| *k != HookEventKind::WorktreeCreate)
-        .collect()
+    default_events_for(Agent::ClaudeCode)
 }
 
 /// Parses `--events` (names separated by commas, as Claude Code spells them).
@@ -293,4 +226,23 @@ pub fn parse_events(list: &str) -> Result<Vec<HookEventKind>, String> {
         return Err("--events: give at least one event name, e.g. --events PreToolUse,Stop".into());
     }
     Ok(events)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_ladder_holds_for_every_agent_and_clamps_are_written() {
+        for agent in Agent::ALL {
+            for kind in default_events_for(agent) {
+                let t = timing_for(agent, kind);
+                assert!(t.forwarder_s < t.agent_s, "{agent} {kind}: {t:?}");
+            }
+        }
+        let session_end = |agent| timing_for(agent, HookEventKind::SessionEnd).agent_s;
+        assert_eq!(session_end(Agent::ClaudeCode), 2);
+        assert_eq!(session_end(Agent::Gemini), 2);
+        assert_eq!(session_end(Agent::Codex), 3);
+    }
 }

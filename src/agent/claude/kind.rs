@@ -2,6 +2,9 @@
 
 use std::fmt;
 
+use crate::agent::dialect::{self, honors, EventRow};
+use crate::decision::Verdict::{self, *};
+
 /// Declares [`HookEventKind`] from one table so the name list, the parser and
 /// `ALL` can never disagree.
 macro_rules! hook_events {
@@ -33,7 +36,7 @@ macro_rules! hook_events {
             }
 
             /// The event's name as Claude Code spells it (`"unknown"` for `Unknown`).
-            pub fn as_str(self) -> &'static str {
+            pub const fn as_str(self) -> &'static str {
                 match self {
                     $(HookEventKind::$variant => stringify!($variant),)+
                     HookEventKind::Unknown => "unknown",
@@ -81,32 +84,12 @@ hook_events! {
 
 impl HookEventKind {
     /// A decision point is an event whose hook output can change what Claude
-    /// Code does next (block, allow, rewrite). Only these are judged and may
+    /// Code does next (block, allow, rewrite): one for which its events
+    /// table, [`EVENTS`], honors some verdict. Only these are judged and may
     /// wait for a decision; every other event is observe-only and is answered
     /// at once with "no opinion".
     pub fn is_decision_point(self) -> bool {
-        use HookEventKind::*;
-        matches!(
-            self,
-            PreToolUse
-                | PermissionRequest
-                | PermissionDenied
-                | PostToolUse
-                | PostToolUseFailure
-                | PostToolBatch
-                | UserPromptSubmit
-                | UserPromptExpansion
-                | Stop
-                | SubagentStop
-                | PreCompact
-                | PreModelSwitch
-                | TeammateIdle
-                | TaskCreated
-                | TaskCompleted
-                | Elicitation
-                | ElicitationResult
-                | ConfigChange
-        )
+        dialect::row_of(EVENTS, self).is_some_and(|e| e.verdicts.iter().any(|v| *v != NoOpinion))
     }
 
     /// The events Claude Code treats as *guarded* (the bundle's `I9` set):
@@ -152,17 +135,82 @@ impl HookEventKind {
     }
 
     /// Claude Code's own timeout for a command hook of this event when the
-    /// settings give none, in milliseconds (reference §10).
+    /// settings give none, in milliseconds (reference §10), from [`EVENTS`].
     pub fn claude_default_timeout_ms(self) -> u64 {
-        use HookEventKind::*;
-        match self {
-            SessionEnd => 1_500,
-            UserPromptSubmit | PreModelSwitch | PostModelSwitch => 30_000,
-            MessageDisplay => 10_000,
-            _ => 600_000,
-        }
+        dialect::row_of(EVENTS, self).map_or(DEFAULT_TIMEOUT_MS, |e| e.default_timeout_ms)
     }
 }
+
+/// Claude Code's timeout for a command hook, in milliseconds, where the
+/// reference names no other for the event.
+const DEFAULT_TIMEOUT_MS: u64 = 600_000;
+/// Claude Code's timeout for UserPromptSubmit and the model-switch hooks.
+const PROMPT_TIMEOUT_MS: u64 = 30_000;
+
+/// PreToolUse honors every verdict.
+const TOOL_CALL: &[Verdict] = &[Allow, Deny, Ask, Defer, NoOpinion];
+/// PreModelSwitch honors all but `defer`.
+const MODEL_SWITCH: &[Verdict] = &[Allow, Deny, Ask, NoOpinion];
+/// PermissionDenied honors only `allow` (= retry).
+const RETRY: &[Verdict] = &[Allow, NoOpinion];
+
+const fn row(kind: HookEventKind, default_timeout_ms: u64) -> EventRow {
+    EventRow::observed(kind.as_str(), kind, default_timeout_ms)
+}
+
+/// Claude Code's events table (see [`crate::agent::dialect`]): what its
+/// output can do for each event (reference §6–§8, golden-tested under
+/// `tests/fixtures/golden/`), its default timeouts (reference §10), and
+/// what `hookd install` registers: every event but `WorktreeCreate`, whose
+/// hook *replaces* worktree creation (it must print the new worktree's
+/// path; a forwarder that answers "no opinion" would make `claude
+/// --worktree` fail). Context is left out on Stop and SubagentStop on
+/// purpose: the reference does not show them in the schema's
+/// `hookSpecificOutput` union, and output that fails the schema is thrown
+/// away whole.
+pub const EVENTS: &[EventRow] = {
+    use HookEventKind as K;
+    const D: u64 = DEFAULT_TIMEOUT_MS;
+    &[
+        row(K::PreToolUse, D).honors(TOOL_CALL).context(),
+        row(K::PermissionRequest, D).honors(honors::ALLOW_DENY),
+        row(K::PermissionDenied, D).honors(RETRY),
+        row(K::PostToolUse, D).honors(honors::DENY).context(),
+        row(K::PostToolUseFailure, D).honors(honors::DENY).context(),
+        row(K::PostToolBatch, D).honors(honors::DENY).context(),
+        row(K::UserPromptSubmit, PROMPT_TIMEOUT_MS)
+            .honors(honors::DENY)
+            .context(),
+        row(K::UserPromptExpansion, D)
+            .honors(honors::DENY)
+            .context(),
+        row(K::SessionStart, D).context(),
+        row(K::SessionEnd, 1_500),
+        row(K::Setup, D).context(),
+        row(K::Stop, D).honors(honors::DENY),
+        row(K::SubagentStop, D).honors(honors::DENY),
+        row(K::StopFailure, D),
+        row(K::SubagentStart, D).context(),
+        row(K::Notification, D).context(),
+        row(K::PreCompact, D).honors(honors::DENY),
+        row(K::PostCompact, D),
+        row(K::PreModelSwitch, PROMPT_TIMEOUT_MS).honors(MODEL_SWITCH),
+        row(K::PostModelSwitch, PROMPT_TIMEOUT_MS).context(),
+        row(K::TeammateIdle, D).honors(honors::DENY),
+        row(K::TaskCreated, D).honors(honors::DENY),
+        row(K::TaskCompleted, D).honors(honors::DENY),
+        row(K::Elicitation, D).honors(honors::ALLOW_DENY),
+        row(K::ElicitationResult, D).honors(honors::DENY),
+        row(K::ConfigChange, D).honors(honors::DENY),
+        row(K::InstructionsLoaded, D),
+        row(K::WorktreeCreate, D).unregistered(),
+        row(K::WorktreeRemove, D),
+        row(K::CwdChanged, D),
+        row(K::FileChanged, D),
+        row(K::DirectoryAdded, D),
+        row(K::MessageDisplay, 10_000),
+    ]
+};
 
 impl fmt::Display for HookEventKind {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -258,6 +306,38 @@ mod tests {
         assert_eq!(
             HookEventKind::from_name("FutureEvent"),
             HookEventKind::Unknown
+        );
+    }
+
+    #[test]
+    fn the_decision_points_are_the_events_claude_code_honors_a_verdict_for() {
+        let points: Vec<&str> = HookEventKind::ALL
+            .iter()
+            .filter(|k| k.is_decision_point())
+            .map(|k| k.as_str())
+            .collect();
+        assert_eq!(
+            points,
+            [
+                "PreToolUse",
+                "PermissionRequest",
+                "PermissionDenied",
+                "PostToolUse",
+                "PostToolUseFailure",
+                "PostToolBatch",
+                "UserPromptSubmit",
+                "UserPromptExpansion",
+                "Stop",
+                "SubagentStop",
+                "PreCompact",
+                "PreModelSwitch",
+                "TeammateIdle",
+                "TaskCreated",
+                "TaskCompleted",
+                "Elicitation",
+                "ElicitationResult",
+                "ConfigChange",
+            ]
         );
     }
 

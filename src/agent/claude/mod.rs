@@ -1,6 +1,7 @@
 //! Everything hookd knows about Claude Code's hook JSON, and nothing else.
 //!
-//! - [`kind`]: the 33 events of Claude Code 2.1.330 and what each can do;
+//! - [`kind`]: the 33 events of Claude Code 2.1.330 and what each can do
+//!   (its events table, [`EVENTS`]);
 //! - [`input`]: the hook input (stdin), typed, never failing;
 //! - [`output`]: a decision → the exact stdout / stderr / exit code;
 //! - [`sdk`]: that output → what an Agent SDK callback returns (the
@@ -18,5 +19,5 @@ pub mod probe;
 pub mod sdk;
 
 pub use input::{input_summary, suggested_rules, HookInput, InputFields};
-pub use kind::{FailClosed, HookEventKind};
+pub use kind::{FailClosed, HookEventKind, EVENTS};
 pub use output::{fallback, render, HookOutput};

@@ -12,9 +12,8 @@
 //!   TaskCompleted ("keep working", with the reason as feedback on stderr).
 //! - A verdict an event cannot express (say `ask` on Stop) is "no opinion".
 
-use serde_json::{Map, Value};
-
-use super::{FailClosed, HookEventKind};
+use super::{FailClosed, HookEventKind, EVENTS};
+use crate::agent::dialect::{self, Envelope};
 use crate::decision::{Answer, Verdict};
 
 /// What the forwarder prints and how it exits.
@@ -32,93 +31,49 @@ pub struct HookOutput {
 pub const DEFAULT_DENY_REASON: &str = "Blocked by hookd";
 
 /// The verdicts that change what Claude Code does for `kind` (always
-/// including "no opinion"). Any other verdict renders as no opinion.
+/// including "no opinion"), from [`EVENTS`]. Any other verdict renders as
+/// no opinion.
 pub fn supported_verdicts(kind: HookEventKind) -> &'static [Verdict] {
-    use HookEventKind::*;
-    use Verdict::*;
-    match kind {
-        PreToolUse => &[Allow, Deny, Ask, Defer, NoOpinion],
-        PreModelSwitch => &[Allow, Deny, Ask, NoOpinion],
-        PermissionRequest | Elicitation => &[Allow, Deny, NoOpinion],
-        PermissionDenied => &[Allow, NoOpinion],
-        PostToolUse | PostToolUseFailure | PostToolBatch | UserPromptSubmit
-        | UserPromptExpansion | Stop | SubagentStop | PreCompact | TaskCreated | ConfigChange
-        | ElicitationResult | TeammateIdle | TaskCompleted => &[Deny, NoOpinion],
-        _ => &[NoOpinion],
-    }
+    dialect::supported_verdicts(EVENTS, kind)
 }
 
-/// Whether `hookSpecificOutput.additionalContext` is accepted for `kind`.
-/// Stop and SubagentStop are left out on purpose: the reference does not
-/// show them in the schema's `hookSpecificOutput` union, and output that
-/// fails the schema is thrown away whole.
+/// Whether `hookSpecificOutput.additionalContext` is accepted for `kind`
+/// (from [`EVENTS`], which says why Stop and SubagentStop take none).
 pub fn accepts_context(kind: HookEventKind) -> bool {
-    use HookEventKind::*;
-    matches!(
-        kind,
-        PreToolUse
-            | PostToolUse
-            | PostToolUseFailure
-            | PostToolBatch
-            | UserPromptSubmit
-            | UserPromptExpansion
-            | SessionStart
-            | Setup
-            | SubagentStart
-            | Notification
-            | PostModelSwitch
-    )
+    dialect::accepts_context(EVENTS, kind)
 }
 
 /// Renders `answer` as Claude Code's output for an event of `kind`.
 pub fn render(kind: HookEventKind, answer: &Answer) -> HookOutput {
     use HookEventKind::*;
-    let verdict = if supported_verdicts(kind).contains(&answer.verdict) {
-        answer.verdict
-    } else {
-        Verdict::NoOpinion
-    };
+    let verdict = dialect::honored(supported_verdicts(kind), answer.verdict);
     let reason = answer.reason.as_deref();
-    let mut top = Map::new();
-    let mut specific = Map::new();
+    let mut out = Envelope::default();
 
     match (kind, verdict) {
         (_, Verdict::NoOpinion) => {}
         (PreToolUse | PreModelSwitch, v) => {
-            specific.insert("permissionDecision".into(), v.as_str().into());
+            out.specific("permissionDecision", v.as_str());
             if let Some(r) = reason {
-                specific.insert("permissionDecisionReason".into(), r.into());
+                out.specific("permissionDecisionReason", r);
             }
         }
         (PermissionRequest, Verdict::Allow) => {
-            let mut decision = Map::new();
-            decision.insert("behavior".into(), "allow".into());
-            if let Some(input) = &answer.updated_input {
-                decision.insert("updatedInput".into(), input.clone());
-            }
-            specific.insert("decision".into(), decision.into());
+            let input = answer.updated_input.clone();
+            out.permission("allow", input.map(|i| ("updatedInput", i)));
         }
         (PermissionRequest, _) => {
-            let mut decision = Map::new();
-            decision.insert("behavior".into(), "deny".into());
-            decision.insert(
-                "message".into(),
-                reason.unwrap_or(DEFAULT_DENY_REASON).into(),
-            );
-            specific.insert("decision".into(), decision.into());
+            let message = reason.unwrap_or(DEFAULT_DENY_REASON);
+            out.permission("deny", Some(("message", message.into())));
         }
-        (PermissionDenied, _) => {
-            specific.insert("retry".into(), true.into());
-        }
+        (PermissionDenied, _) => out.specific("retry", true),
         (Elicitation, Verdict::Allow) => {
-            specific.insert("action".into(), "accept".into());
+            out.specific("action", "accept");
             if let Some(content) = &answer.updated_input {
-                specific.insert("content".into(), content.clone());
+                out.specific("content", content.clone());
             }
         }
-        (Elicitation | ElicitationResult, _) => {
-            specific.insert("action".into(), "decline".into());
-        }
+        (Elicitation | ElicitationResult, _) => out.specific("action", "decline"),
         (TeammateIdle | TaskCompleted, _) => {
             return HookOutput {
                 exit_code: 2,
@@ -126,39 +81,18 @@ pub fn render(kind: HookEventKind, answer: &Answer) -> HookOutput {
                 stderr: format!("{}\n", reason.unwrap_or(DEFAULT_DENY_REASON)),
             };
         }
-        (_, _) => {
-            top.insert("decision".into(), "block".into());
-            top.insert(
-                "reason".into(),
-                reason.unwrap_or(DEFAULT_DENY_REASON).into(),
-            );
-        }
+        (_, _) => out.block("block", reason.unwrap_or(DEFAULT_DENY_REASON)),
     }
 
     // PreToolUse takes a rewritten input with allow, ask or no decision at
     // all; Claude Code ignores it with deny/defer, so it is not sent then.
     if kind == PreToolUse && matches!(verdict, Verdict::Allow | Verdict::Ask | Verdict::NoOpinion) {
         if let Some(input) = &answer.updated_input {
-            specific.insert("updatedInput".into(), input.clone());
+            out.specific("updatedInput", input.clone());
         }
     }
-    if let Some(context) = answer.additional_context.as_deref() {
-        if accepts_context(kind) {
-            specific.insert("additionalContext".into(), context.into());
-        }
-    }
-    if !specific.is_empty() {
-        specific.insert("hookEventName".into(), kind.as_str().into());
-        top.insert("hookSpecificOutput".into(), specific.into());
-    }
-    if top.is_empty() {
-        return HookOutput::default();
-    }
-    HookOutput {
-        exit_code: 0,
-        stdout: format!("{}\n", Value::Object(top)),
-        stderr: String::new(),
-    }
+    out.context(accepts_context(kind), answer);
+    out.finish(kind.as_str())
 }
 
 /// The body of an `http` hook's response that says what `out` says to a
@@ -174,10 +108,10 @@ pub fn http_body(out: &HookOutput) -> String {
         "" => DEFAULT_DENY_REASON,
         reason => reason,
     };
-    let mut top = Map::new();
-    top.insert("decision".into(), "block".into());
-    top.insert("reason".into(), reason.into());
-    format!("{}\n", Value::Object(top))
+    let mut body = Envelope::default();
+    body.block("block", reason);
+    // Top-level fields only: no event name is written.
+    body.finish("").stdout
 }
 
 /// The answer used when nobody could decide (daemon unreachable, deadline
@@ -201,7 +135,7 @@ pub fn fallback(kind: HookEventKind, fail_closed: FailClosed, why: &str) -> Hook
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
+    use serde_json::{json, Value};
 
     #[test]
     fn an_http_body_says_what_the_exit_code_said() {

@@ -10,6 +10,7 @@ use std::borrow::Cow;
 use serde_json::{Map, Value};
 
 use super::patch::{touched_files, Change};
+use crate::agent::dialect::{self, ToolMap};
 use crate::agent::{absolute_path, reshape};
 
 /// Codex's edit tool.
@@ -20,6 +21,11 @@ pub const VIEW_IMAGE: &str = "view_image";
 /// (`collaborationspawn_agent`).
 pub const COLLABORATION: &str = "collaboration";
 
+/// Codex's tool-name map: the tools judged as a Claude Code tool by name
+/// alone (their inputs are reshaped by [`rule_inputs`]); `apply_patch` and
+/// the subagent tools are particular ([`claude_tool_name`]).
+pub const TOOLS: ToolMap = &[(VIEW_IMAGE, "Read")];
+
 /// The Claude Code tool a Codex tool is judged as (the log's `mapped_tool`).
 /// `apply_patch` (`raw` is its hook input) is judged per file: a patch that
 /// only adds files is a `Write`, like each of its files; one that updates,
@@ -27,6 +33,9 @@ pub const COLLABORATION: &str = "collaboration";
 /// `Edit(path)` rules judge the added files too (as in Claude Code), and a
 /// patch that names no file is an `Edit` of none.
 pub fn claude_tool_name<'a>(tool: &'a str, raw: &Value) -> Cow<'a, str> {
+    if let Some(claude) = dialect::mapped_tool(TOOLS, tool) {
+        return Cow::Borrowed(claude);
+    }
     Cow::Borrowed(match tool {
         APPLY_PATCH => {
             let patch = raw
@@ -41,7 +50,6 @@ pub fn claude_tool_name<'a>(tool: &'a str, raw: &Value) -> Cow<'a, str> {
                 "Edit"
             }
         }
-        VIEW_IMAGE => "Read",
         t if t.starts_with(COLLABORATION) => "Agent",
         t => t,
     })

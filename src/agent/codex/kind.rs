@@ -1,105 +1,76 @@
-//! Codex CLI 0.169.0's hook events, mapped onto hookd's event kinds.
+//! Codex CLI 0.169.0's events table (see [`crate::agent::dialect`]): its
+//! events mapped onto hookd's kinds, what its output can do for each
+//! (the schemas embedded in its binary,
+//! `tests/fixtures/agents/codex/hook-schemas.json`), and its timeouts.
 
 use crate::agent::claude::HookEventKind;
+use crate::agent::dialect::{honors, EventRow, EventTable};
 
 /// One event Codex fires.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct CodexEvent {
-    /// Codex's `hook_event_name`.
-    pub name: &'static str,
-    /// The hookd kind it is judged and logged as; `Unknown` for an event
-    /// Claude Code has no equivalent of (observe-only, its name kept).
-    pub kind: HookEventKind,
-    /// Codex's timeout for a hook of this event when `hooks.json` gives
-    /// none, in seconds; the most it allows where it clamps the timeout.
-    pub default_timeout_s: u64,
-}
+pub type CodexEvent = EventRow;
 
-const fn event_of(name: &'static str, kind: HookEventKind, default_timeout_s: u64) -> CodexEvent {
-    CodexEvent {
-        name,
-        kind,
-        default_timeout_s,
-    }
-}
-
-/// Codex's own default hook timeout, in seconds.
-const DEFAULT_TIMEOUT_S: u64 = 600;
+/// Codex's own default hook timeout, in milliseconds.
+const DEFAULT_TIMEOUT_MS: u64 = 600_000;
 /// Codex clamps SessionEnd and Interrupt hooks to this, in seconds.
-const CLAMPED_TIMEOUT_S: u64 = 3;
+const CLAMPED_TIMEOUT_S: u32 = 3;
+
+const fn row(name: &'static str, kind: HookEventKind) -> EventRow {
+    EventRow::observed(name, kind, DEFAULT_TIMEOUT_MS)
+}
+
+const fn clamped(name: &'static str, kind: HookEventKind) -> EventRow {
+    EventRow::observed(name, kind, CLAMPED_TIMEOUT_S as u64 * 1000).clamped(CLAMPED_TIMEOUT_S)
+}
 
 /// Every event Codex 0.169.0 fires (the hook schemas embedded in its binary
-/// list exactly these), in the order it documents them.
-pub const EVENTS: &[CodexEvent] = &[
-    event_of(
-        "SessionStart",
-        HookEventKind::SessionStart,
-        DEFAULT_TIMEOUT_S,
-    ),
-    event_of(
-        "UserPromptSubmit",
-        HookEventKind::UserPromptSubmit,
-        DEFAULT_TIMEOUT_S,
-    ),
-    event_of("PreToolUse", HookEventKind::PreToolUse, DEFAULT_TIMEOUT_S),
-    event_of(
-        "PermissionRequest",
-        HookEventKind::PermissionRequest,
-        DEFAULT_TIMEOUT_S,
-    ),
-    event_of("PostToolUse", HookEventKind::PostToolUse, DEFAULT_TIMEOUT_S),
-    event_of("PreCompact", HookEventKind::PreCompact, DEFAULT_TIMEOUT_S),
-    event_of("PostCompact", HookEventKind::PostCompact, DEFAULT_TIMEOUT_S),
-    event_of("Stop", HookEventKind::Stop, DEFAULT_TIMEOUT_S),
-    event_of(
-        "SubagentStart",
-        HookEventKind::SubagentStart,
-        DEFAULT_TIMEOUT_S,
-    ),
-    event_of(
-        "SubagentStop",
-        HookEventKind::SubagentStop,
-        DEFAULT_TIMEOUT_S,
-    ),
-    event_of("SessionEnd", HookEventKind::SessionEnd, CLAMPED_TIMEOUT_S),
-    event_of("Interrupt", HookEventKind::Unknown, CLAMPED_TIMEOUT_S),
-];
-
-/// The event named `name`, if Codex has one.
-pub fn event(name: &str) -> Option<&'static CodexEvent> {
-    EVENTS.iter().find(|e| e.name == name)
-}
-
-/// The hookd kind of a Codex event name (`Unknown` for names Codex does not
-/// have, and for `Interrupt`).
-pub fn event_kind(name: &str) -> HookEventKind {
-    event(name).map_or(HookEventKind::Unknown, |e| e.kind)
-}
-
-/// Codex's name for a hookd kind, for the kinds some Codex event maps onto.
-pub fn name_of(kind: HookEventKind) -> Option<&'static str> {
-    if kind == HookEventKind::Unknown {
-        return None;
-    }
-    EVENTS.iter().find(|e| e.kind == kind).map(|e| e.name)
-}
+/// list exactly these), in the order it documents them. Deny is honored
+/// where the event's schema has a decision, context where it has
+/// `additionalContext`; PreToolUse has no ask and no allow (see
+/// [`super::output`]). Every event hookd maps is registered by default;
+/// `Interrupt` maps onto none and nothing can decide it.
+pub const EVENTS: EventTable = {
+    use HookEventKind as K;
+    &[
+        row("SessionStart", K::SessionStart).context(),
+        row("UserPromptSubmit", K::UserPromptSubmit)
+            .honors(honors::DENY)
+            .context(),
+        row("PreToolUse", K::PreToolUse)
+            .honors(honors::DENY)
+            .context(),
+        row("PermissionRequest", K::PermissionRequest).honors(honors::ALLOW_DENY),
+        row("PostToolUse", K::PostToolUse)
+            .honors(honors::DENY)
+            .context(),
+        row("PreCompact", K::PreCompact),
+        row("PostCompact", K::PostCompact),
+        row("Stop", K::Stop).honors(honors::DENY),
+        row("SubagentStart", K::SubagentStart).context(),
+        row("SubagentStop", K::SubagentStop).honors(honors::DENY),
+        clamped("SessionEnd", K::SessionEnd),
+        clamped("Interrupt", K::Unknown).unregistered(),
+    ]
+};
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::agent::dialect::{event_kind, name_of};
 
     #[test]
     fn codex_names_are_claude_names_but_interrupt() {
         for e in EVENTS {
             if e.name == "Interrupt" {
                 assert_eq!(e.kind, HookEventKind::Unknown);
+                assert!(!e.registered_by_default);
             } else {
                 assert_eq!(e.kind.as_str(), e.name);
-                assert_eq!(name_of(e.kind), Some(e.name));
+                assert_eq!(name_of(EVENTS, e.kind), Some(e.name));
+                assert!(e.registered_by_default);
             }
         }
-        assert_eq!(event_kind("BeforeTool"), HookEventKind::Unknown);
-        assert_eq!(name_of(HookEventKind::Unknown), None);
-        assert_eq!(name_of(HookEventKind::Setup), None);
+        assert_eq!(event_kind(EVENTS, "BeforeTool"), HookEventKind::Unknown);
+        assert_eq!(name_of(EVENTS, HookEventKind::Unknown), None);
+        assert_eq!(name_of(EVENTS, HookEventKind::Setup), None);
     }
 }

@@ -1,7 +1,9 @@
 //! Everything hookd knows about OpenAI Codex CLI 0.169.0's hook JSON, and
 //! nothing else: the Codex dialect (see [`crate::agent`]).
 //!
-//! - [`mod@kind`]: Codex's events, mapped onto hookd's kinds;
+//! - [`mod@kind`]: Codex's events table ([`EVENTS`], see
+//!   [`crate::agent::dialect`]): its events mapped onto hookd's kinds, and
+//!   what each can do;
 //! - [`input`]: Codex's tools mapped onto Claude Code's, as Claude-shaped
 //!   inputs for the rules ([`patch`] reads `apply_patch`'s patch);
 //! - [`output`]: an answer → the exact output Codex honors.
@@ -72,8 +74,8 @@ pub mod kind;
 pub mod output;
 pub mod patch;
 
-pub use kind::{event, event_kind, CodexEvent, EVENTS};
-pub use output::{fallback, render};
+pub use kind::{CodexEvent, EVENTS};
+pub use output::render;
 
 /// The variables of a Codex hook's environment worth relaying with the
 /// event: none. Codex adds nothing of its own (the session id is on stdin),

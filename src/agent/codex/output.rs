@@ -27,101 +27,48 @@
 //!   `suppressOutput`, `systemMessage` are Codex's but hookd has no use for
 //!   them; PreToolUse rejects the first three).
 
-use serde_json::{Map, Value};
-
-use super::kind::name_of;
-use crate::agent::claude::output::{fallback_answer, HookOutput};
+use super::kind::EVENTS;
+use crate::agent::claude::output::HookOutput;
 use crate::agent::claude::{FailClosed, HookEventKind};
 use crate::agent::deny_reason;
+use crate::agent::dialect::{self, Envelope};
 use crate::decision::{Answer, Verdict};
 
 pub use crate::agent::claude::output::DEFAULT_DENY_REASON;
 
-/// The verdicts Codex honors for an event of `kind` (always including "no
-/// opinion"); any other verdict renders as no opinion.
-pub fn supported_verdicts(kind: HookEventKind) -> &'static [Verdict] {
-    use HookEventKind::*;
-    use Verdict::*;
-    match kind {
-        PermissionRequest => &[Allow, Deny, NoOpinion],
-        PreToolUse | PostToolUse | UserPromptSubmit | Stop | SubagentStop => &[Deny, NoOpinion],
-        _ => &[NoOpinion],
-    }
-}
-
-/// Whether Codex takes `hookSpecificOutput.additionalContext` for `kind`.
-pub fn accepts_context(kind: HookEventKind) -> bool {
-    use HookEventKind::*;
-    matches!(
-        kind,
-        PreToolUse | PostToolUse | UserPromptSubmit | SessionStart | SubagentStart
-    )
-}
-
-/// Renders `answer` as Codex's output for an event of `kind`.
+/// Renders `answer` as Codex's output for an event of `kind`: the verdicts
+/// and context its events table says the event takes (no opinion for an
+/// event Codex does not have).
 pub fn render(kind: HookEventKind, answer: &Answer) -> HookOutput {
     use HookEventKind::*;
-    let Some(event) = name_of(kind) else {
+    let Some(event) = dialect::row_of(EVENTS, kind) else {
         return HookOutput::default();
     };
-    let verdict = if supported_verdicts(kind).contains(&answer.verdict) {
-        answer.verdict
-    } else {
-        Verdict::NoOpinion
-    };
-    let mut top = Map::new();
-    let mut specific = Map::new();
+    let verdict = dialect::honored(event.verdicts, answer.verdict);
+    let mut out = Envelope::default();
     match (kind, verdict) {
         (_, Verdict::NoOpinion) => {}
         (PreToolUse, _) => {
-            specific.insert("permissionDecision".into(), "deny".into());
-            specific.insert(
-                "permissionDecisionReason".into(),
-                deny_reason(answer).into(),
-            );
+            out.specific("permissionDecision", "deny");
+            out.specific("permissionDecisionReason", deny_reason(answer));
         }
-        (PermissionRequest, Verdict::Allow) => {
-            let mut decision = Map::new();
-            decision.insert("behavior".into(), "allow".into());
-            specific.insert("decision".into(), decision.into());
-        }
+        (PermissionRequest, Verdict::Allow) => out.permission("allow", None),
         (PermissionRequest, _) => {
-            let mut decision = Map::new();
-            decision.insert("behavior".into(), "deny".into());
-            decision.insert("message".into(), deny_reason(answer).into());
-            specific.insert("decision".into(), decision.into());
+            out.permission("deny", Some(("message", deny_reason(answer).into())));
         }
-        (_, _) => {
-            top.insert("decision".into(), "block".into());
-            top.insert("reason".into(), deny_reason(answer).into());
-        }
+        (_, _) => out.block("block", deny_reason(answer)),
     }
     // Codex takes a rewritten input only with `permissionDecision: "allow"`,
     // which otherwise grants nothing: the call runs through Codex's own
     // flow with the new input. Not with an ask: that is not a go-ahead.
     if kind == PreToolUse && matches!(answer.verdict, Verdict::Allow | Verdict::NoOpinion) {
         if let Some(input) = &answer.updated_input {
-            specific.insert("permissionDecision".into(), "allow".into());
-            specific.insert("updatedInput".into(), input.clone());
+            out.specific("permissionDecision", "allow");
+            out.specific("updatedInput", input.clone());
         }
     }
-    if let Some(context) = answer.additional_context.as_deref() {
-        if accepts_context(kind) {
-            specific.insert("additionalContext".into(), context.into());
-        }
-    }
-    if !specific.is_empty() {
-        specific.insert("hookEventName".into(), event.into());
-        top.insert("hookSpecificOutput".into(), specific.into());
-    }
-    if top.is_empty() {
-        return HookOutput::default();
-    }
-    HookOutput {
-        exit_code: 0,
-        stdout: format!("{}\n", Value::Object(top)),
-        stderr: String::new(),
-    }
+    out.context(event.accepts_context, answer);
+    out.finish(event.name)
 }
 
 /// What an ask nobody answered becomes: Codex cannot ask from a hook, so its
@@ -144,17 +91,11 @@ pub fn unanswered_ask(kind: HookEventKind, fail_closed: FailClosed, ask: Answer)
     }
 }
 
-/// The output when nobody could decide: no opinion, or a block where the
-/// hook fails closed and Codex can block the event
-/// ([`crate::agent::claude::output::fallback_answer`], rendered for Codex).
-pub fn fallback(kind: HookEventKind, fail_closed: FailClosed, why: &str) -> HookOutput {
-    render(kind, &fallback_answer(kind, fail_closed, why))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
+    use crate::agent::Agent;
+    use serde_json::{json, Value};
 
     fn parse(out: &HookOutput) -> Value {
         serde_json::from_str(&out.stdout).unwrap()
@@ -229,12 +170,12 @@ mod tests {
             HookEventKind::Unknown,
         ] {
             assert_eq!(
-                fallback(kind, FailClosed::All, "timeout"),
+                Agent::Codex.fallback_for(Some(kind), FailClosed::All, "timeout"),
                 HookOutput::default()
             );
         }
-        let out = parse(&fallback(
-            HookEventKind::UserPromptSubmit,
+        let out = parse(&Agent::Codex.fallback_for(
+            Some(HookEventKind::UserPromptSubmit),
             FailClosed::All,
             "timeout",
         ));

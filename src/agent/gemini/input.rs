@@ -5,35 +5,44 @@ use std::borrow::Cow;
 
 use serde_json::{Map, Value};
 
-use super::kind::event_kind;
+use super::kind::EVENTS;
 use crate::agent::claude::HookEventKind;
+use crate::agent::dialect::{self, ToolMap};
 use crate::agent::{absolute_path, reshape};
 
 /// The prefix of Gemini's MCP tool names (`mcp_<server>_<tool>`).
 pub const MCP_PREFIX: &str = "mcp_";
 
-/// The Claude Code tool a Gemini tool is judged as. `raw` is the hook input
-/// (its `mcp_context` names an MCP tool's server and tool exactly).
+/// Gemini's tool-name map: its built-in tools and the Claude Code tool each
+/// is judged as (how each input is reshaped is [`rule_inputs`]'s).
+pub const TOOLS: ToolMap = &[
+    ("run_shell_command", "Bash"),
+    ("replace", "Edit"),
+    ("write_file", "Write"),
+    ("read_file", "Read"),
+    ("read_many_files", "Read"),
+    ("glob", "Glob"),
+    ("grep_search", "Grep"),
+    ("list_directory", "LS"),
+    ("web_fetch", "WebFetch"),
+    ("google_web_search", "WebSearch"),
+    ("write_todos", "TodoWrite"),
+    ("activate_skill", "Skill"),
+    ("exit_plan_mode", "ExitPlanMode"),
+    ("invoke_agent", "Agent"),
+];
+
+/// The Claude Code tool a Gemini tool is judged as: [`TOOLS`]'s name,
+/// `mcp__<server>__<tool>` for an MCP tool, else its own. `raw` is the hook
+/// input (its `mcp_context` names an MCP tool's server and tool exactly).
 pub fn claude_tool_name<'a>(tool: &'a str, raw: &Value) -> Cow<'a, str> {
-    Cow::Borrowed(match tool {
-        "run_shell_command" => "Bash",
-        "replace" => "Edit",
-        "write_file" => "Write",
-        "read_file" | "read_many_files" => "Read",
-        "glob" => "Glob",
-        "grep_search" => "Grep",
-        "list_directory" => "LS",
-        "web_fetch" => "WebFetch",
-        "google_web_search" => "WebSearch",
-        "write_todos" => "TodoWrite",
-        "activate_skill" => "Skill",
-        "exit_plan_mode" => "ExitPlanMode",
-        "invoke_agent" => "Agent",
-        t if t.starts_with(MCP_PREFIX) => {
-            return mcp_name(t, raw).map_or(Cow::Borrowed(t), Cow::Owned)
-        }
-        t => t,
-    })
+    if let Some(claude) = dialect::mapped_tool(TOOLS, tool) {
+        return Cow::Borrowed(claude);
+    }
+    if tool.starts_with(MCP_PREFIX) {
+        return mcp_name(tool, raw).map_or(Cow::Borrowed(tool), Cow::Owned);
+    }
+    Cow::Borrowed(tool)
 }
 
 /// `mcp__<server>__<tool>` for a Gemini MCP tool: from `mcp_context` when
@@ -63,7 +72,7 @@ pub fn rule_inputs(raw: &Value) -> Vec<Cow<'_, Value>> {
         .get("hook_event_name")
         .and_then(Value::as_str)
         .unwrap_or_default();
-    let kind = event_kind(name);
+    let kind = dialect::event_kind(EVENTS, name);
     let event = if kind == HookEventKind::Unknown {
         name
     } else {

@@ -1,7 +1,9 @@
 //! Everything hookd knows about Google Gemini CLI 0.61.0's hook JSON, and
 //! nothing else: the Gemini dialect (see [`crate::agent`]).
 //!
-//! - [`mod@kind`]: Gemini's events, mapped onto hookd's kinds;
+//! - [`mod@kind`]: Gemini's events table ([`EVENTS`], see
+//!   [`crate::agent::dialect`]): its events mapped onto hookd's kinds, and
+//!   what each can do;
 //! - [`input`]: Gemini's tools mapped onto Claude Code's, as Claude-shaped
 //!   inputs for the rules;
 //! - [`output`]: an answer → the exact output Gemini honors.
@@ -79,8 +81,8 @@ pub mod input;
 pub mod kind;
 pub mod output;
 
-pub use kind::{event, event_kind, GeminiEvent, EVENTS};
-pub use output::{fallback, render};
+pub use kind::{GeminiEvent, EVENTS};
+pub use output::render;
 
 /// The variables of a Gemini hook's environment worth relaying with the
 /// event: an allowlist, because the same environment holds the user's

@@ -21,35 +21,20 @@
 //!   `<hook_context>`).
 //! - `hookSpecificOutput.hookEventName` echoes Gemini's event name.
 
-use serde_json::{Map, Value};
+use serde_json::Value;
 
-use super::kind::name_of;
-use crate::agent::claude::output::{fallback_answer, HookOutput};
-use crate::agent::claude::{FailClosed, HookEventKind};
+use super::kind::EVENTS;
+use crate::agent::claude::output::HookOutput;
+use crate::agent::claude::HookEventKind;
 use crate::agent::deny_reason;
+use crate::agent::dialect::{self, Envelope};
 use crate::decision::{Answer, Verdict};
 
-/// The verdicts Gemini honors for an event of `kind` (always including "no
-/// opinion"). Any other verdict renders as no opinion, except `ask`, which
-/// renders as a deny where Gemini can deny.
-pub fn supported_verdicts(kind: HookEventKind) -> &'static [Verdict] {
-    use HookEventKind::*;
-    use Verdict::*;
-    match kind {
-        PreToolUse | PostToolUse | UserPromptSubmit | Stop => &[Deny, NoOpinion],
-        _ => &[NoOpinion],
-    }
-}
-
-/// Whether Gemini takes `hookSpecificOutput.additionalContext` for `kind`.
-pub fn accepts_context(kind: HookEventKind) -> bool {
-    use HookEventKind::*;
-    matches!(kind, PostToolUse | UserPromptSubmit | SessionStart)
-}
-
-/// Renders `answer` as Gemini's output for an event of `kind`.
+/// Renders `answer` as Gemini's output for an event of `kind`: the verdicts
+/// and context its events table says the event takes (no opinion for an
+/// event Gemini does not have).
 pub fn render(kind: HookEventKind, answer: &Answer) -> HookOutput {
-    let Some(event) = name_of(kind) else {
+    let Some(event) = dialect::row_of(EVENTS, kind) else {
         return HookOutput::default();
     };
     // Gemini cannot be asked: an ask here is one nobody answered.
@@ -57,41 +42,19 @@ pub fn render(kind: HookEventKind, answer: &Answer) -> HookOutput {
         Verdict::Ask => Verdict::Deny,
         v => v,
     };
-    let verdict = if supported_verdicts(kind).contains(&wanted) {
-        wanted
-    } else {
-        Verdict::NoOpinion
-    };
-    let mut top = Map::new();
-    let mut specific = Map::new();
-    if verdict == Verdict::Deny {
-        top.insert("decision".into(), "deny".into());
-        top.insert("reason".into(), deny_reason(answer).into());
+    let mut out = Envelope::default();
+    if dialect::honored(event.verdicts, wanted) == Verdict::Deny {
+        out.block("deny", deny_reason(answer));
     }
     if kind == HookEventKind::PreToolUse
         && matches!(answer.verdict, Verdict::Allow | Verdict::NoOpinion)
     {
         if let Some(input @ Value::Object(_)) = &answer.updated_input {
-            specific.insert("tool_input".into(), input.clone());
+            out.specific("tool_input", input.clone());
         }
     }
-    if let Some(context) = answer.additional_context.as_deref() {
-        if accepts_context(kind) {
-            specific.insert("additionalContext".into(), context.into());
-        }
-    }
-    if !specific.is_empty() {
-        specific.insert("hookEventName".into(), event.into());
-        top.insert("hookSpecificOutput".into(), specific.into());
-    }
-    if top.is_empty() {
-        return HookOutput::default();
-    }
-    HookOutput {
-        exit_code: 0,
-        stdout: format!("{}\n", Value::Object(top)),
-        stderr: String::new(),
-    }
+    out.context(event.accepts_context, answer);
+    out.finish(event.name)
 }
 
 /// The prompt Gemini sends itself after a blocked AfterAgent (Stop): the
@@ -114,16 +77,11 @@ pub fn unanswered_ask(ask: Answer) -> Answer {
     }
 }
 
-/// The output when nobody could decide: no opinion, or a deny where the
-/// hook fails closed and Gemini can deny the event
-/// ([`crate::agent::claude::output::fallback_answer`], rendered for Gemini).
-pub fn fallback(kind: HookEventKind, fail_closed: FailClosed, why: &str) -> HookOutput {
-    render(kind, &fallback_answer(kind, fail_closed, why))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::agent::claude::FailClosed;
+    use crate::agent::Agent;
     use serde_json::json;
 
     fn parse(out: &HookOutput) -> Value {
@@ -165,14 +123,14 @@ mod tests {
     fn an_unanswered_ask_denies_with_its_reason() {
         let denied = unanswered_ask(Answer::new(Verdict::Ask, Some("why".into())));
         assert_eq!(denied, Answer::new(Verdict::Deny, Some("why".into())));
-        let out = parse(&fallback(
-            HookEventKind::PreToolUse,
+        let out = parse(&Agent::Gemini.fallback_for(
+            Some(HookEventKind::PreToolUse),
             FailClosed::Tools,
             "timeout",
         ));
         assert_eq!(out["decision"], "deny");
         assert_eq!(
-            fallback(HookEventKind::PreCompact, FailClosed::All, "timeout"),
+            Agent::Gemini.fallback_for(Some(HookEventKind::PreCompact), FailClosed::All, "timeout"),
             HookOutput::default()
         );
     }
