@@ -494,7 +494,8 @@ fn record_event(
     let meta = meta_of(event, hook.agent, pending);
     let redactor = shared.redactor();
     let redacted = redactor.redact_value(&event.raw);
-    let view = EventView::with_input(event, &redacted).redact_text(|text| redactor.redact_str(text));
+    let view =
+        EventView::with_input(event, &redacted).redact_text(|text| redactor.redact_str(text));
     let log_line = line(&serde_json::to_vec(&view).expect("records serialize"));
     let log_json = log_line.slice(..log_line.len() - 1);
     shared.otlp.push(&log_line);
