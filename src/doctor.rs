@@ -197,6 +197,69 @@ pub fn run(options: &DoctorOptions) -> Report {
     let (daemon_check, status) = check_daemon(&options.socket);
     checks.push(daemon_check);
 
+    let mut files = check_claude_settings(options, &mut checks);
+    // Codex's and Gemini's files are read first: whether the coverage of
+    // Claude Code's is a failure depends on them. Their lines come after.
+    let (agent_checks, probed) = check_agent_settings(&options.agent_settings);
+    let other_agents: Vec<String> = probed
+        .iter()
+        .filter(|f| !f.inspection.registrations.is_empty())
+        .map(|f| format!("{} ({})", f.agent.display_name(), f.path.display()))
+        .collect();
+    checks.push(check_coverage(&files, &options.events, &other_agents));
+    checks.extend(check_http(&files, status.as_ref(), &|var| {
+        std::env::var(var).ok()
+    }));
+    checks.extend(agent_checks);
+    files.extend(probed);
+
+    let rules = status
+        .as_ref()
+        .map(|s| s.rules.source.as_str())
+        .filter(|s| *s != "defaults")
+        .map(PathBuf::from)
+        .or_else(|| options.default_rules.clone().filter(|p| p.exists()));
+    checks.push(check_rules(rules.as_deref(), &options.project));
+    checks.extend(status.as_ref().and_then(|s| check_policy(&s.rules)));
+    checks.extend(
+        status
+            .as_ref()
+            .and_then(|s| s.config.as_ref())
+            .and_then(check_config),
+    );
+
+    let log = status
+        .as_ref()
+        .map(|s| s.log.clone())
+        .or_else(|| options.default_log.clone());
+    checks.push(check_log(log.as_deref()));
+    checks.push(check_fired(log.as_deref(), SystemTime::now()));
+    // The running daemon's adapter, else the one it would use.
+    let adapter = status
+        .as_ref()
+        .map(|s| s.adapter_dir.clone())
+        .or_else(|| std::env::var_os("HOOKD_ADAPTER_DIR").map(PathBuf::from))
+        .map_or_else(crate::adapter::default_dir, Ok);
+    checks.push(check_adapter(adapter));
+    if options.probe {
+        let daemon = probe::Daemon {
+            socket: &options.socket,
+            log: status.as_ref().map(|s| s.log.as_path()),
+        };
+        checks.extend(probe::checks(&files, &options.project, &daemon));
+    }
+
+    Report {
+        ok: checks.iter().all(|c| c.ok),
+        checks,
+    }
+}
+
+/// The checks of Claude Code's settings files, one a scope (a file found
+/// twice, as the project's and the user's in the home directory, is
+/// checked once) and hookd's managed file when installed, pushed to
+/// `checks`; the files that could be read, for the coverage and the probe.
+fn check_claude_settings(options: &DoctorOptions, checks: &mut Vec<Check>) -> Vec<SettingsFile> {
     let mut files = Vec::new();
     let mut seen_paths: Vec<(Scope, PathBuf)> = Vec::new();
     for scope in Scope::ALL {
@@ -252,12 +315,16 @@ pub fn run(options: &DoctorOptions) -> Report {
             });
         }
     }
-    // Codex's and Gemini's files are read first: whether the coverage of
-    // Claude Code's is a failure depends on them. Their lines come after.
+    files
+}
+
+/// The checks of the other agents' settings files (each file once), and
+/// the files that could be read, probed with Claude Code's.
+fn check_agent_settings(settings: &[(Agent, Scope, PathBuf)]) -> (Vec<Check>, Vec<SettingsFile>) {
     let mut agent_checks = Vec::new();
     let mut agent_files: Vec<PathBuf> = Vec::new();
     let mut probed = Vec::new();
-    for (agent, scope, path) in &options.agent_settings {
+    for (agent, scope, path) in settings {
         // In the home directory the project file is the user file.
         let same = fs::canonicalize(path).unwrap_or_else(|_| path.clone());
         if agent_files.contains(&same) {
@@ -277,58 +344,7 @@ pub fn run(options: &DoctorOptions) -> Report {
             }
         }
     }
-    let other_agents: Vec<String> = probed
-        .iter()
-        .filter(|f| !f.inspection.registrations.is_empty())
-        .map(|f| format!("{} ({})", f.agent.display_name(), f.path.display()))
-        .collect();
-    checks.push(check_coverage(&files, &options.events, &other_agents));
-    checks.extend(check_http(&files, status.as_ref(), &|var| {
-        std::env::var(var).ok()
-    }));
-    checks.extend(agent_checks);
-    files.extend(probed);
-
-    let rules = status
-        .as_ref()
-        .map(|s| s.rules.source.as_str())
-        .filter(|s| *s != "defaults")
-        .map(PathBuf::from)
-        .or_else(|| options.default_rules.clone().filter(|p| p.exists()));
-    checks.push(check_rules(rules.as_deref(), &options.project));
-    checks.extend(status.as_ref().and_then(|s| check_policy(&s.rules)));
-    checks.extend(
-        status
-            .as_ref()
-            .and_then(|s| s.config.as_ref())
-            .and_then(check_config),
-    );
-
-    let log = status
-        .as_ref()
-        .map(|s| s.log.clone())
-        .or_else(|| options.default_log.clone());
-    checks.push(check_log(log.as_deref()));
-    checks.push(check_fired(log.as_deref(), SystemTime::now()));
-    // The running daemon's adapter, else the one it would use.
-    let adapter = status
-        .as_ref()
-        .map(|s| s.adapter_dir.clone())
-        .or_else(|| std::env::var_os("HOOKD_ADAPTER_DIR").map(PathBuf::from))
-        .map_or_else(crate::adapter::default_dir, Ok);
-    checks.push(check_adapter(adapter));
-    if options.probe {
-        let daemon = probe::Daemon {
-            socket: &options.socket,
-            log: status.as_ref().map(|s| s.log.as_path()),
-        };
-        checks.extend(probe::checks(&files, &options.project, &daemon));
-    }
-
-    Report {
-        ok: checks.iter().all(|c| c.ok),
-        checks,
-    }
+    (agent_checks, probed)
 }
 
 fn check_forwarder(path: &Path) -> Check {
@@ -505,100 +521,29 @@ fn secs(v: f64) -> String {
     }
 }
 
+/// A Claude Code settings file of `scope` at `path`: what it registers
+/// (as a one-line summary), and what in it would keep hookd from working.
 fn check_settings(scope: Scope, path: &Path) -> (Check, Option<Inspection>) {
     let name = format!("settings:{}", scope.as_str());
-    let text = match fs::read_to_string(path) {
-        Ok(t) => t,
-        Err(e) if e.kind() == io::ErrorKind::NotFound => {
-            return (
-                Check::pass(name, format!("{}: no file", path.display())),
-                None,
-            );
+    let inspection = match read_settings(path) {
+        Ok(Some(inspection)) => inspection,
+        Ok(None) => {
+            let check = Check::pass(name, format!("{}: no file", path.display()));
+            return (check, None);
         }
-        Err(e) => {
-            return (
-                Check::fail(
-                    name,
-                    format!("{}: {e}", path.display()),
-                    "make the file readable",
-                ),
-                None,
-            );
-        }
-    };
-    let inspection = match install::inspect(&text) {
-        Ok(i) => i,
-        Err(e) => {
-            return (
-                Check::fail(
-                    name,
-                    format!("{}:{e}", path.display()),
-                    "fix the file: Claude Code cannot use a settings file it cannot parse",
-                ),
-                None,
-            );
-        }
+        Err((problem, fix)) => return (Check::fail(name, problem, fix), None),
     };
     let regs = &inspection.registrations;
-    let mut problems = Vec::new();
-    let mut fixes = Vec::new();
+    let mut problems = Problems::default();
     if inspection.disable_all_hooks {
-        problems.push("\"disableAllHooks\": true turns every hook off".to_string());
-        fixes.push("remove disableAllHooks".to_string());
+        problems.push(
+            "\"disableAllHooks\": true turns every hook off".to_string(),
+            "remove disableAllHooks",
+        );
     }
     let mut missing_paths: Vec<&str> = Vec::new();
     for r in regs {
-        let at = format!("{} (line {})", r.event, r.line);
-        if let Some(t) = r.timeout.filter(|t| *t >= MILLISECONDS_SUSPECT) {
-            problems.push(format!(
-                "{at}: timeout {} looks like milliseconds; Claude Code reads seconds",
-                secs(t)
-            ));
-            fixes.push(format!(
-                "write the timeout in seconds (e.g. {})",
-                secs(t / 1000.0)
-            ));
-        }
-        let claude = r.timeout.unwrap_or_else(|| {
-            HookEventKind::from_name(&r.event).claude_default_timeout_ms() as f64 / 1000.0
-        });
-        let forwarder = r.forwarder_timeout.unwrap_or_else(|| {
-            crate::forwarder::default_timeout(HookEventKind::from_name(&r.event)).as_secs_f64()
-        });
-        if forwarder >= claude {
-            problems.push(format!(
-                "{at}: the forwarder's --timeout {} is not below Claude Code's timeout {} (Claude Code would kill it first and let the action proceed)",
-                secs(forwarder),
-                secs(claude)
-            ));
-            fixes
-                .push("keep timeout > --timeout (see the timeout table in docs/install.md)".into());
-        }
-        if r.event == HookEventKind::WorktreeCreate.as_str() {
-            problems.push(format!(
-                "{at}: WorktreeCreate must create the worktree and print its path; the forwarder does not"
-            ));
-            fixes.push("remove the WorktreeCreate entry".into());
-        }
-        if r.on_failure_block
-            && !r.fails_closed()
-            && FailClosed::All.blocks(HookEventKind::from_name(&r.event))
-        {
-            problems.push(format!(
-                "{at}: \"onFailure\": \"block\" but the forwarder fails open there (its scope is {}): Claude Code blocks it when the forwarder cannot start, not when the daemon is down",
-                r.fail_closed
-            ));
-            fixes.push(
-                "re-run `hookd install --fail-closed` (tools) or `--fail-closed=all` so both agree"
-                    .into(),
-            );
-        }
-        if r.async_hook && HookEventKind::from_name(&r.event).is_decision_point() {
-            problems.push(format!(
-                "{at}: registered async, so its decision is ignored"
-            ));
-            fixes.push(format!("remove \"async\" from {}", r.event));
-        }
+        registration_problems(r, &mut problems);
         // An http handler runs no program: the `http` check looks at it.
         let exists = r.http.is_some() || find_executable(&r.command).is_some();
         if !exists && !missing_paths.contains(&r.command.as_str()) {
@@ -606,78 +551,176 @@ fn check_settings(scope: Scope, path: &Path) -> (Check, Option<Inspection>) {
         }
     }
     for path in &missing_paths {
-        // A bare name is a shared file's (`--scope project`): the agent
-        // looks it up on PATH, so PATH is what to fix, not the file.
-        if path.contains('/') {
-            problems.push(format!(
-                "forwarder {path} does not exist or is not executable"
-            ));
-            fixes.push(format!(
-                "re-run `hookd install --scope {}` (it rewrites its entries with the current path)",
-                scope.as_str()
-            ));
-        } else {
-            problems.push(format!("forwarder `{path}` is not on PATH"));
-            fixes.push(format!(
-                "put {path} on PATH (`scripts/install` installs it into ~/.cargo/bin)"
-            ));
-        }
+        missing_forwarder(path, scope, &mut problems);
     }
-    let summary = if regs.is_empty() {
-        "registers no hook-forwarder and no hookd http hook".to_string()
-    } else {
-        let mut events: Vec<&str> = regs.iter().map(|r| r.event.as_str()).collect();
-        events.dedup();
-        let mut ladders: BTreeMap<String, usize> = BTreeMap::new();
-        for r in regs {
-            let key = format!(
-                "{}/{}s",
-                r.forwarder_timeout.map_or("default".into(), secs),
-                r.timeout.map_or("default".into(), secs)
-            );
-            *ladders.entry(key).or_default() += 1;
-        }
-        let ladders: Vec<String> = ladders
-            .into_iter()
-            .map(|(k, n)| format!("{k} ×{n}"))
-            .collect();
-        let mut closed: Vec<&str> = regs
-            .iter()
-            .filter(|r| r.fails_closed())
-            .map(|r| r.event.as_str())
-            .collect();
-        closed.dedup();
-        let http = regs.iter().filter(|r| r.http.is_some()).count();
-        format!(
-            "{} registration{}{} for {} event{} (forwarder/Claude Code timeouts: {}); {}",
-            regs.len(),
-            if regs.len() == 1 { "" } else { "s" },
-            match http {
-                0 => String::new(),
-                n => format!(" ({n} http)"),
-            },
-            events.len(),
-            if events.len() == 1 { "" } else { "s" },
-            ladders.join(", "),
-            if closed.is_empty() {
-                "fails open (no event is blocked when the daemon is down)".to_string()
-            } else {
-                format!("fails closed for {}", closed.join(", "))
-            }
-        )
-    };
-    let message = format!("{}: {summary}", path.display());
-    let check = if problems.is_empty() {
+    let message = format!("{}: {}", path.display(), settings_summary(regs));
+    let check = if problems.problems.is_empty() {
         Check::pass(name, message)
     } else {
-        fixes.dedup();
+        problems.fixes.dedup();
         Check::fail(
             name,
-            format!("{message}; {}", problems.join("; ")),
-            fixes.join("; "),
+            format!("{message}; {}", problems.problems.join("; ")),
+            problems.fixes.join("; "),
         )
     };
     (check, Some(inspection))
+}
+
+/// The settings file at `path` inspected; `None` when there is none, and
+/// the problem and its fix when it cannot be read or parsed.
+fn read_settings(path: &Path) -> Result<Option<Inspection>, (String, &'static str)> {
+    let text = match fs::read_to_string(path) {
+        Ok(t) => t,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err((format!("{}: {e}", path.display()), "make the file readable")),
+    };
+    match install::inspect(&text) {
+        Ok(inspection) => Ok(Some(inspection)),
+        Err(e) => Err((
+            format!("{}:{e}", path.display()),
+            "fix the file: Claude Code cannot use a settings file it cannot parse",
+        )),
+    }
+}
+
+/// What is wrong with a settings file, each with its fix, in the order
+/// found.
+#[derive(Default)]
+struct Problems {
+    problems: Vec<String>,
+    /// One a problem; the same fix twice in a row is said once.
+    fixes: Vec<String>,
+}
+
+impl Problems {
+    fn push(&mut self, problem: String, fix: impl Into<String>) {
+        self.problems.push(problem);
+        self.fixes.push(fix.into());
+    }
+}
+
+/// What is wrong with one registration: a timeout in milliseconds, a
+/// forwarder timeout not below the agent's, WorktreeCreate, an
+/// `onFailure` the forwarder does not agree with, an async decision point.
+fn registration_problems(r: &install::Registration, problems: &mut Problems) {
+    let at = format!("{} (line {})", r.event, r.line);
+    let kind = HookEventKind::from_name(&r.event);
+    if let Some(t) = r.timeout.filter(|t| *t >= MILLISECONDS_SUSPECT) {
+        problems.push(
+            format!(
+                "{at}: timeout {} looks like milliseconds; Claude Code reads seconds",
+                secs(t)
+            ),
+            format!("write the timeout in seconds (e.g. {})", secs(t / 1000.0)),
+        );
+    }
+    let claude = r
+        .timeout
+        .unwrap_or_else(|| kind.claude_default_timeout_ms() as f64 / 1000.0);
+    let forwarder = r
+        .forwarder_timeout
+        .unwrap_or_else(|| crate::forwarder::default_timeout(kind).as_secs_f64());
+    if forwarder >= claude {
+        problems.push(
+            format!(
+                "{at}: the forwarder's --timeout {} is not below Claude Code's timeout {} (Claude Code would kill it first and let the action proceed)",
+                secs(forwarder),
+                secs(claude)
+            ),
+            "keep timeout > --timeout (see the timeout table in docs/install.md)",
+        );
+    }
+    if r.event == HookEventKind::WorktreeCreate.as_str() {
+        problems.push(
+            format!(
+                "{at}: WorktreeCreate must create the worktree and print its path; the forwarder does not"
+            ),
+            "remove the WorktreeCreate entry",
+        );
+    }
+    if r.on_failure_block && !r.fails_closed() && FailClosed::All.blocks(kind) {
+        problems.push(
+            format!(
+                "{at}: \"onFailure\": \"block\" but the forwarder fails open there (its scope is {}): Claude Code blocks it when the forwarder cannot start, not when the daemon is down",
+                r.fail_closed
+            ),
+            "re-run `hookd install --fail-closed` (tools) or `--fail-closed=all` so both agree",
+        );
+    }
+    if r.async_hook && kind.is_decision_point() {
+        problems.push(
+            format!("{at}: registered async, so its decision is ignored"),
+            format!("remove \"async\" from {}", r.event),
+        );
+    }
+}
+
+/// A registered forwarder `path` that is not there. A bare name is a
+/// shared file's (`--scope project`): the agent looks it up on PATH, so
+/// PATH is what to fix, not the file.
+fn missing_forwarder(path: &str, scope: Scope, problems: &mut Problems) {
+    if path.contains('/') {
+        problems.push(
+            format!("forwarder {path} does not exist or is not executable"),
+            format!(
+                "re-run `hookd install --scope {}` (it rewrites its entries with the current path)",
+                scope.as_str()
+            ),
+        );
+    } else {
+        problems.push(
+            format!("forwarder `{path}` is not on PATH"),
+            format!("put {path} on PATH (`scripts/install` installs it into ~/.cargo/bin)"),
+        );
+    }
+}
+
+/// What a settings file registers, in one line: how many handlers for how
+/// many events, their timeout ladders, and which events fail closed.
+fn settings_summary(regs: &[install::Registration]) -> String {
+    if regs.is_empty() {
+        return "registers no hook-forwarder and no hookd http hook".to_string();
+    }
+    let mut events: Vec<&str> = regs.iter().map(|r| r.event.as_str()).collect();
+    events.dedup();
+    let mut ladders: BTreeMap<String, usize> = BTreeMap::new();
+    for r in regs {
+        let key = format!(
+            "{}/{}s",
+            r.forwarder_timeout.map_or("default".into(), secs),
+            r.timeout.map_or("default".into(), secs)
+        );
+        *ladders.entry(key).or_default() += 1;
+    }
+    let ladders: Vec<String> = ladders
+        .into_iter()
+        .map(|(k, n)| format!("{k} ×{n}"))
+        .collect();
+    let mut closed: Vec<&str> = regs
+        .iter()
+        .filter(|r| r.fails_closed())
+        .map(|r| r.event.as_str())
+        .collect();
+    closed.dedup();
+    let http = regs.iter().filter(|r| r.http.is_some()).count();
+    format!(
+        "{} registration{}{} for {} event{} (forwarder/Claude Code timeouts: {}); {}",
+        regs.len(),
+        if regs.len() == 1 { "" } else { "s" },
+        match http {
+            0 => String::new(),
+            n => format!(" ({n} http)"),
+        },
+        events.len(),
+        if events.len() == 1 { "" } else { "s" },
+        ladders.join(", "),
+        if closed.is_empty() {
+            "fails open (no event is blocked when the daemon is down)".to_string()
+        } else {
+            format!("fails closed for {}", closed.join(", "))
+        }
+    )
 }
 
 /// `command` if it is an executable file; a bare name is looked up in
@@ -821,7 +864,7 @@ fn check_http(
     env: &dyn Fn(&str) -> Option<String>,
 ) -> Option<Check> {
     let name = "http";
-    let handlers: Vec<(&SettingsFile, &install::Registration, &install::HttpHandler)> = files
+    let handlers: Vec<HttpHook> = files
         .iter()
         .flat_map(|f| {
             f.inspection
@@ -865,61 +908,10 @@ fn check_http(
              `hookd install --transport command`",
         ));
     };
-    let mut problems = Vec::new();
-    let mut fixes = Vec::new();
-    let mut elsewhere: Vec<&str> = Vec::new();
-    for (_, _, h) in &handlers {
-        if !reaches(&h.url, &http.listen) && !elsewhere.contains(&h.url.as_str()) {
-            elsewhere.push(&h.url);
-        }
-    }
-    if !elsewhere.is_empty() {
-        problems.push(format!(
-            "{} posts to another address than the daemon's listener {}: {fallback}",
-            elsewhere.join(", "),
-            http.listen
-        ));
-        fixes.push(format!(
-            "`hookd install --transport http --http-url http://{}`",
-            http.listen
-        ));
-    }
-    let mut unset: Vec<&str> = handlers
-        .iter()
-        .flat_map(|(_, _, h)| h.unset_vars(env))
-        .collect();
-    unset.sort_unstable();
-    unset.dedup();
-    if !unset.is_empty() {
-        problems.push(format!(
-            "${} is not set here, so a Claude Code started from this environment sends no token \
-             and gets 401: {fallback}",
-            unset.join(", $")
-        ));
-        fixes.push(format!(
-            "`export {}=\"$(hookd http token)\"` in the shell profile Claude Code starts from",
-            unset[0]
-        ));
-    } else if let Ok(token) = crate::http::token::read(&http.token_file) {
-        let expected = format!("Bearer {token}");
-        let wrong = handlers.iter().any(|(_, _, h)| {
-            h.expanded_headers(env)
-                .iter()
-                .any(|(k, v)| k.eq_ignore_ascii_case("authorization") && *v != expected)
-        });
-        if wrong {
-            problems.push(format!(
-                "the Authorization the http hooks send here is not the daemon's token ({}), so \
-                 they get 401: {fallback}",
-                http.token_file.display()
-            ));
-            fixes.push(format!(
-                "`export {}=\"$(hookd http token)\"` (the token changes with `hookd http token --rotate`)",
-                install::HTTP_TOKEN_ENV
-            ));
-        }
-    }
-    Some(if problems.is_empty() {
+    let mut problems = Problems::default();
+    elsewhere_problem(&handlers, http, fallback, &mut problems);
+    token_problems(&handlers, http, env, fallback, &mut problems);
+    Some(if problems.problems.is_empty() {
         Check::pass(
             name,
             format!(
@@ -930,8 +922,98 @@ fn check_http(
             ),
         )
     } else {
-        Check::fail(name, problems.join("; "), fixes.join("; "))
+        Check::fail(
+            name,
+            problems.problems.join("; "),
+            problems.fixes.join("; "),
+        )
     })
+}
+
+/// An `http` hook: the file and the registration it is in, and its handler.
+type HttpHook<'a> = (
+    &'a SettingsFile,
+    &'a install::Registration,
+    &'a install::HttpHandler,
+);
+
+/// The http hooks that post somewhere other than the daemon's listener,
+/// named once each.
+fn elsewhere_problem(
+    handlers: &[HttpHook],
+    http: &crate::protocol::HttpStatus,
+    fallback: &str,
+    problems: &mut Problems,
+) {
+    let mut elsewhere: Vec<&str> = Vec::new();
+    for (_, _, h) in handlers {
+        if !reaches(&h.url, &http.listen) && !elsewhere.contains(&h.url.as_str()) {
+            elsewhere.push(&h.url);
+        }
+    }
+    if !elsewhere.is_empty() {
+        problems.push(
+            format!(
+                "{} posts to another address than the daemon's listener {}: {fallback}",
+                elsewhere.join(", "),
+                http.listen
+            ),
+            format!(
+                "`hookd install --transport http --http-url http://{}`",
+                http.listen
+            ),
+        );
+    }
+}
+
+/// The token the http hooks send: a variable unset in `env`, else an
+/// Authorization that is not the daemon's token.
+fn token_problems(
+    handlers: &[HttpHook],
+    http: &crate::protocol::HttpStatus,
+    env: &dyn Fn(&str) -> Option<String>,
+    fallback: &str,
+    problems: &mut Problems,
+) {
+    let mut unset: Vec<&str> = handlers
+        .iter()
+        .flat_map(|(_, _, h)| h.unset_vars(env))
+        .collect();
+    unset.sort_unstable();
+    unset.dedup();
+    if !unset.is_empty() {
+        problems.push(
+            format!(
+                "${} is not set here, so a Claude Code started from this environment sends no token \
+                 and gets 401: {fallback}",
+                unset.join(", $")
+            ),
+            format!(
+                "`export {}=\"$(hookd http token)\"` in the shell profile Claude Code starts from",
+                unset[0]
+            ),
+        );
+    } else if let Ok(token) = crate::http::token::read(&http.token_file) {
+        let expected = format!("Bearer {token}");
+        let wrong = handlers.iter().any(|(_, _, h)| {
+            h.expanded_headers(env)
+                .iter()
+                .any(|(k, v)| k.eq_ignore_ascii_case("authorization") && *v != expected)
+        });
+        if wrong {
+            problems.push(
+                format!(
+                    "the Authorization the http hooks send here is not the daemon's token ({}), so \
+                     they get 401: {fallback}",
+                    http.token_file.display()
+                ),
+                format!(
+                    "`export {}=\"$(hookd http token)\"` (the token changes with `hookd http token --rotate`)",
+                    install::HTTP_TOKEN_ENV
+                ),
+            );
+        }
+    }
 }
 
 /// Whether `url` (`http://host:port/…`) reaches a listener bound to

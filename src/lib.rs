@@ -12,6 +12,7 @@ pub mod doctor;
 pub mod event;
 pub mod forwarder;
 pub mod grant;
+pub mod hex;
 pub mod http;
 pub mod install;
 pub mod otlp;

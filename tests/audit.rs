@@ -723,21 +723,25 @@ fn load_until_killed(socket: &Path) -> std::thread::JoinHandle<u64> {
 /// Waits until every thread of process `pid` is stopped (state `T` in
 /// `/proc/<pid>/task/*/stat`), after a SIGSTOP.
 fn wait_stopped(pid: u32) {
-    poll_until("the daemon's threads stopped", Duration::from_secs(10), || {
-        let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
-            return false;
-        };
-        tasks.flatten().all(|task| {
-            std::fs::read_to_string(task.path().join("stat"))
-                .ok()
-                .and_then(|stat| {
-                    // `pid (comm) S …`: the state follows the last `)`.
-                    let rest = &stat[stat.rfind(')')? + 1..];
-                    rest.split_whitespace().next().map(|state| state == "T")
-                })
-                .unwrap_or(true)
-        })
-    });
+    poll_until(
+        "the daemon's threads stopped",
+        Duration::from_secs(10),
+        || {
+            let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
+                return false;
+            };
+            tasks.flatten().all(|task| {
+                std::fs::read_to_string(task.path().join("stat"))
+                    .ok()
+                    .and_then(|stat| {
+                        // `pid (comm) S …`: the state follows the last `)`.
+                        let rest = &stat[stat.rfind(')')? + 1..];
+                        rest.split_whitespace().next().map(|state| state == "T")
+                    })
+                    .unwrap_or(true)
+            })
+        },
+    );
 }
 
 /// The gaps among `log`'s rotated files' numbers.

@@ -175,6 +175,7 @@ fn is_core(path: &str) -> bool {
         "src/config.rs",
         "src/providers.rs",
         "src/time.rs",
+        "src/hex.rs",
         "src/otlp/config.rs",
         "src/otlp/wire.rs",
         "src/otlp/records.rs",

@@ -673,22 +673,7 @@ fn record_decision(
     if matches!(judgement.source, Source::Fallback | Source::Timeout) {
         shared.stats.fallbacks.fetch_add(1, Ordering::Relaxed);
     }
-    // What was sent decides whether a stop chain goes on (rules' `max_blocks`).
-    // Copies and probes are not the chain's: a copy's "no opinion" racing
-    // its run's judged original must not reset the count.
-    if !matches!(judgement.source, Source::Copy | Source::Probe) {
-        let blocked = judgement.enforced && judgement.answer.verdict == Verdict::Deny;
-        let continuation = blocked
-            .then(|| hook.agent.continuation_prompt(hook.kind, &judgement.answer))
-            .flatten();
-        shared.controller.stop_chains().record(
-            hook.kind,
-            chain.map(ChainFields::fields).unwrap_or_default(),
-            blocked,
-            continuation,
-        );
-    }
-
+    record_stop_chain(hook, &judgement, chain);
     let out = if judgement.enforced {
         hook.agent.render(hook.kind, &judgement.answer)
     } else {
@@ -728,6 +713,40 @@ fn record_decision(
             &decision,
         );
     }
+    publish_decision(hook, event, &decision, judgement.enforced, pending);
+    out
+}
+
+/// Counts what was sent for a stop chain to go on or not (rules'
+/// `max_blocks`). Copies and probes are not the chain's: a copy's "no
+/// opinion" racing its run's judged original must not reset the count.
+fn record_stop_chain(hook: &HookContext<'_>, judgement: &Judgement, chain: Option<&ChainFields>) {
+    if matches!(judgement.source, Source::Copy | Source::Probe) {
+        return;
+    }
+    let blocked = judgement.enforced && judgement.answer.verdict == Verdict::Deny;
+    let continuation = blocked
+        .then(|| hook.agent.continuation_prompt(hook.kind, &judgement.answer))
+        .flatten();
+    hook.shared.controller.stop_chains().record(
+        hook.kind,
+        chain.map(ChainFields::fields).unwrap_or_default(),
+        blocked,
+        continuation,
+    );
+}
+
+/// Counts `decision` and hands it on: to the log, the OTLP exporter and
+/// the metrics, then to the subscribers and the run that own the event,
+/// redacted for those that asked.
+fn publish_decision(
+    hook: &HookContext<'_>,
+    event: &Judged,
+    decision: &Decision,
+    enforced: bool,
+    pending: bool,
+) {
+    let shared = hook.shared;
     tracing::debug!(event = %event.known_name(), verdict = %decision.answer.verdict, source = %decision.source, "decided");
     shared.stats.decisions.fetch_add(1, Ordering::Relaxed);
     // A client's answer (reason, context, rewritten input) is redacted for
@@ -740,14 +759,14 @@ fn record_decision(
         }),
     };
     let decision_json = serde_json::to_vec(&DecisionView::of(
-        redacted_decision.as_ref().unwrap_or(&decision),
-        judgement.enforced,
+        redacted_decision.as_ref().unwrap_or(decision),
+        enforced,
     ))
     .expect("records serialize");
     let decision_line = line(&decision_json);
     shared.otlp.push(&decision_line);
     shared.log.push(decision_line);
-    shared.metrics.record_decision(hook.kind, &decision);
+    shared.metrics.record_decision(hook.kind, decision);
     let meta = event.meta(hook.agent, pending);
     // Built only if someone will receive it (most hooks have no subscriber).
     let mut decision_frames: [Option<Bytes>; 2] = [None, None];
@@ -755,7 +774,7 @@ fn record_decision(
         decision_frames[redact as usize]
             .get_or_insert_with(|| match (&redacted_decision, redact) {
                 (Some(_), false) => {
-                    let raw = serde_json::to_vec(&DecisionView::of(&decision, judgement.enforced))
+                    let raw = serde_json::to_vec(&DecisionView::of(decision, enforced))
                         .expect("records serialize");
                     push_frame(PushKind::Decision, &raw)
                 }
@@ -767,7 +786,6 @@ fn record_decision(
     if let Some(run) = hook.run {
         run.owner.push(frame(false));
     }
-    out
 }
 
 /// The rules' judgement of decision point `event`, bounded by `deadline`

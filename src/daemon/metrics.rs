@@ -24,7 +24,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use crate::agent::claude::HookEventKind;
 use crate::decision::{Decision, Source, Verdict};
-use crate::protocol::{RunDone, Status};
+use crate::protocol::{Counters, RunDone, Status};
 
 /// The `Content-Type` of [`render`]'s text.
 pub const CONTENT_TYPE: &str = "text/plain; version=0.0.4; charset=utf-8";
@@ -166,257 +166,300 @@ impl Metrics {
     }
 }
 
-/// Writes one metric's `# HELP` and `# TYPE` lines.
-fn header(out: &mut String, name: &str, kind: &str, help: &str) {
-    let _ = writeln!(out, "# HELP {name} {help}");
-    let _ = writeln!(out, "# TYPE {name} {kind}");
-}
-
-/// Writes an unlabelled counter or gauge.
-fn single(out: &mut String, name: &str, kind: &str, help: &str, value: impl std::fmt::Display) {
-    header(out, name, kind, help);
-    let _ = writeln!(out, "{name} {value}");
-}
-
 /// Microseconds as Prometheus' seconds.
 fn seconds(us: u64) -> f64 {
     us as f64 / 1e6
 }
 
-/// The text exposition of `metrics` and of the daemon's `status`.
+/// The text exposition of `metrics` and of the daemon's `status`: each of
+/// [`FAMILIES`] in turn, its `# HELP` and `# TYPE` lines, then its samples.
 ///
 /// Decision series appear once they are non-zero (most of the table's
 /// combinations never happen); every other metric is always present.
 pub fn render(metrics: &Metrics, status: &Status) -> String {
+    let scrape = Scrape { metrics, status };
     let mut out = String::with_capacity(8 * 1024);
-    let c = &status.counters;
+    for family in FAMILIES {
+        let _ = writeln!(out, "# HELP {} {}", family.name, family.help);
+        let _ = writeln!(out, "# TYPE {} {}", family.name, family.kind);
+        match family.samples {
+            Samples::One(value) => {
+                let _ = writeln!(out, "{} {}", family.name, value(&scrape));
+            }
+            Samples::Series(write) => write(family.name, &scrape, &mut out),
+        }
+    }
+    out
+}
 
-    single(
-        &mut out,
-        "hookd_events_total",
-        "counter",
-        "Hooks received.",
-        c.events,
-    );
+/// What one scrape reads: the hook path's table and the daemon's status.
+struct Scrape<'a> {
+    metrics: &'a Metrics,
+    status: &'a Status,
+}
 
-    header(
-        &mut out,
-        "hookd_decisions_total",
-        "counter",
-        "Decisions sent, by event, verdict and source (a client's or grant's name is not a label).",
-    );
-    let mut fallbacks = [0u64; SOURCES.len()];
+impl Scrape<'_> {
+    /// The status counters `hookd status` prints too.
+    fn counters(&self) -> &Counters {
+        &self.status.counters
+    }
+
+    /// Decisions recorded with `source`'s kind, whatever their event and
+    /// verdict.
+    fn decisions_by(&self, source: &Source) -> u64 {
+        let s = source_index(source);
+        (0..kind_count())
+            .flat_map(|kind| (0..Verdict::ALL.len()).map(move |v| (kind, v)))
+            .map(|(kind, v)| self.metrics.decisions_of(kind, v, s))
+            .sum()
+    }
+}
+
+/// One metric family, as Prometheus reads it: name, type, help, samples.
+struct Family {
+    name: &'static str,
+    /// `counter`, `gauge` or `histogram`.
+    kind: &'static str,
+    help: &'static str,
+    samples: Samples,
+}
+
+/// How a family's sample lines are written.
+enum Samples {
+    /// One unlabelled sample: `name value`.
+    One(fn(&Scrape) -> Number),
+    /// Labelled samples or a histogram's series, written after the header
+    /// by the function (given the family's name).
+    Series(fn(&str, &Scrape, &mut String)),
+}
+
+/// A sample's value: a count, or a real number (seconds, dollars).
+enum Number {
+    Count(u64),
+    Real(f64),
+}
+
+impl std::fmt::Display for Number {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Number::Count(n) => n.fmt(f),
+            Number::Real(x) => x.fmt(f),
+        }
+    }
+}
+
+/// Every metric, in the order of the exposition.
+const FAMILIES: &[Family] = &[
+    Family {
+        name: "hookd_events_total",
+        kind: "counter",
+        help: "Hooks received.",
+        samples: Samples::One(|s| Number::Count(s.counters().events)),
+    },
+    Family {
+        name: "hookd_decisions_total",
+        kind: "counter",
+        help: "Decisions sent, by event, verdict and source (a client's or grant's name is not a label).",
+        samples: Samples::Series(write_decisions),
+    },
+    Family {
+        name: "hookd_fallbacks_total",
+        kind: "counter",
+        help: "Decisions that were the event's fallback, by reason: timeout, no_decision (nobody decided, the run or daemon ended, unreadable input), internal_error (the answering task panicked).",
+        samples: Samples::Series(write_fallbacks),
+    },
+    Family {
+        name: "hookd_timeouts_total",
+        kind: "counter",
+        help: "Pending events that reached their timeout or deadline.",
+        samples: Samples::One(|s| Number::Count(s.counters().timeouts)),
+    },
+    Family {
+        name: "hookd_pending",
+        kind: "gauge",
+        help: "Events waiting for a client's decision now.",
+        samples: Samples::One(|s| Number::Count(s.counters().pending)),
+    },
+    Family {
+        name: "hookd_hooks_in_flight",
+        kind: "gauge",
+        help: "Hooks being answered now.",
+        samples: Samples::One(|s| Number::Count(s.counters().hooks_in_flight)),
+    },
+    Family {
+        name: "hookd_connections",
+        kind: "gauge",
+        help: "Open socket connections (forwarders and clients).",
+        samples: Samples::One(|s| Number::Count(s.counters().connections)),
+    },
+    Family {
+        name: "hookd_subscribers",
+        kind: "gauge",
+        help: "Clients subscribed to events now.",
+        samples: Samples::One(|s| Number::Count(s.counters().subscribers)),
+    },
+    Family {
+        name: "hookd_subscriber_lagged_dropped_total",
+        kind: "counter",
+        help: "Frames dropped because a subscriber's queue was full.",
+        samples: Samples::One(|s| Number::Count(s.counters().lagged_dropped)),
+    },
+    Family {
+        name: "hookd_refused_peers_total",
+        kind: "counter",
+        help: "Peers refused for running as another user.",
+        samples: Samples::One(|s| Number::Count(s.counters().refused_peers)),
+    },
+    Family {
+        name: "hookd_shed_peers_total",
+        kind: "counter",
+        help: "Idle peers closed to make room.",
+        samples: Samples::One(|s| Number::Count(s.counters().shed_peers)),
+    },
+    Family {
+        name: "hookd_grants",
+        kind: "gauge",
+        help: "Session grants in force.",
+        samples: Samples::One(|s| Number::Count(s.counters().grants)),
+    },
+    Family {
+        name: "hookd_panics_total",
+        kind: "counter",
+        help: "Panics in the daemon's tasks and threads.",
+        samples: Samples::One(|s| Number::Count(s.counters().panics)),
+    },
+    Family {
+        name: "hookd_log_written_total",
+        kind: "counter",
+        help: "Event log lines written.",
+        samples: Samples::One(|s| Number::Count(s.counters().log_written)),
+    },
+    Family {
+        name: "hookd_log_dropped_total",
+        kind: "counter",
+        help: "Event log lines dropped because the writer's queue was full.",
+        samples: Samples::One(|s| Number::Count(s.counters().log_dropped)),
+    },
+    Family {
+        name: "hookd_log_errors_total",
+        kind: "counter",
+        help: "Event log write errors.",
+        samples: Samples::One(|s| Number::Count(s.counters().log_errors)),
+    },
+    Family {
+        name: "hookd_log_rotations_total",
+        kind: "counter",
+        help: "Event log rotations.",
+        samples: Samples::One(|s| Number::Count(s.counters().log_rotations)),
+    },
+    Family {
+        name: "hookd_decision_latency_seconds",
+        kind: "histogram",
+        help: "Time from a hook's arrival to its decision (a client's decision includes the wait).",
+        samples: Samples::Series(write_latency),
+    },
+    Family {
+        name: "hookd_runs_active",
+        kind: "gauge",
+        help: "Agent-SDK runs going now.",
+        samples: Samples::One(|s| Number::Count(s.status.runs.len() as u64)),
+    },
+    Family {
+        name: "hookd_runs_total",
+        kind: "counter",
+        help: "Agent-SDK runs ended, by outcome.",
+        samples: Samples::Series(write_runs),
+    },
+    Family {
+        name: "hookd_run_cost_usd_total",
+        kind: "counter",
+        help: "Summed total_cost_usd of ended runs, as the SDK reported it.",
+        samples: Samples::One(|s| {
+            Number::Real(s.metrics.run_cost_micro_usd.load(Ordering::Relaxed) as f64 / 1e6)
+        }),
+    },
+    Family {
+        name: "hookd_run_turns_total",
+        kind: "counter",
+        help: "Model turns of ended runs.",
+        samples: Samples::One(|s| Number::Count(s.metrics.run_turns.load(Ordering::Relaxed))),
+    },
+    Family {
+        name: "hookd_uptime_seconds",
+        kind: "gauge",
+        help: "Seconds since the daemon started.",
+        samples: Samples::One(|s| Number::Real(s.status.uptime_s)),
+    },
+];
+
+/// The decision table's non-zero cells, labelled by event, verdict and source.
+fn write_decisions(name: &str, scrape: &Scrape, out: &mut String) {
     for kind in 0..kind_count() {
         for (v, verdict) in Verdict::ALL.iter().enumerate() {
             for (s, source) in SOURCES.iter().enumerate() {
-                let n = metrics.decisions_of(kind, v, s);
+                let n = scrape.metrics.decisions_of(kind, v, s);
                 if n == 0 {
                     continue;
                 }
-                fallbacks[s] += n;
                 let _ = writeln!(
                     out,
-                    "hookd_decisions_total{{event=\"{}\",verdict=\"{verdict}\",source=\"{source}\"}} {n}",
+                    "{name}{{event=\"{}\",verdict=\"{verdict}\",source=\"{source}\"}} {n}",
                     kind_label(kind)
                 );
             }
         }
     }
+}
 
-    // Every decision that was a fallback comes through `record_decision`
-    // as source `timeout` (a pending event's wait ran out) or `fallback`
-    // (no client left, the run or the daemon ended, unreadable input); a
-    // panic's fallback does not (its task is gone), and is the rest of
-    // `status`'s count.
-    header(
-        &mut out,
-        "hookd_fallbacks_total",
-        "counter",
-        "Decisions that were the event's fallback, by reason: timeout, no_decision (nobody decided, the run or daemon ended, unreadable input), internal_error (the answering task panicked).",
-    );
-    let timeout = fallbacks[source_index(&Source::Timeout)];
-    let no_decision = fallbacks[source_index(&Source::Fallback)];
-    let internal = c.fallbacks.saturating_sub(timeout + no_decision);
+/// Fallbacks by reason. Every decision that was a fallback comes through
+/// `record_decision` as source `timeout` (a pending event's wait ran out)
+/// or `fallback` (no client left, the run or the daemon ended, unreadable
+/// input); a panic's fallback does not (its task is gone), and is the rest
+/// of `status`'s count.
+fn write_fallbacks(name: &str, scrape: &Scrape, out: &mut String) {
+    let timeout = scrape.decisions_by(&Source::Timeout);
+    let no_decision = scrape.decisions_by(&Source::Fallback);
+    let internal = scrape
+        .counters()
+        .fallbacks
+        .saturating_sub(timeout + no_decision);
     for (reason, n) in [
         ("timeout", timeout),
         ("no_decision", no_decision),
         ("internal_error", internal),
     ] {
-        let _ = writeln!(out, "hookd_fallbacks_total{{reason=\"{reason}\"}} {n}");
+        let _ = writeln!(out, "{name}{{reason=\"{reason}\"}} {n}");
     }
-    single(
-        &mut out,
-        "hookd_timeouts_total",
-        "counter",
-        "Pending events that reached their timeout or deadline.",
-        c.timeouts,
-    );
-    single(
-        &mut out,
-        "hookd_pending",
-        "gauge",
-        "Events waiting for a client's decision now.",
-        c.pending,
-    );
-    single(
-        &mut out,
-        "hookd_hooks_in_flight",
-        "gauge",
-        "Hooks being answered now.",
-        c.hooks_in_flight,
-    );
-    single(
-        &mut out,
-        "hookd_connections",
-        "gauge",
-        "Open socket connections (forwarders and clients).",
-        c.connections,
-    );
-    single(
-        &mut out,
-        "hookd_subscribers",
-        "gauge",
-        "Clients subscribed to events now.",
-        c.subscribers,
-    );
-    single(
-        &mut out,
-        "hookd_subscriber_lagged_dropped_total",
-        "counter",
-        "Frames dropped because a subscriber's queue was full.",
-        c.lagged_dropped,
-    );
-    single(
-        &mut out,
-        "hookd_refused_peers_total",
-        "counter",
-        "Peers refused for running as another user.",
-        c.refused_peers,
-    );
-    single(
-        &mut out,
-        "hookd_shed_peers_total",
-        "counter",
-        "Idle peers closed to make room.",
-        c.shed_peers,
-    );
-    single(
-        &mut out,
-        "hookd_grants",
-        "gauge",
-        "Session grants in force.",
-        c.grants,
-    );
-    single(
-        &mut out,
-        "hookd_panics_total",
-        "counter",
-        "Panics in the daemon's tasks and threads.",
-        c.panics,
-    );
-    single(
-        &mut out,
-        "hookd_log_written_total",
-        "counter",
-        "Event log lines written.",
-        c.log_written,
-    );
-    single(
-        &mut out,
-        "hookd_log_dropped_total",
-        "counter",
-        "Event log lines dropped because the writer's queue was full.",
-        c.log_dropped,
-    );
-    single(
-        &mut out,
-        "hookd_log_errors_total",
-        "counter",
-        "Event log write errors.",
-        c.log_errors,
-    );
-    single(
-        &mut out,
-        "hookd_log_rotations_total",
-        "counter",
-        "Event log rotations.",
-        c.log_rotations,
-    );
+}
 
-    header(
-        &mut out,
-        "hookd_decision_latency_seconds",
-        "histogram",
-        "Time from a hook's arrival to its decision (a client's decision includes the wait).",
-    );
+/// The latency histogram: cumulative buckets up to `+Inf`, sum, count.
+fn write_latency(name: &str, scrape: &Scrape, out: &mut String) {
+    let metrics = scrape.metrics;
     let mut cumulative = 0u64;
     for (i, bucket) in metrics.latency_buckets.iter().enumerate() {
         cumulative += bucket.load(Ordering::Relaxed);
         match LATENCY_BOUNDS_US.get(i) {
             Some(bound) => {
-                let _ = writeln!(
-                    out,
-                    "hookd_decision_latency_seconds_bucket{{le=\"{}\"}} {cumulative}",
-                    seconds(*bound)
-                );
+                let le = seconds(*bound);
+                let _ = writeln!(out, "{name}_bucket{{le=\"{le}\"}} {cumulative}");
             }
             None => {
-                let _ = writeln!(
-                    out,
-                    "hookd_decision_latency_seconds_bucket{{le=\"+Inf\"}} {cumulative}"
-                );
+                let _ = writeln!(out, "{name}_bucket{{le=\"+Inf\"}} {cumulative}");
             }
         }
     }
-    let _ = writeln!(
-        out,
-        "hookd_decision_latency_seconds_sum {}",
-        seconds(metrics.latency_sum_us.load(Ordering::Relaxed))
-    );
-    let _ = writeln!(out, "hookd_decision_latency_seconds_count {cumulative}");
+    let sum = seconds(metrics.latency_sum_us.load(Ordering::Relaxed));
+    let _ = writeln!(out, "{name}_sum {sum}");
+    let _ = writeln!(out, "{name}_count {cumulative}");
+}
 
-    single(
-        &mut out,
-        "hookd_runs_active",
-        "gauge",
-        "Agent-SDK runs going now.",
-        status.runs.len(),
-    );
-    header(
-        &mut out,
-        "hookd_runs_total",
-        "counter",
-        "Agent-SDK runs ended, by outcome.",
-    );
+/// Ended runs by outcome.
+fn write_runs(name: &str, scrape: &Scrape, out: &mut String) {
+    let metrics = scrape.metrics;
     for (outcome, n) in [("ok", &metrics.runs_ok), ("failed", &metrics.runs_failed)] {
-        let _ = writeln!(
-            out,
-            "hookd_runs_total{{outcome=\"{outcome}\"}} {}",
-            n.load(Ordering::Relaxed)
-        );
+        let n = n.load(Ordering::Relaxed);
+        let _ = writeln!(out, "{name}{{outcome=\"{outcome}\"}} {n}");
     }
-    single(
-        &mut out,
-        "hookd_run_cost_usd_total",
-        "counter",
-        "Summed total_cost_usd of ended runs, as the SDK reported it.",
-        metrics.run_cost_micro_usd.load(Ordering::Relaxed) as f64 / 1e6,
-    );
-    single(
-        &mut out,
-        "hookd_run_turns_total",
-        "counter",
-        "Model turns of ended runs.",
-        metrics.run_turns.load(Ordering::Relaxed),
-    );
-    single(
-        &mut out,
-        "hookd_uptime_seconds",
-        "gauge",
-        "Seconds since the daemon started.",
-        status.uptime_s,
-    );
-    out
 }
 
 #[cfg(test)]

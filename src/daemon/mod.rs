@@ -22,6 +22,7 @@
 //! connection whose task panics is closed. Every panic is logged with its
 //! message and location and counted (`status`: `panics`).
 
+pub mod accept;
 pub mod clock;
 pub mod connection;
 pub mod controller;
@@ -58,6 +59,7 @@ use tokio_util::task::TaskTracker;
 use crate::protocol::{Reply, ReqOnly, Request};
 use crate::redact::Redactor;
 use crate::rules::RuleSet;
+use accept::{AcceptBackoff, Accepted};
 use controller::Controller;
 use hub::Hub;
 use log::EventLog;
@@ -818,7 +820,7 @@ fn evaluation_slots() -> usize {
 pub async fn accept_loop(listener: UnixListener, shared: Arc<Shared>, shutdown: CancellationToken) {
     let tracker = TaskTracker::new();
     let admission = &shared.admission;
-    let mut backoff = Duration::from_millis(1);
+    let mut backoff = AcceptBackoff::default();
     let mut last_warning: Option<Instant> = None;
     'accepting: loop {
         let permit = match admission.slots().clone().try_acquire_owned() {
@@ -840,30 +842,22 @@ pub async fn accept_loop(listener: UnixListener, shared: Arc<Shared>, shutdown: 
         if admission.pressed() {
             admission.shed_idle();
         }
-        let stream = tokio::select! {
-            biased;
-            _ = shutdown.cancelled() => break,
-            accepted = listener.accept() => match accepted {
-                Ok((stream, _)) => {
-                    backoff = Duration::from_millis(1);
-                    stream
-                }
-                Err(e) => {
-                    // EMFILE and friends: shed idle peers to free
-                    // descriptors, and retry soon (forwarders wait in the
-                    // backlog meanwhile) without spinning.
-                    if matches!(e.raw_os_error(), Some(libc::EMFILE | libc::ENFILE)) {
-                        admission.shed_idle();
-                    }
-                    if last_warning.is_none_or(|at| at.elapsed() >= Duration::from_secs(1)) {
-                        tracing::warn!(error = %e, open = admission.open(), "accept failed");
-                        last_warning = Some(Instant::now());
-                    }
-                    tokio::time::sleep(backoff).await;
-                    backoff = (backoff * 2).min(Duration::from_millis(100));
-                    continue;
-                }
-            },
+        let failed = |e: &std::io::Error| {
+            // EMFILE and friends: shed idle peers to free descriptors, and
+            // retry soon (forwarders wait in the backlog meanwhile) without
+            // spinning.
+            if matches!(e.raw_os_error(), Some(libc::EMFILE | libc::ENFILE)) {
+                admission.shed_idle();
+            }
+            if last_warning.is_none_or(|at| at.elapsed() >= Duration::from_secs(1)) {
+                tracing::warn!(error = %e, open = admission.open(), "accept failed");
+                last_warning = Some(Instant::now());
+            }
+        };
+        let stream = match backoff.accept(listener.accept(), &shutdown, failed).await {
+            Accepted::Connection((stream, _)) => stream,
+            Accepted::Failed => continue,
+            Accepted::Shutdown => break,
         };
         let shared = shared.clone();
         let shutdown = shutdown.clone();

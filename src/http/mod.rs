@@ -47,6 +47,7 @@ use tokio::sync::Semaphore;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
+use crate::daemon::accept::{AcceptBackoff, Accepted};
 use crate::daemon::Shared;
 pub use config::HttpConfig;
 use config::PublicUrl;
@@ -258,23 +259,13 @@ pub async fn serve(listener: TcpListener, shared: Arc<Shared>, shutdown: Cancell
     let router = router(shared.clone(), face.max_body_bytes);
     let slots = Arc::new(Semaphore::new(face.max_connections));
     let tracker = TaskTracker::new();
-    let mut backoff = Duration::from_millis(1);
+    let mut backoff = AcceptBackoff::default();
     loop {
-        let stream = tokio::select! {
-            biased;
-            _ = shutdown.cancelled() => break,
-            accepted = listener.accept() => match accepted {
-                Ok((stream, _)) => {
-                    backoff = Duration::from_millis(1);
-                    stream
-                }
-                Err(e) => {
-                    tracing::warn!(error = %e, "HTTP accept failed");
-                    tokio::time::sleep(backoff).await;
-                    backoff = (backoff * 2).min(Duration::from_millis(100));
-                    continue;
-                }
-            },
+        let failed = |e: &std::io::Error| tracing::warn!(error = %e, "HTTP accept failed");
+        let stream = match backoff.accept(listener.accept(), &shutdown, failed).await {
+            Accepted::Connection((stream, _)) => stream,
+            Accepted::Failed => continue,
+            Accepted::Shutdown => break,
         };
         // Full: close it now rather than let it wait; a client that holds
         // every slot delays only other HTTP clients, never a hook.

@@ -13,6 +13,8 @@ use std::borrow::Cow;
 
 use serde_json::{json, Map, Value as Json};
 
+use crate::hex;
+
 use super::config::Protocol;
 
 /// An attribute's or a body's value (`AnyValue`).
@@ -233,8 +235,8 @@ impl LogRecord {
             "attributes": json_attributes(&self.attributes),
         });
         if self.trace_id != [0; 16] {
-            record["traceId"] = Json::String(hex(&self.trace_id));
-            record["spanId"] = Json::String(hex(&self.span_id));
+            record["traceId"] = Json::String(hex::encode(&self.trace_id));
+            record["spanId"] = Json::String(hex::encode(&self.span_id));
         }
         record
     }
@@ -254,8 +256,8 @@ impl Span {
 
     fn to_json(&self) -> Json {
         json!({
-            "traceId": hex(&self.trace_id),
-            "spanId": hex(&self.span_id),
+            "traceId": hex::encode(&self.trace_id),
+            "spanId": hex::encode(&self.span_id),
             "name": self.name,
             "kind": self.kind,
             "startTimeUnixNano": self.start_time_unix_nano.to_string(),
@@ -296,10 +298,6 @@ fn json_attributes(attributes: &[KeyValue]) -> Json {
             })
             .collect(),
     )
-}
-
-fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
 /// A protobuf message being written.

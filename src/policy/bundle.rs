@@ -38,6 +38,8 @@ use std::time::Duration;
 
 use sha2::{Digest, Sha256};
 
+use crate::hex;
+
 /// The directory of a bundle's rules files.
 pub const RULES_DIR: &str = "rules";
 
@@ -442,7 +444,7 @@ fn verify_whole(key: &minisign_verify::PublicKey, found: Found) -> Result<Conten
     let mut files = BTreeMap::new();
     for (name, digest) in &listed {
         let bytes = read(name)?;
-        if hex(&Sha256::digest(&bytes)) != digest.to_ascii_lowercase() {
+        if hex::encode(&Sha256::digest(&bytes)) != digest.to_ascii_lowercase() {
             return Err(format!(
                 "{name}: its SHA-256 is not the one {MANIFEST_FILE} lists (changed after it was signed?); not activated"
             ));
@@ -453,7 +455,7 @@ fn verify_whole(key: &minisign_verify::PublicKey, found: Found) -> Result<Conten
     files.insert(MANIFEST_FILE.to_string(), text.to_string());
     Ok(Contents {
         files,
-        sha256: hex(&Sha256::digest(&manifest)),
+        sha256: hex::encode(&Sha256::digest(&manifest)),
         revision: parsed.revision,
         etag: None,
     })
@@ -638,7 +640,7 @@ pub fn manifest_for(dir: &Path, revision: Option<&str>) -> Result<String, String
         text.push_str(&format!(
             "{} = \"{}\"\n",
             quoted(&name),
-            hex(&Sha256::digest(&bytes))
+            hex::encode(&Sha256::digest(&bytes))
         ));
     }
     Ok(text)
@@ -739,11 +741,6 @@ pub fn spawn(
         })
 }
 
-/// Lower-case hex of `bytes`.
-fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -766,7 +763,7 @@ mod tests {
         for (name, rule) in rules {
             text.push_str(&format!(
                 "{name:?} = {:?}\n",
-                hex(&Sha256::digest(rule.as_bytes()))
+                hex::encode(&Sha256::digest(rule.as_bytes()))
             ));
         }
         text

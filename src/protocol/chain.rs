@@ -43,6 +43,8 @@ use std::io::{self, Write};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
+use crate::hex;
+
 /// The `prev` of the first line ever.
 pub const GENESIS: [u8; 32] = [0; 32];
 
@@ -89,7 +91,7 @@ impl ChainHead {
 
     /// The last line's hash in hex.
     pub fn hex(&self) -> String {
-        hex(&self.hash)
+        hex::encode(&self.hash)
     }
 
     /// Writes `line` (a JSON object, with or without its `\n`) to `out`
@@ -107,7 +109,7 @@ impl ChainHead {
         let mut seq = itoa(self.next_seq);
         seq.push(b'}');
         let mut hasher = Sha256::new();
-        hasher.update(hex(&self.hash).as_bytes());
+        hasher.update(hex::encode(&self.hash).as_bytes());
         hasher.update(body);
         hasher.update(SEQ_OPEN);
         hasher.update(&seq);
@@ -117,7 +119,7 @@ impl ChainHead {
         out.write_all(SEQ_OPEN)?;
         out.write_all(&seq)?;
         out.write_all(CHAIN_OPEN)?;
-        out.write_all(hex(&hash).as_bytes())?;
+        out.write_all(hex::encode(&hash).as_bytes())?;
         out.write_all(b"\"}\n")?;
         self.next_seq += 1;
         self.hash = hash;
@@ -156,7 +158,7 @@ impl Sealed<'_> {
     /// Whether this line's `chain` is the hash of it after `prev`.
     pub fn follows(&self, prev: &[u8; 32]) -> bool {
         let mut hasher = Sha256::new();
-        hasher.update(hex(prev).as_bytes());
+        hasher.update(hex::encode(prev).as_bytes());
         hasher.update(self.body);
         hasher.update(b"}");
         let hash: [u8; 32] = hasher.finalize().into();
@@ -312,7 +314,7 @@ impl Verifier {
                         if prev == GENESIS {
                             "genesis".into()
                         } else {
-                            hex(&prev)
+                            hex::encode(&prev)
                         }
                     });
                     ChainHead {
@@ -331,8 +333,8 @@ impl Verifier {
                         "discontinuous",
                         format!(
                             "the chain restarts here from {} but the line before ({file}:{line}) ends at {}: lines were removed at the end of the file before, or a file is missing or out of order",
-                            hex(&prev),
-                            hex(&head.hash)
+                            hex::encode(&prev),
+                            hex::encode(&head.hash)
                         ),
                     ));
                 }
@@ -487,17 +489,6 @@ fn chain_start_prev(line: &Sealed<'_>) -> Option<[u8; 32]> {
     unhex(start.prev.as_bytes())
 }
 
-/// Lower-case hex of `bytes`.
-pub fn hex(bytes: &[u8]) -> String {
-    const DIGITS: &[u8; 16] = b"0123456789abcdef";
-    let mut text = String::with_capacity(bytes.len() * 2);
-    for b in bytes {
-        text.push(DIGITS[(b >> 4) as usize] as char);
-        text.push(DIGITS[(b & 0xf) as usize] as char);
-    }
-    text
-}
-
 /// 32 bytes from 64 lower-case hex digits.
 fn unhex(digits: &[u8]) -> Option<[u8; 32]> {
     fn value(d: u8) -> Option<u8> {
@@ -581,7 +572,7 @@ mod tests {
         let mut hasher = Sha256::new();
         hasher.update("0".repeat(64).as_bytes());
         hasher.update(b"{\"type\":\"event\",\"a\":1,\"seq\":0}");
-        let expected = hex(&hasher.finalize());
+        let expected = hex::encode(&hasher.finalize());
         assert!(text.contains(&expected), "{text}");
         let value: serde_json::Value = serde_json::from_str(&text).unwrap();
         assert_eq!(value["seq"], 0);

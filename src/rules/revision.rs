@@ -25,6 +25,8 @@ use std::sync::Arc;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
+use crate::hex;
+
 use super::{LayerKind, RuleSet};
 
 /// How many hex digits of the SHA-256 a revision keeps (128 bits).
@@ -45,10 +47,10 @@ impl Revision {
         for (label, set) in layers {
             hasher.update(label.as_bytes());
             hasher.update(b"\n");
-            hasher.update(hex(&set.content_hash()).as_bytes());
+            hasher.update(hex::encode(&set.content_hash()).as_bytes());
             hasher.update(b"\n");
         }
-        let digest = hex(&hasher.finalize());
+        let digest = hex::encode(&hasher.finalize());
         Revision(format!("sha256:{}", &digest[..REVISION_HEX_DIGITS]).into())
     }
 
@@ -156,17 +158,6 @@ fn canonical_table(table: &toml::Table, out: &mut Vec<u8>) {
         canonical(&table[key], out);
     }
     out.push(b'}');
-}
-
-/// Lower-case hex of `bytes`.
-pub(crate) fn hex(bytes: &[u8]) -> String {
-    const DIGITS: &[u8; 16] = b"0123456789abcdef";
-    let mut text = String::with_capacity(bytes.len() * 2);
-    for b in bytes {
-        text.push(DIGITS[(b >> 4) as usize] as char);
-        text.push(DIGITS[(b & 0xf) as usize] as char);
-    }
-    text
 }
 
 #[cfg(test)]

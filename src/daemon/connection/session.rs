@@ -7,6 +7,7 @@
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
+use bytes::BytesMut;
 use futures_util::{SinkExt, StreamExt};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
@@ -14,9 +15,9 @@ use tokio_util::sync::CancellationToken;
 use super::{
     reject, release_idle_buffer, send, Conn, CAPABILITIES, HOOKS_IN_FLIGHT, SHUTDOWN_RUN_DRAIN,
 };
-use crate::daemon::hub::{ClientQueue, CLIENT_QUEUE_FRAMES};
+use crate::daemon::hub::{ClientQueue, PushReceiver, CLIENT_QUEUE_FRAMES};
 use crate::daemon::Shared;
-use crate::protocol::codec::RawFrame;
+use crate::protocol::codec::{FrameError, RawFrame};
 use crate::protocol::{ErrorCode, Hello, HookResult, Lagged, Reply, Request, Welcome, VERSION};
 
 /// What one session holds, which its requests read and change.
@@ -49,38 +50,9 @@ pub(super) async fn serve(
     shared: &Arc<Shared>,
     shutdown: &CancellationToken,
 ) {
-    if hello.v != VERSION {
-        let message = format!(
-            "this hookd speaks protocol v{VERSION}; `{}` asked for v{}",
-            hello.name, hello.v
-        );
-        send(
-            &mut conn,
-            &Reply::error(ErrorCode::UnsupportedVersion, message, None),
-        )
-        .await;
+    if !welcome(&hello, &mut conn).await {
         return;
     }
-    // Checked before anything shows or stores the name (see `check_name`).
-    if let Err(message) = crate::protocol::handshake::check_name(&hello.name) {
-        tracing::warn!(name = ?hello.name, "hello with a name hookd refuses; closing that connection");
-        send(
-            &mut conn,
-            &Reply::error(ErrorCode::InvalidFrame, message, None),
-        )
-        .await;
-        return;
-    }
-    let welcome = Welcome {
-        v: VERSION,
-        server_version: env!("CARGO_PKG_VERSION").to_string(),
-        capabilities: CAPABILITIES.iter().map(|c| c.to_string()).collect(),
-    };
-    send(&mut conn, &Reply::Welcome(welcome)).await;
-    tracing::info!(name = %hello.name, role = ?hello.role, "peer connected");
-    #[cfg(feature = "fault-injection")]
-    crate::daemon::fault::on_hello(&hello.name);
-
     let client_id = shared.hub.client_id();
     let (queue, mut pushes) = ClientQueue::channel(
         client_id,
@@ -106,21 +78,7 @@ pub(super) async fn serve(
             _ = shutdown.cancelled() => {
                 // The runs started here are being aborted: let their last
                 // frames (run_done above all) through first, for a while.
-                let runs = &session.runs;
-                let drain = async {
-                    loop {
-                        let live = runs.iter().any(|id| shared.runs.is_live(id));
-                        let frame = if live { pushes.recv().await } else { pushes.try_recv() };
-                        match frame {
-                            Some(frame) => {
-                                if conn.send(RawFrame(frame)).await.is_err() {
-                                    return;
-                                }
-                            }
-                            None => return,
-                        }
-                    }
-                };
+                let drain = drain_runs(&session.runs, shared, &mut pushes, &mut conn);
                 let _ = tokio::time::timeout(SHUTDOWN_RUN_DRAIN, drain).await;
                 send(&mut conn, &Reply::error(ErrorCode::ShuttingDown, "hookd is stopping", None)).await;
                 break;
@@ -140,25 +98,8 @@ pub(super) async fn serve(
                 }
             }
             frame = conn.next(), if session.in_flight < HOOKS_IN_FLIGHT => {
-                let line = match frame {
-                    None => break,
-                    Some(Err(e)) => {
-                        reject(&mut conn, e).await;
-                        break;
-                    }
-                    Some(Ok(line)) => line,
-                };
-                let request = Request::decode(&line);
-                let frame_bytes = line.len();
-                drop(line);
-                release_idle_buffer(&mut conn);
-                let request = match request {
-                    Ok(request) => request,
-                    Err(e) => {
-                        tracing::warn!(name = %session.hello.name, code = %e.code, error = %e.message, "bad frame; closing that connection");
-                        send(&mut conn, &Reply::error(e.code, e.message, None)).await;
-                        break;
-                    }
+                let Some((request, frame_bytes)) = read_request(frame, &session.hello, &mut conn).await else {
+                    break;
                 };
                 session.dispatch(request, frame_bytes, &mut conn).await;
             }
@@ -170,4 +111,89 @@ pub(super) async fn serve(
         let _ = shared.runs.abort(&run_id, "its client, which disconnected");
     }
     tracing::info!(name = %session.hello.name, "peer disconnected");
+}
+
+/// The handshake's answer to `hello`: `welcome`, or an error frame for a
+/// protocol version or a name hookd refuses. Whether the session goes on.
+async fn welcome(hello: &Hello, conn: &mut Conn) -> bool {
+    if hello.v != VERSION {
+        let message = format!(
+            "this hookd speaks protocol v{VERSION}; `{}` asked for v{}",
+            hello.name, hello.v
+        );
+        send(
+            conn,
+            &Reply::error(ErrorCode::UnsupportedVersion, message, None),
+        )
+        .await;
+        return false;
+    }
+    // Checked before anything shows or stores the name (see `check_name`).
+    if let Err(message) = crate::protocol::handshake::check_name(&hello.name) {
+        tracing::warn!(name = ?hello.name, "hello with a name hookd refuses; closing that connection");
+        send(conn, &Reply::error(ErrorCode::InvalidFrame, message, None)).await;
+        return false;
+    }
+    let welcome = Welcome {
+        v: VERSION,
+        server_version: env!("CARGO_PKG_VERSION").to_string(),
+        capabilities: CAPABILITIES.iter().map(|c| c.to_string()).collect(),
+    };
+    send(conn, &Reply::Welcome(welcome)).await;
+    tracing::info!(name = %hello.name, role = ?hello.role, "peer connected");
+    #[cfg(feature = "fault-injection")]
+    crate::daemon::fault::on_hello(&hello.name);
+    true
+}
+
+/// Passes on the frames pushed to this peer while any of `runs` (the ones
+/// it started) is live, then those already queued; ends when the peer is
+/// gone. The caller bounds it in time.
+async fn drain_runs(runs: &[String], shared: &Shared, pushes: &mut PushReceiver, conn: &mut Conn) {
+    loop {
+        let live = runs.iter().any(|id| shared.runs.is_live(id));
+        let frame = if live {
+            pushes.recv().await
+        } else {
+            pushes.try_recv()
+        };
+        match frame {
+            Some(frame) => {
+                if conn.send(RawFrame(frame)).await.is_err() {
+                    return;
+                }
+            }
+            None => return,
+        }
+    }
+}
+
+/// The request in the peer's next `frame`, and its length on the wire;
+/// `None` when the peer is gone or sent a frame that ends the session (the
+/// error is sent to it first). The read buffer is let go of once idle.
+async fn read_request(
+    frame: Option<Result<BytesMut, FrameError>>,
+    hello: &Hello,
+    conn: &mut Conn,
+) -> Option<(Request, usize)> {
+    let line = match frame {
+        None => return None,
+        Some(Err(e)) => {
+            reject(conn, e).await;
+            return None;
+        }
+        Some(Ok(line)) => line,
+    };
+    let request = Request::decode(&line);
+    let frame_bytes = line.len();
+    drop(line);
+    release_idle_buffer(conn);
+    match request {
+        Ok(request) => Some((request, frame_bytes)),
+        Err(e) => {
+            tracing::warn!(name = %hello.name, code = %e.code, error = %e.message, "bad frame; closing that connection");
+            send(conn, &Reply::error(e.code, e.message, None)).await;
+            None
+        }
+    }
 }

@@ -30,7 +30,7 @@ use crate::agent::claude::InputFields;
 use crate::daemon::hook::{self, RunLink};
 use crate::daemon::hub::ClientQueue;
 use crate::daemon::Shared;
-use crate::protocol::adapter::{Decision, Empty, FromAdapter, Start, ToAdapter};
+use crate::protocol::adapter::{Decision, Done, Empty, FromAdapter, HookEvent, Start, ToAdapter};
 use crate::protocol::codec::FrameCodec;
 use crate::protocol::{Harness, HookRequest, Reply, RunDone, RunStart};
 
@@ -65,7 +65,7 @@ pub(super) struct Outcome {
 #[allow(clippy::too_many_arguments)]
 pub(super) async fn supervise(
     run: &Run,
-    mut child: Child,
+    child: Child,
     stdin: ChildStdin,
     stdout: tokio::process::ChildStdout,
     go: oneshot::Receiver<()>,
@@ -74,159 +74,227 @@ pub(super) async fn supervise(
     shared: &Arc<Shared>,
     shutdown: &CancellationToken,
 ) -> Outcome {
-    let run_id = run.link.run_id.clone();
-    let mut outcome = Outcome::default();
     let (to_adapter, outbox) = mpsc::unbounded_channel::<ToAdapter>();
     tokio::spawn(write_frames(stdin, outbox));
-    let hooks = TaskTracker::new();
     let mut frames = FramedRead::new(stdout, FrameCodec::new(ADAPTER_MAX_FRAME));
+    let mut s = Supervision {
+        run,
+        shared,
+        shutdown,
+        to_adapter,
+        hooks: TaskTracker::new(),
+        outcome: Outcome::default(),
+        ready: false,
+        kill_at: None,
+    };
     // The client must have its `ok` before any frame of the run.
     if go.await.is_err() {
-        outcome.aborted_by = Some("its client, which disconnected".into());
-        let _ = to_adapter.send(ToAdapter::Abort(Empty {}));
+        s.outcome.aborted_by = Some("its client, which disconnected".into());
+        let _ = s.to_adapter.send(ToAdapter::Abort(Empty {}));
     }
-    let mut ready = false;
     let ready_by = tokio::time::Instant::now() + READY_TIMEOUT;
-    let mut kill_at: Option<tokio::time::Instant> = outcome
-        .aborted_by
-        .is_some()
-        .then(|| tokio::time::Instant::now() + ABORT_GRACE);
+    if s.outcome.aborted_by.is_some() {
+        s.kill_at = Some(tokio::time::Instant::now() + ABORT_GRACE);
+    }
     loop {
         tokio::select! {
-            frame = frames.next() => {
-                let line = match frame {
-                    None => break,
-                    Some(Err(e)) => {
-                        outcome.error.get_or_insert_with(|| format!("the adapter's output could not be read: {e}"));
-                        kill_group(run.pid);
-                        break;
-                    }
-                    Some(Ok(line)) => line,
-                };
-                let message = match FromAdapter::decode(&line) {
-                    Ok(message) => message,
-                    Err(e) => {
-                        let error = crate::protocol::describe_json_error(&e, None);
-                        tracing::warn!(run = %run_id, %error, "ignoring a bad line from the adapter");
-                        continue;
-                    }
-                };
-                match message {
-                    FromAdapter::Ready(_) => {
-                        ready = true;
-                        if outcome.aborted_by.is_none() {
-                            let _ = to_adapter.send(ToAdapter::Start(run.start.clone()));
-                            shared.runs.update(&run_id, |e| e.state = "running");
-                        }
-                    }
-                    FromAdapter::HookEvent(event) => {
-                        let callback = if event.from_can_use_tool() {
-                            SdkCallback::CanUseTool
-                        } else {
-                            SdkCallback::Hook
-                        };
-                        let tool_input = match callback {
-                            SdkCallback::CanUseTool => InputFields::of(&event.input).tool_input.cloned().unwrap_or(Value::Null),
-                            SdkCallback::Hook => Value::Null,
-                        };
-                        let request = HookRequest {
-                            v: None,
-                            id: event.id,
-                            harness: Harness::AgentSdk,
-                            deadline_ms: HOOK_TIMEOUT.as_millis() as u64,
-                            fail_closed: crate::agent::claude::FailClosed::Off,
-                            env: BTreeMap::new(),
-                            input: event.input,
-                            input_error: event.input_error,
-                        };
-                        let (link, shared, shutdown, to_adapter) =
-                            (run.link.clone(), shared.clone(), shutdown.clone(), to_adapter.clone());
-                        let frame_bytes = line.len();
-                        hooks.spawn(async move {
-                            let answered = hook::answer_in(request, frame_bytes, Some(&link), &shared, &shutdown).await;
-                            let output = HookOutput {
-                                exit_code: answered.exit_code,
-                                stdout: answered.stdout,
-                                stderr: answered.stderr,
-                            };
-                            let result = sdk_result(callback, &output, &tool_input);
-                            let _ = to_adapter.send(ToAdapter::Decision(Decision { id: answered.id, result }));
-                        });
-                    }
-                    FromAdapter::SdkMessage(m) => on_sdk_message(run, m.message, &mut outcome, shared),
-                    FromAdapter::Done(done) => {
-                        outcome.done = Some(done.is_error);
-                        outcome.session_id = done.session_id.or(outcome.session_id.take());
-                        outcome.usage = done.usage.or(outcome.usage.take());
-                        outcome.cost_usd = done.cost_usd.or(outcome.cost_usd);
-                        outcome.num_turns = done.num_turns.or(outcome.num_turns);
-                        outcome.result = done.result.or(outcome.result.take());
-                    }
-                    FromAdapter::Error(e) => {
-                        outcome.error = Some(e.message);
-                    }
+            frame = frames.next() => match frame {
+                None => break,
+                Some(Err(e)) => {
+                    s.outcome.error.get_or_insert_with(|| format!("the adapter's output could not be read: {e}"));
+                    kill_group(run.pid);
+                    break;
+                }
+                Some(Ok(line)) => s.on_line(&line),
+            },
+            Some(text) = steers.recv() => {
+                tracing::info!(run = %run.link.run_id, chars = text.chars().count(), "steering run");
+                let _ = s.to_adapter.send(ToAdapter::Steer(crate::protocol::adapter::Steer { text }));
+            }
+            Some(by) = aborts.recv(), if s.outcome.aborted_by.is_none() => {
+                tracing::info!(run = %run.link.run_id, by, "aborting run");
+                s.abort(by, ABORT_GRACE);
+            }
+            _ = shutdown.cancelled(), if s.outcome.aborted_by.is_none() => {
+                s.abort("hookd, which is stopping".into(), SHUTDOWN_ABORT_GRACE);
+            }
+            _ = sleep_until(s.kill_at) => {
+                tracing::warn!(run = %run.link.run_id, pid = run.pid, "the adapter did not stop in time; killing its process group");
+                kill_group(run.pid);
+                s.kill_at = None;
+            }
+            _ = tokio::time::sleep_until(ready_by), if !s.ready => {
+                s.outcome.error.get_or_insert_with(|| format!("the adapter did not start within {}s", READY_TIMEOUT.as_secs()));
+                kill_group(run.pid);
+                s.ready = true;
+            }
+        }
+    }
+    s.finish(child).await
+}
+
+/// What [`supervise`] keeps while a run goes: the way to its adapter, the
+/// hooks being answered, what is known of the outcome so far, and the
+/// deadlines.
+struct Supervision<'a> {
+    run: &'a Run,
+    shared: &'a Arc<Shared>,
+    shutdown: &'a CancellationToken,
+    /// Frames to the adapter's stdin (written by `write_frames`).
+    to_adapter: mpsc::UnboundedSender<ToAdapter>,
+    /// The run's hook answers, waited for (bounded) at the end.
+    hooks: TaskTracker,
+    outcome: Outcome,
+    /// The adapter said `ready`, or was given up on for not saying it.
+    ready: bool,
+    /// When the adapter's process group is killed, once it was told to
+    /// abort.
+    kill_at: Option<tokio::time::Instant>,
+}
+
+impl Supervision<'_> {
+    /// One line of the adapter's output; a line that is not one of its
+    /// frames is logged and ignored.
+    fn on_line(&mut self, line: &[u8]) {
+        let message = match FromAdapter::decode(line) {
+            Ok(message) => message,
+            Err(e) => {
+                let error = crate::protocol::describe_json_error(&e, None);
+                tracing::warn!(run = %self.run.link.run_id, %error, "ignoring a bad line from the adapter");
+                return;
+            }
+        };
+        match message {
+            FromAdapter::Ready(_) => {
+                self.ready = true;
+                if self.outcome.aborted_by.is_none() {
+                    let _ = self
+                        .to_adapter
+                        .send(ToAdapter::Start(self.run.start.clone()));
+                    self.shared
+                        .runs
+                        .update(&self.run.link.run_id, |e| e.state = "running");
                 }
             }
-            Some(text) = steers.recv() => {
-                tracing::info!(run = %run_id, chars = text.chars().count(), "steering run");
-                let _ = to_adapter.send(ToAdapter::Steer(crate::protocol::adapter::Steer { text }));
+            FromAdapter::HookEvent(event) => self.answer(event, line.len()),
+            FromAdapter::SdkMessage(m) => {
+                on_sdk_message(self.run, m.message, &mut self.outcome, self.shared);
             }
-            Some(by) = aborts.recv(), if outcome.aborted_by.is_none() => {
-                tracing::info!(run = %run_id, by, "aborting run");
-                outcome.aborted_by = Some(by);
-                let _ = to_adapter.send(ToAdapter::Abort(Empty {}));
-                shared.runs.update(&run_id, |e| e.state = "aborting");
-                kill_at = Some(tokio::time::Instant::now() + ABORT_GRACE);
-            }
-            _ = shutdown.cancelled(), if outcome.aborted_by.is_none() => {
-                outcome.aborted_by = Some("hookd, which is stopping".into());
-                let _ = to_adapter.send(ToAdapter::Abort(Empty {}));
-                shared.runs.update(&run_id, |e| e.state = "aborting");
-                kill_at = Some(tokio::time::Instant::now() + SHUTDOWN_ABORT_GRACE);
-            }
-            _ = sleep_until(kill_at) => {
-                tracing::warn!(run = %run_id, pid = run.pid, "the adapter did not stop in time; killing its process group");
-                kill_group(run.pid);
-                kill_at = None;
-            }
-            _ = tokio::time::sleep_until(ready_by), if !ready => {
-                outcome.error.get_or_insert_with(|| format!("the adapter did not start within {}s", READY_TIMEOUT.as_secs()));
-                kill_group(run.pid);
-                ready = true;
-            }
+            FromAdapter::Done(done) => self.outcome.record_done(done),
+            FromAdapter::Error(e) => self.outcome.error = Some(e.message),
         }
     }
-    // Nobody will read decisions any more: pending events fall back now.
-    run.link.ended.cancel();
-    if outcome.done.is_none() {
-        // Crashed, killed or aborted: the Claude Code process it started
-        // goes too. Not reaped yet, the adapter keeps its group id taken.
-        kill_group(run.pid);
+
+    /// Answers a hook of the run's SDK (`frame_bytes` long on the wire) in
+    /// a task of its own, as a forwarder's would be, and sends the decision
+    /// back in the shape its callback takes.
+    fn answer(&self, event: HookEvent, frame_bytes: usize) {
+        let callback = if event.from_can_use_tool() {
+            SdkCallback::CanUseTool
+        } else {
+            SdkCallback::Hook
+        };
+        let tool_input = match callback {
+            SdkCallback::CanUseTool => InputFields::of(&event.input)
+                .tool_input
+                .cloned()
+                .unwrap_or(Value::Null),
+            SdkCallback::Hook => Value::Null,
+        };
+        let request = HookRequest {
+            v: None,
+            id: event.id,
+            harness: Harness::AgentSdk,
+            deadline_ms: HOOK_TIMEOUT.as_millis() as u64,
+            fail_closed: crate::agent::claude::FailClosed::Off,
+            env: BTreeMap::new(),
+            input: event.input,
+            input_error: event.input_error,
+        };
+        let (link, shared, shutdown, to_adapter) = (
+            self.run.link.clone(),
+            self.shared.clone(),
+            self.shutdown.clone(),
+            self.to_adapter.clone(),
+        );
+        self.hooks.spawn(async move {
+            let answered =
+                hook::answer_in(request, frame_bytes, Some(&link), &shared, &shutdown).await;
+            let output = HookOutput {
+                exit_code: answered.exit_code,
+                stdout: answered.stdout,
+                stderr: answered.stderr,
+            };
+            let result = sdk_result(callback, &output, &tool_input);
+            let _ = to_adapter.send(ToAdapter::Decision(Decision {
+                id: answered.id,
+                result,
+            }));
+        });
     }
-    let status = match tokio::time::timeout(EXIT_GRACE, child.wait()).await {
-        Ok(status) => status,
-        Err(_) => {
-            tracing::warn!(run = %run_id, pid = run.pid, "the adapter closed its output but did not exit; killing its process group");
-            kill_group(run.pid);
-            child.wait().await
+
+    /// Tells the adapter to abort, on behalf of `by`, and gives it `grace`
+    /// before its process group is killed.
+    fn abort(&mut self, by: String, grace: Duration) {
+        self.outcome.aborted_by = Some(by);
+        let _ = self.to_adapter.send(ToAdapter::Abort(Empty {}));
+        self.shared
+            .runs
+            .update(&self.run.link.run_id, |e| e.state = "aborting");
+        self.kill_at = Some(tokio::time::Instant::now() + grace);
+    }
+
+    /// After the adapter's output ended: pending events fall back, the
+    /// process group goes, the child is reaped and the hook answers still
+    /// running get a moment to finish.
+    async fn finish(mut self, mut child: Child) -> Outcome {
+        let run_id = &self.run.link.run_id;
+        let pid = self.run.pid;
+        // Nobody will read decisions any more: pending events fall back now.
+        self.run.link.ended.cancel();
+        if self.outcome.done.is_none() {
+            // Crashed, killed or aborted: the Claude Code process it started
+            // goes too. Not reaped yet, the adapter keeps its group id taken.
+            kill_group(pid);
         }
-    };
-    // Whatever is still left of the group goes too. A group id cannot be
-    // handed out again while any member lives; with none left this is
-    // ESRCH (pids are allocated in sequence, not reused at once).
-    kill_group(run.pid);
-    outcome.exit = Some(match status {
-        Ok(status) => status.to_string(),
-        Err(e) => format!("unknown ({e})"),
-    });
-    hooks.close();
-    if tokio::time::timeout(Duration::from_secs(2), hooks.wait())
-        .await
-        .is_err()
-    {
-        tracing::warn!(run = %run_id, "hook answers still running after the run ended");
+        let status = match tokio::time::timeout(EXIT_GRACE, child.wait()).await {
+            Ok(status) => status,
+            Err(_) => {
+                tracing::warn!(run = %run_id, pid, "the adapter closed its output but did not exit; killing its process group");
+                kill_group(pid);
+                child.wait().await
+            }
+        };
+        // Whatever is still left of the group goes too. A group id cannot be
+        // handed out again while any member lives; with none left this is
+        // ESRCH (pids are allocated in sequence, not reused at once).
+        kill_group(pid);
+        self.outcome.exit = Some(match status {
+            Ok(status) => status.to_string(),
+            Err(e) => format!("unknown ({e})"),
+        });
+        self.hooks.close();
+        if tokio::time::timeout(Duration::from_secs(2), self.hooks.wait())
+            .await
+            .is_err()
+        {
+            tracing::warn!(run = %run_id, "hook answers still running after the run ended");
+        }
+        self.outcome
     }
-    outcome
+}
+
+impl Outcome {
+    /// The adapter's `done`: what it says wins over what the SDK's
+    /// messages said before.
+    fn record_done(&mut self, done: Done) {
+        self.done = Some(done.is_error);
+        self.session_id = done.session_id.or(self.session_id.take());
+        self.usage = done.usage.or(self.usage.take());
+        self.cost_usd = done.cost_usd.or(self.cost_usd);
+        self.num_turns = done.num_turns.or(self.num_turns);
+        self.result = done.result.or(self.result.take());
+    }
 }
 
 async fn sleep_until(at: Option<tokio::time::Instant>) {
