@@ -37,24 +37,6 @@ const ALLOWED: &[(&str, &str, &str)] = &[
         "a rules-file error tells the user their `context` reason becomes Claude Code's \
          additionalContext: user-facing text, not output built outside the dialect",
     ),
-    (
-        "agent-input",
-        "src/approve/view.rs",
-        "the approver shows a pending item's `tool_input` from its frame; it moves to the \
-         typed frames of #22 (src/approve/ is another change's)",
-    ),
-    (
-        "agent-input",
-        "src/approve/plain.rs",
-        "the plain approver shows a pending item's `tool_input` from its frame; it moves to \
-         the typed frames of #22 (src/approve/ is another change's)",
-    ),
-    (
-        "agent-input",
-        "src/approve/explain.rs",
-        "`hookd rules explain` reads the pasted input's event name and cwd; it can read them \
-         through `InputFields` (src/approve/ is another change's)",
-    ),
 ];
 
 struct Source {

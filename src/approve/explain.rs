@@ -8,6 +8,7 @@ use std::sync::Arc;
 use serde_json::Value;
 
 use crate::agent::claude::HookEventKind;
+use crate::agent::claude::InputFields;
 use crate::agent::Agent;
 use crate::cli::revision::DaemonRules;
 use crate::daemon::RulesSource;
@@ -35,7 +36,7 @@ pub fn agent_of_harness(harness: &str) -> Agent {
 /// Gemini's `BeforeTool`); an event the agent's dialect does not map keeps
 /// its own name.
 pub fn judged_event(agent: Agent, input: &Value) -> String {
-    let name = input["hook_event_name"].as_str().unwrap_or("");
+    let name = InputFields::of(input).event_name.unwrap_or("");
     match agent.event_kind(name) {
         HookEventKind::Unknown => name.to_string(),
         kind => kind.as_str().to_string(),
@@ -52,7 +53,7 @@ pub fn explain_with(
     user: Arc<RuleSet>,
     home: Option<&Path>,
 ) -> Vec<Explanation> {
-    let project_dir = input["cwd"].as_str().map(PathBuf::from);
+    let project_dir = InputFields::of(input).cwd.map(PathBuf::from);
     let mut layers = Layers::new(user);
     if let Some(dir) = &project_dir {
         if let Ok(project) = RuleSet::load_project(&project_rules_path(dir)) {

@@ -24,6 +24,7 @@ use tokio::signal::unix::{signal, SignalKind};
 use super::state::{News, PendingItem, State, DEFAULT_DENY_REASON};
 use super::wire::{Remember, Request};
 use super::{connect, next_frame, Backoff, Conn};
+use crate::agent::claude::InputFields;
 
 /// The answers line mode reads, for its usage and error lines.
 pub const USAGE: &str = "answer with `y|n|s|a|N ID [reason]`: y allow once, n deny, \
@@ -190,7 +191,9 @@ pub fn describe(item: &PendingItem, now: Instant) -> String {
         ));
     }
     text.push('\n');
-    let input = &item.input["tool_input"];
+    let input = InputFields::of(&item.input)
+        .tool_input
+        .unwrap_or(&serde_json::Value::Null);
     let whole = match input["command"].as_str() {
         Some(command) => format!("$ {command}"),
         None if input.is_null() => item.input.to_string(),

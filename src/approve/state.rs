@@ -11,6 +11,7 @@ use serde_json::Value;
 use serde::Deserialize;
 
 use super::wire::{Remember, Request};
+use crate::agent::claude::sdk::{SdkBody, SdkMessageFields};
 use crate::decision::Verdict;
 use crate::protocol::approval::{
     AskedBy, GrantChange, GrantPush, PendingInfo, PendingItem as ProtocolPendingItem, Suggestion,
@@ -770,14 +771,18 @@ impl State {
             return;
         };
         let message = &frame.message;
-        match frame.kind() {
-            Some("system") if run.model.is_none() => {
-                run.model = message["model"].as_str().map(str::to_owned);
+        match SdkMessageFields::of(message).body {
+            SdkBody::Init { model, .. } if run.model.is_none() => {
+                run.model = model.map(str::to_owned);
             }
-            Some("assistant") => run.turns += 1,
-            Some("result") => {
-                run.turns = message["num_turns"].as_u64().unwrap_or(run.turns);
-                run.cost_usd = message["total_cost_usd"].as_f64().or(run.cost_usd);
+            SdkBody::Assistant(_) => run.turns += 1,
+            SdkBody::Result {
+                num_turns,
+                total_cost_usd,
+                ..
+            } => {
+                run.turns = num_turns.unwrap_or(run.turns);
+                run.cost_usd = total_cost_usd.or(run.cost_usd);
             }
             _ => self.dirty = false,
         }

@@ -18,6 +18,7 @@ use serde_json::Value;
 
 use super::state::{FeedRow, Link, Mode, Pane, PendingItem, State};
 use super::wire::Remember;
+use crate::agent::claude::InputFields;
 use crate::protocol::approval::Suggestion;
 
 /// The keys, as `?` shows them (and docs/approvals.md lists them).
@@ -305,7 +306,9 @@ fn item_text<'a>(item: &'a PendingItem, state: &State, theme: &Theme) -> Text<'a
 /// The whole input: a command as it is, an edit as a diff, a write as its
 /// new content, anything else as pretty JSON.
 fn input_lines<'a>(item: &PendingItem, theme: &Theme) -> Vec<Line<'a>> {
-    let input = &item.input["tool_input"];
+    let input = InputFields::of(&item.input)
+        .tool_input
+        .unwrap_or(&Value::Null);
     let text = |v: &Value| v.as_str().unwrap_or("").to_string();
     let mut lines = Vec::new();
     let diff = |lines: &mut Vec<Line<'a>>, old: &str, new: &str| {
