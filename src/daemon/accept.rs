@@ -44,7 +44,7 @@ impl AcceptBackoff {
     /// first (checked first, so a cancelled loop never takes one more
     /// connection). A failure is handed to `failed` (the caller's logging
     /// and shedding), then paused on; the pause is not cut short by
-    /// `shutdown`, being at most [`LONGEST_PAUSE`].
+    /// `shutdown`, being at most `LONGEST_PAUSE`.
     pub async fn accept<T>(
         &mut self,
         accepting: impl Future<Output = io::Result<T>>,

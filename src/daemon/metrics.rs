@@ -172,7 +172,7 @@ fn seconds(us: u64) -> f64 {
 }
 
 /// The text exposition of `metrics` and of the daemon's `status`: each of
-/// [`FAMILIES`] in turn, its `# HELP` and `# TYPE` lines, then its samples.
+/// `FAMILIES` in turn, its `# HELP` and `# TYPE` lines, then its samples.
 ///
 /// Decision series appear once they are non-zero (most of the table's
 /// combinations never happen); every other metric is always present.
