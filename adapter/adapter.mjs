@@ -14,7 +14,7 @@
 //
 // Every hook callback and canUseTool become a `hook_event` and wait for the
 // daemon's `decision`, whose `result` is what the callback returns to the
-// SDK, as it is (the daemon's src/agent/claude/ is the one place that knows
+// SDK, as it is (the daemon's protocol/src/agent/claude/ is the one place that knows
 // that JSON). This file only relays: it keeps no rules, reads no answer and
 // makes no decisions of its own.
 

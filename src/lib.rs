@@ -1,31 +1,25 @@
 //! hookd: an out-of-process hook daemon for Claude Code and the Claude Agent SDK.
 
+pub use hookd_core::{decision, event, grant, redact, rules, time};
+pub use hookd_forwarder as forwarder;
+pub use hookd_protocol as protocol;
+pub use hookd_protocol::{agent, hex, paths};
+
 pub mod adapter;
-pub mod agent;
 pub mod approve;
 pub mod cli;
 pub mod client;
 pub mod config;
 pub mod daemon;
-pub mod decision;
 pub mod doctor;
-pub mod event;
-pub mod forwarder;
-pub mod grant;
-pub mod hex;
 pub mod http;
 pub mod install;
 pub mod otlp;
 pub mod outbound;
-pub mod paths;
 pub mod policy;
-pub mod protocol;
 pub mod providers;
-pub mod redact;
 pub mod replay;
-pub mod rules;
 pub mod run_client;
 pub mod service;
 pub mod statusline;
 pub mod tail;
-pub mod time;

@@ -159,7 +159,7 @@ pub fn replay(
             }
         }
         let agent = agent_of(&event);
-        let evaluation = crate::agent::evaluate(
+        let evaluation = crate::rules::evaluate(
             &layers,
             &agent.rule_inputs(&event.input),
             &Query {

@@ -8,7 +8,8 @@ use std::borrow::Cow;
 use std::path::Path;
 use std::sync::Arc;
 
-use hookd::agent::{evaluate, Agent};
+use hookd::agent::Agent;
+use hookd::rules::evaluate;
 use hookd::rules::{Action, Evaluation, Layers, Query, RuleSet};
 use serde_json::{json, Value};
 

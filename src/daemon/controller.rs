@@ -377,7 +377,7 @@ impl Controller {
         // gave them when the event was made: one, or one per file a Codex
         // patch touches, per URL a Gemini fetch reads.
         let agent = event.agent();
-        let mut evaluation = crate::agent::evaluate(
+        let mut evaluation = crate::rules::evaluate(
             layers,
             &event.rule_inputs(),
             &Query {

@@ -60,7 +60,7 @@ use crate::agent::Agent;
 use crate::config::Timeout;
 use crate::decision::{Answer, Decision, Remember, Source, Verdict};
 use crate::event::Event;
-use crate::protocol::log::{DecidingLayer, DecisionView, EventView};
+use crate::protocol::log::{DecidingLayer, DecisionView};
 use crate::protocol::{push_frame, AskedBy, Harness, HookRequest, HookResult, PushKind};
 use crate::rules::{Layers, RuleSet};
 
@@ -487,8 +487,9 @@ fn record_event(
     let meta = meta_of(event, hook.agent, pending);
     let redactor = shared.redactor();
     let redacted = redactor.redact_value(&event.raw);
-    let view =
-        EventView::with_input(event, &redacted).redact_text(|text| redactor.redact_str(text));
+    let view = event
+        .view_with_input(&redacted)
+        .redact_text(|text| redactor.redact_str(text));
     let log_line = line(&serde_json::to_vec(&view).expect("records serialize"));
     let log_json = log_line.slice(..log_line.len() - 1);
     shared.otlp.push(&log_line);
@@ -531,7 +532,7 @@ fn record_event(
         frames[redact as usize]
             .get_or_insert_with(|| match (&redacted, redact) {
                 (Cow::Owned(_), false) => {
-                    let raw = serde_json::to_vec(&EventView::of(event)).expect("records serialize");
+                    let raw = serde_json::to_vec(&event.view()).expect("records serialize");
                     push_frame(kind, &raw)
                 }
                 _ => push_frame(kind, &log_json),

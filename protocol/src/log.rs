@@ -1,0 +1,433 @@
+//! The event log's lines: one [`LogRecord`] per line, the one type every
+//! reader uses (`hookd tail`, `replay`, `doctor`, `rules explain` on a log
+//! line, the tests).
+//!
+//! The daemon writes through borrowed, serialize-only views ([`EventView`],
+//! [`DecisionView`]; the run records are their frames, [`RunStart`],
+//! [`SdkMessage`], [`RunDone`]) so that writing a line copies nothing; the
+//! round-trip tests below prove that what they write is what [`LogRecord`]
+//! reads. The `event` and `decision` records are also what the pushed
+//! `event` / `decision` frames carry.
+//!
+//! Readers are forward compatible: a newer daemon's log read by an older
+//! reader loses nothing it knows. Unknown fields are ignored, a line of an
+//! unknown `type` reads as [`LogRecord::Unknown`], an unknown decision
+//! source as [`Source::Unknown`] and a harness is kept as written.
+
+use std::borrow::Cow;
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use uuid::Uuid;
+
+use super::chain::{ChainStart, LogRepaired};
+use super::{RunDone, RunStart, SdkMessage};
+pub use crate::decision::{DecidingLayer, MatchedRule};
+use crate::decision::{Decision, Source};
+
+/// One line of the event log.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum LogRecord {
+    /// A hook invocation was received.
+    Event(LoggedEvent),
+    /// An event was decided.
+    Decision(LoggedDecision),
+    /// An agent-SDK run started.
+    RunStart(RunStart),
+    /// One SDK message of a run.
+    SdkMessage(SdkMessage),
+    /// A run ended.
+    RunDone(RunDone),
+    /// The first line of a rotated-to file: where its hash chain starts
+    /// (see [`super::chain`]).
+    ChainStart(ChainStart),
+    /// A torn last line was removed (see [`super::chain`]).
+    LogRepaired(LogRepaired),
+    /// A line of a `type` this build does not know (a newer daemon's):
+    /// readers skip it.
+    #[serde(other)]
+    Unknown,
+}
+
+impl LogRecord {
+    /// Reads one line (without its `\n`).
+    ///
+    /// The same result as the derived `Deserialize`, without its cost: an
+    /// internally tagged enum buffers the whole line into an intermediate
+    /// tree first, and event lines carry hook inputs of megabytes. So the
+    /// `type` is read first (the rest is skipped without allocating), then
+    /// the line is deserialized once, straight into its record.
+    pub fn parse(line: &[u8]) -> serde_json::Result<LogRecord> {
+        Ok(match LogKind::of(line)? {
+            LogKind::Event => LogRecord::Event(serde_json::from_slice(line)?),
+            LogKind::Decision => LogRecord::Decision(serde_json::from_slice(line)?),
+            LogKind::RunStart => LogRecord::RunStart(serde_json::from_slice(line)?),
+            LogKind::SdkMessage => LogRecord::SdkMessage(serde_json::from_slice(line)?),
+            LogKind::RunDone => LogRecord::RunDone(serde_json::from_slice(line)?),
+            LogKind::ChainStart => LogRecord::ChainStart(serde_json::from_slice(line)?),
+            LogKind::LogRepaired => LogRecord::LogRepaired(serde_json::from_slice(line)?),
+            LogKind::Unknown => LogRecord::Unknown,
+        })
+    }
+}
+
+/// A log line's `type` alone, the rest of the line skipped without
+/// allocating: what [`LogRecord::parse`] reads first, and what a reader
+/// that keeps the line as a JSON tree (the OTLP mapper, whose record body
+/// is the whole line) dispatches on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum LogKind {
+    /// An `event` line.
+    Event,
+    /// A `decision` line.
+    Decision,
+    /// A `run_start` line.
+    RunStart,
+    /// An `sdk_message` line.
+    SdkMessage,
+    /// A `run_done` line.
+    RunDone,
+    /// A `chain_start` line.
+    ChainStart,
+    /// A `log_repaired` line.
+    LogRepaired,
+    /// A `type` this build does not know.
+    #[serde(other)]
+    Unknown,
+}
+
+impl LogKind {
+    /// The `type` of one line (without its `\n`).
+    pub fn of(line: &[u8]) -> serde_json::Result<LogKind> {
+        #[derive(Deserialize)]
+        struct Tag {
+            #[serde(rename = "type")]
+            kind: LogKind,
+        }
+        Ok(serde_json::from_slice::<Tag>(line)?.kind)
+    }
+}
+
+/// An `event` line, as read back.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LoggedEvent {
+    /// The event id (uuid v7: ids sort by time).
+    pub id: Uuid,
+    /// RFC 3339, UTC.
+    pub received_at: String,
+    /// Where it came from (`claude-code`, `agent-sdk`, …), as written: a
+    /// harness this build does not know is still readable.
+    pub harness: String,
+    /// The agent-SDK run, for events of one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub run_id: Option<String>,
+    /// Where the judged original of this copy went (`agent-sdk`,
+    /// `canUseTool`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub copy_of: Option<String>,
+    /// The session.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub session_id: Option<String>,
+    /// The session's cwd.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cwd: Option<String>,
+    /// `CLAUDE_PROJECT_DIR`, when the hook had it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub project_dir: Option<String>,
+    /// `hook_event_name` verbatim (`unknown` when there was none).
+    pub kind: String,
+    /// The tool, for tool events (the agent's own name).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool: Option<String>,
+    /// The hookd kind the agent's event maps onto, which rules name
+    /// (`PreToolUse` for Gemini's `BeforeTool`), when it differs from `kind`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mapped_kind: Option<String>,
+    /// The Claude Code tool rules judge the agent's tool as (`Bash` for
+    /// Gemini's `run_shell_command`), when it differs from `tool`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mapped_tool: Option<String>,
+    /// The hook input (redacted in the log).
+    pub input: Value,
+    /// Why the input could not be read as JSON (`input` is then its text).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub input_error: Option<String>,
+}
+
+impl LoggedEvent {
+    /// The project root the event was judged in: `project_dir`, else the
+    /// session's cwd.
+    pub fn project_dir(&self) -> Option<&str> {
+        self.project_dir.as_deref().or(self.cwd.as_deref())
+    }
+}
+
+/// A `decision` line, as read back.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LoggedDecision {
+    /// The decision.
+    #[serde(flatten)]
+    pub decision: Decision,
+    /// Permissive mode logged this verdict but answered "no opinion".
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub permissive: bool,
+}
+
+impl LoggedDecision {
+    /// Never judged live (a copy of a run's hook, a doctor's probe):
+    /// nothing a rule could change.
+    pub fn was_judged(&self) -> bool {
+        !matches!(self.decision.source, Source::Copy | Source::Probe)
+    }
+}
+
+/// How the daemon writes an event line (and the record of a pushed `event`
+/// frame): a view of an event (`hookd_core::event::Event::view`), nothing
+/// copied. Fields are those of the line, in its order.
+#[derive(Debug, Serialize)]
+#[serde(tag = "type", rename = "event")]
+pub struct EventView<'a> {
+    pub id: Uuid,
+    pub received_at: String,
+    pub harness: super::Harness,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub run_id: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub copy_of: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub session_id: Option<Cow<'a, str>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cwd: Option<Cow<'a, str>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub project_dir: Option<Cow<'a, str>>,
+    pub kind: Cow<'a, str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tool: Option<Cow<'a, str>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub mapped_kind: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub mapped_tool: Option<Cow<'a, str>>,
+    pub input: &'a Value,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub input_error: Option<Cow<'a, str>>,
+}
+
+impl<'a> EventView<'a> {
+    /// This view with `redact` applied to every text the hook's sender
+    /// chose besides its input (session id, `cwd`, project directory,
+    /// event and tool names, the input's error): the log's view, whose
+    /// input is redacted too. A secret in a `cwd` is as much a secret as
+    /// one in a command.
+    pub fn redact_text(self, redact: impl Fn(&'a str) -> Cow<'a, str>) -> EventView<'a> {
+        let text = |text: Cow<'a, str>| match text {
+            Cow::Borrowed(text) => redact(text),
+            owned => owned,
+        };
+        EventView {
+            session_id: self.session_id.map(text),
+            cwd: self.cwd.map(text),
+            project_dir: self.project_dir.map(text),
+            kind: text(self.kind),
+            tool: self.tool.map(text),
+            mapped_tool: self.mapped_tool.map(text),
+            input_error: self.input_error.map(text),
+            ..self
+        }
+    }
+}
+
+/// How the daemon writes a decision line (and the record of a pushed
+/// `decision` frame).
+#[derive(Debug, Serialize)]
+#[serde(tag = "type", rename = "decision")]
+pub struct DecisionView<'a> {
+    #[serde(flatten)]
+    decision: &'a Decision,
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    permissive: bool,
+}
+
+impl<'a> DecisionView<'a> {
+    /// The record of `decision`; `enforced` is false when permissive mode
+    /// kept the verdict from the agent.
+    pub fn of(decision: &'a Decision, enforced: bool) -> DecisionView<'a> {
+        DecisionView {
+            decision,
+            permissive: !enforced,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::decision::Action;
+
+    use serde_json::json;
+
+    use super::*;
+    use crate::decision::{Answer, Verdict};
+
+    /// Writes `record` as the daemon does, reads it back with both readers
+    /// and checks nothing was lost or changed on the way.
+    fn read_back(written: &[u8]) -> LogRecord {
+        let parsed = LogRecord::parse(written).unwrap_or_else(|e| {
+            panic!("{e}: {}", String::from_utf8_lossy(written));
+        });
+        let derived: LogRecord = serde_json::from_slice(written).unwrap();
+        assert_eq!(parsed, derived, "parse and the derived Deserialize differ");
+        assert_eq!(
+            serde_json::to_value(&parsed).unwrap(),
+            serde_json::from_slice::<Value>(written).unwrap(),
+            "the reader lost or changed a field: {}",
+            String::from_utf8_lossy(written)
+        );
+        parsed
+    }
+
+    #[test]
+    fn the_reader_reads_every_decision_line_the_writer_writes() {
+        let full = Decision {
+            decision_id: uuid::Uuid::now_v7(),
+            event_id: uuid::Uuid::now_v7(),
+            run_id: Some("run-1".into()),
+            answer: Answer {
+                verdict: Verdict::Deny,
+                reason: Some("no".into()),
+                updated_input: Some(json!({"command": "true"})),
+                additional_context: Some("ctx".into()),
+            },
+            source: Source::Rule,
+            rule_ids: vec!["a".into(), "b".into()],
+            grant_rule: Some("Bash(npm test:*)".into()),
+            remembered: Some(crate::Remember::Session),
+            generation: 3,
+            latency_us: 168,
+            layer: Some(DecidingLayer::Project),
+            rules: vec![MatchedRule {
+                id: "project:a".into(),
+                layer: DecidingLayer::Project,
+                action: Action::Deny,
+                file: "/p/.claude/hookd.toml".into(),
+                line: 2,
+                reason: Some("no".into()),
+            }],
+            revision: Some(crate::decision::Revision::from_written("sha256:00ff")),
+            project_revision: Some(crate::decision::Revision::from_written("sha256:ff00")),
+        };
+        let bare = Decision {
+            run_id: None,
+            answer: Answer::no_opinion(),
+            source: Source::Client("phone".into()),
+            rule_ids: vec![],
+            grant_rule: None,
+            remembered: None,
+            layer: None,
+            rules: vec![],
+            revision: None,
+            project_revision: None,
+            ..full.clone()
+        };
+        for (decision, enforced) in [(&full, false), (&full, true), (&bare, true)] {
+            let line = serde_json::to_vec(&DecisionView::of(decision, enforced)).unwrap();
+            let LogRecord::Decision(logged) = read_back(&line) else {
+                panic!("not a decision: {}", String::from_utf8_lossy(&line));
+            };
+            assert_eq!(&logged.decision, decision);
+            assert_eq!(logged.permissive, !enforced);
+        }
+    }
+
+    #[test]
+    fn the_reader_reads_every_run_record_the_writer_writes() {
+        use crate::Reply;
+        let records = [
+            Reply::RunStart(RunStart {
+                run_id: "r".into(),
+                received_at: "2026-11-22T10:00:00Z".into(),
+                client: "cli".into(),
+                prompt: "hi".into(),
+                cwd: "/p".into(),
+                provider: Some("local".into()),
+                model: Some("haiku".into()),
+                pid: 7,
+            }),
+            Reply::SdkMessage(SdkMessage {
+                run_id: "r".into(),
+                received_at: "2026-11-22T10:00:01Z".into(),
+                session_id: Some("s".into()),
+                message: json!({"type": "assistant", "message": {"content": []}}),
+            }),
+            Reply::RunDone(RunDone {
+                run_id: "r".into(),
+                received_at: "2026-11-22T10:00:02Z".into(),
+                ok: false,
+                session_id: None,
+                usage: Some(json!({"input_tokens": 3})),
+                cost_usd: Some(0.5),
+                num_turns: Some(2),
+                duration_ms: 900,
+                result: Some("done".into()),
+                error: Some("aborted by client:cli".into()),
+            }),
+        ];
+        for record in records {
+            // The daemon logs a run record as the frame it pushes.
+            let line = serde_json::to_vec(&record).unwrap();
+            let read = read_back(&line);
+            let same = matches!(
+                (&record, &read),
+                (Reply::RunStart(a), LogRecord::RunStart(b)) if a == b
+            ) || matches!(
+                (&record, &read),
+                (Reply::SdkMessage(a), LogRecord::SdkMessage(b)) if a == b
+            ) || matches!(
+                (&record, &read),
+                (Reply::RunDone(a), LogRecord::RunDone(b)) if a == b
+            );
+            assert!(same, "{record:?} read back as {read:?}");
+        }
+    }
+
+    /// A newer daemon's log read by this build: unknown fields are ignored,
+    /// unknown line types and decision sources are readable.
+    #[test]
+    fn a_newer_daemons_lines_are_readable() {
+        let event = br#"{"type":"event","id":"0193a0b4-5c6d-7e8f-9a0b-1c2d3e4f5a6b","received_at":"t","harness":"codex","kind":"PreToolUse","input":{},"provenance":{"host":"h"}}"#;
+        let LogRecord::Event(logged) = LogRecord::parse(event).unwrap() else {
+            panic!("not an event")
+        };
+        assert_eq!(logged.harness, "codex");
+        let decision = br#"{"type":"decision","decision_id":"0193a0b4-5c6d-7e8f-9a0b-1c2d3e4f5a6b","event_id":"0193a0b4-5c6d-7e8f-9a0b-1c2d3e4f5a6c","verdict":"allow","source":"webhook:w1","rule_ids":[],"generation":1,"latency_us":5,"chain":"abc"}"#;
+        let LogRecord::Decision(logged) = LogRecord::parse(decision).unwrap() else {
+            panic!("not a decision")
+        };
+        assert_eq!(logged.decision.source, Source::Unknown("webhook:w1".into()));
+        let layered = br#"{"type":"decision","decision_id":"0193a0b4-5c6d-7e8f-9a0b-1c2d3e4f5a6b","event_id":"0193a0b4-5c6d-7e8f-9a0b-1c2d3e4f5a6c","verdict":"deny","source":"rule","generation":1,"latency_us":5,"layer":"team","rules":[{"id":"t","layer":"team","action":"deny","file":"/t.toml","line":1}]}"#;
+        assert_eq!(logged.decision.source.to_string(), "webhook:w1");
+        assert!(logged.was_judged());
+        let LogRecord::Decision(newer) = LogRecord::parse(layered).unwrap() else {
+            panic!("not a decision")
+        };
+        assert_eq!(
+            newer.decision.layer,
+            Some(DecidingLayer::Policy("team".into()))
+        );
+        assert_eq!(newer.decision.rules[0].location(), "/t.toml:1");
+        let later = br#"{"type":"checkpoint","hash":"abc"}"#;
+        assert_eq!(LogRecord::parse(later).unwrap(), LogRecord::Unknown);
+        assert_eq!(LogKind::of(later).unwrap(), LogKind::Unknown);
+        assert_eq!(
+            LogKind::of(br#"{"input":{"type":"x"},"type":"run_done"}"#).unwrap(),
+            LogKind::RunDone
+        );
+        assert_eq!(
+            serde_json::from_slice::<LogRecord>(later).unwrap(),
+            LogRecord::Unknown
+        );
+        // Not a record at all: an error, which readers skip and count.
+        assert!(LogRecord::parse(br#"{"id":1}"#).is_err());
+        assert!(LogRecord::parse(b"{\"type\":\"event\",\"id\":").is_err());
+    }
+}

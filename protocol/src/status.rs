@@ -1,0 +1,387 @@
+//! The `status` reply, typed: what `hookd status`, `doctor`, `statusline`
+//! and the approver read.
+
+use std::path::PathBuf;
+
+use serde::{Deserialize, Serialize};
+
+use super::approval::GrantRecord;
+use crate::decision::Verdict;
+
+/// The `result` of `status`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Status {
+    /// The daemon's version (crate version).
+    pub version: String,
+    /// The protocol version it speaks.
+    pub protocol: u32,
+    /// Its pid.
+    pub pid: u32,
+    /// Seconds since it started.
+    pub uptime_s: f64,
+    /// The socket it listens on.
+    pub socket: PathBuf,
+    /// The event log.
+    pub log: PathBuf,
+    /// The user rules layer.
+    pub rules: RulesStatus,
+    /// Counters since start, and gauges.
+    pub counters: Counters,
+    /// The project layers' cache.
+    #[serde(default)]
+    pub projects: ProjectsStatus,
+    /// Where the agent-SDK adapter is.
+    #[serde(default)]
+    pub adapter_dir: PathBuf,
+    /// Agent-SDK runs in progress.
+    #[serde(default)]
+    pub runs: Vec<RunSummary>,
+    /// Active session grants, oldest first.
+    #[serde(default)]
+    pub grants: Vec<GrantRecord>,
+    /// The last decision that said something (not `none`), for status
+    /// lines; `null` before the first.
+    #[serde(default)]
+    pub last_decision: Option<LastDecision>,
+    /// OpenTelemetry export, when `[otlp]` configures it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub otlp: Option<OtlpStatus>,
+    /// The HTTP listener (`[http]`); absent when it is off.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub http: Option<HttpStatus>,
+    /// The event log's hash chain after the last line written: what
+    /// `hookd log verify` must end at. Keep a copy elsewhere to anchor the
+    /// log. Absent before the first line, and from older daemons.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub log_chain: Option<LogChain>,
+    /// `config.toml` as the daemon last read it. Absent when it reads
+    /// none, and from older daemons.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub config: Option<ConfigStatus>,
+}
+
+/// `status.config`: what the last reload of `config.toml` (SIGHUP, or a
+/// change the daemon saw) left to say.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct ConfigStatus {
+    /// The file (it may not exist: the defaults apply then).
+    pub path: PathBuf,
+    /// Why the last reload was refused, with file:line:column: the last
+    /// good configuration stays in force. Absent when it was read.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reload_error: Option<String>,
+    /// What changed in the file that only a restart applies (`[http]
+    /// listen`, `[log]`, `[otlp]`, `[notify]`, …); empty when everything
+    /// in the file is in force.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub restart_needed: Vec<String>,
+}
+
+impl ConfigStatus {
+    /// What `hookd status` and `doctor` say about it, one line each (none
+    /// when all is in force).
+    pub fn lines(&self) -> Vec<String> {
+        let mut lines = Vec::new();
+        if !self.restart_needed.is_empty() {
+            lines.push(format!(
+                "{} changed since start: restart to apply {}",
+                self.path.display(),
+                self.restart_needed.join(", ")
+            ));
+        }
+        if let Some(error) = &self.reload_error {
+            lines.push(format!(
+                "{} reload refused, the last good configuration stays in force:\n  {}",
+                self.path.display(),
+                error.replace('\n', "\n  ")
+            ));
+        }
+        lines
+    }
+}
+
+/// `status.otlp`: the OpenTelemetry exporter's counters since start.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct OtlpStatus {
+    /// The collector's base URL.
+    pub endpoint: String,
+    /// `http/protobuf` or `http/json`.
+    pub protocol: String,
+    /// Log records the collector accepted.
+    pub logs_exported: u64,
+    /// Spans the collector accepted.
+    pub spans_exported: u64,
+    /// Lines and records dropped (queue full, collector down too long, a
+    /// batch it refused).
+    pub dropped: u64,
+    /// Requests that failed.
+    pub failures: u64,
+    /// Records waiting to be sent.
+    pub queued: u64,
+    /// The last failure's cause (it stays after the collector recovers).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub last_error: Option<String>,
+}
+
+impl std::fmt::Display for OtlpStatus {
+    /// `hookd status`'s lines: where to, what was sent and lost, why.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "otlp: {} ({}): {} log records and {} spans exported, {} queued, {} dropped, {} failed requests",
+            self.endpoint,
+            self.protocol,
+            self.logs_exported,
+            self.spans_exported,
+            self.queued,
+            self.dropped,
+            self.failures
+        )?;
+        if let Some(error) = &self.last_error {
+            write!(f, "\n  last failure: {error}")?;
+        }
+        Ok(())
+    }
+}
+
+/// `status.http`: the HTTP listener.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct HttpStatus {
+    /// The address it listens on.
+    pub listen: String,
+    /// The base URL of approval links.
+    pub public_url: String,
+    /// The bearer token's file.
+    pub token_file: PathBuf,
+    /// Connections closed at accept because every slot was taken.
+    #[serde(default)]
+    pub refused_connections: u64,
+    /// One-time links alive now (two per event waiting for a person).
+    #[serde(default)]
+    pub links: u64,
+    /// Pushes (`[notify]`); `null` without targets.
+    #[serde(default)]
+    pub notify: Option<NotifyStatus>,
+}
+
+/// `status.http.notify`: pushes per target since start.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct NotifyStatus {
+    /// Targets configured.
+    pub targets: u64,
+    /// Delivered.
+    pub sent: u64,
+    /// Given up on after every retry failed.
+    pub failed: u64,
+    /// Not sent: the queue was full, or the event ended first.
+    pub dropped: u64,
+}
+
+/// `status.log_chain`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LogChain {
+    /// The last line's `seq`.
+    pub seq: u64,
+    /// The last line's `chain` (64 hex digits).
+    pub head: String,
+}
+
+/// `status.rules`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RulesStatus {
+    /// The rules generation (1 at start, +1 per reload).
+    pub generation: u64,
+    /// How many rules.
+    pub count: usize,
+    /// The rules file, or `defaults`.
+    pub source: String,
+    /// The policy revision of the rules in effect (`sha256:…`, see
+    /// [`crate::decision::Revision`]): every decision made under them
+    /// records it. Absent from daemons before it existed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub revision: Option<crate::decision::Revision>,
+    /// The `[policy] sources` layers under the user rules, lowest
+    /// precedence first (absent: none).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub layers: Vec<PolicyLayerStatus>,
+    /// Why the last reload (of the user file or any policy source) was
+    /// refused, naming each file and line: every layer kept its last good
+    /// rules. Absent when the last reload succeeded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reload_error: Option<String>,
+    /// How the daemon learns that a rules file changed. Absent from
+    /// daemons before it existed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub watch: Option<WatchMode>,
+}
+
+/// How the daemon learns that a rules file changed (`status.rules.watch`,
+/// `hookd serve --watch`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum WatchMode {
+    /// The kernel tells it (inotify, kqueue): an idle daemon sleeps.
+    #[default]
+    Kernel,
+    /// It looks at the files' identities (mtime to the nanosecond, size,
+    /// inode) every second: for file systems whose changes the kernel does
+    /// not report (NFS, some FUSE mounts), and where its watches cannot be
+    /// had.
+    Poll,
+}
+
+/// One policy layer in `status.rules.layers`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PolicyLayerStatus {
+    /// The source's name (its rule ids are `<name>:<id>`).
+    pub name: String,
+    /// Whether later layers may not loosen it.
+    #[serde(default)]
+    pub enforced: bool,
+    /// Where it is read from: a directory, a file, or a bundle's location.
+    pub source: String,
+    /// Its files now in effect.
+    #[serde(default)]
+    pub files: Vec<PathBuf>,
+    /// How many rules they hold.
+    #[serde(default)]
+    pub rules: usize,
+    /// For a bundle source: what was fetched and activated.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bundle: Option<BundleStatus>,
+}
+
+/// A bundle source's state, in [`PolicyLayerStatus::bundle`].
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct BundleStatus {
+    /// The active bundle's `manifest.toml` revision, if it names one.
+    pub revision: Option<String>,
+    /// SHA-256 of the active archive (hex).
+    pub sha256: Option<String>,
+    /// When the active bundle was activated (RFC 3339).
+    pub activated_at: Option<String>,
+    /// When the source was last checked (RFC 3339).
+    pub checked_at: Option<String>,
+    /// Why the last fetch, verification or compilation failed: the last
+    /// good bundle (if any) stays active. Absent after a success.
+    pub error: Option<String>,
+}
+
+/// `status.counters`. Readers take a missing counter as 0 (older daemons
+/// had fewer).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Counters {
+    /// Hooks received.
+    pub events: u64,
+    /// Decisions sent.
+    pub decisions: u64,
+    /// Decisions made by socket clients.
+    pub client_decisions: u64,
+    /// Decisions made by session grants.
+    pub grant_decisions: u64,
+    /// Pending events that reached their timeout or deadline.
+    pub timeouts: u64,
+    /// Decisions that were a fallback.
+    pub fallbacks: u64,
+    /// Events waiting for a client now.
+    pub pending: u64,
+    /// Active session grants now.
+    pub grants: u64,
+    /// Subscribed clients now.
+    pub subscribers: u64,
+    /// Pushed frames dropped for slow subscribers.
+    pub lagged_dropped: u64,
+    /// Peers refused for running as another user.
+    pub refused_peers: u64,
+    /// Log lines written.
+    pub log_written: u64,
+    /// Log lines dropped (queue full).
+    pub log_dropped: u64,
+    /// Log write errors.
+    pub log_errors: u64,
+    /// Log rotations.
+    pub log_rotations: u64,
+    /// Bytes waiting for the log writer.
+    pub log_queued_bytes: u64,
+    /// Bytes waiting in subscribers' queues.
+    pub subscriber_queued_bytes: u64,
+    /// Panics caught.
+    pub panics: u64,
+    /// Hooks being answered now.
+    pub hooks_in_flight: u64,
+    /// Open connections.
+    pub connections: u64,
+    /// The connection cap.
+    pub max_connections: u64,
+    /// Idle peers shed to make room.
+    pub shed_peers: u64,
+}
+
+/// `status.projects`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct ProjectsStatus {
+    /// Projects whose rules are cached.
+    pub known: u64,
+    /// Project files stat'ed.
+    pub checks: u64,
+    /// Project files read and compiled.
+    pub loads: u64,
+}
+
+/// One agent-SDK run in `status.runs`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunSummary {
+    /// The run.
+    pub run_id: String,
+    /// `starting`, `running`, `aborting`.
+    pub state: String,
+    /// The adapter's pid.
+    pub pid: u32,
+    /// The client that started it.
+    pub client: String,
+    /// RFC 3339, UTC.
+    pub started_at: String,
+    /// Seconds since it started.
+    pub elapsed_s: f64,
+    /// The provider, when one was named.
+    pub provider: Option<String>,
+    /// The model asked for (or, once known, the one the session uses).
+    pub model: Option<String>,
+    /// The session's working directory.
+    pub cwd: String,
+    /// The session, once known.
+    pub session_id: Option<String>,
+    /// The prompt's first 200 characters.
+    #[serde(default)]
+    pub prompt: String,
+    /// Model turns so far.
+    #[serde(default)]
+    pub turns: u64,
+    /// Cost so far in US dollars; `null` while unknown.
+    #[serde(default)]
+    pub cost_usd: Option<f64>,
+}
+
+/// The last decision that said something, for a status line.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LastDecision {
+    /// What was answered.
+    pub verdict: Verdict,
+    /// The event (`hook_event_name`).
+    pub kind: String,
+    /// The tool, for tool events.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool: Option<String>,
+    /// One short line: the command, path, URL or prompt, at most 60
+    /// characters.
+    pub summary: String,
+    /// Who decided (`rule`, `client:NAME`, `grant:ID`, …).
+    pub source: String,
+    /// The deciding rules.
+    pub rule_ids: Vec<String>,
+}
