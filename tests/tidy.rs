@@ -797,21 +797,6 @@ const CYCLE_EDGES_ALLOWED: &[(&str, &str, &str)] = &[
         "doctor colours its report with `cli::output::style`",
     ),
     (
-        "policy",
-        "cli",
-        "`hookd policy` prints its report from the policy module",
-    ),
-    (
-        "policy",
-        "daemon",
-        "the composed rules are loaded by `daemon::load_composed`, not by a policy store",
-    ),
-    (
-        "config",
-        "http",
-        "`[http]` and `[notify]`'s types live in the HTTP face",
-    ),
-    (
         "config",
         "policy",
         "`[policy]`'s type lives in the policy module",

@@ -41,11 +41,19 @@ pub fn check(file: Option<PathBuf>, project: bool, json: bool) -> anyhow::Result
         _ => Vec::new(),
     };
     if !policy_files.is_empty() {
-        return crate::policy::check_for_cli(
+        // Each file reported; `--json` prints the reports as an array.
+        let reports = crate::policy::check_reports(
             crate::paths::default_rules_path().filter(|p| p.exists()),
             &policy_files,
-            json,
         );
+        if json {
+            crate::cli::output::print_json(&reports)?;
+        } else {
+            for report in &reports {
+                writeln!(Stdout, "{report}")?;
+            }
+        }
+        return Ok(Outcome::problems_unless(reports.iter().all(|r| r.is_ok())));
     }
     let path = match file.or_else(crate::paths::default_rules_path) {
         Some(path) => path,

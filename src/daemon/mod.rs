@@ -64,6 +64,8 @@ use controller::Controller;
 use hub::Hub;
 use log::EventLog;
 
+pub use crate::policy::store::{load_composed, load_rules, policy_fingerprint, RulesSource};
+
 /// How long in-flight connections get to finish after a shutdown signal.
 /// Hooks answer their fallback at once; this only bounds slow writes.
 const SHUTDOWN_GRACE: Duration = Duration::from_secs(3);
@@ -71,15 +73,6 @@ const SHUTDOWN_GRACE: Duration = Duration::from_secs(3);
 /// How long the OpenTelemetry exporter gets to send what waits at
 /// shutdown (one attempt, no retries).
 const OTLP_GRACE: Duration = Duration::from_secs(2);
-
-/// Where the rules come from.
-#[derive(Debug, Clone, PartialEq)]
-pub enum RulesSource {
-    /// A TOML file (reloaded on SIGHUP).
-    File(PathBuf),
-    /// The embedded defaults.
-    Defaults,
-}
 
 /// `hookd serve` configuration.
 #[derive(Debug, Clone)]
@@ -474,56 +467,6 @@ fn state_dir(log: &std::path::Path) -> Option<PathBuf> {
     log.parent()
         .filter(|dir| !dir.as_os_str().is_empty())
         .map(PathBuf::from)
-}
-
-/// The fingerprints of every path of `policy`'s sources (blocking).
-pub fn policy_fingerprint(
-    policy: &crate::policy::PolicyConfig,
-    state_dir: Option<&std::path::Path>,
-) -> Vec<(PathBuf, watch::Fingerprint)> {
-    policy
-        .watched(state_dir)
-        .into_iter()
-        .map(|path| {
-            let fingerprint = watch::fingerprint(&path);
-            (path, fingerprint)
-        })
-        .collect()
-}
-
-/// The rules named by `source`, composed over `policy`'s sources: the set
-/// the daemon judges with (its revision covers every layer). Blocking.
-pub fn load_composed(
-    source: &RulesSource,
-    policy: &crate::policy::PolicyConfig,
-    state_dir: Option<&std::path::Path>,
-) -> anyhow::Result<RuleSet> {
-    let user = load_rules(source)?;
-    if policy.is_empty() {
-        return Ok(user);
-    }
-    let layers = policy.load(state_dir)?;
-    for file in layers.iter().flat_map(|l| &l.files) {
-        for warning in file.warnings() {
-            tracing::warn!("{warning}");
-        }
-    }
-    Ok(user.with_policy(layers))
-}
-
-/// Loads the rules named by `source`.
-pub fn load_rules(source: &RulesSource) -> anyhow::Result<RuleSet> {
-    match source {
-        RulesSource::Defaults => Ok(RuleSet::defaults()),
-        RulesSource::File(path) => {
-            let rules =
-                RuleSet::load(path).map_err(|e| anyhow::anyhow!("{}", e.to_string().trim_end()))?;
-            for warning in rules.warnings() {
-                tracing::warn!("{warning}");
-            }
-            Ok(rules)
-        }
-    }
 }
 
 /// The message of a panic's payload (`panic!` gives a `&str` or a `String`).

@@ -43,16 +43,7 @@ const SETTLE: Duration = Duration::from_millis(50);
 /// `~/.config`, `~`).
 pub const ANCESTORS: usize = 3;
 
-/// A file identity: (mtime, mtime ns, size, inode). `None`: no file.
-pub type Fingerprint = Option<(i64, i64, u64, u64)>;
-
-/// `path`'s fingerprint (a stat: blocking).
-pub fn fingerprint(path: &Path) -> Fingerprint {
-    use std::os::unix::fs::MetadataExt;
-    std::fs::metadata(path)
-        .ok()
-        .map(|m| (m.mtime(), m.mtime_nsec(), m.size(), m.ino()))
-}
+pub use crate::policy::store::{fingerprint, Fingerprint};
 
 /// The directory to watch for changes to `file`: its own directory if it
 /// exists, else the nearest existing one above it (within [`ANCESTORS`]).

@@ -20,7 +20,7 @@
 //! deadline for the request head and one for the whole connection; the
 //! handlers take the hub's lock only as a socket client's `decide` does.
 
-pub mod config;
+pub use crate::config::http as config;
 pub mod hook;
 pub mod links;
 pub mod metrics;

@@ -30,6 +30,7 @@
 //! loosens an earlier, non-enforced source's ask.
 
 pub mod bundle;
+pub mod store;
 
 use std::path::{Path, PathBuf};
 
@@ -288,9 +289,9 @@ pub struct PolicyError {
 /// daemon would: `source` composed over the `[policy] sources` of the
 /// default config file (`$XDG_CONFIG_HOME/hookd/config.toml`), bundles as
 /// activated in the default state directory. Blocking.
-pub fn composed_for_cli(source: &crate::daemon::RulesSource) -> anyhow::Result<RuleSet> {
+pub fn composed_for_cli(source: &store::RulesSource) -> anyhow::Result<RuleSet> {
     let (policy, state_dir) = config_for_cli()?;
-    crate::daemon::load_composed(source, &policy, state_dir.as_deref())
+    store::load_composed(source, &policy, state_dir.as_deref())
 }
 
 /// The default config's policy: its sources and the default state
@@ -320,16 +321,14 @@ pub fn files_for_cli() -> anyhow::Result<Vec<PathBuf>> {
     Ok(files)
 }
 
-/// `hookd rules check` without FILE when there are policy sources: the
-/// user file (when there is one) and every policy file, each reported;
-/// `--json` prints the reports as an array.
-pub fn check_for_cli(
+/// The reports of `hookd rules check` without FILE when there are
+/// policy sources: the user file (when there is one) and every policy
+/// file, in that order.
+pub fn check_reports(
     user: Option<PathBuf>,
     policy_files: &[PathBuf],
-    json: bool,
-) -> anyhow::Result<crate::cli::Outcome> {
+) -> Vec<crate::rules::CheckReport> {
     use crate::rules::{check_as, LayerKind};
-    use std::io::Write as _;
     let mut reports = Vec::new();
     reports.extend(user.map(|path| check_as(&path, LayerKind::User)));
     reports.extend(
@@ -337,16 +336,7 @@ pub fn check_for_cli(
             .iter()
             .map(|path| check_as(path, LayerKind::Policy)),
     );
-    if json {
-        crate::cli::output::print_json(&reports)?;
-    } else {
-        for report in &reports {
-            writeln!(crate::cli::output::Stdout, "{report}")?;
-        }
-    }
-    Ok(crate::cli::Outcome::problems_unless(
-        reports.iter().all(|r| r.is_ok()),
-    ))
+    reports
 }
 
 /// What `hookd status` prints about the policy layers and the last

@@ -56,6 +56,8 @@
 //! resource = { "deployment.environment.name" = "prod" }
 //! ```
 
+pub mod http;
+
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::time::Duration;
@@ -84,10 +86,10 @@ pub struct Config {
     pub redact: RedactConfig,
     /// `[http]`.
     #[serde(default)]
-    pub http: crate::http::HttpConfig,
+    pub http: http::HttpConfig,
     /// `[notify]`.
     #[serde(default)]
-    pub notify: crate::http::config::NotifyConfig,
+    pub notify: http::NotifyConfig,
     /// `[providers.NAME]` as written; validated into [`Config::providers`].
     #[serde(default, rename = "providers")]
     raw_providers: BTreeMap<String, toml::Value>,

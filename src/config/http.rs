@@ -1,5 +1,6 @@
-//! `[http]`: the optional HTTP listener (see [`super`]). Pure data and its
-//! checks, read with the rest of `config.toml`.
+//! `[http]` and `[notify]`: the HTTP listener's and the pushes' settings
+//! (the face itself is `crate::http`). Pure data and its checks, read with
+//! the rest of `config.toml`.
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
