@@ -775,28 +775,31 @@ fn serve(args: ServeArgs) -> anyhow::Result<()> {
             config
         }
     };
-    daemon::run(daemon::ServeOptions {
-        socket: args.socket.unwrap_or_else(hookd::paths::socket_path),
-        rules,
-        log,
-        fail_closed: fail_closed(args.fail_closed),
-        permissive: args.permissive,
-        max_frame: args.max_frame_bytes,
-        config,
-        config_file,
-        config_seen,
-        adapter_dir: match args.adapter_dir {
-            Some(dir) => dir,
-            None => hookd::adapter::default_dir()?,
+    daemon::run(
+        daemon::ServeOptions {
+            socket: args.socket.unwrap_or_else(hookd::paths::socket_path),
+            rules,
+            log,
+            fail_closed: fail_closed(args.fail_closed),
+            permissive: args.permissive,
+            max_frame: args.max_frame_bytes,
+            config,
+            config_file,
+            config_seen,
+            adapter_dir: match args.adapter_dir {
+                Some(dir) => dir,
+                None => hookd::adapter::default_dir()?,
+            },
+            grants_file,
+            user_rules: hookd::paths::default_rules_path(),
+            watch: match args.watch {
+                WatchArg::Kernel => hookd::protocol::WatchMode::Kernel,
+                WatchArg::Poll => hookd::protocol::WatchMode::Poll,
+            },
+            clock: Default::default(),
         },
-        grants_file,
-        user_rules: hookd::paths::default_rules_path(),
-        watch: match args.watch {
-            WatchArg::Kernel => hookd::protocol::WatchMode::Kernel,
-            WatchArg::Poll => hookd::protocol::WatchMode::Poll,
-        },
-        clock: Default::default(),
-    })
+        hookd::serve::faces(),
+    )
 }
 
 /// A verdict by its wire name (`allow`, …, `none`): clap lists them in

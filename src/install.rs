@@ -44,7 +44,7 @@
 //! bare name, found on each user's `PATH` ([`forwarder_for`]); the other
 //! scopes register an absolute path (and so does `--forwarder PATH`).
 
-pub mod atomic;
+pub use hookd_daemon::atomic;
 pub mod diff;
 pub mod jsontext;
 pub mod managed;

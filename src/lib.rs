@@ -1,6 +1,8 @@
 //! hookd: an out-of-process hook daemon for Claude Code and the Claude Agent SDK.
 
 pub use hookd_core::{decision, event, grant, redact, rules, time};
+pub use hookd_daemon as daemon;
+pub use hookd_daemon::{client, config, outbound, policy, providers};
 pub use hookd_forwarder as forwarder;
 pub use hookd_protocol as protocol;
 pub use hookd_protocol::{agent, hex, paths};
@@ -8,18 +10,14 @@ pub use hookd_protocol::{agent, hex, paths};
 pub mod adapter;
 pub mod approve;
 pub mod cli;
-pub mod client;
-pub mod config;
-pub mod daemon;
 pub mod doctor;
 pub mod http;
 pub mod install;
+pub mod local;
 pub mod otlp;
-pub mod outbound;
-pub mod policy;
-pub mod providers;
 pub mod replay;
 pub mod run_client;
+pub mod serve;
 pub mod service;
 pub mod statusline;
 pub mod tail;

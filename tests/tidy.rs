@@ -15,7 +15,7 @@ use std::path::{Path, PathBuf};
 const ALLOWED: &[(&str, &str, &str)] = &[
     (
         "frame-tags",
-        "src/providers.rs",
+        "crates/daemon/src/providers.rs",
         "`{\"type\": \"disabled\"}` is the Agent SDK's `thinking` option (a provider's SDK \
          options), not a frame; it could move to the adapter messages in protocol/adapter.rs",
     ),
@@ -27,7 +27,7 @@ const ALLOWED: &[(&str, &str, &str)] = &[
     ),
     (
         "frame-reads",
-        "src/daemon/runs/options.rs",
+        "crates/daemon/src/runs/options.rs",
         "an MCP server configuration's `type` (`stdio`, `sse`, `http`) in a `run` request's \
          options: the Agent SDK's option, passed through, not a frame",
     ),
@@ -155,13 +155,18 @@ const CRATE_SOURCES: &[&str] = &[
     "src",
     "protocol/src",
     "crates/core/src",
+    "crates/daemon/src",
     "crates/forwarder/src",
 ];
 
 const RULES: &[Rule] = &[
     Rule {
         name: "nothing-below-the-cli-prints",
-        covers: |path| path.starts_with("protocol/src/") || path.starts_with("crates/core/src/"),
+        covers: |path| {
+            ["protocol/src/", "crates/core/src/", "crates/daemon/src/"]
+                .iter()
+                .any(|dir| path.starts_with(dir))
+        },
         forbidden: &[
             "print!",
             "println!",
@@ -171,7 +176,7 @@ const RULES: &[Rule] = &[
             "std::io::stderr",
         ],
         permitted: &[],
-        why: "the protocol and the core return data (`CheckReport`, `FixtureReport`, \
+        why: "the protocol, the core and the daemon return data (`CheckReport`, `FixtureReport`, \
               `Explanation` and their `Display`); where it is printed, and whether in colour, \
               is the command line's, so the daemon, the approver and the tests reuse them \
               without a terminal (Cargo keeps tokio and tracing out of these crates; this \
@@ -368,6 +373,11 @@ fn each_rule_catches_what_it_forbids() {
             "nothing-below-the-cli-prints",
         ),
         (
+            "crates/daemon/src/policy/mod.rs",
+            "    writeln!(std::io::stdout(), \"{report}\")?;",
+            "nothing-below-the-cli-prints",
+        ),
+        (
             "protocol/src/log.rs",
             "    eprintln!(\"bad line\");",
             "nothing-below-the-cli-prints",
@@ -429,7 +439,7 @@ fn each_rule_catches_what_it_forbids() {
     }
     let fine = [
         ("src/daemon/hub.rs", "use tokio::sync::Mutex;"),
-        ("src/daemon/hub.rs", "    eprintln!(\"x\");"),
+        ("src/cli/status.rs", "    eprintln!(\"x\");"),
         ("protocol/src/frames.rs", "#[serde(tag = \"type\")]"),
         (
             "protocol/src/log.rs",
@@ -724,9 +734,20 @@ fn module_graph(
         if !modules.contains(from) {
             continue;
         }
+        // In a top-level module's own file, `super::` is the crate root.
+        let top_level =
+            !rel.contains('/') || rel.matches('/').count() == 1 && rel.ends_with("/mod.rs");
         for (_, line) in &source.lines {
-            for (at, _) in line.match_indices("crate::") {
-                let rest = &line[at + "crate::".len()..];
+            let roots = line
+                .match_indices("crate::")
+                .map(|(at, _)| at + "crate::".len())
+                .chain(
+                    line.match_indices("super::")
+                        .filter(|_| top_level)
+                        .map(|(at, _)| at + "super::".len()),
+                );
+            for at in roots.collect::<Vec<_>>() {
+                let rest = &line[at..];
                 let names: Vec<&str> = match rest.strip_prefix('{') {
                     Some(list) => list
                         .split([',', '}'])
@@ -785,26 +806,18 @@ fn find_cycle(
 /// Module edges of the root crate that close a cycle today, each with
 /// why it is still there; the test fails on any other cycle, and on an
 /// entry here that no longer closes one.
-const CYCLE_EDGES_ALLOWED: &[(&str, &str, &str)] = &[
+const CYCLE_EDGES_ALLOWED: &[(&str, &str, &str, &str)] = &[
     (
+        "src",
         "approve",
         "cli",
         "the approver reads a daemon's rules through `cli::revision::DaemonRules`",
     ),
     (
+        "src",
         "doctor",
         "cli",
         "doctor colours its report with `cli::output::style`",
-    ),
-    (
-        "config",
-        "policy",
-        "`[policy]`'s type lives in the policy module",
-    ),
-    (
-        "daemon",
-        "http",
-        "the daemon starts its HTTP face itself instead of being handed it by `serve`",
     ),
 ];
 
@@ -814,8 +827,8 @@ const CYCLE_EDGES_ALLOWED: &[(&str, &str, &str)] = &[
 fn no_crate_has_a_module_cycle() {
     for dir in CRATE_SOURCES {
         let mut graph = module_graph(dir);
-        for (from, to, _) in CYCLE_EDGES_ALLOWED {
-            if *dir == "src" {
+        for (crate_dir, from, to, _) in CYCLE_EDGES_ALLOWED {
+            if dir == crate_dir {
                 assert!(
                     graph.get_mut(*from).is_some_and(|edges| edges.remove(*to)),
                     "{from} -> {to} is in CYCLE_EDGES_ALLOWED but {dir} has no such edge: remove it"

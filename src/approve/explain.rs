@@ -93,7 +93,7 @@ pub fn explain(
     source: &RulesSource,
     daemon: &DaemonRules,
 ) -> anyhow::Result<String> {
-    let user = as_daemon_has_them(crate::policy::composed_for_cli(source)?, daemon);
+    let user = as_daemon_has_them(crate::local::composed_for_cli(source)?, daemon);
     let note = daemon.note(user.revision());
     let home = std::env::var_os("HOME").map(PathBuf::from);
     let mut texts: Vec<String> = explain_with(input, agent, Arc::new(user), home.as_deref())

@@ -12,7 +12,7 @@ use crate::daemon::RulesSource;
 /// Exits 1 when a decision would change, as `diff` does: a check that new
 /// rules leave the past alone can gate on it.
 pub fn replay(log: &Path, rules: RulesSource, json: bool) -> anyhow::Result<Outcome> {
-    let rules = Arc::new(crate::policy::composed_for_cli(&rules)?);
+    let rules = Arc::new(crate::local::composed_for_cli(&rules)?);
     let home = std::env::var_os("HOME").map(PathBuf::from);
     let report = crate::replay::replay(log, rules, home.as_deref())?;
     if json {

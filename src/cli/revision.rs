@@ -135,7 +135,7 @@ pub fn run(
     let rules = match (source, kind) {
         (RulesSource::File(path), LayerKind::Project) => RuleSet::load_project(path)
             .map_err(|e| anyhow::anyhow!("{}", e.to_string().trim_end()))?,
-        _ => crate::policy::composed_for_cli(source)?,
+        _ => crate::local::composed_for_cli(source)?,
     };
     let running = (kind != LayerKind::Project).then(|| DaemonRules::ask(socket));
     let report = RevisionReport {

@@ -37,7 +37,7 @@ pub fn manifest(dir: &Path, revision: Option<&str>) -> anyhow::Result<Outcome> {
 pub fn check(file: Option<PathBuf>, project: bool, json: bool) -> anyhow::Result<Outcome> {
     // Without FILE: the user file and every policy source's files.
     let policy_files = match (&file, project) {
-        (None, false) => crate::policy::files_for_cli()?,
+        (None, false) => crate::local::files_for_cli()?,
         _ => Vec::new(),
     };
     if !policy_files.is_empty() {
@@ -107,7 +107,7 @@ pub fn explain(
     let agent = agent.or(logged_agent).unwrap_or(Agent::ClaudeCode);
     let daemon = super::revision::DaemonRules::ask(socket);
     let user = crate::approve::explain::as_daemon_has_them(
-        crate::policy::composed_for_cli(&rules)?,
+        crate::local::composed_for_cli(&rules)?,
         &daemon,
     );
     let revision = user.revision().clone();
@@ -144,7 +144,7 @@ pub fn explain(
 /// one fails.
 pub fn test(dir: &Path, rules: RulesSource, json: bool) -> anyhow::Result<Outcome> {
     std::fs::read_dir(dir).with_context(|| format!("reading {}", dir.display()))?;
-    let rules = crate::policy::composed_for_cli(&rules)?;
+    let rules = crate::local::composed_for_cli(&rules)?;
     let report = crate::rules::run_fixtures(dir, &rules);
     if json {
         print_json(&report)?;

@@ -351,7 +351,7 @@ pub fn routes() -> Router<Arc<Shared>> {
 }
 
 fn links_of(shared: &Shared) -> Option<&Links> {
-    shared.http.get().map(|face| &*face.links)
+    super::face_of(shared).map(|face| &*face.links)
 }
 
 async fn show(State(shared): State<Arc<Shared>>, Path(token): Path<String>) -> Response {

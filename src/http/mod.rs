@@ -48,6 +48,7 @@ use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
 use crate::daemon::accept::{AcceptBackoff, Accepted};
+use crate::daemon::faces::{HttpFace, PreparedHttp};
 use crate::daemon::Shared;
 pub use config::HttpConfig;
 use config::PublicUrl;
@@ -78,6 +79,36 @@ pub struct Face {
     pub refused_connections: AtomicU64,
     /// The one-time links.
     pub links: Arc<links::Links>,
+}
+
+/// The running listener's face, as [`start`] left it in [`Shared::http`].
+pub(crate) fn face_of(shared: &Shared) -> Option<&Face> {
+    shared.http.get()?.as_any().downcast_ref::<Face>()
+}
+
+impl HttpFace for Face {
+    fn status(&self) -> crate::protocol::HttpStatus {
+        Face::status(self)
+    }
+
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
+    }
+
+    fn into_any(self: Arc<Self>) -> Arc<dyn std::any::Any + Send + Sync> {
+        self
+    }
+}
+
+/// The HTTP face of [`hookd_daemon::faces::Faces`]: checks and binds the
+/// listener `config` asks for; started on the running daemon by
+/// [`start`].
+pub fn face(config: &crate::config::Config) -> anyhow::Result<Option<PreparedHttp>> {
+    Ok(prepare(config)?.map(|prepared| -> PreparedHttp {
+        Box::new(move |shared: &Arc<Shared>, shutdown: &CancellationToken| {
+            start(prepared, shared, shutdown)
+        })
+    }))
 }
 
 impl Face {
@@ -134,25 +165,7 @@ pub struct Prepared {
     face: Face,
 }
 
-/// The checks of `[http]` and `[notify]` that need no IO: a reload of
-/// config.toml is refused when they fail, as start-up is.
-pub fn check(config: &crate::config::Config) -> anyhow::Result<()> {
-    let notify = &config.notify;
-    notify
-        .check()
-        .map_err(|e| anyhow::anyhow!("[notify] {e}"))?;
-    match config.http.listen {
-        Some(_) => config
-            .http
-            .check()
-            .map_err(|e| anyhow::anyhow!("[http] {e}")),
-        None if notify.targets() > 0 => anyhow::bail!(
-            "[notify] has targets but [http] has no `listen`: pushes carry links to the HTTP \
-             listener; set `listen` in [http] (or `hookd serve --http ADDR`)"
-        ),
-        None => Ok(()),
-    }
-}
+pub use crate::config::http::check;
 
 /// Checks `[http]`, makes sure the token file exists and binds the
 /// listener: every error a misconfigured listener can have is a start-up
@@ -219,7 +232,7 @@ pub fn start(
     let face = Arc::new(prepared.face);
     tracing::info!(listen = %face.listen, public_url = %face.public.base, "HTTP listener on");
     shared.hub.observe(face.links.clone());
-    let _ = shared.http.set(face);
+    let _ = shared.http.set(face.clone() as Arc<dyn HttpFace>);
     tokio::spawn(serve(listener, shared.clone(), shutdown.clone()));
     Ok(())
 }
@@ -253,7 +266,12 @@ fn status_routes() -> Router<Arc<Shared>> {
 /// Accepts until `shutdown`; each connection is a task of its own, at most
 /// `max_connections` at once, each bounded in time.
 pub async fn serve(listener: TcpListener, shared: Arc<Shared>, shutdown: CancellationToken) {
-    let Some(face) = shared.http.get().cloned() else {
+    let Some(face) = shared
+        .http
+        .get()
+        .cloned()
+        .and_then(|face| face.into_any().downcast::<Face>().ok())
+    else {
         return;
     };
     let router = router(shared.clone(), face.max_body_bytes);
@@ -314,7 +332,7 @@ fn refuse(status: StatusCode, why: impl Into<String>) -> Response {
 
 /// Host, Origin and body-size checks for every request.
 async fn guard(State(shared): State<Arc<Shared>>, request: Request, next: Next) -> Response {
-    let Some(face) = shared.http.get() else {
+    let Some(face) = face_of(&shared) else {
         return refuse(
             StatusCode::SERVICE_UNAVAILABLE,
             "the HTTP listener is not set up",
@@ -373,7 +391,7 @@ async fn require_bearer(
     request: Request,
     next: Next,
 ) -> Response {
-    let Some(face) = shared.http.get() else {
+    let Some(face) = face_of(&shared) else {
         return refuse(
             StatusCode::SERVICE_UNAVAILABLE,
             "the HTTP listener is not set up",

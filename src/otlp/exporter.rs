@@ -543,3 +543,26 @@ enum Signal {
     Logs,
     Spans,
 }
+/// The record exporter of [`hookd_daemon::faces::Faces`]: the process's
+/// environment gives the headers' secrets.
+pub fn start_export(
+    config: &OtlpConfig,
+) -> anyhow::Result<Arc<dyn hookd_daemon::faces::RecordExport>> {
+    Ok(Arc::new(Export::start(config, |var| {
+        std::env::var(var).ok()
+    })?))
+}
+
+impl hookd_daemon::faces::RecordExport for Export {
+    fn push(&self, line: &Bytes) {
+        Export::push(self, line)
+    }
+
+    fn status(&self) -> Option<crate::protocol::OtlpStatus> {
+        Export::status(self)
+    }
+
+    fn close(&self, grace: Duration) -> u64 {
+        Export::close(self, grace)
+    }
+}

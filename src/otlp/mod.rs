@@ -3,7 +3,8 @@
 //! span (hook received → decision sent), sent over OTLP/HTTP
 //! (`http/protobuf` or `http/json`) to a collector.
 //!
-//! - [`config`]: the `[otlp]` table (pure);
+//! - [`config`]: the `[otlp]` table (pure; kept with the rest of
+//!   `config.toml` in the daemon's crate);
 //! - [`wire`]: the OTLP messages hookd sends and their two encodings (pure);
 //! - [`records`]: log lines → log records and spans, ids derived from the
 //!   event id so a span and its logs correlate (pure);
@@ -11,7 +12,7 @@
 //!   lines into without ever waiting, and one thread that batches, sends
 //!   and retries.
 
-pub mod config;
+pub use crate::config::otlp as config;
 pub mod exporter;
 pub mod records;
 pub mod wire;

@@ -1,5 +1,5 @@
 //! `[otlp]` in config.toml: where and how to export (see the module doc of
-//! [`crate::otlp`] and docs/audit.md, "OpenTelemetry"). Pure: a header's secret is
+//! `hookd::otlp` and docs/audit.md, "OpenTelemetry"). Pure: a header's secret is
 //! read from its variable or file when the exporter starts
 //! ([`OtlpConfig::resolve_headers`]), never written in the config itself.
 

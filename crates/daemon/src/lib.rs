@@ -1,5 +1,20 @@
-//! `hookd serve`: the IO shell around the pure core.
+//! hookd's daemon: `hookd serve`, the IO shell around the pure core.
 //!
+//! Layout (each crate below this one is a dependency; nothing here names
+//! the command line, a terminal, the HTTP face or the OTLP exporter: those
+//! are handed in by the composition root as [`faces::Faces`]):
+//!
+//! - this file: [`Shared`] (the daemon's state), [`run`] and [`serve`];
+//! - [`faces`]: what the composition root hands in (the HTTP face, the
+//!   record exporter);
+//! - [`config`]: `config.toml`, its sections and their checks;
+//! - [`policy`]: the policy store — where the rules come from, `[policy]`
+//!   sources and signed bundles, loading and composing the layers;
+//! - [`providers`]: model providers for agent-SDK runs;
+//! - [`client`]: the socket's own client (the command line's, and the
+//!   watchdog's self-probe);
+//! - [`outbound`]: outgoing HTTP(S) for the background senders;
+//! - [`atomic`]: writing a file by atomic replace;
 //! - [`socket`]: binding the Unix socket safely;
 //! - [`connection`]: one peer (forwarder exchange or long-lived session);
 //! - [`hook`]: one hook → answer, under the deadline ladder;
@@ -22,10 +37,18 @@
 //! connection whose task panics is closed. Every panic is logged with its
 //! message and location and counted (`status`: `panics`).
 
+pub use hookd_core::{decision, event, grant, redact, rules, time};
+pub use hookd_protocol as protocol;
+pub use hookd_protocol::{agent, hex, paths};
+
 pub mod accept;
+pub mod atomic;
+pub mod client;
 pub mod clock;
+pub mod config;
 pub mod connection;
 pub mod controller;
+pub mod faces;
 #[cfg(feature = "fault-injection")]
 pub mod fault;
 pub mod grants;
@@ -35,6 +58,9 @@ pub mod limits;
 pub mod log;
 pub mod memory;
 pub mod metrics;
+pub mod outbound;
+pub mod policy;
+pub mod providers;
 pub mod runs;
 pub mod socket;
 pub mod stops;
@@ -213,13 +239,16 @@ pub struct Shared {
     /// Connection slots and idle-peer shedding.
     pub admission: limits::Admission,
     /// OpenTelemetry export (`[otlp]`), fed beside the log.
-    pub otlp: crate::otlp::Export,
+    pub otlp: Arc<dyn faces::RecordExport>,
     /// Slots for evaluating large inputs on blocking threads (see
     /// [`hook::INLINE_EVALUATION_MAX_BYTES`]): a few slow evaluations
     /// cannot take every core.
     pub evaluations: Arc<Semaphore>,
-    /// The HTTP listener, once it runs (see [`crate::http::start`]).
-    pub http: std::sync::OnceLock<Arc<crate::http::Face>>,
+    /// The HTTP listener, once it runs (see `hookd::http::start`, handed in as [`faces::Faces::http`]).
+    pub http: std::sync::OnceLock<Arc<dyn faces::HttpFace>>,
+    /// The faces this daemon was built with (a reload may start the HTTP
+    /// face).
+    pub faces: faces::Faces,
     /// Cancelled when the daemon stops (set by [`serve`]): a listener that
     /// a reload starts stops with it.
     shutdown: std::sync::OnceLock<CancellationToken>,
@@ -315,17 +344,22 @@ impl Shared {
             socket,
             runs: runs::Runs::new(options.adapter_dir.clone()),
             admission: limits::Admission::new(max_connections),
-            otlp: crate::otlp::Export::disabled(),
+            otlp: Arc::new(faces::NoExport),
             evaluations: Arc::new(Semaphore::new(evaluation_slots())),
             http: std::sync::OnceLock::new(),
+            faces: faces::Faces::none(),
             shutdown: std::sync::OnceLock::new(),
             bundle_fetchers: Default::default(),
         }
     }
 
     /// This state, exporting to OpenTelemetry through `otlp`.
-    pub fn with_otlp(self, otlp: crate::otlp::Export) -> Shared {
-        Shared { otlp, ..self }
+    pub fn with_faces(self, faces: faces::Faces, otlp: Arc<dyn faces::RecordExport>) -> Shared {
+        Shared {
+            faces,
+            otlp,
+            ..self
+        }
     }
 
     /// Where the rules come from now.
@@ -500,7 +534,7 @@ fn install_panic_hook(panics: Arc<AtomicU64>) {
 }
 
 /// Runs the daemon until SIGTERM/SIGINT. Errors are start-up failures.
-pub fn run(options: ServeOptions) -> anyhow::Result<()> {
+pub fn run(options: ServeOptions, faces: faces::Faces) -> anyhow::Result<()> {
     let panics = Arc::new(AtomicU64::new(0));
     install_panic_hook(panics.clone());
     let fd_limit = match limits::raise_fd_limit() {
@@ -525,13 +559,13 @@ pub fn run(options: ServeOptions) -> anyhow::Result<()> {
         state_dir(&options.log).as_deref(),
     )?;
     let redactor = options.config.redactor()?;
-    let http = crate::http::prepare(&options.config)?;
+    let http = (faces.http)(&options.config)?;
     // Before any thread exists: this reads and clears LISTEN_* variables.
     let activated = systemd::take_listener().context("taking the socket passed by systemd")?;
     // Its thread starts only now that the environment is no longer changed.
     let otlp = match &options.config.otlp {
-        Some(config) => crate::otlp::Export::start(config, |var| std::env::var(var).ok())?,
-        None => crate::otlp::Export::disabled(),
+        Some(config) => (faces.otlp)(config)?,
+        None => Arc::new(faces::NoExport),
     };
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
@@ -572,14 +606,14 @@ pub fn run(options: ServeOptions) -> anyhow::Result<()> {
                 limits::connection_cap(fd_limit),
                 panics,
             )
-            .with_otlp(otlp),
+            .with_faces(faces, otlp),
         );
         listener.set_nonblocking(true)?;
         let listener = UnixListener::from_std(listener)?;
         let shutdown = CancellationToken::new();
         tokio::spawn(handle_signals(signals, shared.clone(), shutdown.clone()));
-        if let Some(http) = http {
-            crate::http::start(http, &shared, &shutdown)?;
+        if let Some(start) = http {
+            start(&shared, &shutdown)?;
         }
         serve(listener, shared.clone(), shutdown).await?;
         drop(bound);
@@ -903,7 +937,7 @@ pub fn reload_config(shared: &Arc<Shared>) {
             .error = Some(error);
     };
     let config = match file.read().and_then(|config| {
-        crate::http::check(&config)
+        crate::config::http::check(&config)
             .with_context(|| format!("{}", file.path.display()))
             .map(|()| config)
     }) {
@@ -952,8 +986,8 @@ fn start_http(shared: &Arc<Shared>, config: &crate::config::Config) -> anyhow::R
         .shutdown
         .get()
         .context("the daemon is not serving yet")?;
-    match crate::http::prepare(config)? {
-        Some(prepared) => crate::http::start(prepared, shared, shutdown),
+    match (shared.faces.http)(config)? {
+        Some(start) => start(shared, shutdown),
         None => Ok(()),
     }
 }

@@ -922,6 +922,21 @@ fn gone(table: &PendingTable, event: &EventRef) -> DecideError {
     }
 }
 
+/// The agent-SDK run a hook came from (see [`crate::runs`]).
+#[derive(Debug, Clone)]
+pub struct RunLink {
+    /// The run's id, recorded on its events and decisions.
+    pub run_id: Arc<str>,
+    /// The connection that started the run: it gets every frame of its
+    /// run, whatever its subscription.
+    pub owner: ClientQueue,
+    /// Cancelled when the run ends: its events stop waiting for clients.
+    pub ended: tokio_util::sync::CancellationToken,
+    /// The adapter registered `canUseTool`: the SDK's PermissionRequest
+    /// hook is then a copy of the `canUseTool` call beside it.
+    pub can_use_tool: bool,
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -5,11 +5,11 @@
 
 use super::session::Session;
 use super::{send, Conn};
-use crate::daemon::{grants, hook};
 use crate::protocol::{
     AbortRequest, Decide, ErrorCode, GrantChange, GrantRevoke, HookRequest, Reply, ReqOnly,
     Request, RunRequest, SteerRequest, Subscribe,
 };
+use crate::{grants, hook};
 
 impl Session<'_> {
     /// Carries out `request` (its frame was `frame_bytes` long) and writes

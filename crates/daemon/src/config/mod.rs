@@ -57,6 +57,7 @@
 //! ```
 
 pub mod http;
+pub mod otlp;
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -95,7 +96,7 @@ pub struct Config {
     raw_providers: BTreeMap<String, toml::Value>,
     /// `[otlp]`: OpenTelemetry export; off when absent.
     #[serde(default)]
-    pub otlp: Option<crate::otlp::OtlpConfig>,
+    pub otlp: Option<crate::config::otlp::OtlpConfig>,
     /// The providers agent-SDK runs may name, by name.
     #[serde(skip)]
     pub providers: BTreeMap<String, Provider>,

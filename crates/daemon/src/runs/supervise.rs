@@ -27,12 +27,12 @@ use super::{
 use crate::agent::claude::output::HookOutput;
 use crate::agent::claude::sdk::{sdk_result, SdkBody, SdkCallback, SdkMessageFields};
 use crate::agent::claude::InputFields;
-use crate::daemon::hook::{self, RunLink};
-use crate::daemon::hub::ClientQueue;
-use crate::daemon::Shared;
+use crate::hook::{self, RunLink};
+use crate::hub::ClientQueue;
 use crate::protocol::adapter::{Decision, Done, Empty, FromAdapter, HookEvent, Start, ToAdapter};
 use crate::protocol::codec::FrameCodec;
 use crate::protocol::{Harness, HookRequest, Reply, RunDone, RunStart};
+use crate::Shared;
 
 /// A spawned run, as its supervisor sees it.
 pub(super) struct Run {

@@ -299,7 +299,7 @@ impl Grants {
             }
             // Private: the rules say what this user lets agents do.
             let like = std::fs::metadata(path).ok();
-            crate::install::write_atomic(path, &bytes, like.as_ref())?;
+            crate::atomic::write_atomic(path, &bytes, like.as_ref())?;
             if like.is_none() {
                 use std::os::unix::fs::PermissionsExt;
                 std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600))?;
@@ -651,7 +651,7 @@ pub fn remember_always(
             .map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
     }
     let like = std::fs::metadata(&path).ok();
-    crate::install::write_atomic(&path, new_text.as_bytes(), like.as_ref())
+    crate::atomic::write_atomic(&path, new_text.as_bytes(), like.as_ref())
         .map_err(|e| format!("{e:#}"))?;
     if created {
         tracing::info!(path = %path.display(), "created the user rules file from the embedded defaults to remember a rule");

@@ -7,8 +7,8 @@ use std::sync::Arc;
 use tokio_util::sync::CancellationToken;
 
 use super::{send, Conn};
-use crate::daemon::{hook, Shared};
 use crate::protocol::{HookRequest, Reply};
+use crate::{hook, Shared};
 
 /// Answers the hook `req` (its frame `frame_bytes` long) and closes.
 ///

@@ -285,42 +285,6 @@ pub struct PolicyError {
     pub problems: Vec<String>,
 }
 
-/// The rules a `hookd rules …` command (or `replay`) judges with, as the
-/// daemon would: `source` composed over the `[policy] sources` of the
-/// default config file (`$XDG_CONFIG_HOME/hookd/config.toml`), bundles as
-/// activated in the default state directory. Blocking.
-pub fn composed_for_cli(source: &store::RulesSource) -> anyhow::Result<RuleSet> {
-    let (policy, state_dir) = config_for_cli()?;
-    store::load_composed(source, &policy, state_dir.as_deref())
-}
-
-/// The default config's policy: its sources and the default state
-/// directory.
-fn config_for_cli() -> anyhow::Result<(PolicyConfig, Option<PathBuf>)> {
-    let config = match crate::paths::default_config_path().filter(|p| p.exists()) {
-        Some(path) => crate::config::Config::load(&path)?,
-        None => crate::config::Config::default(),
-    };
-    let state_dir =
-        crate::paths::default_log_path().and_then(|log| log.parent().map(PathBuf::from));
-    Ok((config.policy, state_dir))
-}
-
-/// Every file of the default config's policy sources, in precedence
-/// order (blocking); a source that cannot be listed is an error naming it.
-pub fn files_for_cli() -> anyhow::Result<Vec<PathBuf>> {
-    let (policy, state_dir) = config_for_cli()?;
-    let mut files = Vec::new();
-    for source in &policy.sources {
-        files.extend(
-            source
-                .files(state_dir.as_deref())
-                .map_err(|e| anyhow::anyhow!("policy source `{}`: {e}", source.name))?,
-        );
-    }
-    Ok(files)
-}
-
 /// The reports of `hookd rules check` without FILE when there are
 /// policy sources: the user file (when there is one) and every policy
 /// file, in that order.

@@ -15,10 +15,10 @@ use tokio_util::sync::CancellationToken;
 use super::{
     reject, release_idle_buffer, send, Conn, CAPABILITIES, HOOKS_IN_FLIGHT, SHUTDOWN_RUN_DRAIN,
 };
-use crate::daemon::hub::{ClientQueue, PushReceiver, CLIENT_QUEUE_FRAMES};
-use crate::daemon::Shared;
+use crate::hub::{ClientQueue, PushReceiver, CLIENT_QUEUE_FRAMES};
 use crate::protocol::codec::{FrameError, RawFrame};
 use crate::protocol::{ErrorCode, Hello, HookResult, Lagged, Reply, Request, Welcome, VERSION};
+use crate::Shared;
 
 /// What one session holds, which its requests read and change.
 pub(super) struct Session<'a> {
@@ -142,7 +142,7 @@ async fn welcome(hello: &Hello, conn: &mut Conn) -> bool {
     send(conn, &Reply::Welcome(welcome)).await;
     tracing::info!(name = %hello.name, role = ?hello.role, "peer connected");
     #[cfg(feature = "fault-injection")]
-    crate::daemon::fault::on_hello(&hello.name);
+    crate::fault::on_hello(&hello.name);
     true
 }
 

@@ -244,6 +244,26 @@ pub fn ntfy_server_and_topic(url: &str) -> Option<(String, String)> {
     ))
 }
 
+/// The checks of `[http]` and `[notify]` that need no IO: a reload of
+/// config.toml is refused when they fail, as start-up is.
+pub fn check(config: &crate::config::Config) -> anyhow::Result<()> {
+    let notify = &config.notify;
+    notify
+        .check()
+        .map_err(|e| anyhow::anyhow!("[notify] {e}"))?;
+    match config.http.listen {
+        Some(_) => config
+            .http
+            .check()
+            .map_err(|e| anyhow::anyhow!("[http] {e}")),
+        None if notify.targets() > 0 => anyhow::bail!(
+            "[notify] has targets but [http] has no `listen`: pushes carry links to the HTTP \
+             listener; set `listen` in [http] (or `hookd serve --http ADDR`)"
+        ),
+        None => Ok(()),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

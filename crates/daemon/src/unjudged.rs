@@ -34,7 +34,7 @@ use crate::event::Event;
 use crate::protocol::adapter::CAN_USE_TOOL_ORIGIN;
 
 use super::controller::Judgement;
-use super::hook::RunLink;
+use super::hub::RunLink;
 use super::Shared;
 
 /// The environment variable that names the agent-SDK run a Claude Code

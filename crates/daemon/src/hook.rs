@@ -52,7 +52,7 @@ use tokio_util::sync::CancellationToken;
 use uuid::Uuid;
 
 use super::controller::{matched_rules, Judgement};
-use super::hub::{tool_call_key, ClientQueue, EventMeta, EventNames, Hub, Resolution};
+use super::hub::{tool_call_key, EventMeta, EventNames, Hub, Resolution};
 use super::stops::{ChainFields, StopChains};
 use super::{unjudged, Shared};
 use crate::agent::claude::{output, FailClosed, HookEventKind, InputFields};
@@ -81,20 +81,7 @@ pub fn daemon_budget(forwarder_budget: Duration) -> Duration {
     forwarder_budget.saturating_sub(margin)
 }
 
-/// The agent-SDK run a hook came from (see [`super::runs`]).
-#[derive(Debug, Clone)]
-pub struct RunLink {
-    /// The run's id, recorded on its events and decisions.
-    pub run_id: Arc<str>,
-    /// The connection that started the run: it gets every frame of its
-    /// run, whatever its subscription.
-    pub owner: ClientQueue,
-    /// Cancelled when the run ends: its events stop waiting for clients.
-    pub ended: CancellationToken,
-    /// The adapter registered `canUseTool`: the SDK's PermissionRequest
-    /// hook is then a copy of the `canUseTool` call beside it.
-    pub can_use_tool: bool,
-}
+pub use crate::hub::RunLink;
 
 /// Answers one hook whose frame was `frame_bytes` long. Never fails: every
 /// error path is a fallback.
