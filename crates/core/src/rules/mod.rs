@@ -180,7 +180,7 @@
 //! # Using it from the daemon
 //!
 //! ```no_run
-//! use hookd::rules::{project_rules_path, Layers, Query, RuleSet};
+//! use hookd_core::rules::{project_rules_path, Layers, Query, RuleSet};
 //! use std::{path::Path, sync::Arc};
 //!
 //! # let (user_file, generation) = (Path::new("rules.toml"), 1);
