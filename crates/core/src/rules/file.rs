@@ -154,6 +154,80 @@ pub(crate) fn compile(src: &str, origin: &Path, layer: Layer) -> Result<Compiled
     })
 }
 
+/// What a `[[rule]]` table's keys say, read one key at a time; the checks
+/// across keys come after.
+struct RuleKeys {
+    action: Option<Action>,
+    reason: Option<String>,
+    /// `None` without an `event` key; `event = "*"` is `EventSet::all()`.
+    events: Option<EventSet>,
+    /// Where `event` is written, else the rule's header.
+    event_span: usize,
+    agent: Option<Agent>,
+    tools: Vec<tool::ToolPattern>,
+    /// Each of `tools` as written.
+    tool_src: Vec<String>,
+    when: Vec<Cond>,
+    /// The conditions judged per Bash command (they use `$command` and
+    /// friends).
+    per_command: Vec<Cond>,
+    /// `repeat`, with where it is written.
+    repeat: Option<(bool, usize)>,
+    /// `max_blocks`, with where it is written.
+    max_blocks: Option<(u32, usize)>,
+}
+
+impl RuleKeys {
+    fn new(header: usize) -> RuleKeys {
+        RuleKeys {
+            action: None,
+            reason: None,
+            events: None,
+            event_span: header,
+            agent: None,
+            tools: Vec::new(),
+            tool_src: Vec::new(),
+            when: Vec::new(),
+            per_command: Vec::new(),
+            repeat: None,
+            max_blocks: None,
+        }
+    }
+
+    /// The rule these keys make, with what the checks across them decided.
+    fn into_rule(
+        self,
+        id: String,
+        action: Action,
+        events: EventSet,
+        stop_limit: Option<StopLimit>,
+        line: usize,
+    ) -> Rule {
+        let programs = self
+            .tools
+            .iter()
+            .map(|p| match p {
+                tool::ToolPattern::Command(c) => c.program().map(str::to_string),
+                _ => None,
+            })
+            .collect();
+        Rule {
+            id,
+            programs,
+            action,
+            reason: self.reason,
+            events,
+            agent: self.agent,
+            tools: self.tools,
+            tool_src: self.tool_src,
+            when: self.when,
+            per_command: self.per_command,
+            line,
+            stop_limit,
+        }
+    }
+}
+
 struct Reader<'a> {
     sink: Sink<'a>,
     layer: Layer,
@@ -266,6 +340,8 @@ impl Reader<'_> {
         }
     }
 
+    /// Compile the `n`th `[[rule]]` table: its id, each key, then the checks
+    /// across keys. `None` when it has an error (reported).
     fn rule(&mut self, item: &Value<'_>, n: usize) -> Option<Rule> {
         let header = item.span().start;
         let line = self.sink.locate(header).0;
@@ -281,33 +357,7 @@ impl Reader<'_> {
         };
         let errors_before = self.sink.items.len();
         // The id first, so every later message can name the rule.
-        let mut id: Option<String> = None;
-        if let Some(v) = get(t, "id") {
-            match v.get_ref() {
-                DeValue::String(s) if !s.trim().is_empty() => {
-                    let s = s.to_string();
-                    if let Some(first) = self.ids.get(&s) {
-                        self.sink.error(
-                            v.span().start,
-                            format!("rule {s:?}: `id`: duplicate id (first used by the rule on line {first})"),
-                        );
-                    } else {
-                        self.ids.insert(s.clone(), line);
-                    }
-                    id = Some(s);
-                }
-                DeValue::String(_) => self
-                    .sink
-                    .error(v.span().start, format!("rule #{n}: `id` must not be empty")),
-                other => self.sink.error(
-                    v.span().start,
-                    format!(
-                        "rule #{n}: `id` must be a string, found {}",
-                        other.type_str()
-                    ),
-                ),
-            }
-        }
+        let id = self.rule_id(t, n, line);
         let label = match &id {
             Some(s) => format!("rule {s:?}"),
             None => format!("rule #{n}"),
@@ -317,146 +367,11 @@ impl Reader<'_> {
                 .error(header, format!("{label}: missing required field `id`"));
         }
 
-        let mut action = None;
-        let mut reason = None;
-        let mut events = None;
-        let mut agent = None;
-        let mut event_span = header;
-        let mut tools = Vec::new();
-        let mut tool_src = Vec::new();
-        let mut when = Vec::new();
-        let mut per_command = Vec::new();
-        let mut repeat: Option<(bool, usize)> = None;
-        let mut max_blocks: Option<(u32, usize)> = None;
+        let mut keys = RuleKeys::new(header);
         for (k, v) in t.iter() {
-            let at = v.span().start;
-            match k.get_ref().as_ref() {
-                "id" => {}
-                "action" => match v.get_ref() {
-                    DeValue::String(s) => match Action::parse(s) {
-                        Some(a) => action = Some(a),
-                        None => self.sink.error(
-                            at,
-                            format!("{label}: `action`: unknown action {s:?}; expected one of allow, deny, ask, context"),
-                        ),
-                    },
-                    other => self.sink.error(
-                        at,
-                        format!("{label}: `action` must be a string (allow, deny, ask or context), found {}", other.type_str()),
-                    ),
-                },
-                "agent" => match v.get_ref() {
-                    DeValue::String(s) => match crate::agent::Agent::from_name(s) {
-                        Some(a) => agent = Some(a),
-                        None => self.sink.error(
-                            at,
-                            format!("{label}: `agent`: unknown agent {s:?}; expected one of claude-code, codex, gemini"),
-                        ),
-                    },
-                    other => self.sink.error(
-                        at,
-                        format!("{label}: `agent` must be a string (claude-code, codex or gemini), found {}", other.type_str()),
-                    ),
-                },
-                "reason" => match v.get_ref() {
-                    DeValue::String(s) => reason = Some(s.to_string()),
-                    other => self.sink.error(
-                        at,
-                        format!("{label}: `reason` must be a string, found {}", other.type_str()),
-                    ),
-                },
-                "tool" => {
-                    for (s, span) in self.strings(v, &label, "tool") {
-                        match tool::parse(&s) {
-                            Ok(p) => {
-                                if let Some(w) = p.warning {
-                                    self.sink.warn(span, format!("{label}: `tool`: {w}"));
-                                }
-                                tools.push(p.pattern);
-                                tool_src.push(s);
-                            }
-                            Err(e) => self.sink.error(span, format!("{label}: `tool`: {e}")),
-                        }
-                    }
-                }
-                "event" => {
-                    event_span = at;
-                    let mut set = EventSet::EMPTY;
-                    let names = self.strings(v, &label, "event");
-                    let star = names.iter().any(|(s, _)| s == "*");
-                    for (s, span) in &names {
-                        if s == "*" {
-                            if names.len() > 1 {
-                                self.sink.error(
-                                    *span,
-                                    format!("{label}: `event`: `*` already means every event; list names or use `*` alone"),
-                                );
-                            }
-                        } else if EventSet::known(s) {
-                            set.insert(s);
-                        } else {
-                            let hint = suggest(s, EVENTS)
-                                .map(|x| format!("did you mean `{x}`?"))
-                                .unwrap_or_else(|| {
-                                    "see the Claude Code hook event list (PreToolUse, PermissionRequest, PostToolUse, Stop, …)".to_string()
-                                });
-                            self.sink.error(
-                                *span,
-                                format!("{label}: `event`: unknown event {s:?}; {hint}"),
-                            );
-                        }
-                    }
-                    events = Some(if star { EventSet::all() } else { set });
-                }
-                "when" => {
-                    let items: Vec<&Value<'_>> = match v.get_ref() {
-                        DeValue::Array(a) => a.iter().collect(),
-                        DeValue::Table(_) => vec![v],
-                        other => {
-                            self.sink.error(
-                                at,
-                                format!("{label}: `when` must be a list of condition tables, found {}", other.type_str()),
-                            );
-                            Vec::new()
-                        }
-                    };
-                    for (i, c) in items.into_iter().enumerate() {
-                        let where_ = format!("when[{}]", i + 1);
-                        if let Some(c) = self.cond(c, None, &label, &where_) {
-                            if c.per_command() {
-                                per_command.push(c);
-                            } else {
-                                when.push(c);
-                            }
-                        }
-                    }
-                }
-                "repeat" => match v.get_ref() {
-                    DeValue::Boolean(b) => repeat = Some((*b, at)),
-                    other => self.sink.error(
-                        at,
-                        format!("{label}: `repeat` must be true or false, found {}", other.type_str()),
-                    ),
-                },
-                "max_blocks" => match v.get_ref() {
-                    DeValue::Integer(i) => {
-                        match i64::from_str_radix(i.as_str(), i.radix()).ok().and_then(|n| u32::try_from(n).ok()) {
-                            Some(n) if n >= 1 => max_blocks = Some((n, at)),
-                            _ => self.sink.error(
-                                at,
-                                format!("{label}: `max_blocks` must be a whole number of at least 1 (how many times the rule may block in one stop chain)"),
-                            ),
-                        }
-                    }
-                    other => self.sink.error(
-                        at,
-                        format!("{label}: `max_blocks` must be a whole number, found {}", other.type_str()),
-                    ),
-                },
-                other => self.unknown_key(k, other, &format!("key in {label}:"), RULE_KEYS),
-            }
+            self.rule_key(k, v, &label, &mut keys);
         }
-        let Some(action) = action else {
+        let Some(action) = keys.action else {
             if get(t, "action").is_none() {
                 self.sink.error(
                     header,
@@ -467,7 +382,283 @@ impl Reader<'_> {
             }
             return None;
         };
-        if action == Action::Context && reason.is_none() {
+        let (events, stop_limit) = self.rule_checks(action, &keys, &label, header);
+        if self.sink.items[errors_before..]
+            .iter()
+            .any(|d| d.severity == Severity::Error)
+        {
+            return None;
+        }
+        Some(keys.into_rule(id?, action, events, stop_limit, line))
+    }
+
+    /// A rule's `id`, remembered with the rule's `line` so a second use is
+    /// reported. `None` without one, or (reported) when it is not a
+    /// non-empty string.
+    fn rule_id(&mut self, t: &DeTable<'_>, n: usize, line: usize) -> Option<String> {
+        let v = get(t, "id")?;
+        match v.get_ref() {
+            DeValue::String(s) if !s.trim().is_empty() => {
+                let s = s.to_string();
+                if let Some(first) = self.ids.get(&s) {
+                    self.sink.error(
+                        v.span().start,
+                        format!("rule {s:?}: `id`: duplicate id (first used by the rule on line {first})"),
+                    );
+                } else {
+                    self.ids.insert(s.clone(), line);
+                }
+                Some(s)
+            }
+            DeValue::String(_) => {
+                self.sink
+                    .error(v.span().start, format!("rule #{n}: `id` must not be empty"));
+                None
+            }
+            other => {
+                self.sink.error(
+                    v.span().start,
+                    format!(
+                        "rule #{n}: `id` must be a string, found {}",
+                        other.type_str()
+                    ),
+                );
+                None
+            }
+        }
+    }
+
+    /// Read one key of a `[[rule]]` table into `keys` (`id` is read first, by
+    /// `rule_id`).
+    fn rule_key(
+        &mut self,
+        k: &Spanned<std::borrow::Cow<'_, str>>,
+        v: &Value<'_>,
+        label: &str,
+        keys: &mut RuleKeys,
+    ) {
+        match k.get_ref().as_ref() {
+            "id" => {}
+            "action" => keys.action = self.action(v, label),
+            "agent" => keys.agent = self.agent(v, label),
+            "reason" => keys.reason = self.reason(v, label),
+            "tool" => self.tools(v, label, keys),
+            "event" => {
+                keys.event_span = v.span().start;
+                keys.events = Some(self.events(v, label));
+            }
+            "when" => self.when(v, label, keys),
+            "repeat" => keys.repeat = self.repeat(v, label),
+            "max_blocks" => keys.max_blocks = self.max_blocks(v, label),
+            other => self.unknown_key(k, other, &format!("key in {label}:"), RULE_KEYS),
+        }
+    }
+
+    /// `action`: allow, deny, ask or context.
+    fn action(&mut self, v: &Value<'_>, label: &str) -> Option<Action> {
+        let at = v.span().start;
+        match v.get_ref() {
+            DeValue::String(s) => {
+                let action = Action::parse(s);
+                if action.is_none() {
+                    self.sink.error(
+                        at,
+                        format!("{label}: `action`: unknown action {s:?}; expected one of allow, deny, ask, context"),
+                    );
+                }
+                action
+            }
+            other => {
+                self.sink.error(
+                    at,
+                    format!("{label}: `action` must be a string (allow, deny, ask or context), found {}", other.type_str()),
+                );
+                None
+            }
+        }
+    }
+
+    /// `agent`: the one agent a rule is for.
+    fn agent(&mut self, v: &Value<'_>, label: &str) -> Option<Agent> {
+        let at = v.span().start;
+        match v.get_ref() {
+            DeValue::String(s) => {
+                let agent = Agent::from_name(s);
+                if agent.is_none() {
+                    self.sink.error(
+                        at,
+                        format!("{label}: `agent`: unknown agent {s:?}; expected one of claude-code, codex, gemini"),
+                    );
+                }
+                agent
+            }
+            other => {
+                self.sink.error(
+                    at,
+                    format!("{label}: `agent` must be a string (claude-code, codex or gemini), found {}", other.type_str()),
+                );
+                None
+            }
+        }
+    }
+
+    /// `reason`: the text shown with a verdict (a context rule's context).
+    fn reason(&mut self, v: &Value<'_>, label: &str) -> Option<String> {
+        match v.get_ref() {
+            DeValue::String(s) => Some(s.to_string()),
+            other => {
+                self.sink.error(
+                    v.span().start,
+                    format!(
+                        "{label}: `reason` must be a string, found {}",
+                        other.type_str()
+                    ),
+                );
+                None
+            }
+        }
+    }
+
+    /// `tool`: one pattern or a list, each kept with its source text.
+    fn tools(&mut self, v: &Value<'_>, label: &str, keys: &mut RuleKeys) {
+        for (s, span) in self.strings(v, label, "tool") {
+            match tool::parse(&s) {
+                Ok(p) => {
+                    if let Some(w) = p.warning {
+                        self.sink.warn(span, format!("{label}: `tool`: {w}"));
+                    }
+                    keys.tools.push(p.pattern);
+                    keys.tool_src.push(s);
+                }
+                Err(e) => self.sink.error(span, format!("{label}: `tool`: {e}")),
+            }
+        }
+    }
+
+    /// `event`: hook event names, or `*` alone for every event.
+    fn events(&mut self, v: &Value<'_>, label: &str) -> EventSet {
+        let mut set = EventSet::EMPTY;
+        let names = self.strings(v, label, "event");
+        let star = names.iter().any(|(s, _)| s == "*");
+        for (s, span) in &names {
+            if s == "*" {
+                if names.len() > 1 {
+                    self.sink.error(
+                        *span,
+                        format!("{label}: `event`: `*` already means every event; list names or use `*` alone"),
+                    );
+                }
+            } else if EventSet::known(s) {
+                set.insert(s);
+            } else {
+                let hint = suggest(s, EVENTS)
+                    .map(|x| format!("did you mean `{x}`?"))
+                    .unwrap_or_else(|| {
+                        "see the Claude Code hook event list (PreToolUse, PermissionRequest, PostToolUse, Stop, …)".to_string()
+                    });
+                self.sink.error(
+                    *span,
+                    format!("{label}: `event`: unknown event {s:?}; {hint}"),
+                );
+            }
+        }
+        if star {
+            EventSet::all()
+        } else {
+            set
+        }
+    }
+
+    /// `when`: a condition table or a list of them; a condition over
+    /// `$command` and the like goes to `per_command`.
+    fn when(&mut self, v: &Value<'_>, label: &str, keys: &mut RuleKeys) {
+        let items: Vec<&Value<'_>> = match v.get_ref() {
+            DeValue::Array(a) => a.iter().collect(),
+            DeValue::Table(_) => vec![v],
+            other => {
+                self.sink.error(
+                    v.span().start,
+                    format!(
+                        "{label}: `when` must be a list of condition tables, found {}",
+                        other.type_str()
+                    ),
+                );
+                Vec::new()
+            }
+        };
+        for (i, c) in items.into_iter().enumerate() {
+            let where_ = format!("when[{}]", i + 1);
+            if let Some(c) = self.cond(c, None, label, &where_) {
+                if c.per_command() {
+                    keys.per_command.push(c);
+                } else {
+                    keys.when.push(c);
+                }
+            }
+        }
+    }
+
+    /// `repeat`, with where it is written.
+    fn repeat(&mut self, v: &Value<'_>, label: &str) -> Option<(bool, usize)> {
+        let at = v.span().start;
+        match v.get_ref() {
+            DeValue::Boolean(b) => Some((*b, at)),
+            other => {
+                self.sink.error(
+                    at,
+                    format!(
+                        "{label}: `repeat` must be true or false, found {}",
+                        other.type_str()
+                    ),
+                );
+                None
+            }
+        }
+    }
+
+    /// `max_blocks`, with where it is written.
+    fn max_blocks(&mut self, v: &Value<'_>, label: &str) -> Option<(u32, usize)> {
+        let at = v.span().start;
+        match v.get_ref() {
+            DeValue::Integer(i) => {
+                match i64::from_str_radix(i.as_str(), i.radix())
+                    .ok()
+                    .and_then(|n| u32::try_from(n).ok())
+                {
+                    Some(n) if n >= 1 => Some((n, at)),
+                    _ => {
+                        self.sink.error(
+                            at,
+                            format!("{label}: `max_blocks` must be a whole number of at least 1 (how many times the rule may block in one stop chain)"),
+                        );
+                        None
+                    }
+                }
+            }
+            other => {
+                self.sink.error(
+                    at,
+                    format!(
+                        "{label}: `max_blocks` must be a whole number, found {}",
+                        other.type_str()
+                    ),
+                );
+                None
+            }
+        }
+    }
+
+    /// The checks across a rule's keys, once it has an action. Returns the
+    /// events it is judged on (the default set without `event`) and its
+    /// stop limit.
+    fn rule_checks(
+        &mut self,
+        action: Action,
+        keys: &RuleKeys,
+        label: &str,
+        header: usize,
+    ) -> (EventSet, Option<StopLimit>) {
+        if action == Action::Context && keys.reason.is_none() {
             self.sink.error(
                 header,
                 format!("{label}: `action = \"context\"` needs a `reason`: it is the text added as additionalContext"),
@@ -475,17 +666,45 @@ impl Reader<'_> {
         }
         // The events a rule names: context rules are checked against them
         // (`*` means "wherever it can go", the default is PreToolUse's).
-        let named_events = events.filter(|e| *e != EventSet::all());
-        let events = events.unwrap_or_else(EventSet::default_set);
+        let named_events = keys.events.filter(|e| *e != EventSet::all());
+        let events = keys.events.unwrap_or_else(EventSet::default_set);
         if let Some(named) = named_events.filter(|_| action == Action::Context) {
-            let lost = undelivered_context(named, agent);
+            let lost = undelivered_context(named, keys.agent);
             if !lost.is_empty() {
                 self.sink.warn(
-                    event_span,
+                    keys.event_span,
                     format!("{label}: this context never reaches {}: the agent takes no additionalContext there; name events it does take context on (SessionStart, UserPromptSubmit, PostToolUse, …) or say which `agent` the rule is for", lost.join(", ")),
                 );
             }
         }
+        let stop_limit = self.stop_limit(action, keys, events, label, header);
+        if !keys.tools.is_empty() && !events.has_tool_event() && events != EventSet::EMPTY {
+            self.sink.warn(
+                keys.event_span,
+                format!("{label}: `tool` only matches tool events (PreToolUse, PermissionRequest, PermissionDenied, PostToolUse, PostToolUseFailure), and `event` names none, so this rule can never match"),
+            );
+        }
+        if self.layer == Layer::Project && matches!(action, Action::Allow | Action::Context) {
+            self.sink.warn(
+                header,
+                format!("{label}: a project file's `{action}` rules apply only if the user rules file trusts this project (`[trust] projects`)"),
+            );
+        }
+        (events, stop_limit)
+    }
+
+    /// How often a rule blocks a stop chain: `repeat` or `max_blocks` (not
+    /// both, and only on a deny or ask rule that can see a stop event), else
+    /// once, which a stop rule is told about.
+    fn stop_limit(
+        &mut self,
+        action: Action,
+        keys: &RuleKeys,
+        events: EventSet,
+        label: &str,
+        header: usize,
+    ) -> Option<StopLimit> {
+        let (repeat, max_blocks) = (keys.repeat, keys.max_blocks);
         let stop_limit = match (repeat, max_blocks) {
             (Some((_, at)), Some(_)) => {
                 self.sink.error(
@@ -518,7 +737,7 @@ impl Reader<'_> {
             }
         }
         if matches!(action, Action::Deny | Action::Ask)
-            && tools.is_empty()
+            && keys.tools.is_empty()
             && events.has_stop_event()
             && stop_limit.is_none()
         {
@@ -527,45 +746,7 @@ impl Reader<'_> {
                 format!("{label}: blocks Stop/SubagentStop once per stop chain: when Claude Code stops again after this block (`stop_hook_active`), the rule lets it; add `max_blocks = N` or `repeat = true` to block again"),
             );
         }
-        if !tools.is_empty() && !events.has_tool_event() && events != EventSet::EMPTY {
-            self.sink.warn(
-                event_span,
-                format!("{label}: `tool` only matches tool events (PreToolUse, PermissionRequest, PermissionDenied, PostToolUse, PostToolUseFailure), and `event` names none, so this rule can never match"),
-            );
-        }
-        if self.layer == Layer::Project && matches!(action, Action::Allow | Action::Context) {
-            self.sink.warn(
-                header,
-                format!("{label}: a project file's `{action}` rules apply only if the user rules file trusts this project (`[trust] projects`)"),
-            );
-        }
-        if self.sink.items[errors_before..]
-            .iter()
-            .any(|d| d.severity == Severity::Error)
-        {
-            return None;
-        }
-        let programs = tools
-            .iter()
-            .map(|p| match p {
-                tool::ToolPattern::Command(c) => c.program().map(str::to_string),
-                _ => None,
-            })
-            .collect();
-        Some(Rule {
-            id: id?,
-            programs,
-            action,
-            reason,
-            events,
-            agent,
-            tools,
-            tool_src,
-            when,
-            per_command,
-            line,
-            stop_limit,
-        })
+        stop_limit
     }
 
     /// Compile one condition table. `inherited` is the enclosing `field`.
@@ -584,33 +765,81 @@ impl Reader<'_> {
             );
             return None;
         };
-        let mut own_field: Option<(String, Field)> = None;
-        if let Some(f) = get(t, "field") {
-            match f.get_ref() {
-                DeValue::String(s) => match Field::parse(s) {
-                    Ok(field) => own_field = Some((s.to_string(), field)),
-                    Err(e) => {
-                        self.sink
-                            .error(f.span().start, format!("{label}: `{where_}.field`: {e}"));
-                        return None;
-                    }
-                },
-                other => {
-                    self.sink.error(
-                        f.span().start,
-                        format!(
-                            "{label}: `{where_}.field` must be a string, found {}",
-                            other.type_str()
-                        ),
-                    );
-                    return None;
-                }
-            }
-        }
+        let own_field = self.cond_field(t, label, where_)?;
         let field: Option<(&str, &Field)> = own_field
             .as_ref()
             .map(|(s, f)| (s.as_str(), f))
             .or(inherited);
+        let op_name = self.cond_operator(t, at, label, where_)?;
+        let operand = get(t, &op_name)?;
+        let op_where = format!("{where_}.{op_name}");
+        match op_name.as_str() {
+            "not" => {
+                let inner = self.cond(operand, field, label, &op_where)?;
+                Some(Cond::Not(Box::new(inner)))
+            }
+            "any" | "all" => self.cond_list(operand, field, label, &op_where, op_name == "any"),
+            _ => {
+                let Some((fname, field)) = field else {
+                    self.sink.error(
+                        at,
+                        format!("{label}: `{where_}` needs a `field` (a dotted input path such as `tool_input.command`, or one of $command, $command.args, $pipeline, $path)"),
+                    );
+                    return None;
+                };
+                let op = self.leaf_op(&op_name, operand, label, &op_where)?;
+                Some(Cond::Leaf {
+                    field: field.clone(),
+                    name: fname.to_string(),
+                    op: Box::new(op),
+                    slot: None,
+                })
+            }
+        }
+    }
+
+    /// A condition's own `field`: `Some(None)` without one, `None` (reported)
+    /// when it is not a string naming a field.
+    fn cond_field(
+        &mut self,
+        t: &DeTable<'_>,
+        label: &str,
+        where_: &str,
+    ) -> Option<Option<(String, Field)>> {
+        let Some(f) = get(t, "field") else {
+            return Some(None);
+        };
+        match f.get_ref() {
+            DeValue::String(s) => match Field::parse(s) {
+                Ok(field) => Some(Some((s.to_string(), field))),
+                Err(e) => {
+                    self.sink
+                        .error(f.span().start, format!("{label}: `{where_}.field`: {e}"));
+                    None
+                }
+            },
+            other => {
+                self.sink.error(
+                    f.span().start,
+                    format!(
+                        "{label}: `{where_}.field` must be a string, found {}",
+                        other.type_str()
+                    ),
+                );
+                None
+            }
+        }
+    }
+
+    /// The name of a condition's one operator (see `COND_OPS`); unknown keys
+    /// are reported, and so are no operator or several (then `None`).
+    fn cond_operator(
+        &mut self,
+        t: &DeTable<'_>,
+        at: usize,
+        label: &str,
+        where_: &str,
+    ) -> Option<String> {
         let mut ops = Vec::new();
         let mut unknown = false;
         for (k, _) in t.iter() {
@@ -641,59 +870,61 @@ impl Reader<'_> {
             self.sink.error(at, msg);
             return None;
         }
-        let op_name = ops.pop()?;
-        let operand = get(t, &op_name)?;
-        let op_where = format!("{where_}.{op_name}");
+        ops.pop()
+    }
+
+    /// `any = [...]` (`any` true) or `all = [...]`: a non-empty list of
+    /// conditions, each inheriting `field`. Every item is read (and its
+    /// problems reported) before one that fails makes this `None`.
+    fn cond_list(
+        &mut self,
+        operand: &Value<'_>,
+        field: Option<(&str, &Field)>,
+        label: &str,
+        op_where: &str,
+        any: bool,
+    ) -> Option<Cond> {
         let oat = operand.span().start;
-        match op_name.as_str() {
-            "not" => {
-                let inner = self.cond(operand, field, label, &op_where)?;
-                return Some(Cond::Not(Box::new(inner)));
-            }
-            "any" | "all" => {
-                let DeValue::Array(items) = operand.get_ref() else {
-                    self.sink.error(
-                        oat,
-                        format!(
-                            "{label}: `{op_where}` must be a list of conditions, found {}",
-                            operand.get_ref().type_str()
-                        ),
-                    );
-                    return None;
-                };
-                if items.is_empty() {
-                    self.sink
-                        .error(oat, format!("{label}: `{op_where}` is an empty list"));
-                    return None;
-                }
-                let mut cs = Vec::new();
-                for (i, c) in items.iter().enumerate() {
-                    cs.push(self.cond(c, field, label, &format!("{op_where}[{}]", i + 1)));
-                }
-                let cs: Option<Vec<Cond>> = cs.into_iter().collect();
-                let cs = cs?;
-                return Some(if op_name == "any" {
-                    Cond::Any(cs)
-                } else {
-                    Cond::All(cs)
-                });
-            }
-            _ => {}
-        }
-        let Some((fname, field)) = field else {
+        let DeValue::Array(items) = operand.get_ref() else {
             self.sink.error(
-                at,
-                format!("{label}: `{where_}` needs a `field` (a dotted input path such as `tool_input.command`, or one of $command, $command.args, $pipeline, $path)"),
+                oat,
+                format!(
+                    "{label}: `{op_where}` must be a list of conditions, found {}",
+                    operand.get_ref().type_str()
+                ),
             );
             return None;
         };
-        let op = match op_name.as_str() {
-            "equals" => Op::Equals(self.scalars(operand, label, &op_where)?),
+        if items.is_empty() {
+            self.sink
+                .error(oat, format!("{label}: `{op_where}` is an empty list"));
+            return None;
+        }
+        let mut cs = Vec::new();
+        for (i, c) in items.iter().enumerate() {
+            cs.push(self.cond(c, field, label, &format!("{op_where}[{}]", i + 1)));
+        }
+        let cs: Option<Vec<Cond>> = cs.into_iter().collect();
+        let cs = cs?;
+        Some(if any { Cond::Any(cs) } else { Cond::All(cs) })
+    }
+
+    /// The operator of a leaf condition (one that tests a field), named
+    /// `op_name` with `operand` written at `op_where`.
+    fn leaf_op(
+        &mut self,
+        op_name: &str,
+        operand: &Value<'_>,
+        label: &str,
+        op_where: &str,
+    ) -> Option<Op> {
+        let op = match op_name {
+            "equals" => Op::Equals(self.scalars(operand, label, op_where)?),
             "exists" => match operand.get_ref() {
                 DeValue::Boolean(b) => Op::Exists(*b),
                 other => {
                     self.sink.error(
-                        oat,
+                        operand.span().start,
                         format!(
                             "{label}: `{op_where}` must be true or false, found {}",
                             other.type_str()
@@ -703,74 +934,80 @@ impl Reader<'_> {
                 }
             },
             "contains" => {
-                let items = self.strings(operand, label, &op_where);
+                let items = self.strings(operand, label, op_where);
                 Op::Contains(items.into_iter().map(|(s, _)| s).collect())
             }
-            "regex" => {
-                let mut rs = Vec::new();
-                for (s, span) in self.strings(operand, label, &op_where) {
-                    match Regex::new(&s) {
-                        Ok(r) => rs.push(r),
-                        Err(e) => self.sink.error(
-                            span,
-                            format!(
-                                "{label}: `{op_where}`: invalid regex `{s}`: {}",
-                                regex_error(&e)
-                            ),
-                        ),
-                    }
-                }
-                Op::Regex(rs)
-            }
-            "glob" => {
-                let mut b = GlobSetBuilder::new();
-                let mut src = Vec::new();
-                for (s, span) in self.strings(operand, label, &op_where) {
-                    match string_glob(&s) {
-                        Ok(g) => {
-                            b.add(g);
-                            src.push(s);
-                        }
-                        Err(e) => self.sink.error(
-                            span,
-                            format!("{label}: `{op_where}`: invalid glob `{s}`: {e}"),
-                        ),
-                    }
-                }
-                match b.build() {
-                    Ok(set) => Op::Glob { set, src },
-                    Err(e) => {
-                        self.sink
-                            .error(oat, format!("{label}: `{op_where}`: {}", glob_error(&e)));
-                        return None;
-                    }
-                }
-            }
-            "path" => {
-                let mut pats = Vec::new();
-                let mut src = Vec::new();
-                for (s, span) in self.strings(operand, label, &op_where) {
-                    match PathPattern::parse(&s) {
-                        Ok(p) => {
-                            pats.push(p);
-                            src.push(s);
-                        }
-                        Err(e) => self.sink.error(span, format!("{label}: `{op_where}`: {e}")),
-                    }
-                }
-                Op::Path {
-                    set: PathSet::new(&pats, false),
-                    src,
-                }
-            }
+            "regex" => Op::Regex(self.regexes(operand, label, op_where)),
+            "glob" => self.glob_op(operand, label, op_where)?,
+            "path" => self.path_op(operand, label, op_where),
             _ => return None,
         };
-        Some(Cond::Leaf {
-            field: field.clone(),
-            name: fname.to_string(),
-            op: Box::new(op),
-            slot: None,
-        })
+        Some(op)
+    }
+
+    /// `regex`: the patterns that compile; the others are reported.
+    fn regexes(&mut self, operand: &Value<'_>, label: &str, op_where: &str) -> Vec<Regex> {
+        let mut rs = Vec::new();
+        for (s, span) in self.strings(operand, label, op_where) {
+            match Regex::new(&s) {
+                Ok(r) => rs.push(r),
+                Err(e) => self.sink.error(
+                    span,
+                    format!(
+                        "{label}: `{op_where}`: invalid regex `{s}`: {}",
+                        regex_error(&e)
+                    ),
+                ),
+            }
+        }
+        rs
+    }
+
+    /// `glob`: the globs that parse, as one set; the others are reported.
+    fn glob_op(&mut self, operand: &Value<'_>, label: &str, op_where: &str) -> Option<Op> {
+        let mut b = GlobSetBuilder::new();
+        let mut src = Vec::new();
+        for (s, span) in self.strings(operand, label, op_where) {
+            match string_glob(&s) {
+                Ok(g) => {
+                    b.add(g);
+                    src.push(s);
+                }
+                Err(e) => self.sink.error(
+                    span,
+                    format!("{label}: `{op_where}`: invalid glob `{s}`: {e}"),
+                ),
+            }
+        }
+        match b.build() {
+            Ok(set) => Some(Op::Glob { set, src }),
+            Err(e) => {
+                self.sink.error(
+                    operand.span().start,
+                    format!("{label}: `{op_where}`: {}", glob_error(&e)),
+                );
+                None
+            }
+        }
+    }
+
+    /// `path`: the path patterns that parse; the others are reported.
+    fn path_op(&mut self, operand: &Value<'_>, label: &str, op_where: &str) -> Op {
+        let mut pats = Vec::new();
+        let mut src = Vec::new();
+        for (s, span) in self.strings(operand, label, op_where) {
+            match PathPattern::parse(&s) {
+                Ok(p) => {
+                    pats.push(p);
+                    src.push(s);
+                }
+                Err(e) => self.sink.error(span, format!("{label}: `{op_where}`: {e}")),
+            }
+        }
+        Op::Path {
+            set: PathSet::new(&pats, false),
+            src,
+        }
     }
 
     fn scalars(&mut self, v: &Value<'_>, label: &str, where_: &str) -> Option<Vec<Scalar>> {
