@@ -1,5 +1,5 @@
 //! The layering invariants of ARCHITECTURE.md, checked on the sources (as
-//! rust-analyzer's `tidy.rs` does): each rule reads `src/`'s code lines
+//! rust-analyzer's `tidy.rs` does): each rule reads every crate's code lines (`CRATE_SOURCES`)
 //! (comments, the `#[cfg(test)]` module that ends a file, and files that are
 //! test modules, `#[cfg(test)] mod NAME;`, are skipped)
 //! and names the file, the line and the invariant it breaks, and why the
@@ -224,7 +224,7 @@ const RULES: &[Rule] = &[
               unknown `type` is `Reply::Unknown`; `log::LogRecord` and `log::LogKind`): a \
               reader that matches the `type` string by hand misses the frames added later and \
               drifts from PROTOCOL.md unseen (an agent's own JSON is its dialect's, in \
-              src/agent/)",
+              protocol/src/agent/)",
     },
     Rule {
         name: "agent-output",
@@ -536,7 +536,7 @@ fn every_unsafe_block_says_why_it_is_sound() {
         }
     }
     let mut files = Vec::new();
-    for dir in ["src", "bin", "tests", "benches"] {
+    for dir in ["src", "protocol/src", "crates", "bin", "tests", "benches"] {
         walk(&root.join(dir), &mut files);
     }
     files.sort();
@@ -910,6 +910,25 @@ fn each_crate_depends_only_on_its_layer() {
         .unwrap()
         .iter()
         .any(|f| f.as_str() == Some("derive")));
+
+    // The daemon serves a socket and writes a log: no web framework, no
+    // terminal, no command line (the faces and the CLI are the root's).
+    let daemon = names(&deps("crates/daemon/Cargo.toml"));
+    for forbidden in [
+        "axum",
+        "hyper",
+        "hyper-util",
+        "clap",
+        "ratatui",
+        "crossterm",
+        "anstream",
+        "anstyle",
+    ] {
+        assert!(
+            !daemon.iter().any(|name| name == forbidden),
+            "crates/daemon/Cargo.toml depends on {forbidden}"
+        );
+    }
 
     for forbidden in [
         "tokio",

@@ -5,7 +5,7 @@
 //! socket (§2). The adapter is dumb on purpose: hook inputs go out verbatim,
 //! and each decision comes back as the value the SDK callback returns,
 //! computed by [`crate::agent::claude::sdk`], so the adapter only relays and
-//! `src/agent/claude/` stays the only place that knows Claude Code's output
+//! `protocol/src/agent/claude/` stays the only place that knows Claude Code's output
 //! JSON.
 
 use serde::{Deserialize, Serialize};

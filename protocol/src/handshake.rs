@@ -3,7 +3,7 @@
 //!
 //! [`Handshake`] makes the `hello` line and judges the first reply line;
 //! whoever owns the socket moves the bytes. The blocking client
-//! (`crate::client::Client`), the async one (`crate::client::connect_async`:
+//! (`hookd_daemon::client::Client`), the async one (`connect_async` there:
 //! `hookd run`, the daemon's watchdog probe) and the tests' raw client all
 //! open connections through it, so the handshake's rules live here once.
 

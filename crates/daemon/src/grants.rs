@@ -12,8 +12,8 @@
 //! Grants live in memory and in `grants.json` (beside the event log, in
 //! the state directory), replaced atomically after every change, read
 //! back at start: they survive a rules reload and a restart. They end
-//! when their TTL passes (checked when judging, and swept every second so
-//! clients see `grant {change:"expired"}`), when their session ends
+//! when their TTL passes (checked when judging, and swept when the earliest
+//! one expires so clients see `grant {change:"expired"}`), when their session ends
 //! (SessionEnd), or when a client revokes them.
 //!
 //! `remember: "always"` is not a grant: [`remember_always`] appends the

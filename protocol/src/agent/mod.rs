@@ -22,8 +22,9 @@
 //! envelope; its module holds only what is particular to its agent.
 //!
 //! This module holds what the dialects share: [`Agent`], the dispatch to each
-//! dialect, `evaluate` (judging every rule input of one hook and combining
-//! the verdicts), and [`universal_deny`], the one answer every agent honors.
+//! dialect (the rule inputs of one hook, which `hookd_core::rules::evaluate`
+//! judges and combines), and [`universal_deny`], the one answer every agent
+//! honors.
 //!
 //! Pure: no IO, no tokio, no logging.
 
