@@ -6,12 +6,9 @@
 //!
 //! Needs `npm ci --prefix adapter` (done by `scripts/test`).
 
-#[path = "support/claude.rs"]
-mod claude;
-#[path = "support/daemon.rs"]
-mod daemon;
-#[path = "support/otlp.rs"]
-mod otlp;
+use crate::support::claude;
+use crate::support::daemon;
+use crate::support::otlp;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;

@@ -2,8 +2,7 @@
 //! error and exit 2, and every command exits quietly when its reader goes
 //! away (`hookd … | head -1`).
 
-#[path = "support/daemon.rs"]
-mod daemon;
+use crate::support::daemon;
 
 use daemon::{fixture, forward_in_background, Daemon, DaemonOptions, RawClient};
 

@@ -2,8 +2,7 @@
 //! decisions, races, disconnects, timeouts, lagging subscribers, status and
 //! the thin CLI clients.
 
-#[path = "support/daemon.rs"]
-mod daemon;
+use crate::support::daemon;
 
 use std::process::Command;
 use std::time::{Duration, Instant};

@@ -4,8 +4,7 @@
 //! timeout in milliseconds, a forwarder path that does not exist, a
 //! duplicate registration, a bad rules file).
 
-#[path = "support/daemon.rs"]
-mod daemon;
+use crate::support::daemon;
 
 use std::fs;
 use std::path::Path;

@@ -8,8 +8,7 @@
 //! - The real binary on temp files: absent file, mode and backup, dry run,
 //!   --print, invalid JSON, read-only file and directory, scopes, --json.
 
-#[path = "support/daemon.rs"]
-mod daemon;
+use crate::support::daemon;
 
 use std::fs;
 use std::os::unix::fs::{MetadataExt, PermissionsExt};

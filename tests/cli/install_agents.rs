@@ -2,8 +2,7 @@
 //! file, merged like Claude Code's (text splicing, idempotent, exact
 //! uninstall, invalid files refused), with the agent's timeout ladder.
 
-#[path = "support/daemon.rs"]
-mod daemon;
+use crate::support::daemon;
 
 use std::path::Path;
 use std::process::{Command, Output};

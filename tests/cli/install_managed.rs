@@ -3,8 +3,7 @@
 //! temp directory), written atomically and readable by every user,
 //! `--dry-run`, `uninstall`, the refusal without permission, and doctor.
 
-#[path = "support/daemon.rs"]
-mod daemon;
+use crate::support::daemon;
 
 use std::fs;
 use std::os::unix::fs::PermissionsExt;

@@ -7,8 +7,7 @@
 //! other test already did) — everything else is the README's text, run by
 //! `sh -eu` with a temp `HOME`, `TMPDIR` and XDG dirs.
 
-#[path = "support/daemon.rs"]
-mod daemon;
+use crate::support::daemon;
 
 use std::os::unix::fs::{symlink, PermissionsExt};
 use std::os::unix::process::CommandExt;

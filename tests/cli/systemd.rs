@@ -2,8 +2,7 @@
 //! listening socket as fd 3 (LISTEN_FDS / LISTEN_PID) and receiving
 //! sd_notify datagrams on a NOTIFY_SOCKET it binds.
 
-#[path = "support/daemon.rs"]
-mod daemon;
+use crate::support::daemon;
 
 use std::os::fd::AsRawFd;
 use std::os::unix::net::{UnixDatagram, UnixListener};

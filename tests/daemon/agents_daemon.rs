@@ -16,8 +16,7 @@
 //! - Gemini's AfterAgent follows the once-per-chain Stop rule, and the
 //!   continuation prompt a block causes does not end the chain.
 
-#[path = "support/daemon.rs"]
-mod daemon;
+use crate::support::daemon;
 
 use std::path::Path;
 use std::process::{Command, Output, Stdio};

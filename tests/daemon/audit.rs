@@ -3,8 +3,7 @@
 //! hash-chained log with `hookd log verify` — on the real daemon, through
 //! the real forwarder.
 
-#[path = "support/daemon.rs"]
-mod daemon;
+use crate::support::daemon;
 
 use std::path::Path;
 use std::process::{Command, Output};

@@ -9,10 +9,8 @@
 //! hookd/config.toml` in its temp dir), which may not exist at start, as
 //! on a fresh setup.
 
-#[path = "support/daemon.rs"]
-mod daemon;
-#[path = "support/http.rs"]
-mod http;
+use crate::support::daemon;
+use crate::support::http;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};

@@ -1,8 +1,7 @@
 //! Integration tests: the real `hookd serve` and `hook-forwarder` binaries on
 //! a temp socket. Transport, fallbacks, bad frames, lifecycle.
 
-#[path = "support/daemon.rs"]
-mod daemon;
+use crate::support::daemon;
 
 use std::os::unix::fs::PermissionsExt;
 use std::time::Duration;

@@ -4,10 +4,8 @@
 //! deadline, and a deny rule still sees every command. The same bytes
 //! POSTed as a Claude Code `http` hook get the same answer.
 
-#[path = "support/daemon.rs"]
-mod daemon;
-#[path = "support/http.rs"]
-mod http;
+use crate::support::daemon;
+use crate::support::http;
 
 use std::io::{BufRead, BufReader, Write};
 use std::os::unix::fs::PermissionsExt;

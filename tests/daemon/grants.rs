@@ -4,8 +4,7 @@
 //! rules file, `hookd grants`, `hookd decide` by short id, and `hookd
 //! statusline`.
 
-#[path = "support/daemon.rs"]
-mod daemon;
+use crate::support::daemon;
 
 use std::path::Path;
 use std::process::{Command, Output};

@@ -1,8 +1,7 @@
 //! The event log through the real daemon: line shapes, redaction, rotation
 //! while `hookd tail --follow` reads, torn-line repair, an unwritable log.
 
-#[path = "support/daemon.rs"]
-mod daemon;
+use crate::support::daemon;
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::process::{Command, Stdio};

@@ -1,7 +1,6 @@
 //! `hookd pending` through the binary: what it lists, and why it is empty.
 
-#[path = "support/daemon.rs"]
-mod daemon;
+use crate::support::daemon;
 
 use std::process::Command;
 

@@ -3,8 +3,7 @@
 //! user can tighten, an enforced source cannot be loosened), reloaded all
 //! together, and a broken file keeping the whole last good set.
 
-#[path = "support/daemon.rs"]
-mod daemon;
+use crate::support::daemon;
 
 use std::path::Path;
 use std::time::Duration;

@@ -8,8 +8,7 @@
 //! removed, added or changed after the manifest was signed, and a bundle
 //! without a signed manifest, are each refused.
 
-#[path = "support/daemon.rs"]
-mod daemon;
+use crate::support::daemon;
 
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};

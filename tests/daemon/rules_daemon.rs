@@ -3,8 +3,7 @@
 //! generations, bad files keeping the last good rules, permissive mode,
 //! project layers, and the `hookd rules` / `hookd replay` commands.
 
-#[path = "support/daemon.rs"]
-mod daemon;
+use crate::support::daemon;
 
 use std::process::Command;
 use std::time::Duration;

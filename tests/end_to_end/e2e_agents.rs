@@ -18,8 +18,7 @@
 //! Needs the pinned CLIs: `npm ci --prefix tests/agents` (`scripts/test`
 //! does it).
 
-#[path = "support/agents.rs"]
-mod agents;
+use crate::support::agents;
 
 use std::collections::BTreeSet;
 use std::fs;

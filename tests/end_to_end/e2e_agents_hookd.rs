@@ -22,16 +22,9 @@
 //! Needs the pinned CLIs: `npm ci --prefix tests/agents` and
 //! `npm ci --prefix tests/e2e` (`scripts/test` does both).
 
-// agents.rs and claude.rs each include support/process.rs as their own
-// module; both are needed here, so it is compiled twice.
-#![allow(clippy::duplicate_mod)]
-
-#[path = "support/agents.rs"]
-mod agents;
-#[path = "support/claude.rs"]
-mod claude;
-#[path = "support/daemon.rs"]
-mod daemon;
+use crate::support::agents;
+use crate::support::claude;
+use crate::support::daemon;
 
 use std::fs;
 use std::path::{Path, PathBuf};

@@ -2,10 +2,8 @@
 //! `ask` rule, the real approver (in a real terminal: tmux; or in line mode
 //! through pipes), the real forwarder fed a PreToolUse input.
 
-#[path = "support/daemon.rs"]
-mod daemon;
-#[path = "support/tmux.rs"]
-mod tmux;
+use crate::support::daemon;
+use crate::support::tmux;
 
 use std::ffi::OsStr;
 use std::io::{BufRead, BufReader, Write};

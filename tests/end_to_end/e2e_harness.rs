@@ -4,8 +4,7 @@
 //!
 //! Needs the pinned CLI: `npm ci --prefix tests/e2e`.
 
-#[path = "support/claude.rs"]
-mod claude;
+use crate::support::claude;
 
 use claude::{
     command_hook, hooks_settings, one_bash_call_script, ClaudeRun, MockApi, ALL_HOOK_EVENTS,

@@ -6,10 +6,8 @@
 //!
 //! Needs `npm ci --prefix tests/e2e` (done by `scripts/test`).
 
-#[path = "support/claude.rs"]
-mod claude;
-#[path = "support/daemon.rs"]
-mod daemon;
+use crate::support::claude;
+use crate::support::daemon;
 
 use claude::{ClaudeOutput, ClaudeRun, MockApi};
 use daemon::{Daemon, DaemonOptions};

@@ -9,12 +9,9 @@
 //! `terminal`, and every client sees it go). In `-p` the PreToolUse ask is
 //! still held for clients.
 
-#[path = "support/claude.rs"]
-mod claude;
-#[path = "support/daemon.rs"]
-mod daemon;
-#[path = "support/tmux.rs"]
-mod tmux;
+use crate::support::claude;
+use crate::support::daemon;
+use crate::support::tmux;
 
 use std::ffi::{OsStr, OsString};
 use std::path::{Path, PathBuf};

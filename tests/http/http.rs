@@ -3,10 +3,8 @@
 //! refusals, and that slow HTTP clients never delay a hook. Real daemon,
 //! real sockets.
 
-#[path = "support/daemon.rs"]
-mod daemon;
-#[path = "support/http.rs"]
-mod http;
+use crate::support::daemon;
+use crate::support::http;
 
 use std::io::Write;
 use std::net::TcpStream;

@@ -5,12 +5,9 @@
 //! `target/test-artifacts/http-approve.png`, the Approve button is clicked
 //! with real mouse events, and the waiting forwarder prints the allow.
 
-#[path = "support/browser.rs"]
-mod browser;
-#[path = "support/daemon.rs"]
-mod daemon;
-#[path = "support/receiver.rs"]
-mod receiver;
+use crate::support::browser;
+use crate::support::daemon;
+use crate::support::receiver;
 
 use std::path::Path;
 

@@ -2,12 +2,9 @@
 //! /hook/claude-code` (answered as `hook-forwarder` would be): real daemon,
 //! real forwarders, real sockets.
 
-#[path = "support/daemon.rs"]
-mod daemon;
-#[path = "support/http.rs"]
-mod http;
-#[path = "support/prometheus.rs"]
-mod prometheus;
+use crate::support::daemon;
+use crate::support::http;
+use crate::support::prometheus;
 
 use std::time::Duration;
 

@@ -6,12 +6,9 @@
 //! that hangs delays only its own pushes; a push shows what the log line
 //! shows, redacted.
 
-#[path = "support/daemon.rs"]
-mod daemon;
-#[path = "support/http.rs"]
-mod http;
-#[path = "support/receiver.rs"]
-mod receiver;
+use crate::support::daemon;
+use crate::support::http;
+use crate::support::receiver;
 
 use std::time::Duration;
 

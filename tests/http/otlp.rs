@@ -5,10 +5,8 @@
 //! down, or answering 503, never touches the hooks, is counted in
 //! `status`, and export resumes when it comes back.
 
-#[path = "support/daemon.rs"]
-mod daemon;
-#[path = "support/otlp.rs"]
-mod otlp;
+use crate::support::daemon;
+use crate::support::otlp;
 
 use std::time::Duration;
 

@@ -24,8 +24,7 @@
 //! `UPDATE_GOLDEN=1 cargo test --test golden_agents` rewrites the expected
 //! files; review the diff before committing it.
 
-#[path = "support/daemon.rs"]
-mod daemon;
+use crate::support::daemon;
 
 use std::borrow::Cow;
 use std::collections::BTreeSet;

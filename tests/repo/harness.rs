@@ -2,8 +2,7 @@
 //! test whose program is missing, which fails instead on CI, and the poll
 //! helpers every bounded wait in the tests goes through.
 
-#[path = "support/process.rs"]
-mod process;
+use crate::support::process;
 
 use std::process::{Command, Output};
 use std::time::Duration;

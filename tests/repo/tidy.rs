@@ -664,7 +664,7 @@ fn every_unsafe_block_says_why_it_is_sound() {
     files.sort();
     let mut missing = Vec::new();
     // This file's examples of bare blocks are strings, not code.
-    files.retain(|f| !f.ends_with("tests/tidy.rs"));
+    files.retain(|f| !f.ends_with("tests/repo/tidy.rs"));
     for file in &files {
         let text = std::fs::read_to_string(file).unwrap();
         for line in unsafe_blocks_without_safety(&text) {
@@ -760,12 +760,12 @@ const OWN_DEADLINES: &[(&str, usize, &str)] = &[
          its stderr",
     ),
     (
-        "e2e_approve.rs",
+        "end_to_end/e2e_approve.rs",
         1,
         "a blocking channel read (recv_timeout on what is left), not a poll",
     ),
     (
-        "log.rs",
+        "daemon/log.rs",
         3,
         "two blocking channel reads bounded together, and a spin (yield_now) that \
          keeps the log writer rotating many times within one of tail's polls",
@@ -786,20 +786,25 @@ fn own_deadlines(text: &str) -> usize {
 #[test]
 fn tests_wait_through_the_poll_helpers() {
     let tests = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests");
-    let mut files = Vec::new();
-    for dir in [tests.clone(), tests.join("support")] {
-        for entry in std::fs::read_dir(&dir).unwrap() {
+    // tests/*.rs, tests/support/ and each area's tests/<area>/*.rs; the npm
+    // folders' node_modules are not ours.
+    fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
+        for entry in std::fs::read_dir(dir).unwrap() {
             let path = entry.unwrap().path();
-            if path.extension().is_some_and(|e| e == "rs") {
-                files.push(path);
+            if path.is_dir() && !path.ends_with("node_modules") {
+                walk(&path, out);
+            } else if path.extension().is_some_and(|e| e == "rs") {
+                out.push(path);
             }
         }
     }
+    let mut files = Vec::new();
+    walk(&tests, &mut files);
     files.sort();
     let mut wrong = Vec::new();
     for file in &files {
         let name = file.strip_prefix(&tests).unwrap().to_string_lossy();
-        if name == "tidy.rs" {
+        if name == "repo/tidy.rs" {
             continue; // this test's own examples
         }
         let found = own_deadlines(&std::fs::read_to_string(file).unwrap());

@@ -3,8 +3,7 @@
 //! Integration tests include this file as a module:
 //!
 //! ```ignore
-//! #[path = "support/claude.rs"]
-//! mod claude;
+//! use crate::support::claude;
 //! use claude::{ClaudeRun, MockApi};
 //! use serde_json::json;
 //!
@@ -40,11 +39,7 @@
 // Each test crate uses a different subset of these helpers.
 #![allow(dead_code)]
 
-// Shared with agents.rs: a test that includes both gets two copies, which
-// is harmless.
-#[allow(clippy::duplicate_mod)]
-#[path = "agent_cli.rs"]
-mod agent_cli;
+use super::agent_cli;
 // Not every test crate that includes this module has a test to skip.
 #[allow(unused_imports)]
 pub use agent_cli::{process::node_absent, records::read_jsonl};

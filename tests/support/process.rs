@@ -1,6 +1,6 @@
 //! Waiting for a child with a deadline, and ending it with everything it
-//! started, by pid. Std only; included by the other support modules with
-//! `#[path = "process.rs"] mod process;`.
+//! started, by pid. Std only; the other support modules use it as
+//! `super::process`.
 
 // Each test crate uses a different subset of these helpers.
 #![allow(dead_code)]
