@@ -65,23 +65,17 @@ struct Sdk {
 
 fn hermetic_env(sandbox: &Path, base_url: &str) -> Vec<(String, String)> {
     let p = |rel: &str| sandbox.join(rel).display().to_string();
+    let claude = claude::claude_env(
+        &sandbox.join("home/.claude"),
+        &sandbox.join("tmp"),
+        base_url,
+    )
+    .into_iter()
+    .map(|(k, v)| (k, v.into_string().unwrap()));
     [
         ("HOME", p("home")),
-        ("CLAUDE_CONFIG_DIR", p("home/.claude")),
         ("TMPDIR", p("tmp")),
-        ("CLAUDE_CODE_TMPDIR", p("tmp")),
         ("LANG", "C.UTF-8".into()),
-        ("ANTHROPIC_BASE_URL", base_url.into()),
-        (
-            "ANTHROPIC_API_KEY",
-            "sk-ant-hookd-adapter-test-not-a-key".into(),
-        ),
-        ("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1".into()),
-        ("DISABLE_TELEMETRY", "1".into()),
-        ("DISABLE_AUTOUPDATER", "1".into()),
-        ("DISABLE_ERROR_REPORTING", "1".into()),
-        ("CLAUDE_CODE_MAX_RETRIES", "0".into()),
-        ("IS_SANDBOX", "1".into()),
         ("HTTPS_PROXY", "http://127.0.0.1:9".into()),
         ("HTTP_PROXY", "http://127.0.0.1:9".into()),
         ("https_proxy", "http://127.0.0.1:9".into()),
@@ -90,6 +84,7 @@ fn hermetic_env(sandbox: &Path, base_url: &str) -> Vec<(String, String)> {
         ("no_proxy", "127.0.0.1,localhost".into()),
     ]
     .into_iter()
+    .chain(claude)
     .map(|(k, v)| (k.to_string(), v))
     .collect()
 }
