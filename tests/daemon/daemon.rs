@@ -436,7 +436,7 @@ fn peers_running_as_another_user_are_refused() {
 
     use std::os::unix::process::CommandExt;
     // A raw client: the forwarder itself would not even connect to another
-    // user's daemon (tests/forwarder.rs).
+    // user's daemon (tests/daemon/forwarder.rs).
     let frame = format!(
         r#"{{"type":"hook","id":"x","deadline_ms":5000,"input":{}}}"#,
         fixture("PreToolUse.json")
@@ -572,7 +572,7 @@ fn idle_connections_beyond_a_low_fd_limit_do_not_starve_forwarders() {
 }
 
 // Peers stalled inside their first frame (`SHED_STALLED_AFTER`) and silent
-// ones (`SHED_AFTER`) are shed on time: tests/inprocess.rs, on tokio's
+// ones (`SHED_AFTER`) are shed on time: tests/daemon/inprocess.rs, on tokio's
 // paused clock.
 
 #[test]

@@ -4,7 +4,7 @@
 //! tokio's moves) and the shedding of peers without a first frame, tested
 //! by moving the clock, not by waiting for it, and with no wall-clock
 //! assertion. The real binaries'
-//! smoke tests of the same paths stay in `clients.rs`.
+//! smoke tests of the same paths stay in `tests/cli/clients.rs`.
 
 use std::path::Path;
 use std::sync::atomic::AtomicU64;

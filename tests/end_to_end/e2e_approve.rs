@@ -500,7 +500,7 @@ fn line_mode_reads_answers_only_once_it_knows_the_table() {
 
 /// The approver's CPU time while idle for 60 s (no events, no pending
 /// items): a measurement for docs/approvals.md, not an assertion. Run with
-/// `cargo test --test e2e_approve -- --ignored --nocapture idle_cpu`.
+/// `cargo test --test end_to_end e2e_approve::idle_cpu -- --ignored --nocapture`.
 #[test]
 #[ignore]
 fn idle_cpu() {

@@ -264,7 +264,7 @@ fn logged_kinds(d: &Daemon) -> Vec<String> {
 }
 
 /// The measurement behind the table's `async` column (run it with
-/// `cargo test --test e2e_install -- --ignored --nocapture`): the same
+/// `cargo test --test end_to_end e2e_install:: -- --ignored --nocapture`): the same
 /// one-Bash-call session, N times with every observe-only event registered
 /// synchronously and N times with `"async": true`, recording the run's wall
 /// time, which events reached the daemon (right after the CLI exits and 3 s

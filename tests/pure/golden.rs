@@ -12,7 +12,7 @@
 //! case, the hook callback's `HookJSONOutput` and, for a PermissionRequest
 //! input, `canUseTool`'s `PermissionResult` for the same answer.
 //!
-//! `UPDATE_GOLDEN=1 cargo test --test golden` rewrites the expected files;
+//! `UPDATE_GOLDEN=1 cargo test --test pure golden::` rewrites the expected files;
 //! review the diff before committing it.
 
 use std::collections::BTreeSet;

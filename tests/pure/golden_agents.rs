@@ -21,7 +21,7 @@
 //!   event each agent takes context for (SessionStart too), exactly as the
 //!   golden `context` case renders it.
 //!
-//! `UPDATE_GOLDEN=1 cargo test --test golden_agents` rewrites the expected
+//! `UPDATE_GOLDEN=1 cargo test --test pure golden_agents::` rewrites the expected
 //! files; review the diff before committing it.
 
 use crate::support::daemon;
