@@ -21,13 +21,12 @@ fn a_test_missing_its_program() {
 /// Runs [`a_test_missing_its_program`] in a child with `CI` set to `ci`
 /// (unset if `None`).
 fn run_missing_program(ci: Option<&str>) -> Output {
+    // Its name in this crate's test list: the module path without the
+    // crate's name (`harness::a_test_missing_its_program`).
+    let (_, module) = module_path!().split_once("::").unwrap();
+    let name = format!("{module}::a_test_missing_its_program");
     let mut command = Command::new(std::env::current_exe().unwrap());
-    command.args([
-        "--exact",
-        "a_test_missing_its_program",
-        "--ignored",
-        "--nocapture",
-    ]);
+    command.args(["--exact", &name, "--ignored", "--nocapture"]);
     match ci {
         Some(value) => command.env("CI", value),
         None => command.env_remove("CI"),
