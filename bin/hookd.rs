@@ -573,7 +573,7 @@ static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 /// (idle RSS 9.5–9.7 against 9.7–10.0 MiB, and `hookd --version` starts in
 /// 1.50 against 1.59–1.81 ms). The `libm` crate's is musl's (FreeBSD's)
 /// `pow`, correct to within an ulp. Only where the C library is glibc,
-/// whose `libm.so` is separate from `libc.so`; `tests/cli.rs` checks that
+/// whose `libm.so` is separate from `libc.so`; `tests/cli/cli.rs` checks that
 /// the daemon does not map it.
 #[cfg(all(target_os = "linux", target_env = "gnu"))]
 #[no_mangle]

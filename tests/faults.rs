@@ -4,8 +4,10 @@
 //! makes it panic or stall where a bug would (`src/daemon/fault.rs`); the
 //! daemon must answer that hook with its fallback and serve on.
 
-#[path = "support/daemon.rs"]
-mod daemon;
+#[path = "support/mod.rs"]
+mod support;
+
+use support::daemon;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;

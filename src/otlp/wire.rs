@@ -6,7 +6,7 @@
 //! Written by hand rather than generated: these few messages are all hookd
 //! needs, and the generated types would bring prost and the OpenTelemetry
 //! SDK into the daemon (ARCHITECTURE.md, "OpenTelemetry export", has the
-//! measurements). `tests/otlp.rs` decodes what this writes with the
+//! measurements). `tests/http/otlp.rs` decodes what this writes with the
 //! official definitions (the `opentelemetry-proto` crate).
 
 use std::borrow::Cow;

@@ -23,14 +23,8 @@
 // Each test crate uses a different subset of these helpers.
 #![allow(dead_code)]
 
-// Shared with the other harnesses: a test that includes two gets two
-// copies of these std-only helpers, which is harmless.
-#[allow(clippy::duplicate_mod)]
-#[path = "process.rs"]
-pub mod process;
-#[allow(clippy::duplicate_mod)]
-#[path = "records.rs"]
-pub mod records;
+// Shared with the other harnesses (tests/support/mod.rs declares each once).
+pub use super::{process, records};
 
 use records::{read_jsonl, truncate};
 use serde_json::Value;

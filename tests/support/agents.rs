@@ -5,8 +5,7 @@
 //! Integration tests include this file as a module:
 //!
 //! ```ignore
-//! #[path = "support/agents.rs"]
-//! mod agents;
+//! use crate::support::agents;
 //! use agents::{AgentRun, Cli, ModelMock};
 //!
 //! #[test]
@@ -46,11 +45,7 @@
 // Each test crate uses a different subset of these helpers.
 #![allow(dead_code)]
 
-// Shared with claude.rs: a test that includes both gets two copies, which
-// is harmless.
-#[allow(clippy::duplicate_mod)]
-#[path = "agent_cli.rs"]
-mod agent_cli;
+use super::agent_cli;
 // Not every test crate that includes this module has a test to skip.
 #[allow(unused_imports)]
 pub use agent_cli::process::{kill_process_tree, node_absent};

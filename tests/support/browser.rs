@@ -2,7 +2,7 @@
 //! (WebSocket, `tungstenite`): navigate, wait for the load, read the
 //! page's text, click an element with real mouse events, screenshot.
 //!
-//! Include with `#[path = "support/browser.rs"] mod browser;`. Chromium
+//! A test module takes it with `use crate::support::browser;`. Chromium
 //! runs on a temp profile and is ended by its pid (SIGTERM, then SIGKILL)
 //! and waited for when the [`Browser`] drops.
 #![allow(dead_code)]
@@ -13,11 +13,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
-// Shared with the other harnesses: a test that includes two gets two
-// copies of these std-only helpers, which is harmless.
-#[allow(clippy::duplicate_mod)]
-#[path = "process.rs"]
-mod process;
+use super::process;
 
 use serde_json::{json, Value};
 use tungstenite::stream::MaybeTlsStream;

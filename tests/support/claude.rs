@@ -3,8 +3,7 @@
 //! Integration tests include this file as a module:
 //!
 //! ```ignore
-//! #[path = "support/claude.rs"]
-//! mod claude;
+//! use crate::support::claude;
 //! use claude::{ClaudeRun, MockApi};
 //! use serde_json::json;
 //!
@@ -40,11 +39,7 @@
 // Each test crate uses a different subset of these helpers.
 #![allow(dead_code)]
 
-// Shared with agents.rs: a test that includes both gets two copies, which
-// is harmless.
-#[allow(clippy::duplicate_mod)]
-#[path = "agent_cli.rs"]
-mod agent_cli;
+use super::agent_cli;
 // Not every test crate that includes this module has a test to skip.
 #[allow(unused_imports)]
 pub use agent_cli::{process::node_absent, records::read_jsonl};
@@ -394,31 +389,40 @@ impl AgentCli for Claude {
     }
 
     fn env(&self, dirs: &RunDirs, mock_url: &str) -> Vec<(&'static str, OsString)> {
-        vec![
-            ("CLAUDE_CONFIG_DIR", dirs.config().into()),
-            ("CLAUDE_CODE_TMPDIR", dirs.tmp().into()),
-            ("ANTHROPIC_BASE_URL", mock_url.into()),
-            (
-                "ANTHROPIC_API_KEY",
-                "sk-ant-hookd-e2e-not-a-real-key".into(),
-            ),
-            // Without this the CLI talks to the public API host directly,
-            // ignoring the base URL.
-            ("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1".into()),
-            ("DISABLE_TELEMETRY", "1".into()),
-            ("DISABLE_AUTOUPDATER", "1".into()),
-            ("DISABLE_ERROR_REPORTING", "1".into()),
-            // A mock failure should fail the run at once, not after ~3 min
-            // of exponential back-off (the default is 10 retries).
-            ("CLAUDE_CODE_MAX_RETRIES", "0".into()),
-            // Needed (exactly "1") for bypassPermissions when running as root.
-            ("IS_SANDBOX", "1".into()),
-        ]
+        claude_env(&dirs.config(), &dirs.tmp(), mock_url)
     }
 
     fn describe_requests(&self, requests: &[Value]) -> String {
         describe_requests(requests)
     }
+}
+
+/// Claude Code's environment against the mock model API at `base_url`: its
+/// config and temp dirs, the mock as its API with a fake key, no traffic
+/// besides (telemetry, updater, error reports) and no retries. The CLI's
+/// runs ([`ClaudeRun`]) and the Agent SDK's (`tests/adapter/adapter.rs`: the
+/// SDK runs the same CLI) both take it.
+pub fn claude_env(config: &Path, tmp: &Path, base_url: &str) -> Vec<(&'static str, OsString)> {
+    vec![
+        ("CLAUDE_CONFIG_DIR", config.into()),
+        ("CLAUDE_CODE_TMPDIR", tmp.into()),
+        ("ANTHROPIC_BASE_URL", base_url.into()),
+        (
+            "ANTHROPIC_API_KEY",
+            "sk-ant-hookd-e2e-not-a-real-key".into(),
+        ),
+        // Without this the CLI talks to the public API host directly,
+        // ignoring the base URL.
+        ("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1".into()),
+        ("DISABLE_TELEMETRY", "1".into()),
+        ("DISABLE_AUTOUPDATER", "1".into()),
+        ("DISABLE_ERROR_REPORTING", "1".into()),
+        // A mock failure should fail the run at once, not after ~3 min
+        // of exponential back-off (the default is 10 retries).
+        ("CLAUDE_CODE_MAX_RETRIES", "0".into()),
+        // Needed (exactly "1") for bypassPermissions when running as root.
+        ("IS_SANDBOX", "1".into()),
+    ]
 }
 
 /// A hermetic `claude -p` invocation: its own HOME, config dir, TMPDIR and

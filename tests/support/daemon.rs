@@ -1,6 +1,6 @@
 //! Test support: the real `hookd` and `hook-forwarder` binaries on a temp socket.
 //!
-//! Include with `#[path = "support/daemon.rs"] mod daemon;`. Every daemon is
+//! A test module takes it with `use crate::support::daemon;`. Every daemon is
 //! ended by its pid (SIGTERM, then SIGKILL) and waited for; every path lives
 //! in a temp dir removed on drop.
 #![allow(dead_code)]
@@ -11,11 +11,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::time::Duration;
 
-// Shared with the other harnesses: a test that includes two gets two
-// copies of these std-only helpers, which is harmless.
-#[allow(clippy::duplicate_mod)]
-#[path = "process.rs"]
-mod process;
+use super::process;
 // Not every test crate that includes this module polls or skips.
 #[allow(unused_imports)]
 pub use process::{

@@ -1,7 +1,7 @@
 //! Test support: a raw HTTP/1.1 client over std's TcpStream, so a test
 //! controls every header (Host, Origin) and byte it sends.
 //!
-//! Include with `#[path = "support/http.rs"] mod http;`.
+//! A test module takes it with `use crate::support::http;`.
 #![allow(dead_code)]
 
 use std::io::{Read, Write};

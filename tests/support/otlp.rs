@@ -3,15 +3,11 @@
 //! the official definitions (the `opentelemetry-proto` crate: prost for
 //! `application/x-protobuf`, its serde mapping for `application/json`).
 //!
-//! Include with `#[path = "support/otlp.rs"] mod otlp;`. The thread ends
+//! A test module takes it with `use crate::support::otlp;`. The thread ends
 //! when the receiver is dropped.
 #![allow(dead_code)]
 
-// Shared with the other harnesses: a test that includes two gets two
-// copies of these std-only helpers, which is harmless.
-#[allow(clippy::duplicate_mod)]
-#[path = "process.rs"]
-mod process;
+use super::process;
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};

@@ -1,6 +1,6 @@
 //! Waiting for a child with a deadline, and ending it with everything it
-//! started, by pid. Std only; included by the other support modules with
-//! `#[path = "process.rs"] mod process;`.
+//! started, by pid. Std only; the other support modules use it as
+//! `super::process`.
 
 // Each test crate uses a different subset of these helpers.
 #![allow(dead_code)]
@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 /// the child keeps "at home" lands in the test's temp dir, never in the
 /// real home — Chromium's `~/.config/chromium` and dconf's `~/.cache/dconf`,
 /// a shell's history, an agent CLI's settings. Every support harness that
-/// starts a program other than `kill` goes through it (tests/tidy.rs, and
+/// starts a program other than `kill` goes through it (tests/repo/tidy.rs, and
 /// scripts/home-guard around the whole suite).
 pub fn private_home<'c>(command: &'c mut Command, root: &std::path::Path) -> &'c mut Command {
     use std::os::unix::fs::PermissionsExt;

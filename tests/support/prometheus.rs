@@ -2,18 +2,14 @@
 //! package, which `scripts/test` installs) scraping one target, and its
 //! HTTP query API.
 //!
-//! Include with `#[path = "support/prometheus.rs"] mod prometheus;` (it
-//! uses `support/http.rs`, included as `http`). The server runs on a temp
+//! A test module takes it with `use crate::support::prometheus;` (it
+//! uses `support/http.rs`). The server runs on a temp
 //! config and storage directory and a free loopback port, is ended by its
 //! pid (SIGTERM, then SIGKILL) and waited for; the directory is removed on
 //! drop.
 #![allow(dead_code)]
 
-// Shared with the other harnesses: a test that includes two gets two
-// copies of these std-only helpers, which is harmless.
-#[allow(clippy::duplicate_mod)]
-#[path = "process.rs"]
-mod process;
+use super::process;
 
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};

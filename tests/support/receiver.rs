@@ -2,14 +2,10 @@
 //! standing in for ntfy and webhook targets: it records every request and
 //! answers each with a fixed status.
 //!
-//! Include with `#[path = "support/receiver.rs"] mod receiver;`.
+//! A test module takes it with `use crate::support::receiver;`.
 #![allow(dead_code)]
 
-// Shared with the other harnesses: a test that includes two gets two
-// copies of these std-only helpers, which is harmless.
-#[allow(clippy::duplicate_mod)]
-#[path = "process.rs"]
-mod process;
+use super::process;
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpListener;

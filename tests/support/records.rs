@@ -1,6 +1,6 @@
 //! Reading what mocks and hooks record (JSON-lines files), and shortening
-//! text for panic messages. Std and serde_json only; included by the other
-//! support modules with `#[path = "records.rs"] mod records;`.
+//! text for panic messages. Std and serde_json only; the other support
+//! modules use it as `super::records`.
 
 // Each test crate uses a different subset of these helpers.
 #![allow(dead_code)]

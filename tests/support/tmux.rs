@@ -1,6 +1,6 @@
 //! Test support: a real terminal, tmux on a private socket.
 //!
-//! Include with `#[path = "support/tmux.rs"] mod tmux;`. Each [`Tmux`] is
+//! A test module takes it with `use crate::support::tmux;`. Each [`Tmux`] is
 //! its own tmux server (`tmux -S <temp dir>/tmux.sock`, no user config)
 //! with one window of a fixed size running one command under
 //! `TERM=xterm-256color`. The pane is read as plain text (`capture-pane
@@ -9,11 +9,7 @@
 //! removed.
 #![allow(dead_code)]
 
-// Shared with the other harnesses: a test that includes two gets two
-// copies of these std-only helpers, which is harmless.
-#[allow(clippy::duplicate_mod)]
-#[path = "process.rs"]
-mod process;
+use super::process;
 
 use std::ffi::OsStr;
 use std::path::{Path, PathBuf};

@@ -2,7 +2,7 @@
 //! restarts, so wall-clock times) are measured against.
 //!
 //! A daemon runs on the system's clock. A test that drives the daemon in
-//! its own process on tokio's paused clock (`tests/inprocess.rs`) gives it
+//! its own process on tokio's paused clock (`tests/daemon/inprocess.rs`) gives it
 //! [`Clock::tokio`] instead: wall time that moves when the test advances
 //! tokio's clock, so a TTL is tested by moving time, not by waiting for it.
 
