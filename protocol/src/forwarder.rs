@@ -76,7 +76,7 @@ pub fn encode_hook(hook: &HookFrame<'_>) -> Vec<u8> {
 
 /// The daemon's answer to a `hook` frame, as the forwarder reads it: the
 /// two frames it acts on, read without serde's derive (the forwarder's
-/// build has none). `tests/protocol_vectors.rs` checks that it reads every
+/// build has none). `tests/pure/protocol_vectors.rs` checks that it reads every
 /// reply vector as the typed [`Reply`](crate::Reply) does.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ForwarderReply {

@@ -955,3 +955,34 @@ fn each_crate_depends_only_on_its_layer() {
         }
     }
 }
+
+/// One module style: a module with submodules is `x/mod.rs`, never `x.rs`
+/// beside `x/` (a reader looks in one place for a module's root).
+#[test]
+fn one_module_style() {
+    fn walk(dir: &Path, found: &mut Vec<String>) {
+        for entry in std::fs::read_dir(dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                if path.with_extension("rs").is_file() {
+                    found.push(format!(
+                        "{} beside {}",
+                        path.with_extension("rs").display(),
+                        path.display()
+                    ));
+                }
+                walk(&path, found);
+            }
+        }
+    }
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut found = Vec::new();
+    for dir in CRATE_SOURCES.iter().chain(&["tests"]) {
+        walk(&root.join(dir), &mut found);
+    }
+    assert!(
+        found.is_empty(),
+        "turn each into x/mod.rs (`git mv x.rs x/mod.rs`):\n{}",
+        found.join("\n")
+    );
+}
