@@ -6,6 +6,7 @@ use std::path::PathBuf;
 
 use super::output::{print_json, style, Stdout};
 use super::Outcome;
+use clap::Subcommand;
 
 /// `hookd adapter install [--dir DIR]`: `npm ci` of the embedded adapter
 /// into the data directory (a no-op when this version is there).
@@ -64,4 +65,38 @@ pub fn status(dir: Option<PathBuf>, json: bool) -> anyhow::Result<Outcome> {
     Ok(Outcome::problems_unless(
         status.installed && status.node.is_some(),
     ))
+}
+
+// The doc comments below are clap help text, printed as written:
+// brackets and <placeholders> in them are not links or HTML.
+#[allow(rustdoc::broken_intra_doc_links, rustdoc::invalid_html_tags)]
+#[derive(Subcommand)]
+pub enum Command {
+    /// Install the embedded adapter and its pinned Agent SDK (`npm ci`) into
+    /// $XDG_DATA_HOME/hookd/adapter/<version>/; nothing to do when it is there.
+    Install {
+        /// Install into this directory instead.
+        #[arg(long, value_name = "DIR", env = "HOOKD_ADAPTER_DIR")]
+        dir: Option<PathBuf>,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Where the adapter is, and whether it is installed. Exit 1 when not.
+    Status {
+        /// Look in this directory instead.
+        #[arg(long, value_name = "DIR", env = "HOOKD_ADAPTER_DIR")]
+        dir: Option<PathBuf>,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+/// `hookd adapter …`.
+pub fn run(command: Command) -> anyhow::Result<Outcome> {
+    match command {
+        Command::Install { dir, json } => install(dir, json).map(|()| Outcome::Success),
+        Command::Status { dir, json } => status(dir, json),
+    }
 }

@@ -54,3 +54,62 @@ pub fn log_path(explicit: Option<PathBuf>) -> anyhow::Result<PathBuf> {
         .or_else(crate::paths::default_log_path)
         .ok_or_else(|| anyhow::anyhow!("no --log given and neither XDG_STATE_HOME nor HOME is set"))
 }
+
+/// `--socket`, for every command that talks to the daemon.
+#[derive(clap::Args)]
+pub struct ClientArgs {
+    /// Daemon socket [default: $HOOKD_SOCKET, then $XDG_RUNTIME_DIR/hookd/hookd.sock,
+    /// then /tmp/hookd-$UID/hookd.sock].
+    #[arg(long, value_name = "PATH", global = true)]
+    pub socket: Option<PathBuf>,
+}
+
+impl ClientArgs {
+    /// The socket: `--socket`, else the default.
+    pub fn socket_path(&self) -> PathBuf {
+        self.socket
+            .clone()
+            .unwrap_or_else(crate::paths::socket_path)
+    }
+
+    /// A connected, welcomed client of the daemon.
+    pub fn connect(&self) -> anyhow::Result<crate::client::Client> {
+        Ok(crate::client::Client::connect(
+            &self.socket_path(),
+            "hookd-cli",
+        )?)
+    }
+}
+
+/// An agent hookd judges (see [`crate::agent::Agent`]), as `--agent` names it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum AgentName {
+    /// Claude Code (and Agent SDK runs).
+    ClaudeCode,
+    /// OpenAI Codex CLI.
+    Codex,
+    /// Google Gemini CLI.
+    Gemini,
+}
+
+impl From<AgentName> for crate::agent::Agent {
+    fn from(name: AgentName) -> crate::agent::Agent {
+        match name {
+            AgentName::ClaudeCode => crate::agent::Agent::ClaudeCode,
+            AgentName::Codex => crate::agent::Agent::Codex,
+            AgentName::Gemini => crate::agent::Agent::Gemini,
+        }
+    }
+}
+
+/// The rules the daemon would use: `--rules FILE`, else the default path if
+/// it exists, else the embedded defaults.
+pub fn rules_source(explicit: Option<PathBuf>) -> crate::policy::store::RulesSource {
+    match explicit {
+        Some(path) => crate::policy::store::RulesSource::File(path),
+        None => match crate::paths::default_rules_path().filter(|p| p.exists()) {
+            Some(path) => crate::policy::store::RulesSource::File(path),
+            None => crate::policy::store::RulesSource::Defaults,
+        },
+    }
+}

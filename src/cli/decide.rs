@@ -5,6 +5,11 @@ use std::io::Write as _;
 
 use super::output::{print_json, style, Stdout};
 use crate::client::Client;
+use clap::builder::TypedValueParser as _;
+
+use super::args::ClientArgs;
+use super::Outcome;
+use crate::decision::Verdict;
 
 /// `hookd decide --json`: what was decided, and what was remembered.
 #[derive(serde::Serialize)]
@@ -171,4 +176,63 @@ pub fn grants(connection: &mut Client, revoke: Option<&str>, json: bool) -> anyh
         )?;
     }
     Ok(())
+}
+
+#[derive(clap::Args)]
+pub struct Args {
+    #[command(flatten)]
+    pub client: ClientArgs,
+    /// The pending event: its short id or its uuid (from `hookd pending`).
+    pub event_id: crate::protocol::EventRef,
+    /// The verdict.
+    #[arg(value_parser = verdict_parser())]
+    pub verdict: Verdict,
+    /// Shown to the model (deny) or to the user (ask).
+    #[arg(long)]
+    pub reason: Option<String>,
+    /// once (this event), session (a grant for the rest of the session)
+    /// or always (a rule appended to the user rules file).
+    #[arg(long, value_name = "HOW", default_value = "once", value_parser = remember_parser())]
+    pub remember: crate::protocol::Remember,
+    /// The permission rule to remember [default: the event's first suggestion, never one matching every shell command].
+    #[arg(long, value_name = "RULE")]
+    pub rule: Option<String>,
+    /// With --remember session: the grant ends after this many seconds.
+    #[arg(long, value_name = "SECONDS")]
+    pub ttl: Option<u64>,
+    /// Print the outcome as JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// `hookd decide`.
+pub fn run(args: Args) -> anyhow::Result<Outcome> {
+    let mut connection = args.client.connect()?;
+    decide(
+        &mut connection,
+        crate::protocol::Decide {
+            req: String::new(),
+            event_id: args.event_id,
+            answer: crate::decision::Answer::new(args.verdict, args.reason),
+            remember: args.remember,
+            rule: args.rule,
+            ttl_s: args.ttl,
+        },
+        args.json,
+    )?;
+    Ok(Outcome::Success)
+}
+
+/// A verdict by its wire name (`allow`, …, `none`): clap lists them in
+/// help and completions and suggests one for a typo.
+fn verdict_parser() -> impl clap::builder::TypedValueParser<Value = Verdict> {
+    clap::builder::PossibleValuesParser::new(Verdict::ALL.map(Verdict::as_str))
+        .try_map(|text| text.parse::<Verdict>())
+}
+
+/// `--remember once|session|always`.
+fn remember_parser() -> impl clap::builder::TypedValueParser<Value = crate::protocol::Remember> {
+    clap::builder::PossibleValuesParser::new(["once", "session", "always"]).try_map(|text| {
+        serde_json::from_value::<crate::protocol::Remember>(serde_json::Value::String(text))
+    })
 }

@@ -1,5 +1,5 @@
 //! `hookd completions SHELL` and `hookd man [--dir DIR]`, generated from
-//! the command line's own definition (`command`, from `bin/hookd.rs`).
+//! the command line's own definition (`app::command`).
 
 use std::io::Write as _;
 

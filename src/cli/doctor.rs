@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use super::output::{print_json, Stdout};
 use super::Outcome;
 
-pub fn run(
+pub fn doctor(
     socket: Option<PathBuf>,
     project: Option<PathBuf>,
     probe: bool,
@@ -28,4 +28,28 @@ pub fn run(
         write!(Stdout, "{report:#}")?;
     }
     Ok(Outcome::problems_unless(report.ok))
+}
+
+#[derive(clap::Args)]
+pub struct Args {
+    /// Also run every registered hook command as Claude Code would,
+    /// with a synthetic event, and check the daemon answered and logged
+    /// it and the hook printed exactly what Claude Code honors.
+    #[arg(long)]
+    pub probe: bool,
+    /// Daemon socket [default: $HOOKD_SOCKET, then $XDG_RUNTIME_DIR/hookd/hookd.sock,
+    /// then /tmp/hookd-$UID/hookd.sock].
+    #[arg(long, value_name = "PATH")]
+    pub socket: Option<PathBuf>,
+    /// The project whose .claude/settings*.json are checked [default: the current directory].
+    #[arg(long, value_name = "DIR")]
+    pub project: Option<PathBuf>,
+    /// Print JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// `hookd doctor`.
+pub fn run(args: Args) -> anyhow::Result<Outcome> {
+    doctor(args.socket, args.project, args.probe, args.json)
 }

@@ -17,6 +17,8 @@ use crate::daemon::{load_rules, RulesSource};
 use crate::protocol::log::{LogRecord, LoggedDecision, LoggedEvent};
 use crate::rules::{project_rules_path, Revision, RuleSet};
 
+use super::args::{log_path, rules_source};
+
 /// `--json`'s shape: the two log lines and what was worked out from them.
 #[derive(Debug, Serialize)]
 pub struct Explained {
@@ -42,7 +44,7 @@ pub struct Explained {
 /// Finds the decision whose id starts with `id` (else the decision of the
 /// event whose id does) in `log`'s files, newest first, and explains it.
 /// Not found, or ambiguous: an error naming the files searched.
-pub fn run(id: &str, log: &Path, rules: &RulesSource, json: bool) -> anyhow::Result<Outcome> {
+pub fn explain(id: &str, log: &Path, rules: &RulesSource, json: bool) -> anyhow::Result<Outcome> {
     let id = id.trim().to_ascii_lowercase();
     anyhow::ensure!(
         id.len() >= 4 && id.bytes().all(|b| b.is_ascii_hexdigit() || b == b'-'),
@@ -254,4 +256,28 @@ impl fmt::Display for Explained {
         }
         writeln!(f, "  latency   {:.3} ms", d.latency_us as f64 / 1000.0)
     }
+}
+
+#[derive(clap::Args)]
+pub struct Args {
+    /// The decision's id, or its first characters (an event's id also
+    /// finds its decision).
+    pub id: String,
+    /// The event log; its rotated files are searched too [default:
+    /// $XDG_STATE_HOME/hookd/events.jsonl].
+    #[arg(long, value_name = "FILE")]
+    pub log: Option<PathBuf>,
+    /// The rules to compare the revision with [default: the daemon's
+    /// rules file, else the defaults].
+    #[arg(long, value_name = "FILE")]
+    pub rules: Option<PathBuf>,
+    /// Print JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// `hookd explain`.
+pub fn run(args: Args) -> anyhow::Result<Outcome> {
+    let log = log_path(args.log)?;
+    explain(&args.id, &log, &rules_source(args.rules), args.json)
 }

@@ -8,6 +8,9 @@ use anyhow::Context;
 use serde::Serialize;
 
 use super::output::{print_json, Stdout};
+use clap::Subcommand;
+
+use super::Outcome;
 
 /// `hookd http token --json`.
 #[derive(Debug, Serialize)]
@@ -55,4 +58,36 @@ pub fn token(config: Option<&Path>, rotate: bool, json: bool) -> anyhow::Result<
     }
     writeln!(Stdout, "{token}")?;
     Ok(())
+}
+
+#[derive(Subcommand)]
+pub enum Command {
+    /// Print the bearer token HTTP requests need (`Authorization: Bearer
+    /// …`), creating it on first use in a 0600 file (`http-token` beside
+    /// config.toml, or `[http] token_file`).
+    Token {
+        /// Replace it with a new one first; a running daemon takes the new
+        /// one from its next request on.
+        #[arg(long)]
+        rotate: bool,
+        /// The configuration file whose `[http] token_file` to use
+        /// [default: $XDG_CONFIG_HOME/hookd/config.toml if it exists].
+        #[arg(long, value_name = "FILE")]
+        config: Option<PathBuf>,
+        /// Print JSON: {token, file, rotated}.
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+/// `hookd http …`.
+pub fn run(command: Command) -> anyhow::Result<Outcome> {
+    match command {
+        Command::Token {
+            rotate,
+            config,
+            json,
+        } => token(config.as_deref(), rotate, json)?,
+    }
+    Ok(Outcome::Success)
 }

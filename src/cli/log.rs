@@ -10,6 +10,9 @@ use super::output::{print_json, style, Stdout};
 use super::Outcome;
 use crate::daemon::log::{rotated_numbers, rotated_path, Gap};
 use crate::protocol::chain::{Broken, Verified, Verifier};
+use clap::Subcommand;
+
+use super::args::log_path;
 
 /// The files of log `log`, oldest first: every rotated file `<log>.<n>`
 /// there is (`.1` the most recent, see [`crate::daemon::log`]), highest
@@ -215,4 +218,37 @@ fn print_renumbered_gaps(gaps: &[MissingFiles]) -> anyhow::Result<()> {
         writeln!(Stdout, "  note: {}", gap.sentence())?;
     }
     Ok(())
+}
+
+// The doc comments below are clap help text, printed as written:
+// brackets and <placeholders> in them are not links or HTML.
+#[allow(rustdoc::broken_intra_doc_links, rustdoc::invalid_html_tags)]
+#[derive(Subcommand)]
+pub enum Command {
+    /// Check the log's hash chain: exit 0 and `✓ N lines, M files` if no
+    /// line was changed, removed, inserted or moved; exit 1 naming the
+    /// first one that was (file:line).
+    Verify {
+        /// The log [default: $XDG_STATE_HOME/hookd/events.jsonl]; one path
+        /// is that log and its rotated files (<log>.N … <log>.1, <log>),
+        /// several are those files, oldest first.
+        #[arg(value_name = "LOG")]
+        logs: Vec<PathBuf>,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+/// `hookd log …`.
+pub fn run(command: Command) -> anyhow::Result<Outcome> {
+    match command {
+        Command::Verify { logs, json } => {
+            let logs = match logs.is_empty() {
+                true => vec![log_path(None)?],
+                false => logs,
+            };
+            verify(&logs, json)
+        }
+    }
 }

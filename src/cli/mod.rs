@@ -11,22 +11,34 @@
 //!   in [`output::style`].
 
 pub mod adapter;
+pub mod app;
+pub mod approve;
 pub mod args;
+pub mod completions;
 pub mod decide;
 pub mod docs;
 pub mod doctor;
 pub mod explain;
+pub mod grants;
 pub mod http;
 pub mod install;
 pub mod log;
+pub mod man;
 pub mod output;
 pub mod pending;
 pub mod replay;
 pub mod revision;
 pub mod rules;
+pub mod run;
+pub mod serve;
 pub mod service;
 pub mod status;
+pub mod statusline;
+pub mod steer;
 pub mod tail;
+pub mod uninstall;
+
+pub use app::main;
 
 use std::process::ExitCode;
 

@@ -6,6 +6,9 @@ use std::io::Write as _;
 use super::output::{print_json, Stdout};
 use crate::client::Client;
 
+use super::args::ClientArgs;
+use super::Outcome;
+
 /// Prints what `connection`'s daemon has pending (`--json`: the list as
 /// the protocol's `pending` reply has it).
 pub fn print(connection: &mut Client, json: bool) -> anyhow::Result<()> {
@@ -74,4 +77,20 @@ pub fn print(connection: &mut Client, json: bool) -> anyhow::Result<()> {
         }
     }
     Ok(())
+}
+
+#[derive(clap::Args)]
+pub struct Args {
+    #[command(flatten)]
+    pub client: ClientArgs,
+    /// Print JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// `hookd pending`.
+pub fn run(args: Args) -> anyhow::Result<Outcome> {
+    let mut connection = args.client.connect()?;
+    print(&mut connection, args.json)?;
+    Ok(Outcome::Success)
 }

@@ -9,6 +9,8 @@ use super::output::{print_json, Stdout};
 use super::Outcome;
 use crate::daemon::RulesSource;
 
+use super::args::rules_source;
+
 /// Exits 1 when a decision would change, as `diff` does: a check that new
 /// rules leave the past alone can gate on it.
 pub fn replay(log: &Path, rules: RulesSource, json: bool) -> anyhow::Result<Outcome> {
@@ -21,4 +23,21 @@ pub fn replay(log: &Path, rules: RulesSource, json: bool) -> anyhow::Result<Outc
         write!(Stdout, "{report}")?;
     }
     Ok(Outcome::problems_unless(report.changes.is_empty()))
+}
+
+#[derive(clap::Args)]
+pub struct Args {
+    /// The event log (JSONL).
+    pub log: PathBuf,
+    /// The rules to judge with [default: the daemon's rules file, else the defaults].
+    #[arg(long, value_name = "FILE")]
+    pub rules: Option<PathBuf>,
+    /// Print JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// `hookd replay`.
+pub fn run(args: Args) -> anyhow::Result<Outcome> {
+    replay(&args.log, rules_source(args.rules), args.json)
 }

@@ -16,6 +16,9 @@ use crate::agent::{Agent, Harness};
 use crate::daemon::RulesSource;
 use crate::protocol::log::LogRecord;
 use crate::rules::{check_as, LayerKind, DEFAULTS_TOML};
+use clap::Subcommand;
+
+use super::args::{rules_source, AgentName};
 
 /// `hookd rules defaults`: the embedded default rules, as a file to start
 /// from.
@@ -152,4 +155,124 @@ pub fn test(dir: &Path, rules: RulesSource, json: bool) -> anyhow::Result<Outcom
         writeln!(Stdout, "{report:#}")?;
     }
     Ok(Outcome::problems_unless(report.is_ok()))
+}
+
+// `[policy]` in the help is config.toml's table, not a link (clap prints
+// the doc comments as they are).
+#[allow(rustdoc::broken_intra_doc_links)]
+#[derive(Subcommand)]
+pub enum Command {
+    /// Validate a rules file: exit 0, or non-zero listing every error as file:line:column.
+    /// Without FILE, also every file of the config's [policy] sources.
+    Check {
+        /// The file [default: $XDG_CONFIG_HOME/hookd/rules.toml, and the policy sources' files].
+        file: Option<PathBuf>,
+        /// Check it as a project layer (.claude/hookd.toml).
+        #[arg(long)]
+        project: bool,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Show the verdict for a hook input, every rule that matched and why,
+    /// and the rules that nearly matched.
+    Explain {
+        /// A hook input (JSON), or an event line from the log.
+        event: PathBuf,
+        /// The agent whose hook input it is [default: an event line's
+        /// harness, else claude-code].
+        #[arg(long, value_enum, value_name = "AGENT")]
+        agent: Option<AgentName>,
+        /// The rules [default: the daemon's rules file, else the defaults].
+        #[arg(long, value_name = "FILE")]
+        rules: Option<PathBuf>,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Run rule fixtures (NAME.json = {event, home?, project_dir?, expect:
+    /// {verdict, rule?}}).
+    ///
+    /// Each fixture is a file NAME.json: `event` is the hook input as the
+    /// agent sends it; `home` (optional) is the home directory `~` stands
+    /// for in the rules: without it `~` patterns (`Read(~/.ssh)`) never
+    /// match, so fixtures do not depend on the machine; `project_dir`
+    /// (optional) is the project root, CLAUDE_PROJECT_DIR [default: the
+    /// event's cwd]; `expect.verdict` is allow, deny, ask, context or none;
+    /// `expect.rule` (optional) a rule id among the deciding rules, or the
+    /// list of them; `description` (optional) is shown when it fails.
+    Test {
+        /// The fixtures directory.
+        dir: PathBuf,
+        /// The rules [default: the daemon's rules file, else the defaults].
+        #[arg(long, value_name = "FILE")]
+        rules: Option<PathBuf>,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Print the embedded default rules (used when there is no rules file).
+    Defaults,
+    /// Print the manifest.toml of a policy bundle: every file of DIR/rules/
+    /// with its SHA-256, to sign with `minisign -Sm manifest.toml`.
+    Manifest {
+        /// The bundle's directory (holding rules/).
+        dir: PathBuf,
+        /// A name for this version, shown in `hookd status`.
+        #[arg(long)]
+        revision: Option<String>,
+    },
+    /// Print the policy revision of a rules file: a hash of its rules, the
+    /// same for the same rules on any machine, as `status` shows and every
+    /// decision records.
+    Revision {
+        /// The file [default: the daemon's rules file, else the defaults].
+        file: Option<PathBuf>,
+        /// Read it as a project layer (.claude/hookd.toml).
+        #[arg(long)]
+        project: bool,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+/// `hookd rules …`.
+pub fn run(command: Command) -> anyhow::Result<Outcome> {
+    match command {
+        Command::Defaults => defaults(),
+        Command::Manifest { dir, revision } => manifest(&dir, revision.as_deref()),
+        Command::Revision {
+            file,
+            project,
+            json,
+        } => super::revision::run(
+            &rules_source(file),
+            if project {
+                LayerKind::Project
+            } else {
+                LayerKind::User
+            },
+            &crate::paths::socket_path(),
+            json,
+        ),
+        Command::Check {
+            file,
+            project,
+            json,
+        } => check(file, project, json),
+        Command::Explain {
+            event,
+            agent,
+            rules,
+            json,
+        } => explain(
+            &event,
+            agent.map(crate::agent::Agent::from),
+            rules_source(rules),
+            &crate::paths::socket_path(),
+            json,
+        ),
+        Command::Test { dir, rules, json } => test(&dir, rules_source(rules), json),
+    }
 }

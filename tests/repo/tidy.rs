@@ -187,8 +187,7 @@ const RULES: &[Rule] = &[
         covers: |path| path.starts_with("src/cli/"),
         forbidden: &["println!(", "print!("],
         permitted: &["eprintln!(", "eprint!("],
-        why: "a command prints through `cli::output::Stdout` (`writeln!(Stdout, …)?`; bin/hookd.rs \
-              shadows `println!` with that): std's `println!` panics when the reader went \
+        why: "a command prints through `cli::output::Stdout` (`writeln!(Stdout, …)?`): std's `println!` panics when the reader went \
               away (`hookd status | head -1`) and writes colour where `--color`/`NO_COLOR` \
               forbid it",
     },
