@@ -196,58 +196,11 @@ pub(crate) fn split_counting(command: &str) -> (ParsedCommand, u64) {
     let ok = read(command, 0, &mut raw, &mut next_pipeline, &mut budget);
     let mut uncertain = !ok;
     if !ok {
-        for s in &mut raw {
-            s.uncertain = true;
-        }
-        // Second reading: quotes, parentheses and `$` as blanks, so text
-        // hidden behind an unbalanced quote or nested too deep still shows
-        // up as commands.
-        let blanked: String = command
-            .chars()
-            .map(|c| match c {
-                '\'' | '"' | '`' | '(' | ')' | '\\' | '$' => ' ',
-                c => c,
-            })
-            .collect();
-        let mut more = Vec::new();
-        read(
-            &blanked,
-            MAX_DEPTH,
-            &mut more,
-            &mut next_pipeline,
-            &mut budget,
-        );
-        for mut s in more {
-            s.uncertain = true;
-            raw.push(s);
-        }
+        reread_blanked(command, &mut raw, &mut next_pipeline, &mut budget);
     }
     let mut segments = raw;
-    // `sh -c STRING` and `eval ARGS`: read the string as commands too. The
-    // strings read count against the budget: `eval eval eval …` would
-    // otherwise re-read the rest of the line once per word.
-    let mut i = 0;
-    while i < segments.len() && !budget.exceeded {
-        if let Some(script) = inner_script(&segments[i]) {
-            if script.len() > budget.script_bytes {
-                budget.exceeded = true;
-                break;
-            }
-            budget.script_bytes -= script.len();
-            budget.work += script.len() as u64;
-            let mut inner = Vec::new();
-            let depth = segments[i].depth + 1;
-            let inner_ok = read(&script, depth, &mut inner, &mut next_pipeline, &mut budget);
-            let outer_uncertain = segments[i].uncertain;
-            for mut s in inner {
-                s.uncertain |= !inner_ok || outer_uncertain;
-                segments.push(s);
-            }
-            if !inner_ok {
-                uncertain = true;
-            }
-        }
-        i += 1;
+    if !read_scripts(&mut segments, &mut next_pipeline, &mut budget) {
+        uncertain = true;
     }
     if budget.exceeded {
         return (ParsedCommand::too_large(), budget.work);
@@ -264,6 +217,72 @@ pub(crate) fn split_counting(command: &str) -> (ParsedCommand, u64) {
         pipelines,
     };
     (parsed, budget.work)
+}
+
+/// The second reading of a command the first could not read: every
+/// segment read so far is marked uncertain, and the command is read again
+/// with quotes, parentheses and `$` as blanks, so text hidden behind an
+/// unbalanced quote or nested too deep still shows up as commands (all
+/// uncertain too).
+fn reread_blanked(
+    command: &str,
+    raw: &mut Vec<Segment>,
+    next_pipeline: &mut usize,
+    budget: &mut Budget,
+) {
+    for s in raw.iter_mut() {
+        s.uncertain = true;
+    }
+    let blanked: String = command
+        .chars()
+        .map(|c| match c {
+            '\'' | '"' | '`' | '(' | ')' | '\\' | '$' => ' ',
+            c => c,
+        })
+        .collect();
+    let mut more = Vec::new();
+    read(&blanked, MAX_DEPTH, &mut more, next_pipeline, budget);
+    for mut s in more {
+        s.uncertain = true;
+        raw.push(s);
+    }
+}
+
+/// `sh -c STRING` and `eval ARGS`: reads the string as commands too,
+/// appending them to `segments` (and reading theirs in turn). The strings
+/// read count against the budget: `eval eval eval …` would otherwise
+/// re-read the rest of the line once per word. False if one of them could
+/// not be read reliably.
+fn read_scripts(
+    segments: &mut Vec<Segment>,
+    next_pipeline: &mut usize,
+    budget: &mut Budget,
+) -> bool {
+    let mut ok = true;
+    let mut i = 0;
+    while i < segments.len() && !budget.exceeded {
+        if let Some(script) = inner_script(&segments[i]) {
+            if script.len() > budget.script_bytes {
+                budget.exceeded = true;
+                break;
+            }
+            budget.script_bytes -= script.len();
+            budget.work += script.len() as u64;
+            let mut inner = Vec::new();
+            let depth = segments[i].depth + 1;
+            let inner_ok = read(&script, depth, &mut inner, next_pipeline, budget);
+            let outer_uncertain = segments[i].uncertain;
+            for mut s in inner {
+                s.uncertain |= !inner_ok || outer_uncertain;
+                segments.push(s);
+            }
+            if !inner_ok {
+                ok = false;
+            }
+        }
+        i += 1;
+    }
+    ok
 }
 
 /// A command with no words, so rules that match any Bash command still have
@@ -420,67 +439,9 @@ impl Reader<'_, '_> {
                     self.finish(&mut words, pipeline);
                     return;
                 }
-                b')' => {
-                    // Unbalanced, or a `case` pattern: not something we read.
-                    self.ok = false;
-                    self.pos += 1;
-                    self.finish(&mut words, pipeline);
-                    pipeline = self.new_pipeline();
-                }
-                b'\n' => {
-                    self.pos += 1;
-                    self.finish(&mut words, pipeline);
-                    self.read_heredocs();
-                    pipeline = self.new_pipeline();
-                }
-                b';' => {
-                    self.pos += 1;
-                    while matches!(self.peek(), Some(b';' | b'&')) {
-                        self.pos += 1;
-                    }
-                    self.finish(&mut words, pipeline);
-                    pipeline = self.new_pipeline();
-                }
                 b'&' if self.peek_at(1) == Some(b'>') => self.push_word(&mut words),
-                b'&' => {
-                    self.pos += 1;
-                    if self.peek() == Some(b'&') {
-                        self.pos += 1;
-                    }
-                    self.finish(&mut words, pipeline);
-                    pipeline = self.new_pipeline();
-                }
-                b'|' => {
-                    self.pos += 1;
-                    let or = self.peek() == Some(b'|');
-                    if or || self.peek() == Some(b'&') {
-                        self.pos += 1;
-                    }
-                    self.finish(&mut words, pipeline);
-                    if or {
-                        pipeline = self.new_pipeline();
-                    }
-                }
-                b'(' => {
-                    if !words.is_empty() {
-                        // `name() { …; }` is a function definition; anything
-                        // else here is a syntax error we judge conservatively.
-                        let save = self.pos;
-                        self.pos += 1;
-                        self.skip_blanks();
-                        if self.peek() == Some(b')') {
-                            self.pos += 1;
-                            words.clear();
-                            continue;
-                        }
-                        self.pos = save;
-                        self.ok = false;
-                        self.finish(&mut words, pipeline);
-                        pipeline = self.new_pipeline();
-                    }
-                    self.pos += 1;
-                    self.nested(End::Paren);
-                }
+                b')' | b'\n' | b';' | b'&' | b'|' => self.separator(c, &mut words, &mut pipeline),
+                b'(' => self.open_paren(&mut words, &mut pipeline),
                 b'#' => {
                     while !matches!(self.peek(), None | Some(b'\n')) {
                         self.pos += 1;
@@ -489,6 +450,61 @@ impl Reader<'_, '_> {
                 _ => self.push_word(&mut words),
             }
         }
+    }
+
+    /// At `c`, a separator (`;` with any `;` or `&` right after it, `&`,
+    /// `&&`, `|`, `||`, `|&`, a newline) or a `)` that closes nothing: ends
+    /// the command being read and, unless it is a pipe, its pipeline.
+    fn separator(&mut self, c: u8, words: &mut Vec<String>, pipeline: &mut usize) {
+        self.pos += 1;
+        let mut ends_pipeline = true;
+        match c {
+            // Unbalanced, or a `case` pattern: not something we read.
+            b')' => self.ok = false,
+            b';' => {
+                while matches!(self.peek(), Some(b';' | b'&')) {
+                    self.pos += 1;
+                }
+            }
+            b'&' if self.peek() == Some(b'&') => self.pos += 1,
+            b'|' => {
+                let or = self.peek() == Some(b'|');
+                if or || self.peek() == Some(b'&') {
+                    self.pos += 1;
+                }
+                ends_pipeline = or;
+            }
+            _ => {}
+        }
+        self.finish(words, *pipeline);
+        if c == b'\n' {
+            self.read_heredocs();
+        }
+        if ends_pipeline {
+            *pipeline = self.new_pipeline();
+        }
+    }
+
+    /// At `(`: a subshell, or after `name` the `()` of a function definition.
+    fn open_paren(&mut self, words: &mut Vec<String>, pipeline: &mut usize) {
+        if !words.is_empty() {
+            // `name() { …; }` is a function definition; anything
+            // else here is a syntax error we judge conservatively.
+            let save = self.pos;
+            self.pos += 1;
+            self.skip_blanks();
+            if self.peek() == Some(b')') {
+                self.pos += 1;
+                words.clear();
+                return;
+            }
+            self.pos = save;
+            self.ok = false;
+            self.finish(words, *pipeline);
+            *pipeline = self.new_pipeline();
+        }
+        self.pos += 1;
+        self.nested(End::Paren);
     }
 
     fn push_word(&mut self, words: &mut Vec<String>) {
@@ -693,66 +709,19 @@ impl Reader<'_, '_> {
     fn dollar(&mut self, buf: &mut Vec<u8>, quoted: &mut bool) {
         let start = self.pos;
         match self.peek_at(1) {
-            Some(b'(') if self.peek_at(2) == Some(b'(') => {
-                // Arithmetic `$(( ))`: may itself contain `$( )`, so read it
-                // as a nested list; harmless words at worst.
-                self.pos += 2;
-                self.nested(End::Paren);
-                self.copy(buf, &self.src[start..self.pos]);
-            }
             Some(b'(') => {
+                // `$( )`, and arithmetic `$(( ))`, which may itself contain
+                // `$( )`, so it is read as a nested list too; harmless words
+                // at worst.
                 self.pos += 2;
                 self.nested(End::Paren);
                 self.copy(buf, &self.src[start..self.pos]);
             }
-            Some(b'{') => {
-                self.pos += 2;
-                let mut depth = 1usize;
-                while let Some(c) = self.peek() {
-                    self.pos += 1;
-                    match c {
-                        b'{' => depth += 1,
-                        b'}' => {
-                            depth -= 1;
-                            if depth == 0 {
-                                break;
-                            }
-                        }
-                        b'\\' => self.pos += 1,
-                        _ => {}
-                    }
-                }
-                if depth != 0 {
-                    self.ok = false;
-                }
-                self.pos = self.pos.min(self.src.len());
-                self.copy(buf, &self.src[start..self.pos]);
-            }
+            Some(b'{') => self.parameter(start, buf),
             Some(b'\'') => {
                 *quoted = true;
                 self.pos += 2;
-                loop {
-                    match self.peek() {
-                        None => {
-                            self.ok = false;
-                            break;
-                        }
-                        Some(b'\'') => {
-                            self.pos += 1;
-                            break;
-                        }
-                        Some(b'\\') => {
-                            if let Some(n) = self.peek_at(1) {
-                                buf.push(n);
-                            }
-                            self.pos = (self.pos + 2).min(self.src.len());
-                        }
-                        Some(c) => {
-                            buf.push(c);
-                            self.pos += 1;
-                        }
-                    }
-                }
+                self.ansi_c_quoted(buf);
             }
             Some(b'"') => {
                 *quoted = true;
@@ -762,6 +731,58 @@ impl Reader<'_, '_> {
             _ => {
                 buf.push(b'$');
                 self.pos += 1;
+            }
+        }
+    }
+
+    /// A `${…}` expansion starting at `start`, kept as written.
+    fn parameter(&mut self, start: usize, buf: &mut Vec<u8>) {
+        self.pos += 2;
+        let mut depth = 1usize;
+        while let Some(c) = self.peek() {
+            self.pos += 1;
+            match c {
+                b'{' => depth += 1,
+                b'}' => {
+                    depth -= 1;
+                    if depth == 0 {
+                        break;
+                    }
+                }
+                b'\\' => self.pos += 1,
+                _ => {}
+            }
+        }
+        if depth != 0 {
+            self.ok = false;
+        }
+        self.pos = self.pos.min(self.src.len());
+        self.copy(buf, &self.src[start..self.pos]);
+    }
+
+    /// Inside `$'…'`, positioned after the opening quote: its text, each
+    /// backslash dropped (the escapes are not decoded).
+    fn ansi_c_quoted(&mut self, buf: &mut Vec<u8>) {
+        loop {
+            match self.peek() {
+                None => {
+                    self.ok = false;
+                    break;
+                }
+                Some(b'\'') => {
+                    self.pos += 1;
+                    break;
+                }
+                Some(b'\\') => {
+                    if let Some(n) = self.peek_at(1) {
+                        buf.push(n);
+                    }
+                    self.pos = (self.pos + 2).min(self.src.len());
+                }
+                Some(c) => {
+                    buf.push(c);
+                    self.pos += 1;
+                }
             }
         }
     }

@@ -24,6 +24,7 @@ use std::time::Duration;
 
 use futures_util::future::Either;
 use futures_util::{FutureExt, SinkExt, StreamExt};
+use tokio::net::unix::UCred;
 use tokio::net::UnixStream;
 use tokio_util::codec::{Framed, FramedParts};
 use tokio_util::sync::CancellationToken;
@@ -108,23 +109,7 @@ async fn first_frame(
     match stream.peer_cred() {
         Ok(cred) if cred.uid() == shared.uid => {}
         Ok(cred) => {
-            shared.stats.refused_peers.fetch_add(1, Ordering::Relaxed);
-            tracing::warn!(
-                peer_uid = cred.uid(),
-                peer_pid = cred.pid(),
-                "refused a peer running as another user"
-            );
-            let mut conn = framed(stream, shared.max_frame);
-            let message = format!(
-                "this hookd serves uid {}; peers running as uid {} are refused",
-                shared.uid,
-                cred.uid()
-            );
-            send(
-                &mut conn,
-                &Reply::error(ErrorCode::PermissionDenied, message, None),
-            )
-            .await;
+            refuse_peer(stream, cred, shared).await;
             return None;
         }
         Err(e) => {
@@ -132,9 +117,53 @@ async fn first_frame(
             return None;
         }
     }
+    let mut conn = framed(stream, shared.max_frame);
+    let line = match read_first(&mut conn, shared, shutdown).await? {
+        Err(e) => {
+            reject(&mut conn, e).await;
+            return None;
+        }
+        Ok(line) => line,
+    };
+    let request = Request::decode(&line);
+    let frame_bytes = line.len();
+    // The frame shares the read buffer's allocation: kept, it would hold
+    // that for as long as the connection lives.
+    drop(line);
+    Some((conn, request, frame_bytes))
+}
+
+/// Refuses a peer running as another user (`cred`) with an error frame.
+async fn refuse_peer(stream: UnixStream, cred: UCred, shared: &Arc<Shared>) {
+    shared.stats.refused_peers.fetch_add(1, Ordering::Relaxed);
+    tracing::warn!(
+        peer_uid = cred.uid(),
+        peer_pid = cred.pid(),
+        "refused a peer running as another user"
+    );
+    let mut conn = framed(stream, shared.max_frame);
+    let message = format!(
+        "this hookd serves uid {}; peers running as uid {} are refused",
+        shared.uid,
+        cred.uid()
+    );
+    send(
+        &mut conn,
+        &Reply::error(ErrorCode::PermissionDenied, message, None),
+    )
+    .await;
+}
+
+/// Waits for the first frame on `conn`, just accepted; `None` when there
+/// is none to answer: the peer closed, sent nothing in time, gave its slot
+/// up to shedding, or shutdown's grace ran out.
+async fn read_first(
+    conn: &mut Conn,
+    shared: &Arc<Shared>,
+    shutdown: &CancellationToken,
+) -> Option<Result<bytes::BytesMut, FrameError>> {
     // tokio's clock (as the shedding's): tests move it.
     let accepted = tokio::time::Instant::now();
-    let mut conn = framed(stream, shared.max_frame);
     // A connection accepted just before shutdown is still answered: its
     // first frame gets a short grace instead of being cut off.
     let stopping = async {
@@ -144,7 +173,7 @@ async fn first_frame(
     tokio::pin!(stopping);
     let too_late = tokio::time::sleep(FIRST_FRAME_TIMEOUT);
     tokio::pin!(too_late);
-    let first = loop {
+    loop {
         let shedding = shared.admission.shedding();
         tokio::select! {
             _ = &mut stopping => return None,
@@ -152,7 +181,7 @@ async fn first_frame(
                 tracing::debug!("peer sent no frame in time; closing");
                 return None;
             }
-            first = conn.next() => break first,
+            first = conn.next() => return first,
             _ = shedding => {
                 // The daemon runs short of connections: a peer that has
                 // not sent a byte for a while, or not a whole frame for
@@ -166,21 +195,7 @@ async fn first_frame(
                 }
             }
         }
-    };
-    let line = match first {
-        None => return None,
-        Some(Err(e)) => {
-            reject(&mut conn, e).await;
-            return None;
-        }
-        Some(Ok(line)) => line,
-    };
-    let request = Request::decode(&line);
-    let frame_bytes = line.len();
-    // The frame shares the read buffer's allocation: kept, it would hold
-    // that for as long as the connection lives.
-    drop(line);
-    Some((conn, request, frame_bytes))
+    }
 }
 
 /// Serves what the first frame asked: a forwarder's hook, a session, or a

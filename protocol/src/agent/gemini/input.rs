@@ -79,14 +79,7 @@ pub fn rule_inputs(raw: &Value) -> Vec<Cow<'_, Value>> {
         kind.as_str()
     };
     let Some(tool) = raw.get("tool_name").and_then(Value::as_str) else {
-        let mut input = reshape(raw, event, None);
-        if kind == HookEventKind::Stop {
-            if let (Some(response), Value::Object(map)) = (raw.get("prompt_response"), &mut input) {
-                map.entry("last_assistant_message")
-                    .or_insert_with(|| response.clone());
-            }
-        }
-        return vec![Cow::Owned(input)];
+        return vec![Cow::Owned(event_input(raw, kind, event))];
     };
     let claude = claude_tool_name(tool, raw);
     let cwd = raw.get("cwd").and_then(Value::as_str);
@@ -94,8 +87,34 @@ pub fn rule_inputs(raw: &Value) -> Vec<Cow<'_, Value>> {
         Some(Value::Object(map)) => map.clone(),
         _ => Map::new(),
     };
-    let text = |key: &str| original.get(key).and_then(Value::as_str);
-    let inputs: Vec<Map<String, Value>> = match tool {
+    tool_inputs(tool, original, cwd)
+        .into_iter()
+        .map(|input| Cow::Owned(reshape(raw, event, Some((&claude, input.into())))))
+        .collect()
+}
+
+/// The input of a hook without a tool, under `event` (of `kind`): Stop's
+/// `last_assistant_message` is AfterAgent's `prompt_response`.
+fn event_input(raw: &Value, kind: HookEventKind, event: &str) -> Value {
+    let mut input = reshape(raw, event, None);
+    if kind == HookEventKind::Stop {
+        if let (Some(response), Value::Object(map)) = (raw.get("prompt_response"), &mut input) {
+            map.entry("last_assistant_message")
+                .or_insert_with(|| response.clone());
+        }
+    }
+    input
+}
+
+/// A Gemini tool's input (`original`) as the Claude Code tool's inputs it
+/// is judged as: fields renamed, paths made absolute against `cwd`, one
+/// input per file of `read_many_files` and per URL of `web_fetch`.
+fn tool_inputs(
+    tool: &str,
+    original: Map<String, Value>,
+    cwd: Option<&str>,
+) -> Vec<Map<String, Value>> {
+    match tool {
         "run_shell_command" => vec![renamed(
             &original,
             &[("is_background", "run_in_background")],
@@ -110,67 +129,73 @@ pub fn rule_inputs(raw: &Value) -> Vec<Cow<'_, Value>> {
             absolute(&mut input, cwd, "file_path", "file_path");
             vec![input]
         }
-        "read_many_files" => {
-            let entries: Vec<&str> = original
-                .get("include")
-                .and_then(Value::as_array)
-                .map(|list| list.iter().filter_map(Value::as_str).collect())
-                .unwrap_or_default();
-            if entries.is_empty() {
-                vec![Map::new()]
-            } else {
-                entries
-                    .into_iter()
-                    .map(|entry| {
-                        let mut input = Map::new();
-                        input.insert("file_path".into(), absolute_path(cwd, entry).into());
-                        input
-                    })
-                    .collect()
-            }
-        }
+        "read_many_files" => read_many_inputs(&original, cwd),
         "glob" | "grep_search" | "list_directory" => {
             let mut input = original.clone();
             absolute(&mut input, cwd, "dir_path", "path");
             vec![input]
         }
-        "web_fetch" => {
-            let mut urls: Vec<String> = Vec::new();
-            for url in text("url")
-                .into_iter()
-                .chain(prompt_urls(text("prompt").unwrap_or_default()))
-            {
-                for url in std::iter::once(url.to_string()).chain(github_raw(url)) {
-                    if !urls.contains(&url) {
-                        urls.push(url);
-                    }
-                }
-            }
-            let prompt = original.get("prompt").cloned();
-            let with_url = |url: Option<String>| {
-                let mut input = Map::new();
-                if let Some(url) = url {
-                    input.insert("url".into(), url.into());
-                }
-                if let Some(prompt) = &prompt {
-                    input.insert("prompt".into(), prompt.clone());
-                }
-                input
-            };
-            if urls.is_empty() {
-                vec![with_url(None)]
-            } else {
-                urls.into_iter().map(|u| with_url(Some(u))).collect()
-            }
-        }
+        "web_fetch" => fetch_inputs(&original),
         "activate_skill" => vec![renamed(&original, &[("name", "skill")])],
         "invoke_agent" => vec![renamed(&original, &[("agent_name", "subagent_type")])],
         _ => vec![original],
-    };
-    inputs
+    }
+}
+
+/// `read_many_files`: one `Read` input per `include` entry, made absolute
+/// (one empty input when it names none).
+fn read_many_inputs(original: &Map<String, Value>, cwd: Option<&str>) -> Vec<Map<String, Value>> {
+    let entries: Vec<&str> = original
+        .get("include")
+        .and_then(Value::as_array)
+        .map(|list| list.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default();
+    if entries.is_empty() {
+        vec![Map::new()]
+    } else {
+        entries
+            .into_iter()
+            .map(|entry| {
+                let mut input = Map::new();
+                input.insert("file_path".into(), absolute_path(cwd, entry).into());
+                input
+            })
+            .collect()
+    }
+}
+
+/// `web_fetch`: one `WebFetch` input per URL it fetches (its `url`, those
+/// of its prompt, and the raw URL of a GitHub page), each with the prompt
+/// (one without a URL when there is none).
+fn fetch_inputs(original: &Map<String, Value>) -> Vec<Map<String, Value>> {
+    let text = |key: &str| original.get(key).and_then(Value::as_str);
+    let mut urls: Vec<String> = Vec::new();
+    for url in text("url")
         .into_iter()
-        .map(|input| Cow::Owned(reshape(raw, event, Some((&claude, input.into())))))
-        .collect()
+        .chain(prompt_urls(text("prompt").unwrap_or_default()))
+    {
+        for url in std::iter::once(url.to_string()).chain(github_raw(url)) {
+            if !urls.contains(&url) {
+                urls.push(url);
+            }
+        }
+    }
+    let prompt = original.get("prompt").cloned();
+    let with_url = |url: Option<String>| {
+        let mut input = Map::new();
+        if let Some(url) = url {
+            input.insert("url".into(), url.into());
+        }
+        if let Some(prompt) = &prompt {
+            input.insert("prompt".into(), prompt.clone());
+        }
+        input
+    };
+    if urls.is_empty() {
+        vec![with_url(None)]
+    } else {
+        urls.into_iter().map(|u| with_url(Some(u))).collect()
+    }
 }
 
 /// `input` plus Claude Code's name for each of Gemini's fields in `pairs`
