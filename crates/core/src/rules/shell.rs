@@ -852,7 +852,7 @@ impl Reader<'_, '_> {
     fn scan_expansions(&mut self, until: usize) {
         while self.pos < until {
             match self.peek() {
-                Some(b'\\') => self.pos += 2,
+                Some(b'\\') => self.pos = (self.pos + 2).min(self.src.len()),
                 Some(b'$') if self.peek_at(1) == Some(b'(') => {
                     self.pos += 2;
                     self.nested(End::Paren);
@@ -1206,6 +1206,18 @@ mod tests {
             let got = texts(cmd);
             assert_eq!(got, *want, "split({cmd:?})");
             assert!(!split(cmd).uncertain, "{cmd:?} should be certain");
+        }
+    }
+
+    /// A backslash as the last byte of an expanding here-document's body
+    /// ran the reader past the end of the command and panicked (the daemon
+    /// answered such a hook with its fallback).
+    #[test]
+    fn a_backslash_ending_a_here_document_is_read() {
+        for cmd in ["<<c $(\n\\", "<<c `\n\\", "<<c <(\n\\", "cat <<c\nx\\"] {
+            let parsed = std::panic::catch_unwind(|| split(cmd))
+                .unwrap_or_else(|_| panic!("splitting {cmd:?} panicked"));
+            assert!(!parsed.segments.is_empty(), "{cmd:?}");
         }
     }
 
