@@ -1,4 +1,6 @@
-//! `hook-forwarder`: see [`hookd::forwarder`].
+//! `hook-forwarder`: see [`hookd_forwarder`]. It names that crate, not `hookd`:
+//! the binary then links the forwarder's crates alone (std, the protocol
+//! crate, libc), and its whole-program optimisation reads nothing else.
 //!
 //! `no_main`: the forwarder's cost is process start-up, and std's runtime
 //! set-up (stack guard from /proc/self/maps, sigaltstack, stdio checks,
@@ -19,6 +21,6 @@
 #[no_mangle]
 extern "C" fn main(argc: std::ffi::c_int, argv: *const *const std::ffi::c_char) -> std::ffi::c_int {
     // SAFETY: the C runtime passes `main` argc valid argument strings.
-    let args = unsafe { hookd::forwarder::args_from_main(argc, argv) };
-    hookd::forwarder::run(&args)
+    let args = unsafe { hookd_forwarder::args_from_main(argc, argv) };
+    hookd_forwarder::run(&args)
 }
