@@ -65,7 +65,7 @@ pub fn run(args: Args) -> anyhow::Result<Outcome> {
         ..Default::default()
     };
     let run = crate::run_client::RunArgs {
-        socket: args.client.socket.unwrap_or_else(crate::paths::socket_path),
+        socket: args.client.socket_path(),
         prompt: args.prompt,
         options,
         provider: args.provider,
