@@ -20,4 +20,5 @@ pub mod run_client;
 pub mod serve;
 pub mod service;
 pub mod statusline;
+pub mod style;
 pub mod tail;

@@ -10,8 +10,8 @@ use serde_json::Value;
 use crate::agent::claude::HookEventKind;
 use crate::agent::claude::InputFields;
 use crate::agent::Agent;
-use crate::cli::revision::DaemonRules;
 use crate::daemon::RulesSource;
+use crate::local::DaemonRules;
 use crate::protocol::Harness;
 use crate::rules::{project_rules_path, Explanation, Layers, Query, RuleSet};
 

@@ -330,7 +330,7 @@ pub struct State {
     pub rules_source: Option<String>,
     /// The revision and generation of the daemon's rules (`status.rules`):
     /// an explanation shows that generation only for rules of that revision.
-    pub daemon_rules: Option<crate::cli::revision::DaemonRules>,
+    pub daemon_rules: Option<crate::local::DaemonRules>,
     /// Events, oldest first, at most [`FEED_CAP`].
     pub feed: VecDeque<FeedRow>,
     /// Waiting decisions, oldest first.
@@ -699,7 +699,7 @@ impl State {
                 self.rules_source = status["rules"]["source"].as_str().map(str::to_owned);
                 self.daemon_rules = serde_json::from_value(status["rules"].clone())
                     .ok()
-                    .map(|rules| crate::cli::revision::DaemonRules::from_status(&rules));
+                    .map(|rules| crate::local::DaemonRules::from_status(&rules));
                 if let Some(runs) = status["runs"].as_array() {
                     self.runs = runs
                         .iter()

@@ -132,35 +132,4 @@ pub fn print_json(value: &impl Serialize) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// The styles of human output; [`Stdout`] strips them where colour is not
-/// allowed. Colour marks what a reader scans for: a pass or a failure, a
-/// verdict.
-pub mod style {
-    use anstyle::{AnsiColor, Style};
-
-    use crate::decision::Verdict;
-
-    /// Something fine: `✓`, `ok`, `allow`.
-    pub const GOOD: Style = AnsiColor::Green.on_default();
-    /// Something wrong: `✗`, `FAIL`, `deny`.
-    pub const BAD: Style = AnsiColor::Red.on_default().bold();
-    /// Something that wants a person: `ask`, a warning.
-    pub const NOTICE: Style = AnsiColor::Yellow.on_default();
-    /// Secondary text: ids, hints.
-    pub const DIM: Style = Style::new().dimmed();
-
-    /// The style of a verdict's name.
-    pub fn verdict(verdict: Verdict) -> Style {
-        match verdict {
-            Verdict::Allow => GOOD,
-            Verdict::Deny => BAD,
-            Verdict::Ask => NOTICE,
-            _ => Style::new(),
-        }
-    }
-
-    /// `text` in `style` (escape codes around it).
-    pub fn paint(style: Style, text: impl std::fmt::Display) -> String {
-        format!("{style}{text}{style:#}")
-    }
-}
+pub use crate::style;

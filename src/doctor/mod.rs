@@ -164,10 +164,7 @@ impl fmt::Display for Report {
         // The alternate form (`{:#}`) colours the marks; the CLI strips
         // the escape codes where colour is not allowed.
         let (good, bad) = match f.alternate() {
-            true => (
-                crate::cli::output::style::GOOD,
-                crate::cli::output::style::BAD,
-            ),
+            true => (crate::style::GOOD, crate::style::BAD),
             false => (anstyle::Style::new(), anstyle::Style::new()),
         };
         for c in &self.checks {

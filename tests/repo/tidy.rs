@@ -807,38 +807,12 @@ fn find_cycle(
         .find_map(|node| visit(node, graph, &mut Vec::new(), &mut done))
 }
 
-/// Module edges of the root crate that close a cycle today, each with
-/// why it is still there; the test fails on any other cycle, and on an
-/// entry here that no longer closes one.
-const CYCLE_EDGES_ALLOWED: &[(&str, &str, &str, &str)] = &[
-    (
-        "src",
-        "approve",
-        "cli",
-        "the approver reads a daemon's rules through `cli::revision::DaemonRules`",
-    ),
-    (
-        "src",
-        "doctor",
-        "cli",
-        "doctor colours its report with `cli::output::style`",
-    ),
-];
-
 /// Inside each crate the modules form a DAG (Cargo orders the crates
 /// themselves): a cycle is named with its path.
 #[test]
 fn no_crate_has_a_module_cycle() {
     for dir in CRATE_SOURCES {
-        let mut graph = module_graph(dir);
-        for (crate_dir, from, to, _) in CYCLE_EDGES_ALLOWED {
-            if dir == crate_dir {
-                assert!(
-                    graph.get_mut(*from).is_some_and(|edges| edges.remove(*to)),
-                    "{from} -> {to} is in CYCLE_EDGES_ALLOWED but {dir} has no such edge: remove it"
-                );
-            }
-        }
+        let graph = module_graph(dir);
         if let Some(cycle) = find_cycle(&graph) {
             panic!(
                 "{dir}: the modules {} import each other in a cycle; break it by moving \
