@@ -206,40 +206,30 @@ impl Answer {
 
 /// A decision on one event, as recorded in the log and sent to subscribers.
 #[cfg(feature = "frames")]
-#[derive(Debug, Clone, PartialEq)]
-#[cfg_attr(feature = "frames", derive(serde::Serialize, serde::Deserialize))]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Decision {
     /// This decision's id (uuid v7).
     pub decision_id: Uuid,
     /// The event decided.
     pub event_id: Uuid,
     /// The agent-SDK run the event came from, if any.
-    #[cfg_attr(
-        feature = "frames",
-        serde(default, skip_serializing_if = "Option::is_none")
-    )]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub run_id: Option<String>,
     /// What was answered.
-    #[cfg_attr(feature = "frames", serde(flatten))]
+    #[serde(flatten)]
     pub answer: Answer,
     /// Who decided.
     pub source: Source,
     /// The deciding rule ids (empty unless `source` is `rule`).
-    #[cfg_attr(feature = "frames", serde(default))]
+    #[serde(default)]
     pub rule_ids: Vec<String>,
     /// The permission rule of the grant that decided (`source`
     /// `grant:<id>`), or the rule a client's answer was remembered as.
-    #[cfg_attr(
-        feature = "frames",
-        serde(default, skip_serializing_if = "Option::is_none")
-    )]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub grant_rule: Option<String>,
     /// How the client's answer was remembered (`session`, `always`);
     /// absent for `once` and for every other source.
-    #[cfg_attr(
-        feature = "frames",
-        serde(default, skip_serializing_if = "Option::is_none")
-    )]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub remembered: Option<Remember>,
     /// The rules generation the event was judged under.
     pub generation: u64,
@@ -247,30 +237,18 @@ pub struct Decision {
     pub latency_us: u64,
     /// Which layer decided (`user`, `project`, `grant`, `client`,
     /// `fallback`, …); absent in logs of daemons before it existed.
-    #[cfg_attr(
-        feature = "frames",
-        serde(default, skip_serializing_if = "Option::is_none")
-    )]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub layer: Option<DecidingLayer>,
     /// Where each of `rule_ids` is (file and line) and what it says, in
     /// the same order.
-    #[cfg_attr(
-        feature = "frames",
-        serde(default, skip_serializing_if = "Vec::is_empty")
-    )]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub rules: Vec<MatchedRule>,
     /// The policy revision of the rules the event was judged under (see
     /// `crate::rules::Revision`).
-    #[cfg_attr(
-        feature = "frames",
-        serde(default, skip_serializing_if = "Option::is_none")
-    )]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub revision: Option<Revision>,
     /// The project layer's own revision, when one took part.
-    #[cfg_attr(
-        feature = "frames",
-        serde(default, skip_serializing_if = "Option::is_none")
-    )]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub project_revision: Option<Revision>,
 }
 
