@@ -407,6 +407,22 @@ fn deep_nesting_does_not_hide_a_command_from_the_rules() {
 }
 
 #[test]
+fn an_input_of_several_mebibytes_is_read_whole() {
+    // The forwarder reads stdin in growing pieces (a page first, then up
+    // to 1 MiB at a time): 3 MiB of input is read whole, or it would not
+    // be JSON and would fall back instead of being denied by the rule.
+    // (The HTTP face caps bodies at 1 MiB, so this is the forwarder's alone.)
+    let both = BothTransports::start(&[]);
+    let padding = format!(r#","description":"{}""#, "x".repeat(3 << 20));
+    let input = bash_input(r#""rm -rf /tmp/x""#, &padding);
+    let out = run_forwarder(&both.daemon.socket, &input, &[]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let answer = &stdout_json(&out)["hookSpecificOutput"];
+    assert_eq!(answer["permissionDecision"], "deny", "{answer}");
+    assert_eq!(answer["permissionDecisionReason"], "no rm here");
+}
+
+#[test]
 fn input_nobody_can_read_fails_closed_where_configured_on_both_transports() {
     // Cut short: not JSON by any reader, but plainly a PreToolUse.
     let input =
