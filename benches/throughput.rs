@@ -27,7 +27,12 @@
 //! `HOOKD_BENCH_BASELINE=/path/to/hookd` runs every phase against that
 //! daemon too, alternating with this build's, and prints both side by side
 //! (e.g. a build of main: the comparison then shares one machine state;
-//! phases 1 and 1b measure each twice, A B B A, and average).
+//! phases 1 and 1b measure each twice, A B B A, and average);
+//! `HOOKD_BENCH_BASELINE_FORWARDER` is the forwarder phase 2 spawns for it
+//! (default: this build's) and `HOOKD_BENCH_BASELINE_LABEL` its column's
+//! name. `scripts/bench --against REV` sets all three. Phase 2 spawns
+//! `HOOKD_FORWARDER_STATIC` for this build when it is set (scripts/bench
+//! sets it to the forwarder as scripts/install builds it).
 //! Nothing here asserts a time: machines are shared and noisy. Every daemon
 //! is ended by its pid, every temp dir removed.
 
@@ -122,6 +127,48 @@ fn hello(socket: &Path, name: &str) -> (UnixStream, BufReader<UnixStream>) {
     (stream, reader)
 }
 
+/// The requests one connection keeps in flight: at most [`Window::MAX`],
+/// the writer sleeping (not spinning: a window kept by spinning on
+/// `yield_now` took 40 % of the two cores from the daemon it measured)
+/// until answers bring it down to [`Window::RESUME`].
+#[derive(Default)]
+struct Window {
+    in_flight: AtomicU64,
+    lock: std::sync::Mutex<()>,
+    room: std::sync::Condvar,
+}
+
+impl Window {
+    const MAX: u64 = 256;
+    const RESUME: u64 = 128;
+
+    fn wait_for_room(&self) {
+        if self.in_flight.load(Ordering::Acquire) <= Self::MAX {
+            return;
+        }
+        let mut guard = self.lock.lock().unwrap();
+        while self.in_flight.load(Ordering::Acquire) > Self::RESUME {
+            // Timed: a wake-up between the load and the wait is not lost for long.
+            guard = self
+                .room
+                .wait_timeout(guard, Duration::from_millis(5))
+                .unwrap()
+                .0;
+        }
+    }
+
+    fn sent(&self, n: u64) {
+        self.in_flight.fetch_add(n, Ordering::AcqRel);
+    }
+
+    fn answered(&self) {
+        if self.in_flight.fetch_sub(1, Ordering::AcqRel) == Self::RESUME + 1 {
+            let _guard = self.lock.lock().unwrap();
+            self.room.notify_one();
+        }
+    }
+}
+
 /// Decisions per second over `conns` pipelined persistent connections,
 /// each hook's input being `input`.
 fn persistent(socket: &Path, conns: usize, secs: f64, input: &str) -> f64 {
@@ -130,17 +177,14 @@ fn persistent(socket: &Path, conns: usize, secs: f64, input: &str) -> f64 {
     let mut threads = Vec::new();
     for c in 0..conns {
         let (mut writer, mut reader) = hello(socket, &format!("bench-{c}"));
-        let stop_w = stop.clone();
+        let window = Arc::new(Window::default());
+        let (stop_w, window_w) = (stop.clone(), window.clone());
         let input = input.to_string();
         threads.push(std::thread::spawn(move || {
             let mut i = 0u64;
             let mut batch = Vec::with_capacity(64 * 1024);
-            // No window of our own: the daemon reads nothing more from a
-            // connection with 64 hooks unanswered (PROTOCOL.md §4), so the
-            // socket's buffer fills and `write_all` blocks until answers go
-            // out. (A window kept here by spinning on `yield_now` took 40 %
-            // of the two cores from the daemon it was measuring.)
             while !stop_w.load(Ordering::Relaxed) {
+                window_w.wait_for_room();
                 batch.clear();
                 for _ in 0..32 {
                     write!(
@@ -151,6 +195,7 @@ fn persistent(socket: &Path, conns: usize, secs: f64, input: &str) -> f64 {
                     batch.push(b'\n');
                     i += 1;
                 }
+                window_w.sent(32);
                 if writer.write_all(&batch).is_err() {
                     break;
                 }
@@ -165,6 +210,7 @@ fn persistent(socket: &Path, conns: usize, secs: f64, input: &str) -> f64 {
                     Ok(0) | Err(_) => break,
                     Ok(_) => {
                         debug_assert!(line.starts_with(br#"{"type":"hook_result""#));
+                        window.answered();
                         answered_r.fetch_add(1, Ordering::Relaxed);
                     }
                 }
@@ -329,8 +375,14 @@ fn main() {
 
     let this_build = PathBuf::from(env!("CARGO_BIN_EXE_hookd"));
     let mut daemons = vec![("this build", this_build)];
+    // A label that outlives main(): the rows print it as the column's name.
+    let baseline_label: &'static str = Box::leak(
+        std::env::var("HOOKD_BENCH_BASELINE_LABEL")
+            .unwrap_or_else(|_| "baseline".into())
+            .into_boxed_str(),
+    );
     if let Some(baseline) = std::env::var_os("HOOKD_BENCH_BASELINE") {
-        daemons.push(("baseline", PathBuf::from(baseline)));
+        daemons.push((baseline_label, PathBuf::from(baseline)));
     }
     let names: Vec<&str> = daemons.iter().map(|(name, _)| *name).collect();
     println!(
@@ -512,11 +564,24 @@ fn large_inputs_phase(daemons: &[(&str, PathBuf)], secs: f64, row: &dyn Fn(&str,
 
 fn forwarders_phase(daemons: &[(&str, PathBuf)], secs: f64, row: &dyn Fn(&str, &[String])) {
     println!("\n2. 32 parallel forwarders vs the spawn-only ceiling, per s");
-    let forwarder = Path::new(env!("CARGO_BIN_EXE_hook-forwarder"));
+    // Each daemon with its own forwarder: this build's as scripts/install
+    // builds it when scripts/bench says where (else the bench profile's),
+    // the baseline's when HOOKD_BENCH_BASELINE_FORWARDER names it.
+    let this_forwarder = std::env::var_os("HOOKD_FORWARDER_STATIC").map_or_else(
+        || PathBuf::from(env!("CARGO_BIN_EXE_hook-forwarder")),
+        PathBuf::from,
+    );
+    let baseline_forwarder = std::env::var_os("HOOKD_BENCH_BASELINE_FORWARDER")
+        .map_or(this_forwarder.clone(), PathBuf::from);
     let mut ceilings = Vec::new();
     let mut trips = Vec::new();
     let mut ratios = Vec::new();
-    for (_, bin) in daemons {
+    for (i, (_, bin)) in daemons.iter().enumerate() {
+        let forwarder = if i == 0 {
+            &this_forwarder
+        } else {
+            &baseline_forwarder
+        };
         let d = Daemon::start(bin, "");
         let (ceiling, _) = spawn_rate(Path::new("/bin/true"), &d.socket, 32, secs);
         let (forwarders, fallbacks) = spawn_rate(forwarder, &d.socket, 32, secs);
