@@ -262,10 +262,13 @@ impl Redactor {
     /// spans every matching pattern hides in `s` are merged first, so one
     /// secret caught by two patterns becomes one [`REDACTED`].
     pub fn redact_str<'a>(&self, s: &'a str) -> Cow<'a, str> {
-        let hits = self.set.matches(s);
-        if !hits.matched_any() {
+        // `is_match` first: it may stop at the first hit and needs no
+        // overlapping search, which `matches` runs over the whole string
+        // for every pattern; nearly every string has nothing to hide.
+        if !self.set.is_match(s) {
             return Cow::Borrowed(s);
         }
+        let hits = self.set.matches(s);
         let mut spans: Vec<(usize, usize)> = Vec::new();
         for i in hits.iter() {
             let pattern = self.patterns[i].compiled();
@@ -309,6 +312,11 @@ impl Redactor {
     /// `value` with every string redacted and every member under a secret
     /// key hidden; borrowed when nothing changed.
     pub fn redact_value<'a>(&self, value: &'a Value) -> Cow<'a, Value> {
+        // Nearly every input has nothing to hide: find that out without
+        // building anything, then build only for one that has.
+        if !self.hides_anything_in(value) {
+            return Cow::Borrowed(value);
+        }
         match value {
             Value::String(s) => match self.redact_str(s) {
                 Cow::Borrowed(_) => Cow::Borrowed(value),
@@ -328,10 +336,7 @@ impl Redactor {
                 let redacted: Vec<_> = map
                     .iter()
                     .map(|(k, v)| {
-                        let hidden = !matches!(v, Value::Null)
-                            && *v != Value::String(String::new())
-                            && *v != Value::String(REDACTED.to_string())
-                            && self.is_secret_key(k);
+                        let hidden = self.hides_member(k, v);
                         // A key is text like any other: a token used as a
                         // map's key (a cache keyed by API key) is hidden too.
                         let key = self.redact_str(k);
@@ -364,6 +369,26 @@ impl Redactor {
             }
             _ => Cow::Borrowed(value),
         }
+    }
+
+    /// Whether [`Redactor::redact_value`] changes anything in `value`.
+    fn hides_anything_in(&self, value: &Value) -> bool {
+        match value {
+            Value::String(s) => self.set.is_match(s),
+            Value::Array(items) => items.iter().any(|v| self.hides_anything_in(v)),
+            Value::Object(map) => map.iter().any(|(k, v)| {
+                self.set.is_match(k) || self.hides_member(k, v) || self.hides_anything_in(v)
+            }),
+            _ => false,
+        }
+    }
+
+    /// Whether the member `key: value` of an object is hidden whole: its key
+    /// names a secret and its value is not empty or hidden already.
+    fn hides_member(&self, key: &str, value: &Value) -> bool {
+        !matches!(value, Value::Null)
+            && !matches!(value.as_str(), Some("" | REDACTED))
+            && self.is_secret_key(key)
     }
 
     /// A decision's answer as it may be logged: a client's `reason`,
