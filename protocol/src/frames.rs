@@ -721,6 +721,19 @@ impl Request {
         fn parse<'a, T: Deserialize<'a>>(line: &'a [u8]) -> Result<T, DecodeError> {
             serde_json::from_slice(line).map_err(|e| DecodeError::of::<T>(line, e))
         }
+        // What every forwarder and adapter sends first, and nearly every
+        // frame the daemon reads: a hook frame that says so in its first
+        // member. Reading its `type` would skip the whole frame once more
+        // before reading it; the frame is read whole below either way. (A
+        // second `type` member in such a frame is ignored, as any other
+        // member a hook frame does not know, where the tag's reading would
+        // have refused the frame for it.)
+        if line.starts_with(br#"{"type":"hook","#) {
+            return Ok(Request::Hook(match parse(line) {
+                Ok(hook) => hook,
+                Err(strict) => HookRequest::decode_lenient(line).ok_or(strict)?,
+            }));
+        }
         let tag: Tag<'_> = parse(line)?;
         Ok(match tag.kind.as_ref() {
             "hook" => Request::Hook(match parse(line) {

@@ -169,6 +169,11 @@ payload_enum! {
 /// Deserializes `raw` into `T`, naming the offending field on error, not
 /// the value found there (the problem is logged on the daemon's stderr).
 fn typed<'de, T: Deserialize<'de>>(raw: &'de Value) -> Result<T, String> {
+    // Plainly first: tracking the path costs something on every field of
+    // every hook, and only an error needs it, so an error is read again.
+    if let Ok(typed) = T::deserialize(raw) {
+        return Ok(typed);
+    }
     serde_path_to_error::deserialize(raw).map_err(|e| {
         let message = crate::json::without_value(&e.inner().to_string());
         format!("{}: {message}", e.path())
