@@ -303,6 +303,8 @@ pub enum News {
         /// The reason, if any.
         reason: Option<String>,
     },
+    /// Tool calls ran unjudged (a coverage alarm's line).
+    Alarm(String),
     /// The answer to one of our requests.
     Reply {
         /// What the request was, for people.
@@ -559,6 +561,10 @@ impl State {
                 self.on_sdk_message(&message);
                 Vec::new()
             }
+            Reply::CoverageAlarm(alarm) => {
+                self.on_coverage_alarm(alarm);
+                Vec::new()
+            }
             Reply::RunDone(done) => {
                 self.runs.retain(|r| r.run_id != done.run_id);
                 self.clamp();
@@ -577,6 +583,38 @@ impl State {
     pub fn apply_json(&mut self, frame: &Value) -> Vec<Request> {
         use serde::Deserialize;
         self.apply(Reply::deserialize(frame).expect("a frame the daemon sends"))
+    }
+
+    /// A coverage alarm: a line in the feed and the notice (line mode
+    /// prints it).
+    fn on_coverage_alarm(&mut self, alarm: crate::protocol::coverage::CoverageAlarm) {
+        let row = FeedRow {
+            seq: self.next_seq,
+            event_id: String::new(),
+            time: alarm
+                .at
+                .split('T')
+                .nth(1)
+                .map(|t| t.chars().take(8).collect())
+                .unwrap_or_default(),
+            session: Some(alarm.session_id),
+            project: alarm.project,
+            harness: alarm.harness,
+            event: "UNJUDGED".into(),
+            tool: (!alarm.tool.is_empty()).then_some(alarm.tool),
+            summary: alarm.message.clone(),
+            verdict: Some("unjudged".into()),
+            decided_by: None,
+            latency_us: None,
+            pending: false,
+        };
+        self.next_seq += 1;
+        if self.feed.len() == FEED_CAP {
+            self.feed.pop_front();
+        }
+        self.feed.push_back(row);
+        self.notice = Some(format!("alarm: {}", alarm.message));
+        self.news.push(News::Alarm(alarm.message));
     }
 
     fn on_event(&mut self, push: EventPush) {

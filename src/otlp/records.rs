@@ -111,6 +111,7 @@ impl Mapper {
             LogKind::Decision => self.decision(json, observed),
             LogKind::RunStart => run(json, "hookd.run_start", observed),
             LogKind::RunDone => run(json, "hookd.run_done", observed),
+            LogKind::UnjudgedToolCall => run(json, "hookd.unjudged_tool_call", observed),
             // An SDK message is the run's transcript, not a decision: it
             // stays in the event log.
             LogKind::SdkMessage | LogKind::ChainStart | LogKind::LogRepaired | LogKind::Unknown => {

@@ -30,6 +30,7 @@
 
 pub mod claude;
 pub mod codex;
+pub mod coverage;
 pub mod dialect;
 pub mod gemini;
 
