@@ -43,7 +43,7 @@ fn line<'a>(text: &'a str, name: &str) -> &'a str {
         .unwrap_or_else(|| panic!("no `{name}` line in:\n{text}"))
 }
 
-const CHECKS: [&str; 11] = [
+const CHECKS: [&str; 12] = [
     "forwarder",
     "socket",
     "daemon",
@@ -51,6 +51,7 @@ const CHECKS: [&str; 11] = [
     "settings:project",
     "settings:local",
     "events",
+    "unjudged",
     "rules",
     "log",
     "hooks fire",
@@ -402,6 +403,21 @@ fn only_codex_or_only_gemini_registered_is_a_working_setup() {
         assert!(d.forward(&input, &["--agent", agent]).status.success());
         d.wait_decisions(1);
 
+        if agent == "codex" {
+            // Codex skips hooks it has not trusted, silently: doctor says so
+            // until its config.toml records a trust.
+            let out = doctor_of(root.path(), &d.socket, &project);
+            let text = stdout(&out);
+            let trust = line(&text, "codex:trust");
+            assert!(trust.starts_with("✗ "), "{text}");
+            assert!(trust.contains("Codex has trusted no hook"), "{text}");
+            assert!(trust.contains("/hooks"), "{text}");
+            fs::write(
+                root.path().join("home/.codex/config.toml"),
+                "[hooks.state.\"hookd\"]\ntrusted_hash = \"sha256:0\"\n",
+            )
+            .unwrap();
+        }
         let out = doctor_of(root.path(), &d.socket, &project);
         let text = stdout(&out);
         assert_eq!(
