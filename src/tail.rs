@@ -284,9 +284,8 @@ impl Tail<'_> {
             && o.session
                 .as_deref()
                 .is_none_or(|s| unjudged.session_id.starts_with(s))
-            && o.since.is_none_or(|since| {
-                Uuid::parse_str(&unjudged.event_id).is_ok_and(|id| id >= since)
-            })
+            && o.since
+                .is_none_or(|since| Uuid::parse_str(&unjudged.event_id).is_ok_and(|id| id >= since))
     }
 
     fn event_matches(&self, event: &LoggedEvent) -> bool {

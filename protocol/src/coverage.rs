@@ -91,9 +91,8 @@ impl AgentCoverage {
     /// `hookd status`'s line: `codex: 2 sessions, 12 tool calls judged, 3
     /// ran unjudged (last in session 1fce3faa, webshop, at …)`.
     pub fn line(&self) -> String {
-        let plural = |n: u64, one: &str, many: &str| {
-            format!("{n} {}", if n == 1 { one } else { many })
-        };
+        let plural =
+            |n: u64, one: &str, many: &str| format!("{n} {}", if n == 1 { one } else { many });
         let mut line = format!(
             "{}: {}, {} judged, {} ran unjudged",
             self.agent,
@@ -117,7 +116,12 @@ impl AgentCoverage {
 }
 
 /// The alarm's line for a person.
-pub fn alarm_message(session_id: &str, project: Option<&str>, agent: &str, unjudged: u64) -> String {
+pub fn alarm_message(
+    session_id: &str,
+    project: Option<&str>,
+    agent: &str,
+    unjudged: u64,
+) -> String {
     let short: String = session_id.chars().take(8).collect();
     let place = match project {
         Some(project) => format!("{project}, {agent}"),
@@ -160,7 +164,13 @@ mod tests {
             session_unjudged: 1,
         };
         let line = serde_json::to_string(&record).unwrap();
-        assert!(line.starts_with(r#"{"type":"unjudged_tool_call","#), "{line}");
-        assert_eq!(serde_json::from_str::<UnjudgedToolCall>(&line).unwrap(), record);
+        assert!(
+            line.starts_with(r#"{"type":"unjudged_tool_call","#),
+            "{line}"
+        );
+        assert_eq!(
+            serde_json::from_str::<UnjudgedToolCall>(&line).unwrap(),
+            record
+        );
     }
 }

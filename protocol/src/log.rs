@@ -71,9 +71,7 @@ impl LogRecord {
             LogKind::RunDone => LogRecord::RunDone(serde_json::from_slice(line)?),
             LogKind::ChainStart => LogRecord::ChainStart(serde_json::from_slice(line)?),
             LogKind::LogRepaired => LogRecord::LogRepaired(serde_json::from_slice(line)?),
-            LogKind::UnjudgedToolCall => {
-                LogRecord::UnjudgedToolCall(serde_json::from_slice(line)?)
-            }
+            LogKind::UnjudgedToolCall => LogRecord::UnjudgedToolCall(serde_json::from_slice(line)?),
             LogKind::Unknown => LogRecord::Unknown,
         })
     }

@@ -142,7 +142,13 @@ enabled = true
         assert_eq!(checks.len(), 1);
         assert!(!checks[0].ok);
         assert_eq!(checks[0].name, "unjudged:codex");
-        assert!(checks[0].message.contains("3 ran unjudged (last in session 1fce3faa, webshop"), "{}", checks[0].message);
+        assert!(
+            checks[0]
+                .message
+                .contains("3 ran unjudged (last in session 1fce3faa, webshop"),
+            "{}",
+            checks[0].message
+        );
         assert!(checks[0].fix.as_deref().unwrap().contains("trust"));
         let fine = AgentCoverage {
             agent: "gemini".into(),

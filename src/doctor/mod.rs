@@ -210,10 +210,18 @@ pub fn run(options: &DoctorOptions) -> Report {
     }));
     checks.extend(agent_checks);
     // Codex skips untrusted hooks silently: the daemon cannot see it.
-    checks.extend(probed.iter().filter(|f| f.agent == Agent::Codex && f.scope == Scope::User).filter_map(|f| {
-        coverage::codex_trust(&f.path, f.inspection.registrations.len())
-    }));
-    checks.extend(status.as_ref().map(|s| coverage::unjudged(&s.coverage)).unwrap_or_default());
+    checks.extend(
+        probed
+            .iter()
+            .filter(|f| f.agent == Agent::Codex && f.scope == Scope::User)
+            .filter_map(|f| coverage::codex_trust(&f.path, f.inspection.registrations.len())),
+    );
+    checks.extend(
+        status
+            .as_ref()
+            .map(|s| coverage::unjudged(&s.coverage))
+            .unwrap_or_default(),
+    );
     files.extend(probed);
 
     let rules = status

@@ -90,6 +90,9 @@ mod tests {
             serde_json::from_str(&webhook_request(&target, &push).body).unwrap();
         assert_eq!(body["kind"], "coverage_alarm");
         assert_eq!(body["unjudged"], 3);
-        assert!(body["text"].as_str().unwrap().contains("3 tool calls ran unjudged"));
+        assert!(body["text"]
+            .as_str()
+            .unwrap()
+            .contains("3 tool calls ran unjudged"));
     }
 }

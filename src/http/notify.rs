@@ -269,9 +269,7 @@ impl Sender {
             };
             tracing::warn!(target = %self.name, attempt, error = %failure, "push failed");
             if attempt < ATTEMPTS {
-                std::thread::sleep(
-                    backoff.min(deadline.saturating_duration_since(Instant::now())),
-                );
+                std::thread::sleep(backoff.min(deadline.saturating_duration_since(Instant::now())));
                 backoff *= 2;
             }
         }

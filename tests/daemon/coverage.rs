@@ -90,7 +90,10 @@ fn tools_that_ran_unjudged_are_counted_logged_and_alarmed_once_per_burst() {
     let alarm = approver.wait_for("the coverage alarm", |f| f["type"] == "coverage_alarm");
     assert_eq!(alarm["harness"], "codex");
     assert_eq!(alarm["agent_name"], "Codex CLI");
-    assert_eq!(alarm["unjudged"], 1, "the burst's first call alarms: {alarm}");
+    assert_eq!(
+        alarm["unjudged"], 1,
+        "the burst's first call alarms: {alarm}"
+    );
     assert_eq!(
         alarm["message"],
         "session 1fce3faa (webshop, Codex CLI): 1 tool call ran unjudged"
@@ -100,14 +103,19 @@ fn tools_that_ran_unjudged_are_counted_logged_and_alarmed_once_per_burst() {
         .forward(&session_end(session), &["--agent", "codex"])
         .status
         .success());
-    let last = approver.wait_for("the session's last alarm", |f| f["type"] == "coverage_alarm");
+    let last = approver.wait_for("the session's last alarm", |f| {
+        f["type"] == "coverage_alarm"
+    });
     assert_eq!(
         last["message"],
         "session 1fce3faa (webshop, Codex CLI): 3 tool calls ran unjudged"
     );
     let pushes = target.wait_for(2);
     let bodies: Vec<Value> = pushes.iter().map(|p| p.json()).collect();
-    assert!(bodies.iter().all(|b| b["kind"] == "coverage_alarm"), "{bodies:?}");
+    assert!(
+        bodies.iter().all(|b| b["kind"] == "coverage_alarm"),
+        "{bodies:?}"
+    );
     assert_eq!(bodies[1]["unjudged"], 3, "{bodies:?}");
     assert_eq!(bodies[1]["summary"], last["message"]);
 
@@ -252,9 +260,21 @@ fn paired_calls_in_any_order_never_raise_the_alarm() {
 #[test]
 fn only_the_same_sessions_pre_tool_event_pairs() {
     let d = Daemon::start();
-    let pre = tool_event("PreToolUse", "other", "Bash", json!({"command": "ls"}), Some("X"));
+    let pre = tool_event(
+        "PreToolUse",
+        "other",
+        "Bash",
+        json!({"command": "ls"}),
+        Some("X"),
+    );
     assert!(d.forward(&pre, &[]).status.success());
-    let post = tool_event("PostToolUse", "mine", "Bash", json!({"command": "ls"}), Some("X"));
+    let post = tool_event(
+        "PostToolUse",
+        "mine",
+        "Bash",
+        json!({"command": "ls"}),
+        Some("X"),
+    );
     assert!(d.forward(&post, &[]).status.success());
     let status = d.wait_for_status("the unjudged call", |s| {
         coverage_of(s, "claude-code")["unjudged"] == 1
@@ -274,7 +294,10 @@ fn only_the_same_sessions_pre_tool_event_pairs() {
         text.lines().find(|l| l.contains("unjudged:claude-code"))
     });
     assert!(line.starts_with("✗ "), "{text}");
-    assert!(line.contains("1 ran unjudged (last in session mine"), "{line}");
+    assert!(
+        line.contains("1 ran unjudged (last in session mine"),
+        "{line}"
+    );
     assert!(line.contains("re-run `hookd install`"), "{line}");
     assert_eq!(doctor.status.code(), Some(1), "{text}");
 }

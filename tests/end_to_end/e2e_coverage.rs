@@ -76,7 +76,12 @@ fn agent_run(cli: Cli, mock: &ModelMock, d: &Daemon, extra: &[&str]) -> AgentRun
         Cli::Codex => run.config_dir().join("hooks.json"),
         Cli::Gemini => run.config_dir().join("settings.json"),
     };
-    let mut args = vec!["--agent", cli.name(), "--settings", settings.to_str().unwrap()];
+    let mut args = vec![
+        "--agent",
+        cli.name(),
+        "--settings",
+        settings.to_str().unwrap(),
+    ];
     args.extend_from_slice(extra);
     install(&run.home_dir(), &args);
     run
@@ -157,9 +162,9 @@ fn assert_alarmed(d: &Daemon, agent: &str, n: u64) {
 fn assert_healthy(d: &Daemon, agent: &str, session_end: &str, judged: u64) {
     let status = d.wait_for_status(&format!("{agent}: the session's end"), |s| {
         coverage_of(s, agent)["judged"].as_u64() >= Some(judged)
-            && d.log_lines().iter().any(|l| {
-                l["type"] == "event" && l["harness"] == agent && l["kind"] == session_end
-            })
+            && d.log_lines()
+                .iter()
+                .any(|l| l["type"] == "event" && l["harness"] == agent && l["kind"] == session_end)
     });
     let coverage = coverage_of(&status, agent);
     assert_eq!(coverage["unjudged"], 0, "{agent}: {coverage}");
@@ -215,7 +220,10 @@ fn a_healthy_session_of_each_agent_never_raises_it() {
     }
     let d = daemon_with_metrics();
     for cli in [Cli::Codex, Cli::Gemini] {
-        let mock = ModelMock::start(cli, &two_shell_calls(cli.shell_tool(), |c| cli.shell_args(c)));
+        let mock = ModelMock::start(
+            cli,
+            &two_shell_calls(cli.shell_tool(), |c| cli.shell_args(c)),
+        );
         let run = agent_run(cli, &mock, &d, &[]);
         let out = run.run("write a and b");
         out.assert_success();

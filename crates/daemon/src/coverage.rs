@@ -37,9 +37,9 @@
 //! unjudged by the new one (it never saw the pre-tool event).
 //! Copies of an SDK run's hooks and doctor's probes are not counted.
 //!
-//! **Bounds.** At most [`MAX_SESSIONS`] sessions are tracked (the least
-//! recently active is forgotten first, and sessions idle for
-//! [`SESSION_IDLE`] are forgotten when a new one arrives); a session ends
+//! **Bounds.** At most [`MAX_SESSIONS`] sessions are tracked (sessions
+//! idle for [`SESSION_IDLE`] are forgotten when a new one arrives, and the
+//! least recently active when the table is still full); a session ends
 //! with its SessionEnd. Per session at most [`MAX_OPEN_CALLS`] judged calls
 //! wait for their after-tool event (a denied call never gets one: the
 //! oldest goes first), and at most [`MAX_WAITING`] after-tool events wait
@@ -212,12 +212,18 @@ impl Table {
 
     /// The session `key`, made when new (forgetting idle ones, or the
     /// least recently active when the table is full).
-    fn session(&mut self, key: SessionKey, id: &str, cwd: Option<&str>, now: Instant) -> &mut Session {
+    fn session(
+        &mut self,
+        key: SessionKey,
+        id: &str,
+        cwd: Option<&str>,
+        now: Instant,
+    ) -> &mut Session {
         if !self.sessions.contains_key(&key) {
-            if self.sessions.len() >= MAX_SESSIONS {
-                self.sessions
-                    .retain(|_, s| now.duration_since(s.last_seen) < SESSION_IDLE);
-            }
+            // A new session is rare beside tool calls: this scan of at most
+            // MAX_SESSIONS is what forgets the idle ones, without a timer.
+            self.sessions
+                .retain(|_, s| now.duration_since(s.last_seen) < SESSION_IDLE);
             if self.sessions.len() >= MAX_SESSIONS {
                 if let Some(oldest) = self
                     .sessions
@@ -321,7 +327,8 @@ impl Table {
         totals.unjudged += 1;
         totals.last = Some((id.clone(), project.clone(), wall));
         let at = crate::time::rfc3339(wall);
-        let alarm = alarm.then(|| alarm_of(harness, &id, project.as_deref(), unjudged, &w.tool, &at));
+        let alarm =
+            alarm.then(|| alarm_of(harness, &id, project.as_deref(), unjudged, &w.tool, &at));
         Concluded {
             record: UnjudgedToolCall {
                 at,
@@ -454,7 +461,12 @@ pub fn note(shared: &Arc<Shared>, event: &Event) {
     };
     let kind = event.kind();
     let phase = phase(kind);
-    if phase.is_none() && !matches!(kind, HookEventKind::SessionStart | HookEventKind::SessionEnd) {
+    if phase.is_none()
+        && !matches!(
+            kind,
+            HookEventKind::SessionStart | HookEventKind::SessionEnd
+        )
+    {
         // Only tool events and a session's ends are read: every other
         // event is not worth the lock.
         return;
@@ -699,15 +711,27 @@ mod tests {
         // active goes first.
         for n in 0..MAX_SESSIONS as u64 + 10 {
             let at = now + Duration::from_millis(n);
-            t.session((Harness::Codex, n), &"x".repeat(1000), Some(&"/p".repeat(500)), at);
+            t.session(
+                (Harness::Codex, n),
+                &"x".repeat(1000),
+                Some(&"/p".repeat(500)),
+                at,
+            );
         }
         assert_eq!(t.sessions.len(), MAX_SESSIONS);
         assert!(!t.sessions.contains_key(&(Harness::Codex, 0)));
-        assert!(t.sessions.contains_key(&(Harness::Codex, MAX_SESSIONS as u64 + 9)));
+        assert!(t
+            .sessions
+            .contains_key(&(Harness::Codex, MAX_SESSIONS as u64 + 9)));
         let s = &t.sessions[&(Harness::Codex, 100)];
         assert_eq!(s.id.chars().count(), MAX_NAME_CHARS, "ids are cut");
-        // Idle sessions go when a new one comes to a full table.
-        t.session((Harness::Codex, u64::MAX), "new", None, now + SESSION_IDLE * 2);
+        // Idle sessions go when a new one comes.
+        t.session(
+            (Harness::Codex, u64::MAX),
+            "new",
+            None,
+            now + SESSION_IDLE * 2,
+        );
         assert_eq!(t.sessions.len(), 1);
         assert_eq!(t.status()[0].sessions, MAX_SESSIONS as u64 + 11);
         // Open calls: the oldest go past MAX_OPEN_CALLS (denied calls
@@ -727,8 +751,16 @@ mod tests {
         assert_eq!(concluded.len(), 3);
         assert_eq!(t.waiting.len(), MAX_WAITING);
         // What a session and a waiting event hold, beside their strings.
-        assert!(std::mem::size_of::<Session>() <= 160, "{}", std::mem::size_of::<Session>());
+        assert!(
+            std::mem::size_of::<Session>() <= 160,
+            "{}",
+            std::mem::size_of::<Session>()
+        );
         assert_eq!(std::mem::size_of::<CallKey>(), 32);
-        assert!(std::mem::size_of::<Waiting>() <= 144, "{}", std::mem::size_of::<Waiting>());
+        assert!(
+            std::mem::size_of::<Waiting>() <= 144,
+            "{}",
+            std::mem::size_of::<Waiting>()
+        );
     }
 }

@@ -464,7 +464,11 @@ fn write_latency(name: &str, scrape: &Scrape, out: &mut String) {
 /// closed set.
 fn write_unjudged(name: &str, scrape: &Scrape, out: &mut String) {
     for agent in &scrape.status.coverage {
-        let _ = writeln!(out, "{name}{{agent=\"{}\"}} {}", agent.agent, agent.unjudged);
+        let _ = writeln!(
+            out,
+            "{name}{{agent=\"{}\"}} {}",
+            agent.agent, agent.unjudged
+        );
     }
 }
 

@@ -104,11 +104,15 @@ mod tests {
 
     #[test]
     fn a_call_is_read_with_its_id_where_the_agent_gives_one() {
-        let raw = json!({"tool_name": "Bash", "tool_input": {"command": "ls"}, "tool_use_id": "t1"});
+        let raw =
+            json!({"tool_name": "Bash", "tool_input": {"command": "ls"}, "tool_use_id": "t1"});
         let call = tool_call(Agent::Codex, &raw).unwrap();
         assert_eq!((call.id, call.tool), (Some("t1"), "Bash"));
         assert_eq!(call.input, Some(&json!({"command": "ls"})));
         assert_eq!(tool_call(Agent::Gemini, &raw).unwrap().id, None);
-        assert_eq!(tool_call(Agent::ClaudeCode, &json!({"tool_use_id": "t"})), None);
+        assert_eq!(
+            tool_call(Agent::ClaudeCode, &json!({"tool_use_id": "t"})),
+            None
+        );
     }
 }
