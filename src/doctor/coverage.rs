@@ -58,54 +58,118 @@ fn fix_for(agent: &str) -> String {
     }
 }
 
-/// The trust Codex keeps for its hooks: `[hooks.state."…"] trusted_hash`
-/// tables in `config.toml` beside `hooks.json` (`$CODEX_HOME`). hookd
-/// cannot check a hash (its format is Codex's own), only that Codex
-/// trusted some hook at all: none trusted means none of hookd's runs.
-/// `None` when nothing is registered there.
-pub(super) fn codex_trust(hooks_json: &Path, registered: usize) -> Option<Check> {
-    if registered == 0 {
+/// The trust Codex keeps for its hooks, in `config.toml` beside
+/// `hooks.json` (`$CODEX_HOME`), as Codex 0.169.0 writes it when you
+/// trust them (`tests/fixtures/agents/codex/trusted-config.toml`):
+///
+/// ```toml
+/// [hooks.state."/home/you/.codex/hooks.json:pre_tool_use:0:0"]
+/// trusted_hash = "sha256:…"
+/// ```
+///
+/// one table per hook: the file, the event in snake case, the group's and
+/// the hook's index. hookd cannot check a hash (what Codex hashes is its
+/// own), only that each event hookd registered has a trusted hook: an
+/// untrusted one Codex skips without a word. `None` when nothing is
+/// registered there.
+pub(super) fn codex_trust(hooks_json: &Path, events: &[&str]) -> Option<Check> {
+    if events.is_empty() {
         return None;
     }
     let config = hooks_json.with_file_name("config.toml");
     let trusted = std::fs::read_to_string(&config)
         .ok()
         .and_then(|text| text.parse::<toml::Table>().ok())
-        .map_or(0, |table| trusted_hashes(&table));
+        .map(|table| trusted_events(&table, hooks_json))
+        .unwrap_or_default();
+    let untrusted: Vec<&str> = events
+        .iter()
+        .copied()
+        .filter(|e| !trusted.contains(&snake_case(e)))
+        .collect();
     let name = "codex:trust";
-    Some(if trusted == 0 {
-        Check::fail(
-            name,
-            format!(
-                "{}: Codex has trusted no hook ({registered} of hookd's registered): it skips untrusted hooks silently, so no tool call of Codex is judged",
-                config.display()
-            ),
-            "start `codex` in a terminal and choose to trust the new hooks (or review them with /hooks); automation that vets its hooks: `codex exec --dangerously-bypass-hook-trust`",
-        )
-    } else {
+    let fix = "start `codex` in a terminal and choose to trust hookd's hooks (or review them with /hooks); automation that vets its hooks: `codex exec --dangerously-bypass-hook-trust`";
+    Some(if untrusted.is_empty() {
         Check::pass(
             name,
             format!(
-                "{}: {trusted} hook{} trusted ({registered} registered by hookd; a hook changed since it was trusted is skipped until trusted again, which the unjudged check shows)",
+                "{}: Codex trusts hookd's hooks on all {} events (a hook changed since it was trusted is skipped until trusted again: the unjudged check shows it)",
                 config.display(),
-                if trusted == 1 { "" } else { "s" }
+                events.len()
             ),
+        )
+    } else if untrusted.len() == events.len() {
+        Check::fail(
+            name,
+            format!(
+                "{}: Codex trusts none of hookd's hooks: it skips them silently, so none of Codex's tool calls is judged",
+                config.display()
+            ),
+            fix,
+        )
+    } else {
+        let tools = untrusted.contains(&"PreToolUse");
+        Check::fail(
+            name,
+            format!(
+                "{}: Codex does not trust hookd's hooks on {}: it skips them silently{}",
+                config.display(),
+                untrusted.join(", "),
+                if tools {
+                    ", so Codex's tool calls are not judged"
+                } else {
+                    ""
+                }
+            ),
+            fix,
         )
     })
 }
 
-/// How many `hooks.state` entries carry a `trusted_hash`.
-fn trusted_hashes(config: &toml::Table) -> usize {
-    config
+/// `PreToolUse` → `pre_tool_use`, as Codex names its events in
+/// `hooks.state`.
+fn snake_case(event: &str) -> String {
+    let mut out = String::with_capacity(event.len() + 4);
+    for (i, c) in event.chars().enumerate() {
+        if c.is_ascii_uppercase() {
+            if i > 0 {
+                out.push('_');
+            }
+            out.push(c.to_ascii_lowercase());
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// The events (snake case) with a hook of `hooks_json` that carries a
+/// `trusted_hash` in `config`'s `hooks.state`.
+fn trusted_events(config: &toml::Table, hooks_json: &Path) -> Vec<String> {
+    let same_file = |path: &str| {
+        let path = Path::new(path);
+        path == hooks_json
+            || std::fs::canonicalize(path).ok() == std::fs::canonicalize(hooks_json).ok()
+                && path.exists()
+    };
+    let Some(state) = config
         .get("hooks")
         .and_then(|h| h.get("state"))
         .and_then(toml::Value::as_table)
-        .map_or(0, |state| {
-            state
-                .values()
-                .filter(|entry| entry.get("trusted_hash").is_some())
-                .count()
+    else {
+        return Vec::new();
+    };
+    state
+        .iter()
+        .filter(|(_, entry)| entry.get("trusted_hash").is_some())
+        .filter_map(|(key, _)| {
+            // `<file>:<event>:<group>:<hook>`; the file may hold colons.
+            let mut parts = key.rsplitn(4, ':');
+            let (_hook, _group) = (parts.next()?, parts.next()?);
+            let event = parts.next()?;
+            same_file(parts.next()?).then(|| event.to_string())
         })
+        .collect()
 }
 
 #[cfg(test)]
@@ -113,18 +177,22 @@ mod tests {
     use super::*;
 
     #[test]
-    fn trust_is_read_from_hooks_state() {
-        let table: toml::Table = r#"
-model = "x"
-[hooks.state."/h/hooks.json:PreToolUse:0"]
-trusted_hash = "abc"
-[hooks.state."/h/hooks.json:PostToolUse:0"]
-enabled = true
-"#
-        .parse()
-        .unwrap();
-        assert_eq!(trusted_hashes(&table), 1);
-        assert_eq!(trusted_hashes(&toml::Table::new()), 0);
+    fn trust_is_read_from_hooks_state_as_codex_writes_it() {
+        let fixture = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/fixtures/agents/codex/trusted-config.toml"
+        );
+        let text = std::fs::read_to_string(fixture)
+            .unwrap()
+            .replace("CODEX_HOME", "/h/.codex");
+        let table: toml::Table = text.parse().unwrap();
+        let hooks = Path::new("/h/.codex/hooks.json");
+        let mut trusted = trusted_events(&table, hooks);
+        trusted.sort();
+        assert_eq!(trusted.len(), 11, "{trusted:?}");
+        assert!(trusted.contains(&"pre_tool_use".to_string()));
+        assert!(trusted_events(&table, Path::new("/other/hooks.json")).is_empty());
+        assert_eq!(snake_case("UserPromptSubmit"), "user_prompt_submit");
     }
 
     #[test]

@@ -214,7 +214,16 @@ pub fn run(options: &DoctorOptions) -> Report {
         probed
             .iter()
             .filter(|f| f.agent == Agent::Codex && f.scope == Scope::User)
-            .filter_map(|f| coverage::codex_trust(&f.path, f.inspection.registrations.len())),
+            .filter_map(|f| {
+                let mut events: Vec<&str> = f
+                    .inspection
+                    .registrations
+                    .iter()
+                    .map(|r| r.event.as_str())
+                    .collect();
+                events.dedup();
+                coverage::codex_trust(&f.path, &events)
+            }),
     );
     checks.extend(
         status
