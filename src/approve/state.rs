@@ -1288,6 +1288,28 @@ mod tests {
     }
 
     #[test]
+    fn a_coverage_alarm_is_a_feed_line_and_news() {
+        let mut state = State::new("/s", Instant::now(), false);
+        state.apply_json(
+            &json!({"type": "coverage_alarm", "at": "2026-11-26T21:04:05.123456Z",
+            "harness": "codex", "agent_name": "Codex CLI", "session_id": "1fce3faa-1",
+            "project": "webshop", "unjudged": 3, "tool": "Bash",
+            "message": "session 1fce3faa (webshop, Codex CLI): 3 tool calls ran unjudged"}),
+        );
+        let row = state.feed.back().expect("a feed line");
+        assert_eq!(row.event, "UNJUDGED");
+        assert_eq!(row.time, "21:04:05");
+        assert_eq!(row.verdict.as_deref(), Some("unjudged"));
+        assert_eq!(
+            row.summary,
+            "session 1fce3faa (webshop, Codex CLI): 3 tool calls ran unjudged"
+        );
+        assert!(
+            matches!(state.take_news().as_slice(), [News::Alarm(m)] if m.contains("3 tool calls"))
+        );
+    }
+
+    #[test]
     fn a_welcome_subscribes_then_reads_the_table_and_status() {
         let mut state = State::new("/tmp/s", Instant::now(), true);
         let asks = state.apply_json(

@@ -479,7 +479,12 @@ pub fn note(shared: &Arc<Shared>, event: &Event) {
     table.session(key, session_id, cwd, now);
     let call = || {
         let call = tool_call(event.agent(), &event.raw)?;
-        let input = call.input.map_or(0, |input| hash(&input.to_string()));
+        // The input is compared only for agents that give no id (its text
+        // is as long as the input: a written file's content).
+        let input = match (call.id, call.input) {
+            (None, Some(input)) => hash(&input.to_string()),
+            _ => 0,
+        };
         Some((
             call,
             CallKey {
