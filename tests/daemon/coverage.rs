@@ -301,3 +301,41 @@ fn only_the_same_sessions_pre_tool_event_pairs() {
     assert!(line.contains("re-run `hookd install`"), "{line}");
     assert_eq!(doctor.status.code(), Some(1), "{text}");
 }
+
+/// A call that started before the daemon did (Claude Code says how long it
+/// ran) may have been judged by the daemon before it: it is not counted. A
+/// call after it in the same session is.
+#[test]
+fn a_call_older_than_the_daemon_is_not_counted() {
+    let d = Daemon::start();
+    let mut old = tool_event(
+        "PostToolUse",
+        "s",
+        "Bash",
+        json!({"command": "make"}),
+        Some("old"),
+    );
+    old["duration_ms"] = json!(86_400_000u64);
+    assert!(d.forward(&old, &[]).status.success());
+    let mut new = tool_event(
+        "PostToolUse",
+        "s",
+        "Bash",
+        json!({"command": "ls"}),
+        Some("new"),
+    );
+    new["duration_ms"] = json!(3);
+    assert!(d.forward(&new, &[]).status.success());
+    // Concluded in arrival order: the first would be counted by now.
+    let status = d.wait_for_status("the newer call concluded", |s| {
+        coverage_of(s, "claude-code")["unjudged"] == 1
+    });
+    assert_eq!(coverage_of(&status, "claude-code")["unjudged"], 1);
+    let lines = d.wait_log_lines(5);
+    let unjudged: Vec<&Value> = lines
+        .iter()
+        .filter(|l| l["type"] == "unjudged_tool_call")
+        .collect();
+    assert_eq!(unjudged.len(), 1, "{lines:#?}");
+    assert_eq!(unjudged[0]["tool_use_id"], "new");
+}

@@ -34,7 +34,9 @@
 //! "other evidence" (a transcript, a turn's end) is read: none says for
 //! sure that a tool ran without a false alarm on some agent. A tool call
 //! judged by a daemon that was restarted before the tool ended is counted
-//! unjudged by the new one (it never saw the pre-tool event).
+//! unjudged by the new one (it never saw the pre-tool event), unless the
+//! after-tool event says how long the tool ran (Claude Code's
+//! `duration_ms`): a call that started before the daemon is not paired.
 //! Copies of an SDK run's hooks and doctor's probes are not counted.
 //!
 //! **Bounds.** At most [`MAX_SESSIONS`] sessions are tracked (sessions
@@ -504,6 +506,19 @@ pub fn note(shared: &Arc<Shared>, event: &Event) {
             let Some((call, key_of_call)) = call() else {
                 return;
             };
+            if call
+                .duration_ms
+                .is_some_and(|ran| Duration::from_millis(ran) >= shared.started.elapsed())
+            {
+                // It started before this daemon did: the one before may
+                // have judged it.
+                tracing::debug!(
+                    session = session_id,
+                    tool = call.tool,
+                    "a tool call older than the daemon is not paired"
+                );
+                return;
+            }
             let waits = table.ran(key, key_of_call, || Waiting {
                 session: key,
                 call: key_of_call,

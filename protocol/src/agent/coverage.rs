@@ -69,6 +69,10 @@ pub struct ToolCall<'a> {
     pub tool: &'a str,
     /// Its input (any JSON), when the event has one.
     pub input: Option<&'a Value>,
+    /// How long it ran, where the after-tool event says (Claude Code's
+    /// `duration_ms`): a call that started before the daemon did may have
+    /// been judged by the one before it.
+    pub duration_ms: Option<u64>,
 }
 
 /// The tool call `raw` (an event of `agent`) is about; `None` when it names
@@ -82,6 +86,10 @@ pub fn tool_call(agent: Agent, raw: &Value) -> Option<ToolCall<'_>> {
             .filter(|id| !id.is_empty()),
         tool: fields.tool_name?,
         input: fields.tool_input,
+        duration_ms: match agent {
+            Agent::ClaudeCode => raw.get("duration_ms").and_then(Value::as_u64),
+            Agent::Codex | Agent::Gemini => None,
+        },
     })
 }
 
@@ -104,11 +112,16 @@ mod tests {
 
     #[test]
     fn a_call_is_read_with_its_id_where_the_agent_gives_one() {
-        let raw =
-            json!({"tool_name": "Bash", "tool_input": {"command": "ls"}, "tool_use_id": "t1"});
+        let raw = json!({"tool_name": "Bash", "tool_input": {"command": "ls"}, "tool_use_id": "t1",
+                         "duration_ms": 5});
         let call = tool_call(Agent::Codex, &raw).unwrap();
         assert_eq!((call.id, call.tool), (Some("t1"), "Bash"));
         assert_eq!(call.input, Some(&json!({"command": "ls"})));
+        assert_eq!(call.duration_ms, None, "Codex says no duration");
+        assert_eq!(
+            tool_call(Agent::ClaudeCode, &raw).unwrap().duration_ms,
+            Some(5)
+        );
         assert_eq!(tool_call(Agent::Gemini, &raw).unwrap().id, None);
         assert_eq!(
             tool_call(Agent::ClaudeCode, &json!({"tool_use_id": "t"})),
