@@ -282,6 +282,15 @@ fn only_the_same_sessions_pre_tool_event_pairs() {
     let coverage = coverage_of(&status, "claude-code");
     assert_eq!(coverage["sessions"], 2, "{coverage}");
     assert_eq!(coverage["last_unjudged_session"], "mine");
+    let human = hookd(
+        d.dir.path(),
+        &["status", "--socket", d.socket.to_str().unwrap()],
+    );
+    let human = String::from_utf8_lossy(&human.stdout);
+    assert!(
+        human.contains("tool calls (coverage alarm):\n  claude-code: 2 sessions, 1 tool call judged, 1 ran unjudged (last in session mine, webshop, at "),
+        "{human}"
+    );
     // Doctor names the agent and the fix.
     let doctor = Command::new(hookd_bin())
         .args(["doctor", "--socket", d.socket.to_str().unwrap()])
