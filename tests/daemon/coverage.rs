@@ -156,6 +156,19 @@ fn tools_that_ran_unjudged_are_counted_logged_and_alarmed_once_per_burst() {
         3,
         "tail prints each: {text}"
     );
+    let only = hookd(
+        d.dir.path(),
+        &[
+            "tail",
+            "--kind",
+            "unjudged_tool_call",
+            "--log",
+            d.log.to_str().unwrap(),
+        ],
+    );
+    let only = String::from_utf8_lossy(&only.stdout);
+    assert_eq!(only.lines().count(), 3, "{only}");
+    assert!(only.lines().all(|l| l.contains("codex:UNJUDGED")), "{only}");
     let replay = hookd(d.dir.path(), &["replay", d.log.to_str().unwrap()]);
     assert!(
         replay.status.success(),
