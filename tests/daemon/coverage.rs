@@ -214,9 +214,19 @@ fn paired_calls_in_any_order_never_raise_the_alarm() {
         send(tool_event(pre, &s, tool_b, b(), Some("B")));
         send(tool_event(post, &s, tool_b, b(), Some("B")));
         send(tool_event("PostToolUseFailure", &s, tool_a, a(), Some("A")));
-        // After-tool first, then its pre-tool event (within the grace).
-        send(tool_event(post, &s, tool_a, a(), Some("C")));
-        send(tool_event(pre, &s, tool_a, a(), Some("C")));
+        // After-tool first, then its pre-tool event, back to back on one
+        // connection (hooks run in parallel: their frames race).
+        let mut hooks = RawClient::hello(&d.socket, "hooks");
+        for (id, event) in [("post", post), ("pre", pre)] {
+            hooks.send(
+                &json!({"type": "hook", "id": id, "deadline_ms": 5000, "harness": agent,
+                               "input": tool_event(event, &s, tool_a, a(), Some("C"))}),
+            );
+        }
+        for _ in 0..2 {
+            let reply = hooks.wait_for("a hook_result", |f| f["type"] == "hook_result");
+            assert_eq!(reply["exit_code"], 0, "{reply}");
+        }
         send(session_end(&s));
     }
     let g = "gemini-session";
