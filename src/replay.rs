@@ -135,6 +135,8 @@ pub fn replay(
             LogRecord::RunStart(_) | LogRecord::SdkMessage(_) | LogRecord::RunDone(_) => continue,
             // The log's own bookkeeping (its hash chain).
             LogRecord::ChainStart(_) | LogRecord::LogRepaired(_) => continue,
+            // The coverage alarm's record: nothing to judge.
+            LogRecord::UnjudgedToolCall(_) => continue,
             LogRecord::Unknown => {
                 report.skipped_lines += 1;
                 continue;

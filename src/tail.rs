@@ -29,6 +29,7 @@ use serde_json::Value;
 use uuid::Uuid;
 
 use crate::decision::Verdict;
+use crate::protocol::coverage::UnjudgedToolCall;
 use crate::protocol::log::{LogRecord, LoggedDecision, LoggedEvent};
 
 /// How long `--follow` waits before looking again after reading lines.
@@ -254,6 +255,16 @@ impl Tail<'_> {
                     writeln!(out, "{}", pretty(&held.event, Some(&decision)))?;
                 }
             }
+            LogRecord::UnjudgedToolCall(unjudged) => {
+                if self.unjudged_matches(&unjudged) {
+                    if o.json {
+                        out.write_all(line)?;
+                        out.write_all(b"\n")?;
+                    } else {
+                        writeln!(out, "{}", pretty_unjudged(&unjudged))?;
+                    }
+                }
+            }
             LogRecord::RunStart(_)
             | LogRecord::SdkMessage(_)
             | LogRecord::RunDone(_)
@@ -262,6 +273,19 @@ impl Tail<'_> {
             | LogRecord::Unknown => {}
         }
         Ok(())
+    }
+
+    /// An `unjudged_tool_call` line passes the filters an event would,
+    /// `--kind unjudged_tool_call` naming it.
+    fn unjudged_matches(&self, unjudged: &UnjudgedToolCall) -> bool {
+        let o = self.options;
+        o.kind.as_deref().is_none_or(|k| k == "unjudged_tool_call")
+            && o.tool.as_deref().is_none_or(|t| unjudged.tool == t)
+            && o.session
+                .as_deref()
+                .is_none_or(|s| unjudged.session_id.starts_with(s))
+            && o.since
+                .is_none_or(|since| Uuid::parse_str(&unjudged.event_id).is_ok_and(|id| id >= since))
     }
 
     fn event_matches(&self, event: &LoggedEvent) -> bool {
@@ -280,6 +304,19 @@ impl Tail<'_> {
                     .is_some_and(|id| id.starts_with(s))
             })
     }
+}
+
+/// One human line for a tool call that ran unjudged.
+pub fn pretty_unjudged(unjudged: &UnjudgedToolCall) -> String {
+    let time = unjudged.at.get(11..23).unwrap_or("??:??:??.???");
+    let session = &unjudged.session_id;
+    let session = session.get(..8).unwrap_or(session);
+    format!(
+        "{time} {session:<8} {:<18} {:<10} ran without its pre-tool hook judged ({} in this session)",
+        format!("{}:UNJUDGED", unjudged.harness),
+        unjudged.tool,
+        unjudged.session_unjudged
+    )
 }
 
 /// One human line for an event and (if decided) its decision.

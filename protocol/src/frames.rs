@@ -259,6 +259,9 @@ pub enum Reply {
     /// Pushed to every subscriber: a session grant was added, revoked or
     /// expired.
     Grant(GrantPush),
+    /// Pushed to every subscriber: tool calls of a session ran unjudged
+    /// (see [`crate::coverage`]).
+    CoverageAlarm(crate::coverage::CoverageAlarm),
     /// A frame of a `type` this build does not know (a newer daemon's):
     /// readers skip it, so one client binary reads every daemon that
     /// speaks v1. The daemon never sends it.

@@ -21,6 +21,7 @@ use serde_json::Value;
 use uuid::Uuid;
 
 use super::chain::{ChainStart, LogRepaired};
+use super::coverage::UnjudgedToolCall;
 use super::{RunDone, RunStart, SdkMessage};
 pub use crate::decision::{DecidingLayer, MatchedRule};
 use crate::decision::{Decision, Source};
@@ -44,6 +45,9 @@ pub enum LogRecord {
     ChainStart(ChainStart),
     /// A torn last line was removed (see [`super::chain`]).
     LogRepaired(LogRepaired),
+    /// A tool call ran without its pre-tool hook judged (see
+    /// [`crate::coverage`]).
+    UnjudgedToolCall(UnjudgedToolCall),
     /// A line of a `type` this build does not know (a newer daemon's):
     /// readers skip it.
     #[serde(other)]
@@ -67,6 +71,7 @@ impl LogRecord {
             LogKind::RunDone => LogRecord::RunDone(serde_json::from_slice(line)?),
             LogKind::ChainStart => LogRecord::ChainStart(serde_json::from_slice(line)?),
             LogKind::LogRepaired => LogRecord::LogRepaired(serde_json::from_slice(line)?),
+            LogKind::UnjudgedToolCall => LogRecord::UnjudgedToolCall(serde_json::from_slice(line)?),
             LogKind::Unknown => LogRecord::Unknown,
         })
     }
@@ -93,6 +98,8 @@ pub enum LogKind {
     ChainStart,
     /// A `log_repaired` line.
     LogRepaired,
+    /// An `unjudged_tool_call` line.
+    UnjudgedToolCall,
     /// A `type` this build does not know.
     #[serde(other)]
     Unknown,

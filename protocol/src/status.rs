@@ -58,6 +58,10 @@ pub struct Status {
     /// none, and from older daemons.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub config: Option<ConfigStatus>,
+    /// Per agent: sessions seen, tool calls judged, tool calls that ran
+    /// unjudged (the coverage alarm). Absent from older daemons.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub coverage: Vec<crate::coverage::AgentCoverage>,
 }
 
 /// `status.config`: what the last reload of `config.toml` (SIGHUP, or a

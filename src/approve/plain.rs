@@ -141,6 +141,7 @@ async fn lines(socket: &Path, out: &mut impl Write) -> anyhow::Result<()> {
         for news in state.take_news() {
             match news {
                 News::Waiting(_) => {}
+                News::Alarm(message) => writeln!(out, "alarm: {message}")?,
                 News::Resolved {
                     id,
                     verdict,

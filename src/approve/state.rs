@@ -303,6 +303,8 @@ pub enum News {
         /// The reason, if any.
         reason: Option<String>,
     },
+    /// Tool calls ran unjudged (a coverage alarm's line).
+    Alarm(String),
     /// The answer to one of our requests.
     Reply {
         /// What the request was, for people.
@@ -559,6 +561,10 @@ impl State {
                 self.on_sdk_message(&message);
                 Vec::new()
             }
+            Reply::CoverageAlarm(alarm) => {
+                self.on_coverage_alarm(alarm);
+                Vec::new()
+            }
             Reply::RunDone(done) => {
                 self.runs.retain(|r| r.run_id != done.run_id);
                 self.clamp();
@@ -577,6 +583,38 @@ impl State {
     pub fn apply_json(&mut self, frame: &Value) -> Vec<Request> {
         use serde::Deserialize;
         self.apply(Reply::deserialize(frame).expect("a frame the daemon sends"))
+    }
+
+    /// A coverage alarm: a line in the feed and the notice (line mode
+    /// prints it).
+    fn on_coverage_alarm(&mut self, alarm: crate::protocol::coverage::CoverageAlarm) {
+        let row = FeedRow {
+            seq: self.next_seq,
+            event_id: String::new(),
+            time: alarm
+                .at
+                .split('T')
+                .nth(1)
+                .map(|t| t.chars().take(8).collect())
+                .unwrap_or_default(),
+            session: Some(alarm.session_id),
+            project: alarm.project,
+            harness: alarm.harness,
+            event: "UNJUDGED".into(),
+            tool: (!alarm.tool.is_empty()).then_some(alarm.tool),
+            summary: alarm.message.clone(),
+            verdict: Some("unjudged".into()),
+            decided_by: None,
+            latency_us: None,
+            pending: false,
+        };
+        self.next_seq += 1;
+        if self.feed.len() == FEED_CAP {
+            self.feed.pop_front();
+        }
+        self.feed.push_back(row);
+        self.notice = Some(format!("alarm: {}", alarm.message));
+        self.news.push(News::Alarm(alarm.message));
     }
 
     fn on_event(&mut self, push: EventPush) {
@@ -1247,6 +1285,28 @@ mod tests {
         frame.as_object_mut().unwrap().extend(facts);
         state.apply_json(&frame);
         state
+    }
+
+    #[test]
+    fn a_coverage_alarm_is_a_feed_line_and_news() {
+        let mut state = State::new("/s", Instant::now(), false);
+        state.apply_json(
+            &json!({"type": "coverage_alarm", "at": "2026-11-26T21:04:05.123456Z",
+            "harness": "codex", "agent_name": "Codex CLI", "session_id": "1fce3faa-1",
+            "project": "webshop", "unjudged": 3, "tool": "Bash",
+            "message": "session 1fce3faa (webshop, Codex CLI): 3 tool calls ran unjudged"}),
+        );
+        let row = state.feed.back().expect("a feed line");
+        assert_eq!(row.event, "UNJUDGED");
+        assert_eq!(row.time, "21:04:05");
+        assert_eq!(row.verdict.as_deref(), Some("unjudged"));
+        assert_eq!(
+            row.summary,
+            "session 1fce3faa (webshop, Codex CLI): 3 tool calls ran unjudged"
+        );
+        assert!(
+            matches!(state.take_news().as_slice(), [News::Alarm(m)] if m.contains("3 tool calls"))
+        );
     }
 
     #[test]

@@ -65,6 +65,7 @@ impl Theme {
             "allow" => Color::Green,
             "deny" => Color::Red,
             "ask" => Color::Yellow,
+            "unjudged" => Color::Magenta,
             _ => Color::Gray,
         })
     }

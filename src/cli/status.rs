@@ -75,6 +75,12 @@ pub fn print(connection: &mut Client, json: bool) -> anyhow::Result<()> {
             }
         )?;
     }
+    if !status.coverage.is_empty() {
+        writeln!(Stdout, "tool calls (coverage alarm):")?;
+        for agent in &status.coverage {
+            writeln!(Stdout, "  {}", agent.line())?;
+        }
+    }
     match &status.http {
         Some(http) => {
             writeln!(

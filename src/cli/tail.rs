@@ -9,6 +9,18 @@ use clap::Parser;
 use super::args::{event_name_parser, log_path};
 use super::output::Stdout;
 
+/// `--kind`: every agent's event names, and the coverage alarm's record.
+fn kind_parser() -> clap::builder::PossibleValuesParser {
+    use clap::builder::{PossibleValue, TypedValueParser};
+    let mut values: Vec<PossibleValue> = event_name_parser()
+        .possible_values()
+        .into_iter()
+        .flatten()
+        .collect();
+    values.push(PossibleValue::new("unjudged_tool_call"));
+    clap::builder::PossibleValuesParser::new(values)
+}
+
 #[derive(Parser)]
 pub struct TailArgs {
     /// The log file [default: $XDG_STATE_HOME/hookd/events.jsonl].
@@ -24,8 +36,9 @@ pub struct TailArgs {
     /// Print raw JSONL lines.
     #[arg(long)]
     pub json: bool,
-    /// Only this event kind, in its agent's name (e.g. PreToolUse, BeforeTool).
-    #[arg(long, value_name = "KIND", value_parser = event_name_parser())]
+    /// Only this event kind, in its agent's name (e.g. PreToolUse, BeforeTool),
+    /// or `unjudged_tool_call`: the tool calls that ran unjudged.
+    #[arg(long, value_name = "KIND", value_parser = kind_parser())]
     pub kind: Option<String>,
     /// Only sessions whose id starts with this.
     #[arg(long, value_name = "S")]

@@ -30,6 +30,7 @@ use crate::install::{self, Inspection, Scope};
 use crate::protocol::log::{LogRecord, LoggedEvent};
 
 mod agents;
+mod coverage;
 mod probe;
 
 /// A Claude Code `timeout` at or above this is almost certainly meant as
@@ -208,6 +209,28 @@ pub fn run(options: &DoctorOptions) -> Report {
         std::env::var(var).ok()
     }));
     checks.extend(agent_checks);
+    // Codex skips untrusted hooks silently: the daemon cannot see it.
+    checks.extend(
+        probed
+            .iter()
+            .filter(|f| f.agent == Agent::Codex && f.scope == Scope::User)
+            .filter_map(|f| {
+                let mut events: Vec<&str> = f
+                    .inspection
+                    .registrations
+                    .iter()
+                    .map(|r| r.event.as_str())
+                    .collect();
+                events.dedup();
+                coverage::codex_trust(&f.path, &events)
+            }),
+    );
+    checks.extend(
+        status
+            .as_ref()
+            .map(|s| coverage::unjudged(&s.coverage))
+            .unwrap_or_default(),
+    );
     files.extend(probed);
 
     let rules = status

@@ -21,6 +21,7 @@
 //! handlers take the hub's lock only as a socket client's `decide` does.
 
 pub use crate::config::http as config;
+pub mod alarm;
 pub mod hook;
 pub mod links;
 pub mod metrics;
@@ -97,6 +98,12 @@ impl HttpFace for Face {
 
     fn into_any(self: Arc<Self>) -> Arc<dyn std::any::Any + Send + Sync> {
         self
+    }
+
+    fn coverage_alarm(&self, alarm: &crate::protocol::coverage::CoverageAlarm) {
+        if let Some(notifier) = self.links.notifier() {
+            notifier.push_alarm(alarm);
+        }
     }
 }
 

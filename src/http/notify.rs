@@ -80,10 +80,18 @@ pub struct Notifier {
 /// One target's queue to its sender thread.
 #[derive(Debug)]
 struct TargetQueue {
-    queue: SyncSender<Push>,
+    queue: SyncSender<Outgoing>,
     /// The target as the config names it (`notify.webhook[0]`), for the
     /// log: its URL may hold a secret (an ntfy topic, a Slack hook).
     name: String,
+}
+
+/// What a target's sender sends: an event's push, or a coverage alarm
+/// ([`super::alarm`]).
+#[derive(Debug, Clone)]
+enum Outgoing {
+    Event(Push),
+    Alarm(Arc<super::alarm::AlarmPush>),
 }
 
 /// A push target as configured.
@@ -128,7 +136,7 @@ impl Notifier {
         });
         let mut queues = Vec::new();
         for (n, (name, target)) in ntfy.chain(webhook).enumerate() {
-            let (queue, pushes) = sync_channel::<Push>(QUEUE);
+            let (queue, pushes) = sync_channel::<Outgoing>(QUEUE);
             let sender = Sender {
                 agent: crate::outbound::agent(REQUEST_TIMEOUT),
                 name: name.clone(),
@@ -140,7 +148,10 @@ impl Notifier {
                 .name(format!("hookd-notify-{n}"))
                 .spawn(move || {
                     for push in pushes {
-                        sender.send(&push, &*waiting);
+                        match push {
+                            Outgoing::Event(push) => sender.send(&push, &*waiting),
+                            Outgoing::Alarm(alarm) => sender.send_alarm(&alarm),
+                        }
                     }
                 })?;
             queues.push(TargetQueue { queue, name });
@@ -150,14 +161,22 @@ impl Notifier {
 
     /// Queues `push` to every target without waiting.
     pub fn push(&self, push: Push) {
+        self.queue(Outgoing::Event(push));
+    }
+
+    /// Queues a coverage alarm to every target without waiting.
+    pub fn push_alarm(&self, alarm: &crate::protocol::coverage::CoverageAlarm) {
+        self.queue(Outgoing::Alarm(Arc::new(alarm.clone())));
+    }
+
+    fn queue(&self, push: Outgoing) {
         for target in &self.queues {
             match target.queue.try_send(push.clone()) {
                 Ok(()) => {}
-                Err(TrySendError::Full(push)) => {
+                Err(TrySendError::Full(_)) => {
                     tracing::warn!(
-                        event = %push.id,
                         target = %target.name,
-                        "push queue full (the target is slow or hangs); this event's push to it is dropped"
+                        "push queue full (the target is slow or hangs); this push to it is dropped"
                     );
                     self.counters.dropped.fetch_add(1, Ordering::Relaxed);
                 }
@@ -181,10 +200,10 @@ impl Notifier {
 }
 
 /// A request ready to send: URL, headers, body.
-struct Request {
-    url: String,
-    headers: Vec<(&'static str, String)>,
-    body: String,
+pub(super) struct Request {
+    pub(super) url: String,
+    pub(super) headers: Vec<(&'static str, String)>,
+    pub(super) body: String,
 }
 
 /// One target's sender, on its own thread.
@@ -201,7 +220,28 @@ impl Sender {
     /// Sends `push` to the target, retrying with backoff while the event
     /// waits.
     fn send(&self, push: &Push, waiting: &dyn Fn(Uuid) -> bool) {
-        let request = match self.target.request(push) {
+        let request = self.target.request(push);
+        self.send_request(request, push.deadline, || waiting(push.id));
+    }
+
+    /// Sends a coverage alarm, retrying with backoff for a minute at most.
+    fn send_alarm(&self, alarm: &super::alarm::AlarmPush) {
+        let request = match &self.target {
+            Target::Ntfy(target) => super::alarm::ntfy_request(target, alarm),
+            Target::Webhook(target) => Ok(super::alarm::webhook_request(target, alarm)),
+        };
+        self.send_request(request, Instant::now() + super::alarm::SEND_FOR, || true);
+    }
+
+    /// Sends `request`, retrying with backoff while `wanted()` and before
+    /// `deadline`.
+    fn send_request(
+        &self,
+        request: Result<Request, String>,
+        deadline: Instant,
+        wanted: impl Fn() -> bool,
+    ) {
+        let request = match request {
             Ok(request) => request,
             Err(e) => {
                 tracing::error!(target = %self.name, error = %e, "push not sent");
@@ -211,7 +251,7 @@ impl Sender {
         };
         let mut backoff = FIRST_BACKOFF;
         for attempt in 1..=ATTEMPTS {
-            if !waiting(push.id) || Instant::now() >= push.deadline {
+            if !wanted() || Instant::now() >= deadline {
                 self.counters.dropped.fetch_add(1, Ordering::Relaxed);
                 return;
             }
@@ -229,9 +269,7 @@ impl Sender {
             };
             tracing::warn!(target = %self.name, attempt, error = %failure, "push failed");
             if attempt < ATTEMPTS {
-                std::thread::sleep(
-                    backoff.min(push.deadline.saturating_duration_since(Instant::now())),
-                );
+                std::thread::sleep(backoff.min(deadline.saturating_duration_since(Instant::now())));
                 backoff *= 2;
             }
         }
@@ -286,7 +324,20 @@ fn ntfy_request(target: &NtfyTarget, push: &Push) -> Result<Request, String> {
         ],
     });
     let mut headers = vec![("Content-Type", "application/json".to_string())];
-    let token = match (&target.token_env, &target.token_file) {
+    let token = ntfy_token(target)?;
+    if let Some(token) = token {
+        headers.push(("Authorization", format!("Bearer {token}")));
+    }
+    Ok(Request {
+        url: server,
+        headers,
+        body: body.to_string(),
+    })
+}
+
+/// The bearer token an ntfy target is configured with, if any.
+pub(super) fn ntfy_token(target: &NtfyTarget) -> Result<Option<String>, String> {
+    Ok(match (&target.token_env, &target.token_file) {
         (Some(var), _) => {
             Some(std::env::var(var).map_err(|_| format!("`token_env`: ${var} is not set"))?)
         }
@@ -297,14 +348,6 @@ fn ntfy_request(target: &NtfyTarget, push: &Push) -> Result<Request, String> {
                 .to_string(),
         ),
         (None, None) => None,
-    };
-    if let Some(token) = token {
-        headers.push(("Authorization", format!("Bearer {token}")));
-    }
-    Ok(Request {
-        url: server,
-        headers,
-        body: body.to_string(),
     })
 }
 

@@ -111,6 +111,7 @@ impl Mapper {
             LogKind::Decision => self.decision(json, observed),
             LogKind::RunStart => run(json, "hookd.run_start", observed),
             LogKind::RunDone => run(json, "hookd.run_done", observed),
+            LogKind::UnjudgedToolCall => unjudged(json, observed),
             // An SDK message is the run's transcript, not a decision: it
             // stays in the event log.
             LogKind::SdkMessage | LogKind::ChainStart | LogKind::LogRepaired | LogKind::Unknown => {
@@ -385,6 +386,42 @@ fn run(json: Json, event_name: &'static str, observed: u64) -> Mapped {
     }
 }
 
+/// A tool call that ran unjudged (the coverage alarm): a warning, named
+/// `hookd.unjudged_tool_call`, with the session, the tool and its call.
+fn unjudged(json: Json, observed: u64) -> Mapped {
+    let mut attributes = Vec::new();
+    let mut text = |key: &'static str, value: Option<&str>| {
+        if let Some(value) = value {
+            attributes.push(KeyValue::new(key, Value::String(value.to_string())));
+        }
+    };
+    text("session.id", json["session_id"].as_str());
+    text("gen_ai.conversation.id", json["session_id"].as_str());
+    text("gen_ai.tool.name", json["tool"].as_str());
+    text("gen_ai.tool.call.id", json["tool_use_id"].as_str());
+    text("hookd.harness", json["harness"].as_str());
+    text("hookd.event.id", json["event_id"].as_str());
+    let time = json["at"]
+        .as_str()
+        .and_then(crate::time::parse_rfc3339)
+        .map_or(observed, unix_nano);
+    Mapped {
+        log: Some(LogRecord {
+            time_unix_nano: time,
+            observed_time_unix_nano: observed,
+            severity_number: SEVERITY_WARN,
+            severity_text: "WARN",
+            event_name: "hookd.unjudged_tool_call",
+            body: Value::from_json(json),
+            attributes,
+            trace_id: [0; 16],
+            span_id: [0; 8],
+        }),
+        span: None,
+        forgot: false,
+    }
+}
+
 fn uuid_of(json: &Json) -> Option<Uuid> {
     json.as_str().and_then(|s| s.parse().ok())
 }
@@ -565,6 +602,28 @@ mod tests {
             Mapper::new(4).map(message, SystemTime::now()).unwrap(),
             Mapped::default()
         );
+    }
+
+    #[test]
+    fn a_tool_call_that_ran_unjudged_is_a_warning() {
+        let line = serde_json::to_vec(&json!({
+            "type": "unjudged_tool_call", "at": "2026-11-23T22:00:00.000001Z",
+            "harness": "codex", "session_id": "s1", "tool": "Bash",
+            "tool_use_id": "call_1", "event_id": "e", "session_unjudged": 1
+        }))
+        .unwrap();
+        let log = Mapper::new(4)
+            .map(&line, SystemTime::now())
+            .unwrap()
+            .log
+            .unwrap();
+        assert_eq!(log.event_name, "hookd.unjudged_tool_call");
+        assert_eq!(log.severity_text, "WARN");
+        assert_eq!(
+            attr(&log.attributes, "gen_ai.tool.call.id"),
+            Some(&s("call_1"))
+        );
+        assert_eq!(attr(&log.attributes, "hookd.harness"), Some(&s("codex")));
     }
 
     #[test]

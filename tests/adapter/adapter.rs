@@ -467,6 +467,16 @@ fn a_run_allowed_to_completion_records_usage_and_cost() {
     for kind in ["UserPromptSubmit", "PreToolUse", "PostToolUse", "Stop"] {
         assert!(kinds.contains(&kind), "{kind} missing from {kinds:?}");
     }
+    // The coverage alarm: the run's call was judged before it ran. (The
+    // adapter registers every event with no matcher, and a run's hooks
+    // come in order on one pipe: its PostToolUse cannot come first.)
+    let coverage = &sdk.daemon.status()["coverage"];
+    let runs = coverage
+        .as_array()
+        .and_then(|c| c.iter().find(|a| a["agent"] == "agent-sdk"))
+        .unwrap_or_else(|| panic!("{coverage}"));
+    assert_eq!(runs["judged"], 1, "{coverage}");
+    assert_eq!(runs["unjudged"], 0, "{coverage}");
     sdk.wait_no_runs();
     assert!(zombie_children(sdk.daemon.pid()).is_empty());
 }
@@ -1043,6 +1053,17 @@ fn an_ask_in_a_run_is_pending_once_with_an_install(scope: &str) {
     assert!(log.iter().any(|l| l["type"] == "decision"
         && l["event_id"] == pending["event"]["id"]
         && l["source"] == "client:hookd-cli"));
+    // The coverage alarm counts the run's calls, never the copies: a
+    // copy's PostToolUse is not a Claude Code call that ran unjudged.
+    let coverage = sdk.daemon.status()["coverage"].clone();
+    let agents: Vec<&str> = coverage
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|a| a["agent"].as_str())
+        .collect();
+    assert_eq!(agents, ["agent-sdk"], "{coverage}");
+    assert_eq!(coverage[0]["unjudged"], 0, "{coverage}");
 }
 
 #[test]

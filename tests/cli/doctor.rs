@@ -43,7 +43,7 @@ fn line<'a>(text: &'a str, name: &str) -> &'a str {
         .unwrap_or_else(|| panic!("no `{name}` line in:\n{text}"))
 }
 
-const CHECKS: [&str; 11] = [
+const CHECKS: [&str; 12] = [
     "forwarder",
     "socket",
     "daemon",
@@ -51,6 +51,7 @@ const CHECKS: [&str; 11] = [
     "settings:project",
     "settings:local",
     "events",
+    "unjudged",
     "rules",
     "log",
     "hooks fire",
@@ -402,6 +403,47 @@ fn only_codex_or_only_gemini_registered_is_a_working_setup() {
         assert!(d.forward(&input, &["--agent", agent]).status.success());
         d.wait_decisions(1);
 
+        if agent == "codex" {
+            // Codex skips hooks it has not trusted, silently: doctor says so
+            // until its config.toml trusts each event hookd registered.
+            let codex_home = root.path().join("home/.codex");
+            let trusted = fs::read_to_string(concat!(
+                env!("CARGO_MANIFEST_DIR"),
+                "/tests/fixtures/agents/codex/trusted-config.toml"
+            ))
+            .unwrap()
+            .replace("CODEX_HOME", codex_home.to_str().unwrap());
+            let trust_line = |config: Option<&str>| {
+                if let Some(config) = config {
+                    fs::write(codex_home.join("config.toml"), config).unwrap();
+                }
+                let text = stdout(&doctor_of(root.path(), &d.socket, &project));
+                line(&text, "codex:trust").to_string()
+            };
+            let none = trust_line(None);
+            assert!(none.starts_with("✗ "), "{none}");
+            assert!(
+                none.contains("Codex trusts none of hookd's hooks"),
+                "{none}"
+            );
+            assert!(none.contains("/hooks"), "{none}");
+            // Trusted but for PreToolUse: its tool calls go unjudged.
+            let key = format!(
+                "[hooks.state.\"{}/hooks.json:pre_tool_use:0:0\"]",
+                codex_home.display()
+            );
+            let without_pre = trusted.replace(&key, "[unrelated]");
+            assert_ne!(without_pre, trusted);
+            let partial = trust_line(Some(&without_pre));
+            assert!(partial.starts_with("✗ "), "{partial}");
+            assert!(
+                partial.contains("does not trust hookd's hooks on PreToolUse: it skips them silently, so Codex's tool calls are not judged"),
+                "{partial}"
+            );
+            let all = trust_line(Some(&trusted));
+            assert!(all.starts_with("✓ "), "{all}");
+            assert!(all.contains("on all 11 events"), "{all}");
+        }
         let out = doctor_of(root.path(), &d.socket, &project);
         let text = stdout(&out);
         assert_eq!(

@@ -12,6 +12,7 @@ mod support;
 mod agents_daemon;
 mod audit;
 mod config_reload;
+mod coverage;
 mod daemon;
 mod forwarder;
 mod grants;

@@ -359,10 +359,19 @@ fn an_idle_daemon_is_not_woken_by_timers() {
         eprintln!("SKIPPED: the kernel's watches cannot be had here; an idle daemon that polls wakes every second");
         return;
     }
+    // A tool that ran unjudged: the coverage alarm's task waits out its
+    // grace, concludes it, and ends (it runs only while a call waits).
+    let mut ran = input.clone();
+    ran["hook_event_name"] = json!("PostToolUse");
+    ran["tool_use_id"] = json!("never-judged");
+    forward_in(&d, &project, &ran);
+    d.wait_for_status("the unjudged call concluded", |s| {
+        s["coverage"][0]["unjudged"] == 1
+    });
     // What that work started ends with the log writer parked: after a
     // line it polls its queue every millisecond for about 100 ms (a sender
     // then never has to wake it), then waits on a futex for the next one.
-    d.wait_decisions(1);
+    d.wait_decisions(2);
     daemon::poll_until("the log writer parked", Duration::from_secs(10), || {
         log_writer_waits_on_futex(d.pid())
     });

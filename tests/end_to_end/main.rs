@@ -13,6 +13,7 @@ mod e2e_agents;
 mod e2e_agents_hookd;
 mod e2e_approve;
 mod e2e_claude;
+mod e2e_coverage;
 mod e2e_duplicates;
 mod e2e_harness;
 mod e2e_http_hooks;

@@ -32,6 +32,9 @@ pub trait HttpFace: Send + Sync + 'static {
     fn as_any(&self) -> &dyn Any;
     /// [`HttpFace::as_any`], shared.
     fn into_any(self: Arc<Self>) -> Arc<dyn Any + Send + Sync>;
+    /// Tool calls of a session ran unjudged: push it to the `[notify]`
+    /// targets (see [`crate::coverage`]). Never blocks.
+    fn coverage_alarm(&self, _alarm: &crate::protocol::coverage::CoverageAlarm) {}
 }
 
 /// An HTTP listener bound and ready: started on the running daemon, it

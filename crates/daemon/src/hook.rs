@@ -268,6 +268,9 @@ async fn judge_and_record<'a>(
         shared,
         rules.generation(),
     );
+    if unjudged.is_none() {
+        super::coverage::note(shared, &event);
+    }
     let kind = event.kind();
     let hook = HookContext {
         shared,

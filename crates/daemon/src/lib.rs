@@ -48,6 +48,7 @@ pub mod clock;
 pub mod config;
 pub mod connection;
 pub mod controller;
+pub mod coverage;
 pub mod faces;
 #[cfg(feature = "fault-injection")]
 pub mod fault;
@@ -220,6 +221,8 @@ pub struct Shared {
     pub clock: clock::Clock,
     /// Pending table and subscribers.
     pub hub: Hub,
+    /// The coverage alarm: tool calls that ran unjudged.
+    pub coverage: coverage::Coverage,
     /// The configuration in force (replaced whole by a reload of
     /// `config.toml`; read it through [`Shared::config`]).
     config: std::sync::RwLock<Arc<crate::config::Config>>,
@@ -333,6 +336,7 @@ impl Shared {
             state_dir: state_dir(&options.log),
             bundles: Default::default(),
             hub: Hub::default(),
+            coverage: Default::default(),
             config: std::sync::RwLock::new(Arc::new(options.config.clone())),
             redactor: std::sync::RwLock::new(Arc::new(redactor)),
             stats: Stats {
@@ -460,6 +464,7 @@ impl Shared {
                         head: head.hex(),
                     })
                 }),
+            coverage: self.coverage.status(),
         }
     }
 }

@@ -385,6 +385,12 @@ const FAMILIES: &[Family] = &[
         samples: Samples::One(|s| Number::Count(s.metrics.run_turns.load(Ordering::Relaxed))),
     },
     Family {
+        name: "hookd_unjudged_tool_calls_total",
+        kind: "counter",
+        help: "Tool calls that ran without their pre-tool hook judged (the coverage alarm), by agent: a registration dropped, a matcher that misses a tool, hooks left untrusted.",
+        samples: Samples::Series(write_unjudged),
+    },
+    Family {
         name: "hookd_uptime_seconds",
         kind: "gauge",
         help: "Seconds since the daemon started.",
@@ -451,6 +457,19 @@ fn write_latency(name: &str, scrape: &Scrape, out: &mut String) {
     let sum = seconds(metrics.latency_sum_us.load(Ordering::Relaxed));
     let _ = writeln!(out, "{name}_sum {sum}");
     let _ = writeln!(out, "{name}_count {cumulative}");
+}
+
+/// Unjudged tool calls per agent the daemon has seen a session of (see
+/// `crate::coverage`); the label values are the harnesses' names, a
+/// closed set.
+fn write_unjudged(name: &str, scrape: &Scrape, out: &mut String) {
+    for agent in &scrape.status.coverage {
+        let _ = writeln!(
+            out,
+            "{name}{{agent=\"{}\"}} {}",
+            agent.agent, agent.unjudged
+        );
+    }
 }
 
 /// Ended runs by outcome.

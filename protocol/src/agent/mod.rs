@@ -30,6 +30,8 @@
 
 pub mod claude;
 pub mod codex;
+#[cfg(feature = "frames")]
+pub mod coverage;
 pub mod dialect;
 pub mod gemini;
 
