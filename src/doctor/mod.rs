@@ -30,6 +30,7 @@ use crate::install::{self, Inspection, Scope};
 use crate::protocol::log::{LogRecord, LoggedEvent};
 
 mod agents;
+mod plugins;
 mod probe;
 
 /// A Claude Code `timeout` at or above this is almost certainly meant as
@@ -208,6 +209,7 @@ pub fn run(options: &DoctorOptions) -> Report {
         std::env::var(var).ok()
     }));
     checks.extend(agent_checks);
+    checks.extend(plugins::checks(&options.project, options.probe));
     files.extend(probed);
 
     let rules = status
