@@ -412,3 +412,89 @@ fn with_the_daemon_down_tools_run_or_are_blocked_when_fail_closed() {
         );
     }
 }
+
+#[test]
+fn the_plugin_reconnects_after_a_daemon_restart_within_one_session() {
+    if skip("the_plugin_reconnects_after_a_daemon_restart_within_one_session") {
+        return;
+    }
+    for cli in BOTH {
+        // The plugin's socket path is a link the test repoints from the
+        // first daemon to the second, as a restart would reuse one path.
+        let link_dir = tempfile::tempdir().unwrap();
+        let link = link_dir.path().join("hookd.sock");
+        let mut first = daemon_with(DENY_ECHO);
+        std::os::unix::fs::symlink(&first.socket, &link).unwrap();
+        let call = |command: &str| match cli {
+            PluginCli::OpenCode => json!({"type": "tool_call", "name": "bash",
+                                          "input": {"command": command, "description": "run it"}}),
+            PluginCli::Pi => {
+                json!({"type": "tool_call", "name": "bash", "input": {"command": command}})
+            }
+        };
+        let script = json!({"turns": [
+            {"content": [call("sleep 6; printf one > one.txt")]},
+            {"content": [call("echo two > two.txt")]},
+            {"content": [{"type": "text", "text": "done"}]}
+        ], "default_text": "done"});
+        let mock = MockServer::start(ModelApi::Anthropic, &script.to_string());
+        let run = hooked(cli, &mock, &link, &[]);
+        let second = daemon_with(DENY_ECHO);
+        let restart = {
+            let link = link.clone();
+            let second_socket = second.socket.clone();
+            let first_log = first.log.clone();
+            std::thread::spawn(move || {
+                // Once the first call is logged (it then sleeps 6 s), the
+                // first daemon stops and the path leads to the second.
+                let deadline = std::time::Instant::now() + Duration::from_secs(120);
+                while !daemon::read_log(&first_log)
+                    .iter()
+                    .any(|l| l["type"] == "event" && l["tool"] == "bash")
+                {
+                    assert!(
+                        std::time::Instant::now() < deadline,
+                        "the first call never reached the first daemon"
+                    );
+                    std::thread::sleep(Duration::from_millis(50));
+                }
+                fs::remove_file(&link).unwrap();
+                std::os::unix::fs::symlink(&second_socket, &link).unwrap();
+            })
+        };
+        // Stopped from this thread once the link moved.
+        let out = {
+            let handle = std::thread::spawn(move || {
+                restart.join().unwrap();
+                first.stop();
+                first
+            });
+            let out = run.run_to_end("run both");
+            drop(handle.join().unwrap());
+            out
+        };
+        assert_eq!(
+            fs::read_to_string(run.project_dir().join("one.txt")).unwrap_or_default(),
+            "one",
+            "{}",
+            describe(&out)
+        );
+        assert!(
+            !run.project_dir().join("two.txt").exists(),
+            "{cli:?}: the second call ran\n{}",
+            describe(&out)
+        );
+        let results = tool_results(&mock);
+        assert!(
+            results
+                .iter()
+                .any(|(_, text, _)| text.contains("hookd e2e: echo is not allowed")),
+            "{cli:?}: {results:?}"
+        );
+        let calls = events_of(&second, cli)
+            .into_iter()
+            .filter(|e| e["kind"] == cli.tool_event())
+            .count();
+        assert_eq!(calls, 1, "{cli:?}: the second daemon judged {calls} calls");
+    }
+}
