@@ -14,9 +14,12 @@ use crate::agent::Agent;
 use crate::install::plugin::{self, MARKER};
 use crate::install::Scope;
 
-/// The checks of every plugin file that exists.
-pub(super) fn checks(project: &Path, probe: bool) -> Vec<Check> {
+/// The checks of every plugin file that exists, and each hookd plugin
+/// found (`OpenCode (PATH)`), which counts as an agent reaching hookd.
+/// `probe`: the daemon's socket, to probe each plugin through.
+pub(super) fn checks(project: &Path, probe: Option<&Path>) -> (Vec<Check>, Vec<String>) {
     let mut checks = Vec::new();
+    let mut found = Vec::new();
     let mut seen = Vec::new();
     for agent in [Agent::OpenCode, Agent::Pi] {
         for scope in [Scope::User, Scope::Project] {
@@ -42,12 +45,15 @@ pub(super) fn checks(project: &Path, probe: bool) -> Vec<Check> {
                 }
             };
             checks.push(check_file(agent, &name, &path, &text));
-            if probe && text.starts_with(MARKER) {
-                checks.push(probe_file(agent, &format!("probe:{name}"), &path));
+            if text.starts_with(MARKER) {
+                found.push(format!("{} ({})", agent.display_name(), path.display()));
+                if let Some(socket) = probe {
+                    checks.push(probe_file(agent, &format!("probe:{name}"), &path, socket));
+                }
             }
         }
     }
-    checks
+    (checks, found)
 }
 
 fn check_file(agent: Agent, name: &str, path: &Path, text: &str) -> Check {
@@ -117,7 +123,7 @@ if (agent === "pi") {
 console.log("answer:" + JSON.stringify(answer ?? null));
 "#;
 
-fn probe_file(agent: Agent, name: &str, path: &Path) -> Check {
+fn probe_file(agent: Agent, name: &str, path: &Path, socket: &Path) -> Check {
     let out = Command::new("node")
         .arg("--input-type=module")
         .arg("-e")
@@ -125,6 +131,7 @@ fn probe_file(agent: Agent, name: &str, path: &Path) -> Check {
         .arg(path)
         .arg(agent.as_str())
         .env("HOOKD_PLUGIN_DEADLINE_MS", "5000")
+        .env("HOOKD_SOCKET", socket)
         .stdin(Stdio::null())
         .output();
     let out = match out {
