@@ -202,13 +202,8 @@ fn a_harmless_command_runs_and_every_hook_is_logged_once() {
             .and_then(|e| e["session_id"].as_str())
             .unwrap_or_else(|| panic!("{cli:?}: no tool call logged: {kinds:?}"))
             .to_string();
-        for kind in [cli.tool_event()] {
-            assert_eq!(
-                kinds.iter().filter(|k| **k == kind).count(),
-                1,
-                "{cli:?}: {kinds:?}"
-            );
-        }
+        let calls = kinds.iter().filter(|k| **k == cli.tool_event()).count();
+        assert_eq!(calls, 1, "{cli:?}: {kinds:?}");
         // Every event the plugin relayed names the session (Pi's session
         // events too); none is logged twice.
         let mut ids: Vec<&str> = events.iter().filter_map(|e| e["id"].as_str()).collect();
@@ -447,17 +442,15 @@ fn the_plugin_reconnects_after_a_daemon_restart_within_one_session() {
             std::thread::spawn(move || {
                 // Once the first call is logged (it then sleeps 6 s), the
                 // first daemon stops and the path leads to the second.
-                let deadline = std::time::Instant::now() + Duration::from_secs(120);
-                while !daemon::read_log(&first_log)
-                    .iter()
-                    .any(|l| l["type"] == "event" && l["tool"] == "bash")
-                {
-                    assert!(
-                        std::time::Instant::now() < deadline,
-                        "the first call never reached the first daemon"
-                    );
-                    std::thread::sleep(Duration::from_millis(50));
-                }
+                crate::support::process::poll_until(
+                    "the first call to reach the first daemon",
+                    Duration::from_secs(120),
+                    || {
+                        daemon::read_log(&first_log)
+                            .iter()
+                            .any(|l| l["type"] == "event" && l["tool"] == "bash")
+                    },
+                );
                 fs::remove_file(&link).unwrap();
                 std::os::unix::fs::symlink(&second_socket, &link).unwrap();
             })

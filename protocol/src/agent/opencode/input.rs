@@ -96,13 +96,10 @@ fn tool_input(tool: &str, original: Map<String, Value>, cwd: Option<&str>) -> Ma
             input.entry(to).or_insert(value);
         }
     };
-    match tool {
-        "edit" => {
-            rename("oldString", "old_string");
-            rename("newString", "new_string");
-            rename("replaceAll", "replace_all");
-        }
-        _ => {}
+    if tool == "edit" {
+        rename("oldString", "old_string");
+        rename("newString", "new_string");
+        rename("replaceAll", "replace_all");
     }
     let path_key = match tool {
         "edit" | "write" | "read" => Some(("filePath", "file_path")),
