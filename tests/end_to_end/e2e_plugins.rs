@@ -8,8 +8,8 @@
 //! - a command no rule denies runs; every hook is logged once, with the
 //!   agent as harness and the agent's session;
 //! - an `ask` answered by a socket client (allow: runs; deny: blocked);
-//!   nobody there within the plugin's deadline: Pi is denied, OpenCode's
-//!   own flow runs the tool;
+//!   a client that never answers, until the plugin's deadline: Pi is
+//!   denied, OpenCode's own flow runs the tool;
 //! - `Write(…)`, `Edit(…)` and `WebFetch(domain:…)` rules catch the
 //!   agents' own file and fetch tools;
 //! - with the daemon down the tool runs (fail-open, one line on stderr) or
@@ -287,9 +287,23 @@ fn an_ask_nobody_answers_ends_at_the_plugins_deadline() {
     }
     for cli in BOTH {
         let d = daemon_with(ASK_ECHO);
+        // A client that sees the ask pending and never decides: the ask
+        // waits for it until the plugin's deadline.
+        let mut watcher = daemon::RawClient::hello(&d.socket, "e2e-silent");
+        let ok = watcher.call(json!({"type": "subscribe", "filter": {"pending_only": true}}));
+        assert_eq!(ok["type"], "ok", "{ok}");
         let mock = MockServer::start(ModelApi::Anthropic, &shell(cli, COMMAND).to_string());
         let run = hooked(cli, &mock, &d.socket, &[]).env("HOOKD_PLUGIN_DEADLINE_MS", "3000");
         let out = run.run_to_end("write hello to out.txt");
+        let pending = watcher.wait_for("the ask, pending", |f| {
+            f["type"] == "event" && f["pending"] == true
+        });
+        assert_eq!(pending["event"]["kind"], cli.tool_event());
+        let held = pending["deadline_ms"].as_u64().unwrap_or(0);
+        assert!(
+            held > 0 && held <= 3000,
+            "{cli:?}: held for {held} ms: {pending}"
+        );
         match cli {
             // Pi has no prompt of its own: nobody asked is a deny.
             PluginCli::Pi => {
