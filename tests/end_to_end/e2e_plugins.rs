@@ -5,8 +5,9 @@
 //!
 //! - a deny rule in Claude Code's vocabulary (`Bash(echo:*)`) blocks the
 //!   shell tool and its reason reaches the model as the tool's result;
-//! - a command no rule denies runs; every hook is logged once, with the
-//!   agent as harness and the agent's session;
+//! - a command no rule denies runs, with the plugin installed for the
+//!   user; every hook is logged once, with the agent as harness and the
+//!   agent's session;
 //! - an `ask` answered by a socket client (allow: runs; deny: blocked);
 //!   a client that never answers, until the plugin's deadline: Pi is
 //!   denied, OpenCode's own flow runs the tool;
@@ -67,20 +68,21 @@ fn shell(cli: PluginCli, command: &str) -> Value {
 }
 
 /// `hookd install --agent <cli> --scope project` into the run's project,
-/// as a user would run it (`extra`: `--fail-closed`).
+/// as a user would run it (`extra`: `--fail-closed`, or `--scope user`
+/// for the run's own home and Pi's `PI_CODING_AGENT_DIR`).
 fn install(run: &HeadlessRun<PluginAgent>, cli: PluginCli, extra: &[&str]) {
-    let out = Command::new(daemon::hookd_bin())
-        .args([
-            "install",
-            "--agent",
-            cli.name(),
-            "--scope",
-            "project",
-            "--project",
-        ])
+    let mut command = Command::new(daemon::hookd_bin());
+    command.args(["install", "--agent", cli.name()]);
+    if !extra.contains(&"--scope") {
+        command.args(["--scope", "project"]);
+    }
+    let out = command
+        .arg("--project")
         .arg(run.project_dir())
         .args(extra)
         .env("HOME", run.home_dir())
+        .env_remove("XDG_CONFIG_HOME")
+        .env("PI_CODING_AGENT_DIR", run.config_dir())
         .output()
         .unwrap();
     assert!(
@@ -191,7 +193,13 @@ fn a_harmless_command_runs_and_every_hook_is_logged_once() {
     for cli in BOTH {
         let d = daemon_with(&daemon::rule_toml("no-rm", "deny", "Bash(rm:*)"));
         let mock = MockServer::start(ModelApi::Anthropic, &shell(cli, COMMAND).to_string());
-        let run = hooked(cli, &mock, &d.socket, &[]);
+        // Installed for the user this time: the agent finds it in its home.
+        let run = hooked(cli, &mock, &d.socket, &["--scope", "user"]);
+        let user_file = match cli {
+            PluginCli::OpenCode => run.home_dir().join(".config/opencode/plugin/hookd.js"),
+            PluginCli::Pi => run.config_dir().join("extensions/hookd.js"),
+        };
+        assert!(user_file.is_file(), "{cli:?}: no {}", user_file.display());
         let out = run.run_to_end("write hello to out.txt");
         assert_ran(cli, &run, &out);
         let events = events_of(&d, cli);
