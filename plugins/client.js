@@ -81,7 +81,8 @@ class HookdClient {
   connection(deadline) {
     if (this.conn) return this.conn;
     if (Date.now() < this.retryAt) {
-      return Promise.reject(new Error("daemon unreachable (waiting before the next try)"));
+      const wait = this.retryAt - Date.now();
+      return Promise.reject(new Error(`${this.lastWhy} (next try in ${wait} ms)`));
     }
     const socket = hookdSocketPath();
     const untrusted = hookdUntrusted(socket);
@@ -92,7 +93,12 @@ class HookdClient {
       let greeted = false;
       const timer = setTimeout(() => sock.destroy(new Error("timeout connecting")), Math.max(1, deadline - Date.now()));
       timer.unref?.();
+      let failed = false;
       const fail = (err) => {
+        // 'error' is followed by 'close': one failure, one backoff step.
+        if (failed) return;
+        failed = true;
+        this.lastWhy = err.message;
         clearTimeout(timer);
         if (this.conn && this.current === sock) this.conn = null;
         this.current = null;
