@@ -329,7 +329,7 @@ pub fn pretty(event: &LoggedEvent, decision: Option<&LoggedDecision>) -> String 
     let kind = &event.kind;
     // Another agent's events are marked with it: `gemini:BeforeTool`.
     let kind = match event.harness.as_str() {
-        agent @ ("codex" | "gemini") => Cow::Owned(format!("{agent}:{kind}")),
+        agent @ ("codex" | "gemini" | "opencode" | "pi") => Cow::Owned(format!("{agent}:{kind}")),
         _ => Cow::Borrowed(kind.as_str()),
     };
     let tool = event.tool.as_deref().unwrap_or("");

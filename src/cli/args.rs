@@ -90,6 +90,10 @@ pub enum AgentName {
     Codex,
     /// Google Gemini CLI.
     Gemini,
+    /// OpenCode.
+    Opencode,
+    /// The Pi coding agent.
+    Pi,
 }
 
 impl From<AgentName> for crate::agent::Agent {
@@ -98,6 +102,8 @@ impl From<AgentName> for crate::agent::Agent {
             AgentName::ClaudeCode => crate::agent::Agent::ClaudeCode,
             AgentName::Codex => crate::agent::Agent::Codex,
             AgentName::Gemini => crate::agent::Agent::Gemini,
+            AgentName::Opencode => crate::agent::Agent::OpenCode,
+            AgentName::Pi => crate::agent::Agent::Pi,
         }
     }
 }

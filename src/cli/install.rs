@@ -98,7 +98,13 @@ pub enum AgentChoice {
     Codex,
     /// Google Gemini CLI: its settings.json.
     Gemini,
-    /// Every agent whose command (claude, codex, gemini) is on PATH.
+    /// OpenCode: hookd's plugin, .opencode/plugin/hookd.js (user:
+    /// ~/.config/opencode/plugin/hookd.js).
+    Opencode,
+    /// The Pi coding agent: hookd's extension, .pi/extensions/hookd.js (user:
+    /// ~/.pi/agent/extensions/hookd.js, or $PI_CODING_AGENT_DIR/extensions).
+    Pi,
+    /// Every agent whose command (claude, codex, gemini, opencode, pi) is on PATH.
     All,
 }
 
@@ -108,6 +114,8 @@ impl AgentChoice {
             AgentChoice::ClaudeCode => Some(Agent::ClaudeCode),
             AgentChoice::Codex => Some(Agent::Codex),
             AgentChoice::Gemini => Some(Agent::Gemini),
+            AgentChoice::Opencode => Some(Agent::OpenCode),
+            AgentChoice::Pi => Some(Agent::Pi),
             AgentChoice::All => None,
         }
     }
@@ -157,6 +165,21 @@ pub fn install(args: InstallArgs) -> anyhow::Result<()> {
     let (agents, skipped) = args.target.agents()?;
     if agents.len() != 1 && args.events.is_some() {
         anyhow::bail!("--events names one agent's events: give one --agent with it");
+    }
+    let (plugins, agents): (Vec<Agent>, Vec<Agent>) = agents
+        .into_iter()
+        .partition(|a| crate::install::plugin::is_plugin_agent(*a));
+    if !plugins.is_empty() {
+        if args.events.is_some() {
+            anyhow::bail!(
+                "--events: the {} plugin relays its own events; leave --events out",
+                plugins[0]
+            );
+        }
+        install_plugins(&args, &plugins)?;
+        if agents.is_empty() {
+            return Ok(());
+        }
     }
     let forwarder = crate::install::forwarder_for(args.target.scope, args.forwarder.as_deref())?;
     // The status line is Claude Code's setting; other agents have none. A
@@ -215,7 +238,7 @@ pub fn install(args: InstallArgs) -> anyhow::Result<()> {
     report_skipped(&skipped, args.target.json)?;
     if agents.is_empty() {
         anyhow::bail!(
-            "--agent all: none of claude, codex, gemini is on PATH; name one with --agent"
+            "--agent all: none of claude, codex, gemini, opencode, pi is on PATH; name one with --agent"
         );
     }
     let mut written = false;
@@ -255,6 +278,11 @@ pub fn uninstall(target: &SettingsTarget) -> anyhow::Result<()> {
     report_skipped(&skipped, target.json)?;
     for agent in agents {
         let path = target.path(agent)?;
+        if crate::install::plugin::is_plugin_agent(agent) {
+            let outcome = crate::install::plugin::uninstall(&path, agent, target.dry_run)?;
+            report_plugin(target, &outcome)?;
+            continue;
+        }
         let outcome = match target.scope {
             Some(crate::install::Scope::Managed) => {
                 crate::install::managed::uninstall(target.dry_run)?
@@ -263,6 +291,47 @@ pub fn uninstall(target: &SettingsTarget) -> anyhow::Result<()> {
         };
         target.report(&outcome)?;
     }
+    Ok(())
+}
+
+/// Writes the plugin file of each plugin agent (OpenCode, Pi).
+fn install_plugins(args: &InstallArgs, plugins: &[Agent]) -> anyhow::Result<()> {
+    if args.statusline || args.transport != "command" {
+        anyhow::bail!(
+            "--statusline and --transport are Claude Code's: install them with --agent claude-code"
+        );
+    }
+    let fail_closed = args.fail_closed.is_some();
+    for agent in plugins {
+        let deadline_ms = agent.events()[0].default_timeout_ms;
+        let text = crate::install::plugin::plugin_text(*agent, fail_closed, deadline_ms);
+        if args.print {
+            write!(Stdout, "{text}")?;
+            continue;
+        }
+        let path = args.target.path(*agent)?;
+        let outcome = crate::install::plugin::install(&path, *agent, &text, args.target.dry_run)?;
+        report_plugin(&args.target, &outcome)?;
+        if !args.target.json && !args.target.dry_run {
+            if let Some(note) = crate::install::after_install_note(*agent) {
+                writeln!(Stdout, "{note}")?;
+            }
+        }
+    }
+    Ok(())
+}
+
+fn report_plugin(
+    target: &SettingsTarget,
+    outcome: &crate::install::plugin::PluginOutcome,
+) -> anyhow::Result<()> {
+    if target.json {
+        return print_json(outcome);
+    }
+    if target.dry_run {
+        write!(Stdout, "{}", outcome.diff)?;
+    }
+    writeln!(Stdout, "{}", outcome.summary())?;
     Ok(())
 }
 

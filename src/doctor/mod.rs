@@ -31,6 +31,7 @@ use crate::protocol::log::{LogRecord, LoggedEvent};
 
 mod agents;
 mod coverage;
+mod plugins;
 mod probe;
 
 /// A Claude Code `timeout` at or above this is almost certainly meant as
@@ -199,16 +200,22 @@ pub fn run(options: &DoctorOptions) -> Report {
     // Codex's and Gemini's files are read first: whether the coverage of
     // Claude Code's is a failure depends on them. Their lines come after.
     let (agent_checks, probed) = check_agent_settings(&options.agent_settings);
-    let other_agents: Vec<String> = probed
+    let (plugin_checks, plugin_files) = plugins::checks(
+        &options.project,
+        options.probe.then_some(options.socket.as_path()),
+    );
+    let mut other_agents: Vec<String> = probed
         .iter()
         .filter(|f| !f.inspection.registrations.is_empty())
         .map(|f| format!("{} ({})", f.agent.display_name(), f.path.display()))
         .collect();
+    other_agents.extend(plugin_files);
     checks.push(check_coverage(&files, &options.events, &other_agents));
     checks.extend(check_http(&files, status.as_ref(), &|var| {
         std::env::var(var).ok()
     }));
     checks.extend(agent_checks);
+    checks.extend(plugin_checks);
     // Codex skips untrusted hooks silently: the daemon cannot see it.
     checks.extend(
         probed
@@ -810,7 +817,7 @@ fn check_coverage(
         return Check::fail(
             name,
             "no settings file of Claude Code, Codex or Gemini registers hook-forwarder or a hookd http hook, so no hook reaches hookd",
-            "`hookd install` (Claude Code, every project), `hookd install --scope project`, or `hookd install --agent codex|gemini`",
+            "`hookd install` (Claude Code, every project), `hookd install --scope project`, or `hookd install --agent codex|gemini|opencode|pi`",
         );
     }
     let missing: Vec<&str> = events

@@ -48,6 +48,7 @@ pub use hookd_daemon::atomic;
 pub mod diff;
 pub mod jsontext;
 pub mod managed;
+pub mod plugin;
 pub mod settings;
 pub mod timings;
 
@@ -148,6 +149,9 @@ pub fn agent_settings_path(agent: Agent, scope: Scope, project: &Path) -> anyhow
         Agent::ClaudeCode => return settings_path(scope, project),
         Agent::Codex => (".codex", "hooks.json"),
         Agent::Gemini => (".gemini", "settings.json"),
+        Agent::OpenCode | Agent::Pi => {
+            return plugin::plugin_path(agent, scope, project);
+        }
     };
     match scope {
         Scope::User if agent == Agent::Codex => {
@@ -183,6 +187,8 @@ pub fn agent_program(agent: Agent) -> &'static str {
         Agent::ClaudeCode => "claude",
         Agent::Codex => "codex",
         Agent::Gemini => "gemini",
+        Agent::OpenCode => "opencode",
+        Agent::Pi => "pi",
     }
 }
 
@@ -202,7 +208,11 @@ pub fn after_install_note(agent: Agent) -> Option<&'static str> {
             "Gemini asks before it runs project-level hooks the first time; user-level \
              hooks run at once.",
         ),
-        Agent::ClaudeCode => None,
+        Agent::Pi => Some(
+            "Pi loads the extension in every session; `pi --no-extensions` (-ne) skips it, \
+             so where it must not be bypassed start Pi with `-e` naming the file.",
+        ),
+        Agent::ClaudeCode | Agent::OpenCode => None,
     }
 }
 

@@ -221,6 +221,10 @@ pub fn handler(kind: HookEventKind, options: &InstallOptions) -> Out {
                 ("timeout".into(), Out::Int(u64::from(t.agent_s) * 1000)),
             ])
         }
+        // Their plugin is a file of its own (`install::plugin`), never a
+        // settings entry; a settings-file install for them writes what
+        // Codex's would.
+        Agent::OpenCode | Agent::Pi => {}
     }
     let args = args.into_iter().map(Out::Str).collect();
     let mut fields = vec![
@@ -380,7 +384,7 @@ fn group(kind: HookEventKind, options: &InstallOptions) -> Out {
     let hooks = ("hooks".into(), Out::Array(vec![handler(kind, options)]));
     match options.agent {
         Agent::ClaudeCode => Out::Object(vec![hooks]),
-        Agent::Codex | Agent::Gemini => {
+        Agent::Codex | Agent::Gemini | Agent::OpenCode | Agent::Pi => {
             Out::Object(vec![("matcher".into(), Out::Str("*".into())), hooks])
         }
     }

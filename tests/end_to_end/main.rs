@@ -18,4 +18,5 @@ mod e2e_duplicates;
 mod e2e_harness;
 mod e2e_http_hooks;
 mod e2e_install;
+mod e2e_plugins;
 mod e2e_race;

@@ -11,6 +11,7 @@ pub mod claude;
 pub mod daemon;
 pub mod http;
 pub mod otlp;
+pub mod plugin_agents;
 pub mod process;
 pub mod prometheus;
 pub mod receiver;

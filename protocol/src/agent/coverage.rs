@@ -55,7 +55,9 @@ pub fn phase(kind: HookEventKind) -> Option<Phase> {
 /// its after-tool events, for agents that give one.
 pub fn call_id_field(agent: Agent) -> Option<&'static str> {
     match agent {
-        Agent::ClaudeCode | Agent::Codex => Some("tool_use_id"),
+        // The plugins relay OpenCode's `callID` and Pi's `toolCallId` as
+        // `tool_use_id` on both ends of a call.
+        Agent::ClaudeCode | Agent::Codex | Agent::OpenCode | Agent::Pi => Some("tool_use_id"),
         Agent::Gemini => None,
     }
 }
@@ -88,7 +90,7 @@ pub fn tool_call(agent: Agent, raw: &Value) -> Option<ToolCall<'_>> {
         input: fields.tool_input,
         duration_ms: match agent {
             Agent::ClaudeCode => raw.get("duration_ms").and_then(Value::as_u64),
-            Agent::Codex | Agent::Gemini => None,
+            Agent::Codex | Agent::Gemini | Agent::OpenCode | Agent::Pi => None,
         },
     })
 }

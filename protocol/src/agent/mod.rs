@@ -1,8 +1,10 @@
 //! The agents hookd judges, and what their dialects share.
 //!
-//! Claude Code (and Agent SDK runs), OpenAI Codex CLI and Google Gemini CLI
-//! each have a *dialect*: the one module that knows that agent's hook JSON
-//! ([`claude`], [`codex`], [`gemini`]). A dialect
+//! Claude Code (and Agent SDK runs), OpenAI Codex CLI, Google Gemini CLI,
+//! OpenCode and the Pi coding agent each have a *dialect*: the one module
+//! that knows that agent's hook JSON ([`claude`], [`codex`], [`gemini`],
+//! [`opencode`], [`pi`]; the last two are relayed by in-process plugins,
+//! [`plugin`]). A dialect
 //!
 //! - maps the agent's event names onto hookd's event kinds
 //!   ([`HookEventKind`], which the rules and the pending table use), keeping
@@ -34,6 +36,9 @@ pub mod codex;
 pub mod coverage;
 pub mod dialect;
 pub mod gemini;
+pub mod opencode;
+pub mod pi;
+pub mod plugin;
 
 #[cfg(feature = "frames")]
 use std::borrow::Cow;
@@ -65,6 +70,11 @@ pub enum Harness {
     Codex,
     /// Google Gemini CLI, through `hook-forwarder --agent gemini`.
     Gemini,
+    /// OpenCode, through hookd's in-process plugin.
+    #[cfg_attr(feature = "frames", serde(rename = "opencode"))]
+    OpenCode,
+    /// The Pi coding agent, through hookd's in-process extension.
+    Pi,
 }
 
 impl Harness {
@@ -75,6 +85,8 @@ impl Harness {
             Harness::AgentSdk => "agent-sdk",
             Harness::Codex => "codex",
             Harness::Gemini => "gemini",
+            Harness::OpenCode => "opencode",
+            Harness::Pi => "pi",
         }
     }
 
@@ -85,6 +97,8 @@ impl Harness {
             Harness::ClaudeCode | Harness::AgentSdk => Agent::ClaudeCode,
             Harness::Codex => Agent::Codex,
             Harness::Gemini => Agent::Gemini,
+            Harness::OpenCode => Agent::OpenCode,
+            Harness::Pi => Agent::Pi,
         }
     }
 
@@ -94,6 +108,8 @@ impl Harness {
             Agent::ClaudeCode => Harness::ClaudeCode,
             Agent::Codex => Harness::Codex,
             Agent::Gemini => Harness::Gemini,
+            Agent::OpenCode => Harness::OpenCode,
+            Agent::Pi => Harness::Pi,
         }
     }
 }
@@ -107,11 +123,21 @@ pub enum Agent {
     Codex,
     /// Google Gemini CLI 0.61.0.
     Gemini,
+    /// OpenCode 1.18.33, through hookd's plugin.
+    OpenCode,
+    /// The Pi coding agent 0.73.1, through hookd's extension.
+    Pi,
 }
 
 impl Agent {
     /// Every agent, in the order of the documentation's tables.
-    pub const ALL: [Agent; 3] = [Agent::ClaudeCode, Agent::Codex, Agent::Gemini];
+    pub const ALL: [Agent; 5] = [
+        Agent::ClaudeCode,
+        Agent::Codex,
+        Agent::Gemini,
+        Agent::OpenCode,
+        Agent::Pi,
+    ];
 
     /// The name a user writes (`--agent NAME`) and the log records.
     pub fn as_str(self) -> &'static str {
@@ -119,6 +145,8 @@ impl Agent {
             Agent::ClaudeCode => "claude-code",
             Agent::Codex => "codex",
             Agent::Gemini => "gemini",
+            Agent::OpenCode => "opencode",
+            Agent::Pi => "pi",
         }
     }
 
@@ -128,6 +156,8 @@ impl Agent {
             Agent::ClaudeCode => "Claude Code",
             Agent::Codex => "Codex CLI",
             Agent::Gemini => "Gemini CLI",
+            Agent::OpenCode => "OpenCode",
+            Agent::Pi => "Pi",
         }
     }
 
@@ -143,6 +173,8 @@ impl Agent {
             Agent::ClaudeCode => crate::agent::claude::EVENTS,
             Agent::Codex => crate::agent::codex::EVENTS,
             Agent::Gemini => crate::agent::gemini::EVENTS,
+            Agent::OpenCode => crate::agent::opencode::EVENTS,
+            Agent::Pi => crate::agent::pi::EVENTS,
         }
     }
 
@@ -174,7 +206,10 @@ impl Agent {
         use Verdict::*;
         match (self, kind) {
             (Agent::ClaudeCode, _) => self.supported_verdicts(kind),
-            (Agent::Codex | Agent::Gemini, HookEventKind::PreToolUse) => &[Allow, Deny, NoOpinion],
+            (
+                Agent::Codex | Agent::Gemini | Agent::OpenCode | Agent::Pi,
+                HookEventKind::PreToolUse,
+            ) => &[Allow, Deny, NoOpinion],
             _ => self.supported_verdicts(kind),
         }
     }
@@ -217,6 +252,9 @@ impl Agent {
             Agent::ClaudeCode => crate::agent::claude::output::render(kind, answer),
             Agent::Codex => crate::agent::codex::output::render(kind, answer),
             Agent::Gemini => crate::agent::gemini::output::render(kind, answer),
+            Agent::OpenCode | Agent::Pi => {
+                crate::agent::plugin::render(self.events(), kind, answer)
+            }
         }
     }
 
@@ -230,7 +268,7 @@ impl Agent {
     pub fn continuation_prompt(self, kind: HookEventKind, answer: &Answer) -> Option<&str> {
         match self {
             Agent::Gemini => crate::agent::gemini::output::continuation_prompt(kind, answer),
-            Agent::ClaudeCode | Agent::Codex => None,
+            Agent::ClaudeCode | Agent::Codex | Agent::OpenCode | Agent::Pi => None,
         }
     }
 
@@ -249,6 +287,8 @@ impl Agent {
             Agent::ClaudeCode => ask,
             Agent::Codex => crate::agent::codex::output::unanswered_ask(kind, fail_closed, ask),
             Agent::Gemini => crate::agent::gemini::output::unanswered_ask(ask),
+            Agent::OpenCode => crate::agent::plugin::unanswered_ask(kind, fail_closed, true, ask),
+            Agent::Pi => crate::agent::plugin::unanswered_ask(kind, fail_closed, false, ask),
         }
     }
 
@@ -299,6 +339,7 @@ impl Agent {
             Agent::ClaudeCode => name.starts_with("CLAUDE") || name == "HOOKD_RUN_ID",
             Agent::Codex => crate::agent::codex::HOOK_ENV.contains(&name),
             Agent::Gemini => crate::agent::gemini::HOOK_ENV.contains(&name),
+            Agent::OpenCode | Agent::Pi => false,
         }
     }
 
@@ -311,6 +352,8 @@ impl Agent {
             Agent::ClaudeCode => Cow::Borrowed(own),
             Agent::Codex => crate::agent::codex::input::claude_tool_name(own, raw),
             Agent::Gemini => crate::agent::gemini::input::claude_tool_name(own, raw),
+            Agent::OpenCode => crate::agent::opencode::input::claude_tool_name(own),
+            Agent::Pi => Cow::Borrowed(crate::agent::pi::input::claude_tool_name(own)),
         };
         Some(ToolNames {
             agent: own.to_string(),
@@ -329,6 +372,8 @@ impl Agent {
             Agent::ClaudeCode => vec![Cow::Borrowed(raw)],
             Agent::Codex => crate::agent::codex::input::rule_inputs(raw),
             Agent::Gemini => crate::agent::gemini::input::rule_inputs(raw),
+            Agent::OpenCode => crate::agent::opencode::input::rule_inputs(raw),
+            Agent::Pi => crate::agent::pi::input::rule_inputs(raw),
         }
     }
 }

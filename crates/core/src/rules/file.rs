@@ -67,7 +67,17 @@ type Value<'i> = Spanned<DeValue<'i>>;
 /// `additionalContext` from its hook, as "Gemini CLI on PreToolUse
 /// (BeforeTool)".
 fn undelivered_context(events: EventSet, agent: Option<Agent>) -> Vec<String> {
-    let agents = agent.map_or(Agent::ALL.to_vec(), |a| vec![a]);
+    // Unless the rule names its agent, those that take context nowhere
+    // (OpenCode, Pi) are left out: no event would do for them.
+    let agents = agent.map_or_else(
+        || {
+            Agent::ALL
+                .into_iter()
+                .filter(|a| a.events().iter().any(|e| e.accepts_context))
+                .collect()
+        },
+        |a| vec![a],
+    );
     let mut lost = Vec::new();
     for name in EVENTS.iter().filter(|e| events.has(EventSet::bit(e))) {
         let kind = HookEventKind::from_name(name);
