@@ -14,4 +14,5 @@ mod install;
 mod install_agents;
 mod install_managed;
 mod quickstart;
+mod suggest;
 mod systemd;
