@@ -21,4 +21,5 @@ pub mod serve;
 pub mod service;
 pub mod statusline;
 pub mod style;
+pub mod suggest;
 pub mod tail;

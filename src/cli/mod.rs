@@ -35,6 +35,7 @@ pub mod service;
 pub mod status;
 pub mod statusline;
 pub mod steer;
+pub mod suggest;
 pub mod tail;
 pub mod uninstall;
 

@@ -211,6 +211,10 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Propose rules from what a person kept allowing or denying by hand
+    /// (the event log's client decisions), as a diff of the rules file;
+    /// nothing is written without --write.
+    Suggest(super::suggest::Args),
     /// Print the embedded default rules (used when there is no rules file).
     Defaults,
     /// Print the manifest.toml of a policy bundle: every file of DIR/rules/
@@ -241,6 +245,7 @@ pub enum Command {
 pub fn run(command: Command) -> anyhow::Result<Outcome> {
     match command {
         Command::Defaults => defaults(),
+        Command::Suggest(args) => super::suggest::run(args),
         Command::Manifest { dir, revision } => manifest(&dir, revision.as_deref()),
         Command::Revision {
             file,

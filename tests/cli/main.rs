@@ -15,4 +15,5 @@ mod install_agents;
 mod install_managed;
 mod install_plugins;
 mod quickstart;
+mod suggest;
 mod systemd;
