@@ -13,5 +13,6 @@ mod doctor;
 mod install;
 mod install_agents;
 mod install_managed;
+mod profiles;
 mod quickstart;
 mod systemd;

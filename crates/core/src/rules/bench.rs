@@ -486,8 +486,22 @@ pub fn bench(rules: &RuleSet, policy: &str, corpora: &[Corpus]) -> Result<BenchR
     Ok(report)
 }
 
-/// One raw hook input of `agent` judged as the daemon judges it.
-fn judge(layers: &Layers, agent: Agent, raw: &Value) -> (Option<Action>, Vec<String>) {
+/// Every case of `corpora` as the raw hook inputs its agents send, in
+/// order: what [`bench`] judges (and the rules benchmark times).
+pub fn hook_inputs(corpora: &[Corpus]) -> Result<Vec<(Agent, Value)>, String> {
+    let mut out = Vec::new();
+    for case in corpora.iter().flat_map(|c| &c.cases) {
+        for name in case.agent_names() {
+            let agent = Agent::from_name(name).ok_or_else(|| format!("unknown agent {name}"))?;
+            out.push((agent, case.hook_input(agent)?));
+        }
+    }
+    Ok(out)
+}
+
+/// One raw hook input of `agent` judged as the daemon judges it (in
+/// [`PROJECT`], with [`HOME`]): the verdict and the deciding rules.
+pub fn judge(layers: &Layers, agent: Agent, raw: &Value) -> (Option<Action>, Vec<String>) {
     let name = crate::agent::claude::InputFields::of(raw)
         .event_name
         .unwrap_or("");

@@ -233,7 +233,10 @@ mod tests_policy;
 #[cfg(test)]
 mod tests_standard;
 
-pub use bench::{bench, BenchReport, CategoryScore, Corpus, Expect, Judged, Wrong};
+pub use bench::{
+    bench, hook_inputs, judge as judge_hook, BenchReport, CategoryScore, Corpus, Expect, Judged,
+    Wrong,
+};
 pub use check::{check, check_as, check_source, CheckReport};
 pub use diag::{Diagnostic, RulesError, Severity};
 pub use explain::{Check, ExplainedCommand, Explanation, RuleReport};
