@@ -108,7 +108,8 @@
 //! `sh -c '…'` and `eval`. Deny, ask and context rules match if they match
 //! **any** command, also with leading `NAME=value` assignments and wrappers
 //! (`sudo`, `doas`, `env`, `nice`, `ionice`, `timeout`, `stdbuf`, `nohup`,
-//! `time`, `command`, `builtin`, `exec`, `xargs`, `setsid`, `unbuffer`)
+//! `time`, `command`, `builtin`, `exec`, `xargs`, `setsid`, `unbuffer`,
+//! `busybox`, `toybox`, `chronic`, `caffeinate`)
 //! stripped and with `/bin/rm` read as `rm`. An allow verdict needs **every**
 //! command to be matched, as written, by some allow rule: `Bash(ls *)` does not
 //! allow `ls && rm -rf x`. A command that cannot be read (unbalanced quotes or
