@@ -72,7 +72,7 @@ pub struct BenchArgs {
     /// Score a rules file instead.
     #[arg(long, value_name = "FILE")]
     pub rules: Option<PathBuf>,
-    /// A corpus (TOML [[case]]s; repeat for several) [default: the shipped
+    /// A corpus (a TOML file of `case` tables; repeat for several) [default: the shipped
     /// corpora/attack.toml and corpora/everyday.toml].
     #[arg(long, value_name = "FILE")]
     pub corpus: Vec<PathBuf>,

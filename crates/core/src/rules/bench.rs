@@ -336,7 +336,7 @@ pub struct CategoryScore {
     pub right: usize,
 }
 
-/// The outcome of [`bench`].
+/// The outcome of [`bench()`].
 #[derive(Debug, Clone, Serialize)]
 pub struct BenchReport {
     /// The policy scored (a profile's name or a file).
@@ -487,7 +487,7 @@ pub fn bench(rules: &RuleSet, policy: &str, corpora: &[Corpus]) -> Result<BenchR
 }
 
 /// Every case of `corpora` as the raw hook inputs its agents send, in
-/// order: what [`bench`] judges (and the rules benchmark times).
+/// order: what [`bench()`] judges (and the rules benchmark times).
 pub fn hook_inputs(corpora: &[Corpus]) -> Result<Vec<(Agent, Value)>, String> {
     let mut out = Vec::new();
     for case in corpora.iter().flat_map(|c| &c.cases) {
@@ -500,7 +500,8 @@ pub fn hook_inputs(corpora: &[Corpus]) -> Result<Vec<(Agent, Value)>, String> {
 }
 
 /// One raw hook input of `agent` judged as the daemon judges it (in
-/// [`PROJECT`], with [`HOME`]): the verdict and the deciding rules.
+/// `/home/dev/project`, with `HOME=/home/dev`): the verdict and the
+/// deciding rules.
 pub fn judge(layers: &Layers, agent: Agent, raw: &Value) -> (Option<Action>, Vec<String>) {
     let name = crate::agent::claude::InputFields::of(raw)
         .event_name

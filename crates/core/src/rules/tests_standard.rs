@@ -7,7 +7,7 @@
 //! it denies like the plain command.
 
 use super::*;
-use serde_json::{json, Value};
+use serde_json::json;
 use std::path::Path;
 
 const HOME: &str = "/home/dev";
