@@ -21,6 +21,8 @@ use std::time::{Duration, Instant};
 
 const RULES: usize = 1000;
 const ROUNDS: usize = 1000;
+/// Rounds over the corpora's thousand inputs per profile.
+const PROFILE_ROUNDS: usize = 50;
 
 const PROGRAMS: &[&str] = &[
     "git",
@@ -256,7 +258,7 @@ fn main() {
 /// The embedded profiles side by side (issue #27): every case of the
 /// shipped corpora, in each agent's dialect, judged the way the daemon
 /// judges it (`rules::judge_hook`: the dialect's rule inputs, then
-/// `rules::evaluate`), ROUNDS times each; p50/p99 per decision.
+/// `rules::evaluate`), PROFILE_ROUNDS times each; p50/p99 per decision.
 fn profiles() {
     use hookd::rules::{hook_inputs, judge_hook, Corpus, Layers, Profile};
     use std::sync::Arc;
@@ -267,7 +269,7 @@ fn profiles() {
     .map(|(name, text)| Corpus::parse(text, name).expect("shipped corpora parse"));
     let inputs = hook_inputs(&corpora).expect("shipped corpora build");
     println!(
-        "\nprofiles: the shipped corpora's {} hook inputs, {ROUNDS} rounds each, per decision",
+        "\nprofiles: the shipped corpora's {} hook inputs, {PROFILE_ROUNDS} rounds each, per decision",
         inputs.len()
     );
     for profile in Profile::ALL {
@@ -275,8 +277,8 @@ fn profiles() {
         let rules = profile.rules();
         let compile = t.elapsed();
         let layers = Layers::new(Arc::new(rules));
-        let mut samples = Vec::with_capacity(ROUNDS * inputs.len());
-        for _ in 0..ROUNDS {
+        let mut samples = Vec::with_capacity(PROFILE_ROUNDS * inputs.len());
+        for _ in 0..PROFILE_ROUNDS {
             for (agent, raw) in &inputs {
                 let t = Instant::now();
                 black_box(judge_hook(&layers, *agent, black_box(raw)));
