@@ -21,6 +21,8 @@ use std::time::{Duration, Instant};
 
 const RULES: usize = 1000;
 const ROUNDS: usize = 1000;
+/// Rounds over the corpora's thousand inputs per profile.
+const PROFILE_ROUNDS: usize = 50;
 
 const PROGRAMS: &[&str] = &[
     "git",
@@ -247,9 +249,57 @@ fn main() {
     if p99 > 20.0 {
         println!("p99 is above the 20 µs target");
     }
+    profiles();
     if !std::env::args().any(|a| a == "--no-pathological") {
         pathological(&set);
     }
+}
+
+/// The embedded profiles side by side (issue #27): every case of the
+/// shipped corpora, in each agent's dialect, judged the way the daemon
+/// judges it (`rules::judge_hook`: the dialect's rule inputs, then
+/// `rules::evaluate`), PROFILE_ROUNDS times each; p50/p99 per decision.
+fn profiles() {
+    use hookd::rules::{hook_inputs, judge_hook, Corpus, Layers, Profile};
+    use std::sync::Arc;
+    let corpora = [
+        ("attack", include_str!("../corpora/attack.toml")),
+        ("everyday", include_str!("../corpora/everyday.toml")),
+    ]
+    .map(|(name, text)| Corpus::parse(text, name).expect("shipped corpora parse"));
+    let inputs = hook_inputs(&corpora).expect("shipped corpora build");
+    println!(
+        "\nprofiles: the shipped corpora's {} hook inputs, {PROFILE_ROUNDS} rounds each, per decision",
+        inputs.len()
+    );
+    for profile in Profile::ALL {
+        let t = Instant::now();
+        let rules = profile.rules();
+        let compile = t.elapsed();
+        let layers = Layers::new(Arc::new(rules));
+        let mut samples = Vec::with_capacity(PROFILE_ROUNDS * inputs.len());
+        for _ in 0..PROFILE_ROUNDS {
+            for (agent, raw) in &inputs {
+                let t = Instant::now();
+                black_box(judge_hook(&layers, *agent, black_box(raw)));
+                samples.push(t.elapsed());
+            }
+        }
+        samples.sort_unstable();
+        println!(
+            "  {:<8} {:>3} rules, compiled in {:6.1} ms: p50 {:6.2} µs, p99 {:6.2} µs, max {:8.2} µs",
+            profile.name(),
+            layers_len(profile),
+            compile.as_secs_f64() * 1e3,
+            percentile(&samples, 0.50),
+            percentile(&samples, 0.99),
+            samples.last().unwrap().as_secs_f64() * 1e6,
+        );
+    }
+}
+
+fn layers_len(profile: hookd::rules::Profile) -> usize {
+    profile.rules().len()
 }
 
 /// Bash commands built to make a naive splitter or matcher slow: deep

@@ -54,6 +54,12 @@ struct Daemon {
 
 impl Daemon {
     fn start(bin: &Path, config: &str) -> Daemon {
+        Daemon::start_with(bin, config, None)
+    }
+
+    /// A daemon judging with `rules` (a rules file's text) instead of the
+    /// embedded defaults.
+    fn start_with(bin: &Path, config: &str, rules: Option<&str>) -> Daemon {
         let dir = tempfile::Builder::new()
             .prefix("hookd-bench")
             .tempdir()
@@ -61,9 +67,14 @@ impl Daemon {
         let socket = dir.path().join("hookd.sock");
         let config_path = dir.path().join("config.toml");
         std::fs::write(&config_path, config).unwrap();
-        let child = Command::new(bin)
-            .args(["serve", "--socket"])
-            .arg(&socket)
+        let mut command = Command::new(bin);
+        command.args(["serve", "--socket"]).arg(&socket);
+        if let Some(rules) = rules {
+            let path = dir.path().join("rules.toml");
+            std::fs::write(&path, rules).unwrap();
+            command.arg("--rules").arg(path);
+        }
+        let child = command
             .arg("--log")
             .arg(dir.path().join("events.jsonl"))
             .arg("--config")
@@ -606,6 +617,19 @@ fn memory_phase(daemons: &[(&str, PathBuf)], row: &dyn Fn(&str, &[String])) {
         each.push(format!("{:.2} KiB", l.saturating_sub(i) as f64 / 10_000.0));
     }
     row("   idle RSS", &idle);
+    // The embedded defaults are the standard profile (issue #27): the
+    // same daemon on the minimal profile's seven rules, beside it.
+    let mut minimal = Vec::new();
+    for (_, bin) in daemons {
+        let d = Daemon::start_with(
+            bin,
+            "[decisions]\nroute_undecided = true\ntimeout = \"never\"\n",
+            Some(hookd::rules::MINIMAL_TOML),
+        );
+        std::thread::sleep(Duration::from_millis(200));
+        minimal.push(format!("{:.1} MiB", d.rss_kib() as f64 / 1024.0));
+    }
+    row("   idle RSS, minimal profile (--rules)", &minimal);
     row("   RSS with 10 000 pending", &loaded);
     row("   per pending decision", &each);
 

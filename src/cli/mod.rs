@@ -26,6 +26,7 @@ pub mod log;
 pub mod man;
 pub mod output;
 pub mod pending;
+pub mod profile;
 pub mod replay;
 pub mod revision;
 pub mod rules;

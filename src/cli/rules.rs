@@ -15,17 +15,10 @@ use super::Outcome;
 use crate::agent::{Agent, Harness};
 use crate::daemon::RulesSource;
 use crate::protocol::log::LogRecord;
-use crate::rules::{check_as, LayerKind, DEFAULTS_TOML};
+use crate::rules::{check_as, LayerKind};
 use clap::Subcommand;
 
 use super::args::{rules_source, AgentName};
-
-/// `hookd rules defaults`: the embedded default rules, as a file to start
-/// from.
-pub fn defaults() -> anyhow::Result<Outcome> {
-    write!(Stdout, "{DEFAULTS_TOML}")?;
-    Ok(Outcome::Success)
-}
 
 /// `hookd rules manifest DIR [--revision R]`: the `manifest.toml` of the
 /// policy bundle in `DIR`, for its publisher to sign.
@@ -215,8 +208,27 @@ pub enum Command {
     /// (the event log's client decisions), as a diff of the rules file;
     /// nothing is written without --write.
     Suggest(super::suggest::Args),
-    /// Print the embedded default rules (used when there is no rules file).
-    Defaults,
+    /// Print an embedded profile's rules [default: standard, the rules used
+    /// when there is no rules file].
+    Defaults {
+        /// minimal, standard or strict.
+        #[arg(long, value_name = "PROFILE", value_parser = super::profile::parse_profile)]
+        profile: Option<crate::rules::Profile>,
+    },
+    /// Write an embedded profile as a commented rules file to edit.
+    Init {
+        /// minimal, standard or strict.
+        #[arg(long, value_name = "PROFILE", value_parser = super::profile::parse_profile, default_value = "standard")]
+        profile: crate::rules::Profile,
+        /// The file [default: $XDG_CONFIG_HOME/hookd/rules.toml].
+        file: Option<PathBuf>,
+        /// Replace an existing file.
+        #[arg(long)]
+        force: bool,
+    },
+    /// Score a policy against corpora of hook inputs with known verdicts:
+    /// per category caught and missed, the false positives, a score.
+    Bench(super::profile::BenchArgs),
     /// Print the manifest.toml of a policy bundle: every file of DIR/rules/
     /// with its SHA-256, to sign with `minisign -Sm manifest.toml`.
     Manifest {
@@ -244,8 +256,14 @@ pub enum Command {
 /// `hookd rules …`.
 pub fn run(command: Command) -> anyhow::Result<Outcome> {
     match command {
-        Command::Defaults => defaults(),
         Command::Suggest(args) => super::suggest::run(args),
+        Command::Defaults { profile } => super::profile::defaults(profile),
+        Command::Init {
+            profile,
+            file,
+            force,
+        } => super::profile::init(profile, file, force),
+        Command::Bench(args) => super::profile::run_bench(args),
         Command::Manifest { dir, revision } => manifest(&dir, revision.as_deref()),
         Command::Revision {
             file,

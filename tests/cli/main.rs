@@ -14,6 +14,7 @@ mod install;
 mod install_agents;
 mod install_managed;
 mod install_plugins;
+mod profiles;
 mod quickstart;
 mod suggest;
 mod systemd;

@@ -366,7 +366,10 @@ impl CondSets {
             }
             Field::CommandArgs => {
                 if let Some(c) = env.command {
-                    c.segment.words[c.view.start + 1..]
+                    c.segment
+                        .words
+                        .get(c.view.start + 1..)
+                        .unwrap_or_default()
                         .iter()
                         .for_each(|a| add(a));
                 }
@@ -457,9 +460,12 @@ impl Cond {
                 v => v.to_string(),
             }),
             Field::Command => env.command.map(|c| format!("{:?}", c.view.text)),
-            Field::CommandArgs => env
-                .command
-                .map(|c| format!("{:?}", &c.segment.words[c.view.start + 1..])),
+            Field::CommandArgs => env.command.map(|c| {
+                format!(
+                    "{:?}",
+                    c.segment.words.get(c.view.start + 1..).unwrap_or_default()
+                )
+            }),
             Field::Pipeline => env
                 .command
                 .map(|c| format!("{:?}", c.parsed.pipeline_text(c.segment.pipeline))),
@@ -593,7 +599,13 @@ fn leaf(field: &Field, op: &Op, env: &Env<'_>) -> bool {
         Field::CommandArgs => match env.command {
             Some(c) => match op {
                 Op::Exists(b) => *b,
-                _ => c.segment.words[c.view.start + 1..]
+                // An empty command (`""`, or one too large to split) has no
+                // words, not even a program.
+                _ => c
+                    .segment
+                    .words
+                    .get(c.view.start + 1..)
+                    .unwrap_or_default()
                     .iter()
                     .any(|a| op.on_str(a, env, true)),
             },

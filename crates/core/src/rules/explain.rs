@@ -68,6 +68,11 @@ pub struct RuleReport {
     pub action: Action,
     /// The rule's reason, if any.
     pub reason: Option<String>,
+    /// The embedded profile the rule comes from (`minimal`, `standard`,
+    /// `strict`), when its id is one of a profile's: the embedded defaults,
+    /// or a file started with `hookd rules init`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub profile: Option<&'static str>,
     /// Each check, passed or not.
     pub checks: Vec<Check>,
 }
@@ -138,6 +143,7 @@ pub(crate) fn explain(layers: &[LayerRef<'_>], q: &Query<'_>) -> Explanation {
                 origin: format!("{}:{}", layer.set.origin().display(), rule.line),
                 action: rule.action,
                 reason: rule.reason.clone(),
+                profile: super::Profile::of_rule(&rule.id).map(super::Profile::name),
                 checks,
             };
             if matched {
@@ -609,9 +615,13 @@ fn section(f: &mut fmt::Formatter<'_>, title: &str, rules: &[RuleReport]) -> fmt
     }
     writeln!(f, "\n{title}:")?;
     for r in rules {
+        let profile = r
+            .profile
+            .map(|p| format!(", profile {p}"))
+            .unwrap_or_default();
         writeln!(
             f,
-            "  {:<7} {}  ({}, {})",
+            "  {:<7} {}  ({}, {}{profile})",
             r.action.as_str(),
             r.id,
             r.layer,

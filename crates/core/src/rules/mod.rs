@@ -15,7 +15,9 @@
 //! - `cond.rs` — `when` conditions.
 //! - `eval.rs` — candidate lookup and matching; `explain.rs` — explanations.
 //! - `check.rs`, `fixtures.rs` — `hookd rules check` and `hookd rules test`.
-//! - `defaults.toml` — the embedded default rules ([`DEFAULTS_TOML`]).
+//! - `profile.rs`, `profiles/*.toml` — the embedded profiles (minimal,
+//!   standard, strict); standard is the defaults ([`DEFAULTS_TOML`]).
+//! - `bench.rs` — scoring a policy against corpora (`hookd rules bench`).
 //!
 //! # The rules file
 //!
@@ -106,7 +108,8 @@
 //! `sh -c '…'` and `eval`. Deny, ask and context rules match if they match
 //! **any** command, also with leading `NAME=value` assignments and wrappers
 //! (`sudo`, `doas`, `env`, `nice`, `ionice`, `timeout`, `stdbuf`, `nohup`,
-//! `time`, `command`, `builtin`, `exec`, `xargs`, `setsid`, `unbuffer`)
+//! `time`, `command`, `builtin`, `exec`, `xargs`, `setsid`, `unbuffer`,
+//! `busybox`, `toybox`, `chronic`, `caffeinate`)
 //! stripped and with `/bin/rm` read as `rm`. An allow verdict needs **every**
 //! command to be matched, as written, by some allow rule: `Bash(ls *)` does not
 //! allow `ls && rm -rf x`. A command that cannot be read (unbalanced quotes or
@@ -206,6 +209,7 @@
 //!
 //! Permissive mode is the daemon's: evaluate, log, answer no opinion.
 
+mod bench;
 mod check;
 mod cond;
 mod diag;
@@ -215,6 +219,7 @@ mod file;
 mod fixtures;
 mod inputs;
 mod path;
+mod profile;
 pub mod revision;
 mod rule;
 mod shell;
@@ -226,12 +231,19 @@ mod tool;
 mod tests;
 #[cfg(test)]
 mod tests_policy;
+#[cfg(test)]
+mod tests_standard;
 
+pub use bench::{
+    bench, hook_inputs, judge as judge_hook, BenchReport, CategoryScore, Corpus, Expect, Judged,
+    Wrong,
+};
 pub use check::{check, check_as, check_source, CheckReport};
 pub use diag::{Diagnostic, RulesError, Severity};
 pub use explain::{Check, ExplainedCommand, Explanation, RuleReport};
 pub use fixtures::{run_fixtures, run_fixtures_layers, FixtureReport, FixtureResult};
 pub use inputs::{combine, evaluate};
+pub use profile::{Profile, MINIMAL_TOML, STANDARD_TOML, STRICT_TOML};
 pub use revision::Revision;
 pub use rule::{Action, EVENTS, TOOL_EVENTS};
 pub use tool::KNOWN_TOOLS;
@@ -245,8 +257,9 @@ use serde::Serialize;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-/// The embedded default rules, verbatim (what `hookd rules defaults` prints).
-pub const DEFAULTS_TOML: &str = include_str!("defaults.toml");
+/// The embedded default rules, verbatim (what `hookd rules defaults`
+/// prints): the standard profile ([`Profile::Standard`]).
+pub const DEFAULTS_TOML: &str = profile::STANDARD_TOML;
 
 /// The name the embedded defaults go by in messages and explanations.
 pub const DEFAULTS_ORIGIN: &str = "<embedded defaults>";
@@ -334,12 +347,10 @@ impl PolicyLayer {
 }
 
 impl RuleSet {
-    /// The embedded conservative defaults ([`DEFAULTS_TOML`]), generation 0.
+    /// The embedded defaults ([`DEFAULTS_TOML`], the standard profile),
+    /// generation 0.
     pub fn defaults() -> RuleSet {
-        // The defaults are compiled into the binary and tested; failing to
-        // parse them is a build defect, not a runtime condition.
-        RuleSet::compile(DEFAULTS_TOML, Path::new(DEFAULTS_ORIGIN), LayerKind::User)
-            .expect("embedded default rules must compile")
+        Profile::Standard.rules()
     }
 
     /// A rule set with no rules (every evaluation is "no opinion").

@@ -1078,6 +1078,11 @@ const WRAPPERS: &[(&str, &[&str])] = &[
     ),
     ("setsid", &[]),
     ("unbuffer", &[]),
+    // Multi-call binaries: `busybox rm -rf ~` runs `rm`.
+    ("busybox", &[]),
+    ("toybox", &[]),
+    ("chronic", &[]),
+    ("caffeinate", &["-t", "-w"]),
 ];
 
 /// Strip one layer (assignments or one wrapper) starting at `k`; returns the
@@ -1253,6 +1258,8 @@ mod tests {
             ("find . | xargs -0 rm", &["find .", "xargs -0 rm", "rm"]),
             ("\\rm -rf x", &["rm -rf x"]),
             ("sudo", &["sudo"]),
+            ("busybox rm -rf ~", &["busybox rm -rf ~", "rm -rf ~"]),
+            ("toybox rm -r /", &["toybox rm -r /", "rm -r /"]),
         ];
         for (cmd, want) in table {
             assert_eq!(all_views(cmd), *want, "views({cmd:?})");

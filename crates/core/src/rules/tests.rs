@@ -647,9 +647,16 @@ tool = "Bash(ls *)"
         "{}",
         &text[..text.len().min(2000)]
     );
-    // The defaults ask about any command too large to analyse (they may be
-    // piping a download into a shell), and deny one that names rm.
-    let defaults = RuleSet::defaults();
+    // The minimal profile asks about any command too large to analyse (it
+    // may be piping a download into a shell), and denies one that names rm;
+    // the standard profile (the defaults) has deny rules for any program,
+    // so it denies both.
+    let standard = RuleSet::defaults();
+    assert_eq!(
+        verdict(&judge(&standard, &bash(&format!("echo {pad}")))),
+        "deny"
+    );
+    let defaults = super::Profile::Minimal.rules();
     assert_eq!(
         verdict(&judge(&defaults, &bash(&format!("echo {pad}")))),
         "ask"
@@ -1195,12 +1202,13 @@ fn load_and_check_files() {
     );
 }
 
-/// Each embedded default rule, with cases it must and must not catch.
+/// Each rule of the minimal profile (the first embedded defaults), with
+/// cases it must and must not catch.
 #[test]
 fn defaults() {
-    let set = RuleSet::defaults();
+    assert_eq!(RuleSet::defaults().origin(), Path::new(DEFAULTS_ORIGIN));
+    let set = super::Profile::Minimal.rules();
     assert!(set.warnings().is_empty(), "{:?}", set.warnings());
-    assert_eq!(set.origin(), Path::new(DEFAULTS_ORIGIN));
     // (input, verdict, deciding rule)
     let deny_rm = "default-deny-rm-rf-root";
     let deny_push = "default-deny-force-push-main";
@@ -1469,7 +1477,7 @@ fn fixture_runner_reports_failures() {
     );
     write("f_unknown_key.json", json!({"event": ev, "expekt": {}}));
     std::fs::write(dir.path().join("notes.txt"), "ignored").unwrap();
-    let report = run_fixtures(dir.path(), &RuleSet::defaults());
+    let report = run_fixtures(dir.path(), &super::Profile::Minimal.rules());
     let text = report.to_string();
     assert_eq!((report.passed(), report.failed()), (2, 4), "{text}");
     assert!(
@@ -1491,7 +1499,10 @@ fn fixture_runner_reports_failures() {
 
 #[test]
 fn defaults_text_is_exposed_verbatim() {
-    assert!(DEFAULTS_TOML.starts_with("# hookd's embedded default rules."));
+    assert!(DEFAULTS_TOML.starts_with("# hookd's standard profile"));
+    assert!(
+        super::MINIMAL_TOML.starts_with("# hookd's embedded default rules: the minimal profile")
+    );
     assert_eq!(
         RuleSet::parse(DEFAULTS_TOML, Path::new("d")).unwrap().len(),
         RuleSet::defaults().len()
