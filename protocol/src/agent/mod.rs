@@ -1,8 +1,9 @@
 //! The agents hookd judges, and what their dialects share.
 //!
-//! Claude Code (and Agent SDK runs), OpenAI Codex CLI and Google Gemini CLI
-//! each have a *dialect*: the one module that knows that agent's hook JSON
-//! ([`claude`], [`codex`], [`gemini`]). A dialect
+//! Claude Code (and Agent SDK runs), OpenAI Codex CLI, Google Gemini CLI
+//! and GitHub Copilot CLI each have a *dialect*: the one module that knows
+//! that agent's hook JSON ([`claude`], [`codex`], [`gemini`], [`copilot`]).
+//! A dialect
 //!
 //! - maps the agent's event names onto hookd's event kinds
 //!   ([`HookEventKind`], which the rules and the pending table use), keeping
@@ -30,6 +31,7 @@
 
 pub mod claude;
 pub mod codex;
+pub mod copilot;
 pub mod dialect;
 pub mod gemini;
 
@@ -63,6 +65,8 @@ pub enum Harness {
     Codex,
     /// Google Gemini CLI, through `hook-forwarder --agent gemini`.
     Gemini,
+    /// GitHub Copilot CLI, through `hook-forwarder --agent copilot`.
+    Copilot,
 }
 
 impl Harness {
@@ -73,6 +77,7 @@ impl Harness {
             Harness::AgentSdk => "agent-sdk",
             Harness::Codex => "codex",
             Harness::Gemini => "gemini",
+            Harness::Copilot => "copilot",
         }
     }
 
@@ -83,6 +88,7 @@ impl Harness {
             Harness::ClaudeCode | Harness::AgentSdk => Agent::ClaudeCode,
             Harness::Codex => Agent::Codex,
             Harness::Gemini => Agent::Gemini,
+            Harness::Copilot => Agent::Copilot,
         }
     }
 
@@ -92,6 +98,7 @@ impl Harness {
             Agent::ClaudeCode => Harness::ClaudeCode,
             Agent::Codex => Harness::Codex,
             Agent::Gemini => Harness::Gemini,
+            Agent::Copilot => Harness::Copilot,
         }
     }
 }
@@ -105,11 +112,18 @@ pub enum Agent {
     Codex,
     /// Google Gemini CLI 0.61.0.
     Gemini,
+    /// GitHub Copilot CLI 1.0.102.
+    Copilot,
 }
 
 impl Agent {
     /// Every agent, in the order of the documentation's tables.
-    pub const ALL: [Agent; 3] = [Agent::ClaudeCode, Agent::Codex, Agent::Gemini];
+    pub const ALL: [Agent; 4] = [
+        Agent::ClaudeCode,
+        Agent::Codex,
+        Agent::Gemini,
+        Agent::Copilot,
+    ];
 
     /// The name a user writes (`--agent NAME`) and the log records.
     pub fn as_str(self) -> &'static str {
@@ -117,6 +131,7 @@ impl Agent {
             Agent::ClaudeCode => "claude-code",
             Agent::Codex => "codex",
             Agent::Gemini => "gemini",
+            Agent::Copilot => "copilot",
         }
     }
 
@@ -126,6 +141,7 @@ impl Agent {
             Agent::ClaudeCode => "Claude Code",
             Agent::Codex => "Codex CLI",
             Agent::Gemini => "Gemini CLI",
+            Agent::Copilot => "Copilot CLI",
         }
     }
 
@@ -141,6 +157,7 @@ impl Agent {
             Agent::ClaudeCode => crate::agent::claude::EVENTS,
             Agent::Codex => crate::agent::codex::EVENTS,
             Agent::Gemini => crate::agent::gemini::EVENTS,
+            Agent::Copilot => crate::agent::copilot::EVENTS,
         }
     }
 
@@ -172,7 +189,9 @@ impl Agent {
         use Verdict::*;
         match (self, kind) {
             (Agent::ClaudeCode, _) => self.supported_verdicts(kind),
-            (Agent::Codex | Agent::Gemini, HookEventKind::PreToolUse) => &[Allow, Deny, NoOpinion],
+            (Agent::Codex | Agent::Gemini | Agent::Copilot, HookEventKind::PreToolUse) => {
+                &[Allow, Deny, NoOpinion]
+            }
             _ => self.supported_verdicts(kind),
         }
     }
@@ -215,6 +234,7 @@ impl Agent {
             Agent::ClaudeCode => crate::agent::claude::output::render(kind, answer),
             Agent::Codex => crate::agent::codex::output::render(kind, answer),
             Agent::Gemini => crate::agent::gemini::output::render(kind, answer),
+            Agent::Copilot => crate::agent::copilot::output::render(kind, answer),
         }
     }
 
@@ -228,6 +248,7 @@ impl Agent {
     pub fn continuation_prompt(self, kind: HookEventKind, answer: &Answer) -> Option<&str> {
         match self {
             Agent::Gemini => crate::agent::gemini::output::continuation_prompt(kind, answer),
+            Agent::Copilot => crate::agent::copilot::output::continuation_prompt(kind, answer),
             Agent::ClaudeCode | Agent::Codex => None,
         }
     }
@@ -247,6 +268,7 @@ impl Agent {
             Agent::ClaudeCode => ask,
             Agent::Codex => crate::agent::codex::output::unanswered_ask(kind, fail_closed, ask),
             Agent::Gemini => crate::agent::gemini::output::unanswered_ask(ask),
+            Agent::Copilot => crate::agent::copilot::output::unanswered_ask(ask),
         }
     }
 
@@ -297,6 +319,7 @@ impl Agent {
             Agent::ClaudeCode => name.starts_with("CLAUDE") || name == "HOOKD_RUN_ID",
             Agent::Codex => crate::agent::codex::HOOK_ENV.contains(&name),
             Agent::Gemini => crate::agent::gemini::HOOK_ENV.contains(&name),
+            Agent::Copilot => crate::agent::copilot::HOOK_ENV.contains(&name),
         }
     }
 
@@ -309,6 +332,7 @@ impl Agent {
             Agent::ClaudeCode => Cow::Borrowed(own),
             Agent::Codex => crate::agent::codex::input::claude_tool_name(own, raw),
             Agent::Gemini => crate::agent::gemini::input::claude_tool_name(own, raw),
+            Agent::Copilot => crate::agent::copilot::input::claude_tool_name(own, raw),
         };
         Some(ToolNames {
             agent: own.to_string(),
@@ -327,6 +351,7 @@ impl Agent {
             Agent::ClaudeCode => vec![Cow::Borrowed(raw)],
             Agent::Codex => crate::agent::codex::input::rule_inputs(raw),
             Agent::Gemini => crate::agent::gemini::input::rule_inputs(raw),
+            Agent::Copilot => crate::agent::copilot::input::rule_inputs(raw),
         }
     }
 }
