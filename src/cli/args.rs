@@ -90,6 +90,8 @@ pub enum AgentName {
     Codex,
     /// Google Gemini CLI.
     Gemini,
+    /// GitHub Copilot CLI.
+    Copilot,
 }
 
 impl From<AgentName> for crate::agent::Agent {
@@ -98,6 +100,7 @@ impl From<AgentName> for crate::agent::Agent {
             AgentName::ClaudeCode => crate::agent::Agent::ClaudeCode,
             AgentName::Codex => crate::agent::Agent::Codex,
             AgentName::Gemini => crate::agent::Agent::Gemini,
+            AgentName::Copilot => crate::agent::Agent::Copilot,
         }
     }
 }

@@ -23,6 +23,7 @@ pub struct SettingsTarget {
     /// The agent whose hooks file it is: claude-code, codex ($CODEX_HOME/hooks.json,
     /// default ~/.codex/hooks.json; project: <project>/.codex/hooks.json),
     /// gemini (~/.gemini/settings.json; project: <project>/.gemini/settings.json),
+    /// copilot (~/.copilot/hooks/hookd.json; project: <project>/.github/hooks/hookd.json),
     /// or all (every one of them found on PATH).
     #[arg(long, value_enum, value_name = "AGENT", default_value = "claude-code")]
     pub agent: AgentChoice,
@@ -98,7 +99,9 @@ pub enum AgentChoice {
     Codex,
     /// Google Gemini CLI: its settings.json.
     Gemini,
-    /// Every agent whose command (claude, codex, gemini) is on PATH.
+    /// GitHub Copilot CLI: a hooks file of its own, hookd.json.
+    Copilot,
+    /// Every agent whose command (claude, codex, gemini, copilot) is on PATH.
     All,
 }
 
@@ -108,6 +111,7 @@ impl AgentChoice {
             AgentChoice::ClaudeCode => Some(Agent::ClaudeCode),
             AgentChoice::Codex => Some(Agent::Codex),
             AgentChoice::Gemini => Some(Agent::Gemini),
+            AgentChoice::Copilot => Some(Agent::Copilot),
             AgentChoice::All => None,
         }
     }
@@ -215,7 +219,7 @@ pub fn install(args: InstallArgs) -> anyhow::Result<()> {
     report_skipped(&skipped, args.target.json)?;
     if agents.is_empty() {
         anyhow::bail!(
-            "--agent all: none of claude, codex, gemini is on PATH; name one with --agent"
+            "--agent all: none of claude, codex, gemini, copilot is on PATH; name one with --agent"
         );
     }
     let mut written = false;

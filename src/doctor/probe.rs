@@ -211,7 +211,7 @@ fn run_hook(target: &Target<'_>, project: &Path) -> Ran {
                 .env("CLAUDECODE", "1")
                 .env("CLAUDE_CODE_SESSION_ID", &target.session);
         }
-        Agent::Codex => {}
+        Agent::Codex | Agent::Copilot => {}
         Agent::Gemini => {
             command
                 .env("CLAUDE_PROJECT_DIR", project)

@@ -142,12 +142,15 @@ pub fn settings_path(scope: Scope, project: &Path) -> anyhow::Result<PathBuf> {
 /// (default `~/.codex/hooks.json`), or the project's `.codex/hooks.json`,
 /// which Codex reads only in a project it trusts. Gemini:
 /// `~/.gemini/settings.json`, or the project's `.gemini/settings.json`.
-/// Neither has a local scope.
+/// Copilot: a hooks file of hookd's own, `~/.copilot/hooks/hookd.json`, or
+/// the project's `.github/hooks/hookd.json`. None has a local scope.
 pub fn agent_settings_path(agent: Agent, scope: Scope, project: &Path) -> anyhow::Result<PathBuf> {
     let (dir, file) = match agent {
         Agent::ClaudeCode => return settings_path(scope, project),
         Agent::Codex => (".codex", "hooks.json"),
         Agent::Gemini => (".gemini", "settings.json"),
+        Agent::Copilot if scope == Scope::Project => (".github/hooks", "hookd.json"),
+        Agent::Copilot => (".copilot/hooks", "hookd.json"),
     };
     match scope {
         Scope::User if agent == Agent::Codex => {
@@ -183,6 +186,7 @@ pub fn agent_program(agent: Agent) -> &'static str {
         Agent::ClaudeCode => "claude",
         Agent::Codex => "codex",
         Agent::Gemini => "gemini",
+        Agent::Copilot => "copilot",
     }
 }
 
@@ -202,7 +206,7 @@ pub fn after_install_note(agent: Agent) -> Option<&'static str> {
             "Gemini asks before it runs project-level hooks the first time; user-level \
              hooks run at once.",
         ),
-        Agent::ClaudeCode => None,
+        Agent::ClaudeCode | Agent::Copilot => None,
     }
 }
 

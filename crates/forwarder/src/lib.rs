@@ -207,7 +207,7 @@ pub fn parse_args(args: &[OsString]) -> Result<Command, String> {
 fn parse_agent(value: &OsStr) -> Result<Agent, String> {
     value.to_str().and_then(Agent::from_name).ok_or_else(|| {
         format!(
-            "--agent: unknown agent `{}`; use claude-code, codex or gemini",
+            "--agent: unknown agent `{}`; use claude-code, codex, gemini or copilot",
             value.to_string_lossy()
         )
     })
