@@ -65,9 +65,19 @@ type Value<'i> = Spanned<DeValue<'i>>;
 /// Where a context rule's text cannot go: for each event in `events`, the
 /// agents in scope (`agent`, else all) that fire it but take no
 /// `additionalContext` from its hook, as "Gemini CLI on PreToolUse
-/// (BeforeTool)".
+/// (BeforeTool)". A rule for every agent is not warned about an agent that
+/// takes context on no event at all (Copilot CLI): no rule could reach it,
+/// and its page says so.
 fn undelivered_context(events: EventSet, agent: Option<Agent>) -> Vec<String> {
-    let agents = agent.map_or(Agent::ALL.to_vec(), |a| vec![a]);
+    let agents = agent.map_or_else(
+        || {
+            Agent::ALL
+                .into_iter()
+                .filter(|a| HookEventKind::ALL.iter().any(|k| a.accepts_context(*k)))
+                .collect()
+        },
+        |a| vec![a],
+    );
     let mut lost = Vec::new();
     for name in EVENTS.iter().filter(|e| events.has(EventSet::bit(e))) {
         let kind = HookEventKind::from_name(name);
