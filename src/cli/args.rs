@@ -94,6 +94,8 @@ pub enum AgentName {
     Opencode,
     /// The Pi coding agent.
     Pi,
+    /// GitHub Copilot CLI.
+    Copilot,
 }
 
 impl From<AgentName> for crate::agent::Agent {
@@ -104,6 +106,7 @@ impl From<AgentName> for crate::agent::Agent {
             AgentName::Gemini => crate::agent::Agent::Gemini,
             AgentName::Opencode => crate::agent::Agent::OpenCode,
             AgentName::Pi => crate::agent::Agent::Pi,
+            AgentName::Copilot => crate::agent::Agent::Copilot,
         }
     }
 }

@@ -23,6 +23,7 @@ pub struct SettingsTarget {
     /// The agent whose hooks file it is: claude-code, codex ($CODEX_HOME/hooks.json,
     /// default ~/.codex/hooks.json; project: <project>/.codex/hooks.json),
     /// gemini (~/.gemini/settings.json; project: <project>/.gemini/settings.json),
+    /// copilot (~/.copilot/hooks/hookd.json; project: <project>/.github/hooks/hookd.json),
     /// or all (every one of them found on PATH).
     #[arg(long, value_enum, value_name = "AGENT", default_value = "claude-code")]
     pub agent: AgentChoice,
@@ -104,7 +105,9 @@ pub enum AgentChoice {
     /// The Pi coding agent: hookd's extension, .pi/extensions/hookd.js (user:
     /// ~/.pi/agent/extensions/hookd.js, or $PI_CODING_AGENT_DIR/extensions).
     Pi,
-    /// Every agent whose command (claude, codex, gemini, opencode, pi) is on PATH.
+    /// GitHub Copilot CLI: a hooks file of its own, hookd.json.
+    Copilot,
+    /// Every agent whose command (claude, codex, gemini, copilot, opencode, pi) is on PATH.
     All,
 }
 
@@ -116,6 +119,7 @@ impl AgentChoice {
             AgentChoice::Gemini => Some(Agent::Gemini),
             AgentChoice::Opencode => Some(Agent::OpenCode),
             AgentChoice::Pi => Some(Agent::Pi),
+            AgentChoice::Copilot => Some(Agent::Copilot),
             AgentChoice::All => None,
         }
     }
@@ -238,7 +242,7 @@ pub fn install(args: InstallArgs) -> anyhow::Result<()> {
     report_skipped(&skipped, args.target.json)?;
     if agents.is_empty() {
         anyhow::bail!(
-            "--agent all: none of claude, codex, gemini, opencode, pi is on PATH; name one with --agent"
+            "--agent all: none of claude, codex, gemini, copilot, opencode, pi is on PATH; name one with --agent"
         );
     }
     let mut written = false;

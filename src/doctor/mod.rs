@@ -88,10 +88,11 @@ impl DoctorOptions {
     }
 }
 
-/// Codex's and Gemini's registration files in user and project scope.
+/// Codex's, Gemini's and Copilot's registration files in user and project
+/// scope.
 fn agent_settings(project: &Path) -> Vec<(Agent, Scope, PathBuf)> {
     let mut files = Vec::new();
-    for agent in [Agent::Codex, Agent::Gemini] {
+    for agent in [Agent::Codex, Agent::Gemini, Agent::Copilot] {
         for scope in [Scope::User, Scope::Project] {
             if let Ok(path) = install::agent_settings_path(agent, scope, project) {
                 files.push((agent, scope, path));

@@ -211,8 +211,8 @@ fn run_hook(target: &Target<'_>, project: &Path) -> Ran {
                 .env("CLAUDECODE", "1")
                 .env("CLAUDE_CODE_SESSION_ID", &target.session);
         }
-        // Codex adds nothing; OpenCode and Pi run no command hooks.
-        Agent::Codex | Agent::OpenCode | Agent::Pi => {}
+        // Codex and Copilot add nothing; OpenCode and Pi run no command hooks.
+        Agent::Codex | Agent::Copilot | Agent::OpenCode | Agent::Pi => {}
         Agent::Gemini => {
             command
                 .env("CLAUDE_PROJECT_DIR", project)

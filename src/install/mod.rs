@@ -143,7 +143,8 @@ pub fn settings_path(scope: Scope, project: &Path) -> anyhow::Result<PathBuf> {
 /// (default `~/.codex/hooks.json`), or the project's `.codex/hooks.json`,
 /// which Codex reads only in a project it trusts. Gemini:
 /// `~/.gemini/settings.json`, or the project's `.gemini/settings.json`.
-/// Neither has a local scope.
+/// Copilot: a hooks file of hookd's own, `~/.copilot/hooks/hookd.json`, or
+/// the project's `.github/hooks/hookd.json`. None has a local scope.
 pub fn agent_settings_path(agent: Agent, scope: Scope, project: &Path) -> anyhow::Result<PathBuf> {
     let (dir, file) = match agent {
         Agent::ClaudeCode => return settings_path(scope, project),
@@ -152,6 +153,8 @@ pub fn agent_settings_path(agent: Agent, scope: Scope, project: &Path) -> anyhow
         Agent::OpenCode | Agent::Pi => {
             return plugin::plugin_path(agent, scope, project);
         }
+        Agent::Copilot if scope == Scope::Project => (".github/hooks", "hookd.json"),
+        Agent::Copilot => (".copilot/hooks", "hookd.json"),
     };
     match scope {
         Scope::User if agent == Agent::Codex => {
@@ -189,6 +192,7 @@ pub fn agent_program(agent: Agent) -> &'static str {
         Agent::Gemini => "gemini",
         Agent::OpenCode => "opencode",
         Agent::Pi => "pi",
+        Agent::Copilot => "copilot",
     }
 }
 
@@ -212,7 +216,7 @@ pub fn after_install_note(agent: Agent) -> Option<&'static str> {
             "Pi loads the extension in every session; `pi --no-extensions` (-ne) skips it, \
              so where it must not be bypassed start Pi with `-e` naming the file.",
         ),
-        Agent::ClaudeCode | Agent::OpenCode => None,
+        Agent::ClaudeCode | Agent::Copilot | Agent::OpenCode => None,
     }
 }
 

@@ -206,7 +206,7 @@ pub fn handler(kind: HookEventKind, options: &InstallOptions) -> Out {
                 }
             }
         }
-        Agent::Codex => {
+        Agent::Codex | Agent::Copilot => {
             return Out::Object(vec![
                 ("type".into(), Out::Str("command".into())),
                 ("command".into(), Out::Str(command_line(&forwarder, &args))),
@@ -384,7 +384,7 @@ fn group(kind: HookEventKind, options: &InstallOptions) -> Out {
     let hooks = ("hooks".into(), Out::Array(vec![handler(kind, options)]));
     match options.agent {
         Agent::ClaudeCode => Out::Object(vec![hooks]),
-        Agent::Codex | Agent::Gemini | Agent::OpenCode | Agent::Pi => {
+        Agent::Codex | Agent::Gemini | Agent::Copilot | Agent::OpenCode | Agent::Pi => {
             Out::Object(vec![("matcher".into(), Out::Str("*".into())), hooks])
         }
     }

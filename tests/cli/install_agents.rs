@@ -270,7 +270,7 @@ fn doctor_checks_each_agents_registration() {
     let home = home.path();
     let forwarder = daemon::forwarder_bin();
     let forwarder = forwarder.to_str().unwrap();
-    for agent in ["codex", "gemini"] {
+    for agent in ["codex", "gemini", "copilot"] {
         let out = hookd(
             &["install", "--agent", agent, "--forwarder", forwarder],
             home,
@@ -308,6 +308,7 @@ fn doctor_checks_each_agents_registration() {
         "{codex}"
     );
     assert_eq!(check(&checks, "gemini:user")["ok"], true);
+    assert_eq!(check(&checks, "copilot:user")["ok"], true);
     assert!(
         checks.iter().all(|c| c["name"] != "gemini:project"),
         "no file, no check"
@@ -348,7 +349,7 @@ fn doctor_probe_runs_each_agents_hooks_through_the_daemon() {
     let home = home.path();
     let forwarder = daemon::forwarder_bin();
     let forwarder = forwarder.to_str().unwrap();
-    for agent in ["codex", "gemini"] {
+    for agent in ["codex", "gemini", "copilot"] {
         let out = hookd(
             &["install", "--agent", agent, "--forwarder", forwarder],
             home,
@@ -384,6 +385,10 @@ fn doctor_probe_runs_each_agents_hooks_through_the_daemon() {
             "gemini",
             hookd::install::default_events_for(Agent::Gemini).len(),
         ),
+        (
+            "copilot",
+            hookd::install::default_events_for(Agent::Copilot).len(),
+        ),
     ] {
         let mine: Vec<&&Value> = probes
             .iter()
@@ -408,4 +413,94 @@ fn doctor_probe_runs_each_agents_hooks_through_the_daemon() {
         .collect();
     assert!(harnesses.iter().any(|h| h == "codex"), "{harnesses:?}");
     assert!(harnesses.iter().any(|h| h == "gemini"), "{harnesses:?}");
+    assert!(harnesses.iter().any(|h| h == "copilot"), "{harnesses:?}");
+}
+
+/// Copilot: Claude Code's hook format in a file of hookd's own
+/// (`~/.copilot/hooks/hookd.json`, the project's `.github/hooks/hookd.json`),
+/// every entry `hook-forwarder --agent copilot`, PermissionRequest left
+/// out (Copilot sends it in its native shape); uninstall is the exact
+/// inverse.
+#[test]
+fn copilot_gets_claude_format_hooks_in_its_hooks_dir_and_uninstall_is_exact() {
+    let written = install_text(None, &options(Agent::Copilot)).unwrap();
+    let file: Value = serde_json::from_str(&written).unwrap();
+    let events: Vec<&str> = file["hooks"]
+        .as_object()
+        .unwrap()
+        .keys()
+        .map(String::as_str)
+        .collect();
+    for event in ["PreToolUse", "Stop", "SessionStart", "SessionEnd"] {
+        assert!(events.contains(&event), "{events:?}");
+    }
+    assert!(!events.contains(&"PermissionRequest"), "{events:?}");
+    assert_eq!(
+        handler_of(&file, "PreToolUse"),
+        &json!({"type": "command",
+            "command": "/opt/hookd/bin/hook-forwarder --agent copilot --timeout 25 --installed-by=hookd",
+            "timeout": 30})
+    );
+    let (left, removed) = uninstall_text(&written).unwrap();
+    assert_eq!(removed, events.len(), "{left}");
+    assert!(!left.contains("hook-forwarder"), "{left}");
+
+    let home = tempfile::tempdir().unwrap();
+    let home = home.path();
+    let forwarder = daemon::forwarder_bin();
+    let forwarder = forwarder.to_str().unwrap();
+    let path = "/usr/bin:/bin";
+    let project = home.join("proj");
+    std::fs::create_dir(&project).unwrap();
+    let user_file = home.join(".copilot/hooks/hookd.json");
+    let project_file = project.join(".github/hooks/hookd.json");
+    // Someone's own hook in the same file survives the round trip.
+    std::fs::create_dir_all(project_file.parent().unwrap()).unwrap();
+    let theirs = "{\n  \"hooks\": {\n    \"PostToolUse\": [{\"hooks\": [{\"type\": \"command\", \"command\": \"mine\"}]}]\n  }\n}\n";
+    std::fs::write(&project_file, theirs).unwrap();
+    for scope in ["user", "project"] {
+        let out = hookd(
+            &[
+                "install",
+                "--agent",
+                "copilot",
+                "--scope",
+                scope,
+                "--project",
+                project.to_str().unwrap(),
+                "--forwarder",
+                forwarder,
+            ],
+            home,
+            path,
+        );
+        assert!(out.status.success(), "{}", text(&out));
+    }
+    for file in [&user_file, &project_file] {
+        let written = std::fs::read_to_string(file).unwrap();
+        assert!(
+            written.contains("--agent copilot"),
+            "{}: {written}",
+            file.display()
+        );
+    }
+    for scope in ["user", "project"] {
+        let out = hookd(
+            &[
+                "uninstall",
+                "--agent",
+                "copilot",
+                "--scope",
+                scope,
+                "--project",
+                project.to_str().unwrap(),
+            ],
+            home,
+            path,
+        );
+        assert!(out.status.success(), "{}", text(&out));
+    }
+    assert_eq!(std::fs::read_to_string(&project_file).unwrap(), theirs);
+    let user = std::fs::read_to_string(&user_file).unwrap_or_default();
+    assert!(!user.contains("hook-forwarder"), "{user}");
 }

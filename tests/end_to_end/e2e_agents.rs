@@ -38,6 +38,7 @@ fn agent(cli: Cli) -> Agent {
     match cli {
         Cli::Codex => Agent::Codex,
         Cli::Gemini => Agent::Gemini,
+        Cli::Copilot => Agent::Copilot,
     }
 }
 
@@ -320,7 +321,7 @@ fn shell_call_with_hook(
     let run = AgentRun::new(cli, &mock).timeout(limit);
     let (hook, marker) = printing_hook(&run, output);
     let event = match cli {
-        Cli::Codex => "PreToolUse",
+        Cli::Codex | Cli::Copilot => "PreToolUse",
         Cli::Gemini => "BeforeTool",
     };
     run.register_hooks(&[event], &hook, HOOK_TIMEOUT);
@@ -346,6 +347,7 @@ fn assert_blocked(cli: Cli, output: &str, reason: &str) -> AgentOutput {
     let expected = match cli {
         Cli::Codex => format!("Command blocked by PreToolUse hook: {reason}. Command: {COMMAND}"),
         Cli::Gemini => format!("Tool execution blocked: {reason}"),
+        Cli::Copilot => format!("Denied by preToolUse hook: {reason}"),
     };
     assert!(
         sent.contains(&expected),
@@ -381,13 +383,24 @@ fn gemini_honors_the_deny_its_dialect_renders() {
 }
 
 #[test]
-fn the_universal_deny_blocks_on_codex_and_gemini() {
-    if agents::node_absent("the_universal_deny_blocks_on_codex_and_gemini") {
+fn copilot_honors_the_deny_its_dialect_renders() {
+    let reason = "hookd e2e: copilot deny";
+    let out = hookd::agent::copilot::render(
+        HookEventKind::PreToolUse,
+        &Answer::new(Verdict::Deny, Some(reason.into())),
+    );
+    assert_eq!(out.exit_code, 0);
+    assert_blocked(Cli::Copilot, &out.stdout, reason);
+}
+
+#[test]
+fn the_universal_deny_blocks_on_codex_gemini_and_copilot() {
+    if agents::node_absent("the_universal_deny_blocks_on_codex_gemini_and_copilot") {
         return;
     }
     let reason = "hookd e2e: universal deny";
     let out = universal_deny(reason);
-    for cli in [Cli::Codex, Cli::Gemini] {
+    for cli in [Cli::Codex, Cli::Gemini, Cli::Copilot] {
         assert_blocked(cli, &out.stdout, reason);
     }
 }
@@ -634,7 +647,7 @@ fn session_timings_without_hooks_and_with_a_recording_hook_on_every_event() {
     {
         return;
     }
-    for cli in [Cli::Codex, Cli::Gemini] {
+    for cli in [Cli::Codex, Cli::Gemini, Cli::Copilot] {
         let mock = ModelMock::start(cli, &one_shell_call(cli, COMMAND));
         let bare = AgentRun::new(cli, &mock);
         let plain = bare.run("write hello to out.txt");
@@ -647,6 +660,11 @@ fn session_timings_without_hooks_and_with_a_recording_hook_on_every_event() {
         let events: Vec<&str> = match cli {
             Cli::Codex => cli.events(),
             Cli::Gemini => hookd::agent::gemini::EVENTS
+                .iter()
+                .filter(|e| e.registered_by_default)
+                .map(|e| e.name)
+                .collect(),
+            Cli::Copilot => hookd::agent::copilot::EVENTS
                 .iter()
                 .filter(|e| e.registered_by_default)
                 .map(|e| e.name)

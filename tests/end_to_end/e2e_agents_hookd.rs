@@ -1,6 +1,7 @@
-//! The real Codex CLI 0.169.0 and Gemini CLI 0.61.0, headless and offline
-//! against this project's mocks, with hooks written by
-//! `hookd install --agent codex|gemini` and judged by a real `hookd serve`:
+//! The real Codex CLI 0.169.0, Gemini CLI 0.61.0 and Copilot CLI 1.0.102,
+//! headless and offline against this project's mocks, with hooks written by
+//! `hookd install --agent codex|gemini|copilot` and judged by a real
+//! `hookd serve`:
 //!
 //! - a deny rule blocks a shell command and its reason reaches the model;
 //! - a path rule blocks an edit (Codex `apply_patch`, Gemini `write_file`);
@@ -64,7 +65,13 @@ fn daemon_with(rules: &str) -> Daemon {
 /// run's own configuration, through a counting wrapper named
 /// `hook-forwarder`; returns the run and the wrapper's record dir.
 fn hooked_run(cli: Cli, mock: &ModelMock, d: &Daemon, extra: &[&str]) -> (AgentRun, PathBuf) {
-    let run = AgentRun::new(cli, mock).env("HOOKD_SOCKET", &d.socket);
+    hooked_run_at(cli, mock, &d.socket, extra)
+}
+
+/// [`hooked_run`] with the daemon's socket at `socket` (where there may be
+/// no daemon).
+fn hooked_run_at(cli: Cli, mock: &ModelMock, socket: &Path, extra: &[&str]) -> (AgentRun, PathBuf) {
+    let run = AgentRun::new(cli, mock).env("HOOKD_SOCKET", socket);
     let records = run.scratch_dir().join("hooks-fired");
     fs::create_dir_all(&records).unwrap();
     let wrapper_dir = run.scratch_dir().join("bin");
@@ -84,6 +91,7 @@ fn hooked_run(cli: Cli, mock: &ModelMock, d: &Daemon, extra: &[&str]) -> (AgentR
     let settings = match cli {
         Cli::Codex => run.config_dir().join("hooks.json"),
         Cli::Gemini => run.config_dir().join("settings.json"),
+        Cli::Copilot => run.copilot_hooks_file(),
     };
     let out = Command::new(daemon::hookd_bin())
         .args(["install", "--agent", cli.name(), "--settings"])
@@ -148,7 +156,7 @@ fn assert_all_logged(cli: Cli, d: &Daemon, records: &Path) -> Vec<String> {
 
 fn shell_tool_event(cli: Cli) -> &'static str {
     match cli {
-        Cli::Codex => "PreToolUse",
+        Cli::Codex | Cli::Copilot => "PreToolUse",
         Cli::Gemini => "BeforeTool",
     }
 }
@@ -158,6 +166,7 @@ fn blocked_text(cli: Cli, reason: &str) -> String {
     match cli {
         Cli::Codex => format!("Command blocked by PreToolUse hook: {reason}. Command: {COMMAND}"),
         Cli::Gemini => format!("Tool execution blocked: {reason}"),
+        Cli::Copilot => format!("Denied by preToolUse hook: {reason}"),
     }
 }
 
@@ -198,7 +207,7 @@ fn a_deny_rule_blocks_each_agents_shell_command_and_every_hook_is_logged() {
     {
         return;
     }
-    for cli in [Cli::Codex, Cli::Gemini] {
+    for cli in [Cli::Codex, Cli::Gemini, Cli::Copilot] {
         let d = daemon_with(DENY_ECHO);
         let mock = ModelMock::start(cli, &one_shell_call(cli, COMMAND));
         let (run, records) = hooked_run(cli, &mock, &d, &[]);
@@ -210,6 +219,14 @@ fn a_deny_rule_blocks_each_agents_shell_command_and_every_hook_is_logged() {
         for event in match cli {
             Cli::Codex => &["SessionStart", "UserPromptSubmit", "PreToolUse", "Stop"][..],
             Cli::Gemini => &["SessionStart", "BeforeAgent", "BeforeTool", "AfterAgent"],
+            // No PostToolUse: the denied tool did not run.
+            Cli::Copilot => &[
+                "SessionStart",
+                "UserPromptSubmit",
+                "PreToolUse",
+                "Stop",
+                "SessionEnd",
+            ],
         } {
             assert!(logged.iter().any(|l| l == event), "{cli:?}: no {event}");
         }
@@ -240,7 +257,7 @@ tool = ["Edit(secret/**)", "Write(secret/**)"]
 reason = "hookd e2e: secret/ is read-only"
 "#;
     let patch = "*** Begin Patch\n*** Add File: secret/key.txt\n+leaked\n*** End Patch\n";
-    for cli in [Cli::Codex, Cli::Gemini] {
+    for cli in [Cli::Codex, Cli::Gemini, Cli::Copilot] {
         let d = daemon_with(rules);
         let call = match cli {
             Cli::Codex => {
@@ -248,6 +265,8 @@ reason = "hookd e2e: secret/ is read-only"
             }
             Cli::Gemini => json!({"type": "tool_call", "name": "write_file",
                 "input": {"file_path": "secret/key.txt", "content": "leaked\n"}}),
+            Cli::Copilot => json!({"type": "tool_call", "name": "create",
+                "input": {"path": "secret/key.txt", "file_text": "leaked\n"}}),
         };
         let script = json!({"turns": [
             {"content": [call]},
@@ -277,7 +296,12 @@ reason = "hookd e2e: secret/ is read-only"
             .unwrap();
         // The tool the rules judged the call as: a file written (a patch
         // that only adds a file is a Write of it).
-        assert_eq!(edit["mapped_tool"], "Write", "{cli:?}: {edit}");
+        // Copilot names its `create` tool `Write` itself: nothing to map.
+        let judged = match edit["mapped_tool"].is_null() {
+            true => &edit["tool"],
+            false => &edit["mapped_tool"],
+        };
+        assert_eq!(judged, "Write", "{cli:?}: {edit}");
     }
 }
 
@@ -286,7 +310,7 @@ fn with_no_rule_deciding_the_tool_runs_and_sessions_are_timed() {
     if agents::node_absent("with_no_rule_deciding_the_tool_runs_and_sessions_are_timed") {
         return;
     }
-    for cli in [Cli::Codex, Cli::Gemini] {
+    for cli in [Cli::Codex, Cli::Gemini, Cli::Copilot] {
         let mock = ModelMock::start(cli, &one_shell_call(cli, COMMAND));
         let bare = AgentRun::new(cli, &mock);
         let plain = bare.run("write hello to out.txt");
@@ -354,7 +378,7 @@ fn an_ask_a_client_allows_lets_each_agents_tool_run() {
     if agents::node_absent("an_ask_a_client_allows_lets_each_agents_tool_run") {
         return;
     }
-    for cli in [Cli::Codex, Cli::Gemini] {
+    for cli in [Cli::Codex, Cli::Gemini, Cli::Copilot] {
         let d = daemon_with(ASK_ECHO);
         let client = allowing_client(&d.socket);
         let mock = ModelMock::start(cli, &one_shell_call(cli, COMMAND));
@@ -414,12 +438,14 @@ fn an_ask_nobody_answers_never_hangs_either_agent() {
 }
 
 #[test]
-fn one_rules_file_in_one_daemon_judges_claude_code_codex_and_gemini() {
-    if agents::node_absent("one_rules_file_in_one_daemon_judges_claude_code_codex_and_gemini") {
+fn one_rules_file_in_one_daemon_judges_claude_code_codex_gemini_and_copilot() {
+    if agents::node_absent(
+        "one_rules_file_in_one_daemon_judges_claude_code_codex_gemini_and_copilot",
+    ) {
         return;
     }
     let d = daemon_with(DENY_ECHO);
-    for cli in [Cli::Codex, Cli::Gemini] {
+    for cli in [Cli::Codex, Cli::Gemini, Cli::Copilot] {
         let mock = ModelMock::start(cli, &one_shell_call(cli, COMMAND));
         let (run, _) = hooked_run(cli, &mock, &d, &[]);
         let out = run.run("write hello to out.txt");
@@ -461,7 +487,7 @@ fn one_rules_file_in_one_daemon_judges_claude_code_codex_and_gemini() {
                 .and_then(|e| e["harness"].as_str())
         })
         .collect();
-    assert_eq!(denied, ["codex", "gemini", "claude-code"]);
+    assert_eq!(denied, ["codex", "gemini", "copilot", "claude-code"]);
 }
 
 /// A model that answers "done" to everything.
@@ -486,7 +512,7 @@ event = "Stop"
 reason = "hookd e2e: check your work once more"
 max_blocks = 2
 "#;
-    for cli in [Cli::Codex, Cli::Gemini] {
+    for cli in [Cli::Codex, Cli::Gemini, Cli::Copilot] {
         let d = daemon_with(rules);
         let mock = ModelMock::start(cli, &says_done());
         let (run, records) = hooked_run(cli, &mock, &d, &[]);
@@ -496,7 +522,7 @@ max_blocks = 2
         mock.assert_no_egress();
         out.assert_success();
         let stop = match cli {
-            Cli::Codex => "Stop",
+            Cli::Codex | Cli::Copilot => "Stop",
             Cli::Gemini => "AfterAgent",
         };
         let stops = fired(&records)
@@ -564,6 +590,92 @@ reason = "hookd-e2e-prompt-note-91c2"
                 "{cli:?}: {note} is not in the model request:\n{}",
                 mock.describe_requests()
             );
+        }
+    }
+}
+
+/// Copilot cannot ask from a hook (`copilot -p` has nobody to ask): an ask
+/// nobody answers is a deny with the ask's reason, well within Copilot's
+/// hook timeout.
+#[test]
+fn an_ask_nobody_answers_denies_copilots_tool_with_the_reason() {
+    if agents::node_absent("an_ask_nobody_answers_denies_copilots_tool_with_the_reason") {
+        return;
+    }
+    let cli = Cli::Copilot;
+    let d = daemon_with(ASK_ECHO);
+    let mock = ModelMock::start(cli, &one_shell_call(cli, COMMAND));
+    let (run, records) = hooked_run(cli, &mock, &d, &[]);
+    let run = run.timeout(Duration::from_secs(90));
+    let out = run.run("write hello to out.txt");
+    mock.assert_no_egress();
+    assert_shell_blocked(cli, &run, &out, &mock, "hookd e2e: echo needs a person");
+    assert_all_logged(cli, &d, &records);
+}
+
+/// A client that denies the ask: Copilot's tool does not run and the
+/// model gets the client's refusal.
+#[test]
+fn an_ask_a_client_denies_blocks_copilots_tool() {
+    if agents::node_absent("an_ask_a_client_denies_blocks_copilots_tool") {
+        return;
+    }
+    use std::io::{BufRead, BufReader, Write};
+    let cli = Cli::Copilot;
+    let d = daemon_with(ASK_ECHO);
+    let stream = std::os::unix::net::UnixStream::connect(&d.socket).unwrap();
+    stream
+        .set_read_timeout(Some(Duration::from_secs(120)))
+        .unwrap();
+    let mut writer = stream.try_clone().unwrap();
+    let mut reader = BufReader::new(stream);
+    let mut send = move |frame: Value| writer.write_all(format!("{frame}\n").as_bytes()).unwrap();
+    let mut recv = move || {
+        let mut line = String::new();
+        reader.read_line(&mut line).expect("a frame within 120 s");
+        serde_json::from_str::<Value>(&line).unwrap_or(Value::Null)
+    };
+    send(json!({"type": "hello", "v": 1, "role": "client", "name": "e2e-denier"}));
+    assert_eq!(recv()["type"], "welcome");
+    send(json!({"type": "subscribe", "req": "s", "filter": {"pending_only": true}}));
+    assert_eq!(recv()["type"], "ok");
+    let client = std::thread::spawn(move || loop {
+        let frame = recv();
+        assert!(!frame.is_null(), "the daemon closed the connection");
+        if frame["type"] == "event" && frame["pending"] == true {
+            send(
+                json!({"type": "decide", "req": "d", "event_id": frame["event"]["id"],
+                "verdict": "deny", "reason": "hookd e2e: a person said no"}),
+            );
+            return;
+        }
+    });
+    let mock = ModelMock::start(cli, &one_shell_call(cli, COMMAND));
+    let (run, _) = hooked_run(cli, &mock, &d, &[]);
+    let out = run.run("write hello to out.txt");
+    client.join().unwrap();
+    assert_shell_blocked(cli, &run, &out, &mock, "hookd e2e: a person said no");
+}
+
+/// With the daemon down, Copilot's hook has no opinion (the tool runs) by
+/// default, and blocks the tool with `--fail-closed`.
+#[test]
+fn copilot_with_the_daemon_down_runs_the_tool_unless_fail_closed() {
+    if agents::node_absent("copilot_with_the_daemon_down_runs_the_tool_unless_fail_closed") {
+        return;
+    }
+    let cli = Cli::Copilot;
+    let gone = tempfile::tempdir().unwrap();
+    let socket = gone.path().join("no-daemon.sock");
+    for (extra, blocked) in [(&[][..], false), (&["--fail-closed"][..], true)] {
+        let mock = ModelMock::start(cli, &one_shell_call(cli, COMMAND));
+        let (run, _) = hooked_run_at(cli, &mock, &socket, extra);
+        let out = run.run("write hello to out.txt");
+        mock.assert_no_egress();
+        if blocked {
+            assert_shell_blocked(cli, &run, &out, &mock, "hookd could not decide (no_socket)");
+        } else {
+            assert_shell_ran(cli, &run, &out);
         }
     }
 }

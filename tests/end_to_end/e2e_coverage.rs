@@ -69,12 +69,13 @@ fn install(home: &Path, args: &[&str]) {
     );
 }
 
-/// A Codex or Gemini run with `hookd install --agent` (and `extra`).
+/// A Codex, Gemini or Copilot run with `hookd install --agent` (and `extra`).
 fn agent_run(cli: Cli, mock: &ModelMock, d: &Daemon, extra: &[&str]) -> AgentRun {
     let run = AgentRun::new(cli, mock).env("HOOKD_SOCKET", &d.socket);
     let settings = match cli {
         Cli::Codex => run.config_dir().join("hooks.json"),
         Cli::Gemini => run.config_dir().join("settings.json"),
+        Cli::Copilot => run.config_dir().join("hooks/hookd.json"),
     };
     let mut args = vec![
         "--agent",

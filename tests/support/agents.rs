@@ -72,6 +72,8 @@ pub enum Cli {
     Codex,
     /// `@google/gemini-cli@0.61.0` (`gemini -p`), Gemini API.
     Gemini,
+    /// `@github/copilot@1.0.102` (`copilot -p`, BYOK), OpenAI Responses API.
+    Copilot,
 }
 
 impl Cli {
@@ -80,13 +82,14 @@ impl Cli {
         match self {
             Cli::Codex => "codex",
             Cli::Gemini => "gemini",
+            Cli::Copilot => "copilot",
         }
     }
 
     /// The model API the CLI speaks.
     fn api(self) -> ModelApi {
         match self {
-            Cli::Codex => ModelApi::OpenAiResponses,
+            Cli::Codex | Cli::Copilot => ModelApi::OpenAiResponses,
             Cli::Gemini => ModelApi::Gemini,
         }
     }
@@ -96,6 +99,7 @@ impl Cli {
         match self {
             Cli::Codex => "exec_command",
             Cli::Gemini => "run_shell_command",
+            Cli::Copilot => "bash",
         }
     }
 
@@ -104,6 +108,7 @@ impl Cli {
         match self {
             Cli::Codex => json!({ "cmd": command }),
             Cli::Gemini => json!({ "command": command }),
+            Cli::Copilot => json!({ "command": command, "description": "run it" }),
         }
     }
 
@@ -112,6 +117,10 @@ impl Cli {
         match self {
             Cli::Codex => hookd::agent::codex::EVENTS.iter().map(|e| e.name).collect(),
             Cli::Gemini => hookd::agent::gemini::EVENTS
+                .iter()
+                .map(|e| e.name)
+                .collect(),
+            Cli::Copilot => hookd::agent::copilot::EVENTS
                 .iter()
                 .map(|e| e.name)
                 .collect(),
@@ -138,6 +147,16 @@ impl Cli {
                     modules.join("@openai/codex-<platform>/vendor/<target>/bin/codex")
                 }),
             Cli::Gemini => modules.join("@google/gemini-cli/bundle/gemini.js"),
+            // `@github/copilot-<platform>/copilot`: the native binary its
+            // Node launcher would spawn.
+            Cli::Copilot => fs::read_dir(modules.join("@github"))
+                .into_iter()
+                .flatten()
+                .flatten()
+                .filter(|e| e.file_name().to_string_lossy().starts_with("copilot-"))
+                .map(|e| e.path().join("copilot"))
+                .find(|bin| bin.is_file())
+                .unwrap_or_else(|| modules.join("@github/copilot-<platform>/copilot")),
         };
         assert!(
             path.is_file(),
@@ -247,7 +266,7 @@ impl ModelMock {
             let seq = r["seq"].as_u64().unwrap_or(0);
             let mut found = Vec::new();
             match self.cli {
-                Cli::Codex => {
+                Cli::Codex | Cli::Copilot => {
                     for item in r["body"]["input"].as_array().into_iter().flatten() {
                         if matches!(
                             item["type"].as_str(),
@@ -336,6 +355,7 @@ impl AgentCli for Agent {
         match self.cli {
             Cli::Codex => ".codex",
             Cli::Gemini => ".gemini",
+            Cli::Copilot => ".copilot",
         }
     }
 
@@ -380,6 +400,14 @@ impl AgentCli for Agent {
                 line.push("-p".into());
                 line
             }
+            Cli::Copilot => {
+                let mut line = vec![program.into()];
+                line.push("--allow-all-tools".into());
+                line.extend_from_slice(extra);
+                line.push("-p".into());
+                line.push(prompt.into());
+                return line;
+            }
         };
         line.extend_from_slice(extra);
         line.push(prompt.into());
@@ -403,6 +431,19 @@ impl AgentCli for Agent {
                 ("GEMINI_API_KEY", "hookd-e2e-not-a-real-key".into()),
                 ("GOOGLE_GEMINI_BASE_URL", mock_url.into()),
                 ("GEMINI_CLI_TRUST_WORKSPACE", "true".into()),
+            ]),
+            // Bring your own key, offline: no GitHub sign-in, no web tools.
+            Cli::Copilot => env.extend([
+                ("COPILOT_OFFLINE", "true".into()),
+                ("COPILOT_PROVIDER_BASE_URL", format!("{mock_url}/v1").into()),
+                ("COPILOT_PROVIDER_TYPE", "openai".into()),
+                ("COPILOT_PROVIDER_WIRE_API", "responses".into()),
+                (
+                    "COPILOT_PROVIDER_API_KEY",
+                    "hookd-e2e-not-a-real-key".into(),
+                ),
+                ("COPILOT_MODEL", CODEX_MODEL.into()),
+                ("COPILOT_ALLOW_ALL", "true".into()),
             ]),
         }
         env
@@ -431,6 +472,7 @@ impl AgentRun {
             Cli::Codex => fs::write(run.config_dir().join("config.toml"), run.codex_config())
                 .expect("writing config.toml"),
             Cli::Gemini => run.write_gemini_settings(None),
+            Cli::Copilot => {}
         }
         run
     }
@@ -496,7 +538,33 @@ impl AgentRun {
                     .collect();
                 self.write_gemini_settings(Some(Value::Object(hooks)));
             }
+            // Claude Code's format, in the project's `.github/hooks/`.
+            Cli::Copilot => {
+                let seconds = timeout.as_secs().max(1);
+                let hooks: serde_json::Map<String, Value> = events
+                    .iter()
+                    .map(|e| {
+                        let group = json!([{"matcher": "*", "hooks": [
+                            {"type": "command", "command": command, "timeout": seconds}
+                        ]}]);
+                        (e.to_string(), group)
+                    })
+                    .collect();
+                let file = self.copilot_hooks_file();
+                fs::create_dir_all(file.parent().unwrap()).unwrap();
+                fs::write(
+                    file,
+                    serde_json::to_vec_pretty(&json!({ "hooks": hooks })).unwrap(),
+                )
+                .expect("writing .github/hooks/hookd.json");
+            }
         }
+    }
+
+    /// Copilot: the project's hooks file hookd installs,
+    /// `.github/hooks/hookd.json`.
+    pub fn copilot_hooks_file(&self) -> PathBuf {
+        self.project_dir().join(".github/hooks/hookd.json")
     }
 
     fn codex_config(&self) -> String {
@@ -582,6 +650,8 @@ impl AgentOutput {
                 .messages
                 .iter()
                 .any(|m| m["type"] == "result" && m["status"] == "success"),
+            // `copilot -p` prints the conversation as text.
+            Cli::Copilot => !self.stdout.trim().is_empty(),
         };
         assert!(
             self.status.success() && finished,

@@ -17,7 +17,7 @@
 //! (`benches/forwarder.rs`, `HOOKD_FORWARDER_COMPARE`), they cost about 2 %
 //! of the round trip of the static build, a thread about 7 %.
 //!
-//! `--agent codex|gemini|claude-code` (written by `hookd install --agent`,
+//! `--agent codex|gemini|copilot|claude-code` (written by `hookd install --agent`,
 //! default `claude-code`) names the agent whose hook JSON stdin holds: it
 //! goes to the daemon as the frame's `harness`, picks which environment
 //! variables are relayed ([`Agent::relays_env`]) and the fallback's form.
@@ -74,11 +74,11 @@ const USAGE: &str = "\
 usage: hook-forwarder [--agent NAME] [--timeout SECS] [--fail-closed[=tools|all]] [--socket PATH] [--installed-by=WHO]
 
 Registered as a command hook in Claude Code's settings.json (or Codex's
-hooks.json, or Gemini's settings.json): reads the hook's JSON on stdin, asks
+hooks.json, Gemini's settings.json, or a Copilot hooks file): reads the hook's JSON on stdin, asks
 the hookd daemon, prints its decision.
 
   --agent NAME     the agent that runs this hook: claude-code (the default),
-                   codex or gemini
+                   codex, gemini or copilot
 
   --timeout SECS   deadline for the whole exchange (default: 25, or two thirds
                    of Claude Code's default timeout for events with a shorter one)
@@ -207,7 +207,7 @@ pub fn parse_args(args: &[OsString]) -> Result<Command, String> {
 fn parse_agent(value: &OsStr) -> Result<Agent, String> {
     value.to_str().and_then(Agent::from_name).ok_or_else(|| {
         format!(
-            "--agent: unknown agent `{}`; use claude-code, codex or gemini",
+            "--agent: unknown agent `{}`; use claude-code, codex, gemini or copilot",
             value.to_string_lossy()
         )
     })
@@ -782,8 +782,9 @@ mod tests {
         assert_eq!(agent(&["--agent", "codex"]), Ok(Some(Agent::Codex)));
         assert_eq!(agent(&["--agent=gemini"]), Ok(Some(Agent::Gemini)));
         assert_eq!(agent(&["--agent=claude-code"]), Ok(Some(Agent::ClaudeCode)));
-        let e = agent(&["--agent", "copilot"]).unwrap_err();
-        assert!(e.contains("unknown agent `copilot`"), "{e}");
+        assert_eq!(agent(&["--agent", "copilot"]), Ok(Some(Agent::Copilot)));
+        let e = agent(&["--agent", "cursor"]).unwrap_err();
+        assert!(e.contains("unknown agent `cursor`"), "{e}");
         assert!(agent(&["--agent"]).unwrap_err().contains("needs a value"));
         // A refused line keeps the agent, so the fallback has its form.
         for line in [
@@ -795,7 +796,7 @@ mod tests {
             assert!(parse_args(&line).is_err());
             assert_eq!(agent_in(&line), Some(Agent::Gemini), "{line:?}");
         }
-        assert_eq!(agent_in(&args(&["--agent", "copilot"])), None);
+        assert_eq!(agent_in(&args(&["--agent", "cursor"])), None);
         assert_eq!(agent_in(&args(&["codex"])), None);
     }
 

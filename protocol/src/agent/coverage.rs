@@ -58,7 +58,8 @@ pub fn call_id_field(agent: Agent) -> Option<&'static str> {
         // The plugins relay OpenCode's `callID` and Pi's `toolCallId` as
         // `tool_use_id` on both ends of a call.
         Agent::ClaudeCode | Agent::Codex | Agent::OpenCode | Agent::Pi => Some("tool_use_id"),
-        Agent::Gemini => None,
+        // Copilot's Claude-format inputs carry no call id.
+        Agent::Gemini | Agent::Copilot => None,
     }
 }
 
@@ -90,7 +91,7 @@ pub fn tool_call(agent: Agent, raw: &Value) -> Option<ToolCall<'_>> {
         input: fields.tool_input,
         duration_ms: match agent {
             Agent::ClaudeCode => raw.get("duration_ms").and_then(Value::as_u64),
-            Agent::Codex | Agent::Gemini | Agent::OpenCode | Agent::Pi => None,
+            Agent::Codex | Agent::Gemini | Agent::Copilot | Agent::OpenCode | Agent::Pi => None,
         },
     })
 }

@@ -281,6 +281,7 @@ mod tests {
             ("claude-code", crate::agent::claude::EVENTS),
             ("codex", crate::agent::codex::EVENTS),
             ("gemini", crate::agent::gemini::EVENTS),
+            ("copilot", crate::agent::copilot::EVENTS),
         ] {
             for e in table {
                 assert!(

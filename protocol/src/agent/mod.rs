@@ -1,10 +1,10 @@
 //! The agents hookd judges, and what their dialects share.
 //!
 //! Claude Code (and Agent SDK runs), OpenAI Codex CLI, Google Gemini CLI,
-//! OpenCode and the Pi coding agent each have a *dialect*: the one module
-//! that knows that agent's hook JSON ([`claude`], [`codex`], [`gemini`],
-//! [`opencode`], [`pi`]; the last two are relayed by in-process plugins,
-//! [`plugin`]). A dialect
+//! GitHub Copilot CLI, OpenCode and the Pi coding agent each have a
+//! *dialect*: the one module that knows that agent's hook JSON ([`claude`],
+//! [`codex`], [`gemini`], [`copilot`], [`opencode`], [`pi`]; the last two
+//! are relayed by in-process plugins, [`plugin`]). A dialect
 //!
 //! - maps the agent's event names onto hookd's event kinds
 //!   ([`HookEventKind`], which the rules and the pending table use), keeping
@@ -34,6 +34,7 @@ pub mod claude;
 pub mod codex;
 #[cfg(feature = "frames")]
 pub mod coverage;
+pub mod copilot;
 pub mod dialect;
 pub mod gemini;
 pub mod opencode;
@@ -75,6 +76,8 @@ pub enum Harness {
     OpenCode,
     /// The Pi coding agent, through hookd's in-process extension.
     Pi,
+    /// GitHub Copilot CLI, through `hook-forwarder --agent copilot`.
+    Copilot,
 }
 
 impl Harness {
@@ -87,6 +90,7 @@ impl Harness {
             Harness::Gemini => "gemini",
             Harness::OpenCode => "opencode",
             Harness::Pi => "pi",
+            Harness::Copilot => "copilot",
         }
     }
 
@@ -99,6 +103,7 @@ impl Harness {
             Harness::Gemini => Agent::Gemini,
             Harness::OpenCode => Agent::OpenCode,
             Harness::Pi => Agent::Pi,
+            Harness::Copilot => Agent::Copilot,
         }
     }
 
@@ -110,6 +115,7 @@ impl Harness {
             Agent::Gemini => Harness::Gemini,
             Agent::OpenCode => Harness::OpenCode,
             Agent::Pi => Harness::Pi,
+            Agent::Copilot => Harness::Copilot,
         }
     }
 }
@@ -127,14 +133,17 @@ pub enum Agent {
     OpenCode,
     /// The Pi coding agent 0.73.1, through hookd's extension.
     Pi,
+    /// GitHub Copilot CLI 1.0.102.
+    Copilot,
 }
 
 impl Agent {
     /// Every agent, in the order of the documentation's tables.
-    pub const ALL: [Agent; 5] = [
+    pub const ALL: [Agent; 6] = [
         Agent::ClaudeCode,
         Agent::Codex,
         Agent::Gemini,
+        Agent::Copilot,
         Agent::OpenCode,
         Agent::Pi,
     ];
@@ -147,6 +156,7 @@ impl Agent {
             Agent::Gemini => "gemini",
             Agent::OpenCode => "opencode",
             Agent::Pi => "pi",
+            Agent::Copilot => "copilot",
         }
     }
 
@@ -158,6 +168,7 @@ impl Agent {
             Agent::Gemini => "Gemini CLI",
             Agent::OpenCode => "OpenCode",
             Agent::Pi => "Pi",
+            Agent::Copilot => "Copilot CLI",
         }
     }
 
@@ -175,6 +186,7 @@ impl Agent {
             Agent::Gemini => crate::agent::gemini::EVENTS,
             Agent::OpenCode => crate::agent::opencode::EVENTS,
             Agent::Pi => crate::agent::pi::EVENTS,
+            Agent::Copilot => crate::agent::copilot::EVENTS,
         }
     }
 
@@ -207,7 +219,7 @@ impl Agent {
         match (self, kind) {
             (Agent::ClaudeCode, _) => self.supported_verdicts(kind),
             (
-                Agent::Codex | Agent::Gemini | Agent::OpenCode | Agent::Pi,
+                Agent::Codex | Agent::Gemini | Agent::Copilot | Agent::OpenCode | Agent::Pi,
                 HookEventKind::PreToolUse,
             ) => &[Allow, Deny, NoOpinion],
             _ => self.supported_verdicts(kind),
@@ -255,6 +267,7 @@ impl Agent {
             Agent::OpenCode | Agent::Pi => {
                 crate::agent::plugin::render(self.events(), kind, answer)
             }
+            Agent::Copilot => crate::agent::copilot::output::render(kind, answer),
         }
     }
 
@@ -268,6 +281,7 @@ impl Agent {
     pub fn continuation_prompt(self, kind: HookEventKind, answer: &Answer) -> Option<&str> {
         match self {
             Agent::Gemini => crate::agent::gemini::output::continuation_prompt(kind, answer),
+            Agent::Copilot => crate::agent::copilot::output::continuation_prompt(kind, answer),
             Agent::ClaudeCode | Agent::Codex | Agent::OpenCode | Agent::Pi => None,
         }
     }
@@ -289,6 +303,7 @@ impl Agent {
             Agent::Gemini => crate::agent::gemini::output::unanswered_ask(ask),
             Agent::OpenCode => crate::agent::plugin::unanswered_ask(kind, fail_closed, true, ask),
             Agent::Pi => crate::agent::plugin::unanswered_ask(kind, fail_closed, false, ask),
+            Agent::Copilot => crate::agent::copilot::output::unanswered_ask(ask),
         }
     }
 
@@ -340,6 +355,7 @@ impl Agent {
             Agent::Codex => crate::agent::codex::HOOK_ENV.contains(&name),
             Agent::Gemini => crate::agent::gemini::HOOK_ENV.contains(&name),
             Agent::OpenCode | Agent::Pi => false,
+            Agent::Copilot => crate::agent::copilot::HOOK_ENV.contains(&name),
         }
     }
 
@@ -354,6 +370,7 @@ impl Agent {
             Agent::Gemini => crate::agent::gemini::input::claude_tool_name(own, raw),
             Agent::OpenCode => crate::agent::opencode::input::claude_tool_name(own),
             Agent::Pi => Cow::Borrowed(crate::agent::pi::input::claude_tool_name(own)),
+            Agent::Copilot => crate::agent::copilot::input::claude_tool_name(own, raw),
         };
         Some(ToolNames {
             agent: own.to_string(),
@@ -374,6 +391,7 @@ impl Agent {
             Agent::Gemini => crate::agent::gemini::input::rule_inputs(raw),
             Agent::OpenCode => crate::agent::opencode::input::rule_inputs(raw),
             Agent::Pi => crate::agent::pi::input::rule_inputs(raw),
+            Agent::Copilot => crate::agent::copilot::input::rule_inputs(raw),
         }
     }
 }

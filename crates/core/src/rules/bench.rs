@@ -229,6 +229,7 @@ impl Case {
             ),
             // What the plugins relay: the agent's own event and tool names
             // under the shared keys (PROTOCOL.md §6.2).
+            Agent::Copilot => ("PreToolUse", dialect_tool(agent, tool)?, input),
             Agent::OpenCode => ("tool.execute.before", dialect_tool(agent, tool)?, input),
             Agent::Pi => ("tool_call", dialect_tool(agent, tool)?, input),
         };
@@ -271,6 +272,8 @@ fn dialect_tool(agent: Agent, tool: &str) -> Result<String, String> {
         (Agent::Gemini, "LS") => "list_directory",
         (Agent::Gemini, "WebFetch") => "web_fetch",
         (Agent::OpenCode | Agent::Pi, "Bash") => "bash",
+        // Copilot's Claude-format hooks name these as Claude Code does.
+        (Agent::Copilot, "Bash" | "Read" | "Write" | "WebFetch") => tool,
         _ => return Err(format!("{agent} has no tool that is judged as {tool}")),
     };
     Ok(name.to_string())

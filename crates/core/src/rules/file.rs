@@ -65,10 +65,12 @@ type Value<'i> = Spanned<DeValue<'i>>;
 /// Where a context rule's text cannot go: for each event in `events`, the
 /// agents in scope (`agent`, else all) that fire it but take no
 /// `additionalContext` from its hook, as "Gemini CLI on PreToolUse
-/// (BeforeTool)".
+/// (BeforeTool)". A rule for every agent is not warned about an agent that
+/// takes context on no event at all (Copilot CLI): no rule could reach it,
+/// and its page says so.
 fn undelivered_context(events: EventSet, agent: Option<Agent>) -> Vec<String> {
     // Unless the rule names its agent, those that take context nowhere
-    // (OpenCode, Pi) are left out: no event would do for them.
+    // (Copilot, OpenCode, Pi) are left out: no event would do for them.
     let agents = agent.map_or_else(
         || {
             Agent::ALL
