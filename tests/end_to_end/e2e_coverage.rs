@@ -16,10 +16,12 @@ use crate::support::agents;
 use crate::support::claude;
 use crate::support::daemon;
 use crate::support::http;
+use crate::support::process;
 
 use std::fs;
 use std::path::Path;
 use std::process::Command;
+use std::time::Duration;
 
 use agents::{AgentRun, Cli, ModelMock};
 use daemon::{Daemon, DaemonOptions};
@@ -75,7 +77,7 @@ fn agent_run(cli: Cli, mock: &ModelMock, d: &Daemon, extra: &[&str]) -> AgentRun
     let settings = match cli {
         Cli::Codex => run.config_dir().join("hooks.json"),
         Cli::Gemini => run.config_dir().join("settings.json"),
-        Cli::Copilot => run.config_dir().join("hooks/hookd.json"),
+        Cli::Copilot => run.copilot_hooks_file(),
     };
     let mut args = vec![
         "--agent",
@@ -147,12 +149,21 @@ fn assert_alarmed(d: &Daemon, agent: &str, n: u64) {
     });
     let coverage = coverage_of(&status, agent);
     assert_eq!(coverage["judged"], 0, "{agent}: {coverage}");
-    let lines = d.log_lines();
-    let unjudged: Vec<&Value> = lines
-        .iter()
-        .filter(|l| l["type"] == "unjudged_tool_call" && l["harness"] == agent)
-        .collect();
-    assert_eq!(unjudged.len() as u64, n, "{agent}: {lines:#?}");
+    // The log's writer may write the alarm's line a moment after status
+    // counts it.
+    let count = |lines: &Vec<Value>| {
+        lines
+            .iter()
+            .filter(|l| l["type"] == "unjudged_tool_call" && l["harness"] == agent)
+            .count() as u64
+    };
+    let lines = process::poll_last(
+        Duration::from_secs(10),
+        Duration::from_millis(50),
+        || d.log_lines(),
+        |lines| count(lines) >= n,
+    );
+    assert_eq!(count(&lines), n, "{agent}: {lines:#?}");
     let metrics = metrics(d);
     let series = format!("hookd_unjudged_tool_calls_total{{agent=\"{agent}\"}} {n}");
     assert!(metrics.lines().any(|l| l == series), "{series}\n{metrics}");
@@ -185,7 +196,11 @@ fn a_broken_registration_of_each_agent_raises_the_alarm() {
     if agents::node_absent("a_broken_registration_of_each_agent_raises_the_alarm") {
         return;
     }
-    for (cli, post) in [(Cli::Codex, "PostToolUse"), (Cli::Gemini, "AfterTool")] {
+    for (cli, post) in [
+        (Cli::Codex, "PostToolUse"),
+        (Cli::Gemini, "AfterTool"),
+        (Cli::Copilot, "PostToolUse"),
+    ] {
         let d = daemon_with_metrics();
         let mock = ModelMock::start(cli, &agents::one_shell_call(cli, "echo hello > out.txt"));
         let run = agent_run(cli, &mock, &d, &["--events", post]);
@@ -220,7 +235,7 @@ fn a_healthy_session_of_each_agent_never_raises_it() {
         return;
     }
     let d = daemon_with_metrics();
-    for cli in [Cli::Codex, Cli::Gemini] {
+    for cli in [Cli::Codex, Cli::Gemini, Cli::Copilot] {
         let mock = ModelMock::start(
             cli,
             &two_shell_calls(cli.shell_tool(), |c| cli.shell_args(c)),

@@ -224,6 +224,29 @@ fn a_harmless_command_runs_and_every_hook_is_logged_once() {
             }
         }
         assert!(kinds.len() >= 3, "{cli:?}: only {kinds:?}");
+        // The coverage alarm pairs the call's two ends by the id the plugin
+        // relays: judged, and nothing ran unjudged once the 2 s a lone
+        // end waits for its pair have passed.
+        let coverage = |s: &Value| {
+            s["coverage"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .find(|a| a["agent"] == cli.name())
+                .cloned()
+                .unwrap_or(Value::Null)
+        };
+        d.wait_for_status(&format!("{cli:?}: the call judged"), |s| {
+            coverage(s)["judged"].as_u64() >= Some(1)
+        });
+        std::thread::sleep(Duration::from_millis(2500));
+        assert_eq!(coverage(&d.status())["unjudged"], 0, "{cli:?}");
+        assert!(
+            !d.log_lines()
+                .iter()
+                .any(|l| l["type"] == "unjudged_tool_call"),
+            "{cli:?}: an alarm for a healthy session"
+        );
     }
 }
 
