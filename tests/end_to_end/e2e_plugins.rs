@@ -24,6 +24,7 @@ use crate::support::daemon::{self, Daemon, DaemonOptions};
 use crate::support::plugin_agents::{
     describe, one_call, plugin_run, tool_results, unexpected_egress, PluginAgent, PluginCli,
 };
+use crate::support::process;
 
 use std::fs;
 use std::path::Path;
@@ -227,15 +228,7 @@ fn a_harmless_command_runs_and_every_hook_is_logged_once() {
         // The coverage alarm pairs the call's two ends by the id the plugin
         // relays: judged, and nothing ran unjudged once the 2 s a lone
         // end waits for its pair have passed.
-        let coverage = |s: &Value| {
-            s["coverage"]
-                .as_array()
-                .into_iter()
-                .flatten()
-                .find(|a| a["agent"] == cli.name())
-                .cloned()
-                .unwrap_or(Value::Null)
-        };
+        let coverage = |s: &Value| coverage_of(s, cli);
         d.wait_for_status(&format!("{cli:?}: the call judged"), |s| {
             coverage(s)["judged"].as_u64() >= Some(1)
         });
@@ -246,6 +239,68 @@ fn a_harmless_command_runs_and_every_hook_is_logged_once() {
                 .iter()
                 .any(|l| l["type"] == "unjudged_tool_call"),
             "{cli:?}: an alarm for a healthy session"
+        );
+    }
+}
+
+/// `cli`'s row of the coverage alarm in a status.
+fn coverage_of(status: &Value, cli: PluginCli) -> Value {
+    status["coverage"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .find(|a| a["agent"] == cli.name())
+        .cloned()
+        .unwrap_or(Value::Null)
+}
+
+#[test]
+fn a_plugin_that_misses_tool_calls_raises_the_coverage_alarm() {
+    if skip("a_plugin_that_misses_tool_calls_raises_the_coverage_alarm") {
+        return;
+    }
+    for cli in BOTH {
+        let d = daemon_with(&daemon::rule_toml("no-rm", "deny", "Bash(rm:*)"));
+        let mock = MockServer::start(ModelApi::Anthropic, &shell(cli, COMMAND).to_string());
+        let run = hooked(cli, &mock, &d.socket, &[]);
+        // A plugin edited (or out of date) so that it no longer hooks the
+        // tool call itself, only its result: the call runs unjudged.
+        let (file, hook, unhooked) = match cli {
+            PluginCli::OpenCode => (
+                run.project_dir().join(".opencode/plugin/hookd.js"),
+                r#""tool.execute.before":"#,
+                r#""tool.execute.before.off":"#,
+            ),
+            PluginCli::Pi => (
+                run.project_dir().join(".pi/extensions/hookd.js"),
+                r#"pi.on("tool_call","#,
+                r#"pi.on("tool_call_off","#,
+            ),
+        };
+        let text = fs::read_to_string(&file).unwrap();
+        assert!(
+            text.contains(hook),
+            "{cli:?}: {hook} not in {}",
+            file.display()
+        );
+        fs::write(&file, text.replacen(hook, unhooked, 1)).unwrap();
+        let out = run.run_to_end("write hello to out.txt");
+        assert_ran(cli, &run, &out);
+        let status = d.wait_for_status(&format!("{cli:?}: 1 tool call unjudged"), |s| {
+            coverage_of(s, cli)["unjudged"] == 1
+        });
+        assert_eq!(coverage_of(&status, cli)["judged"], 0, "{cli:?}");
+        let alarms = process::poll_last(
+            Duration::from_secs(10),
+            Duration::from_millis(50),
+            || d.log_lines(),
+            |lines| lines.iter().any(|l| l["type"] == "unjudged_tool_call"),
+        );
+        assert!(
+            alarms
+                .iter()
+                .any(|l| l["type"] == "unjudged_tool_call" && l["harness"] == cli.name()),
+            "{cli:?}: no alarm in the log"
         );
     }
 }
