@@ -533,7 +533,7 @@ fn rules_check_names_a_bad_agent_and_explain_shows_the_agent() {
     let bad = dir.path().join("bad.toml");
     std::fs::write(
         &bad,
-        "[[rule]]\nid = \"x\"\naction = \"deny\"\nagent = \"copilot\"\n",
+        "[[rule]]\nid = \"x\"\naction = \"deny\"\nagent = \"cursor\"\n",
     )
     .unwrap();
     let out = Command::new(daemon::hookd_bin())
@@ -545,7 +545,9 @@ fn rules_check_names_a_bad_agent_and_explain_shows_the_agent() {
     let text = String::from_utf8_lossy(&out.stdout) + String::from_utf8_lossy(&out.stderr);
     assert!(text.contains("bad.toml:4:"), "{text}");
     assert!(
-        text.contains("unknown agent \"copilot\"; expected one of claude-code, codex, gemini"),
+        text.contains(
+            "unknown agent \"cursor\"; expected one of claude-code, codex, gemini, copilot, opencode, pi"
+        ),
         "{text}"
     );
 

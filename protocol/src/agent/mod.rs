@@ -32,9 +32,9 @@
 
 pub mod claude;
 pub mod codex;
+pub mod copilot;
 #[cfg(feature = "frames")]
 pub mod coverage;
-pub mod copilot;
 pub mod dialect;
 pub mod gemini;
 pub mod opencode;

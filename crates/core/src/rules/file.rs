@@ -499,7 +499,10 @@ impl Reader<'_> {
                 if agent.is_none() {
                     self.sink.error(
                         at,
-                        format!("{label}: `agent`: unknown agent {s:?}; expected one of claude-code, codex, gemini"),
+                        format!(
+                            "{label}: `agent`: unknown agent {s:?}; expected one of {}",
+                            agent_names().join(", ")
+                        ),
                     );
                 }
                 agent
@@ -507,7 +510,11 @@ impl Reader<'_> {
             other => {
                 self.sink.error(
                     at,
-                    format!("{label}: `agent` must be a string (claude-code, codex or gemini), found {}", other.type_str()),
+                    format!(
+                        "{label}: `agent` must be a string (one of {}), found {}",
+                        agent_names().join(", "),
+                        other.type_str()
+                    ),
                 );
                 None
             }
@@ -1124,4 +1131,9 @@ mod tests {
         assert_eq!(suggest("PreToolUs", EVENTS), Some("PreToolUse"));
         assert_eq!(suggest("zzzzzz", RULE_KEYS), None);
     }
+}
+
+/// Every agent's name as a rule's `agent` spells it.
+fn agent_names() -> Vec<&'static str> {
+    Agent::ALL.iter().map(|a| a.as_str()).collect()
 }
