@@ -1120,6 +1120,11 @@ fn edit_distance(a: &str, b: &str) -> usize {
     prev[b.len()]
 }
 
+/// Every agent's name as a rule's `agent` spells it.
+fn agent_names() -> Vec<&'static str> {
+    Agent::ALL.iter().map(|a| a.as_str()).collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1131,9 +1136,4 @@ mod tests {
         assert_eq!(suggest("PreToolUs", EVENTS), Some("PreToolUse"));
         assert_eq!(suggest("zzzzzz", RULE_KEYS), None);
     }
-}
-
-/// Every agent's name as a rule's `agent` spells it.
-fn agent_names() -> Vec<&'static str> {
-    Agent::ALL.iter().map(|a| a.as_str()).collect()
 }
