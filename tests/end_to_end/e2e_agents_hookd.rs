@@ -32,34 +32,12 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
 
-use agents::{one_shell_call, AgentOutput, AgentRun, Cli, ModelMock};
-use daemon::{Daemon, DaemonOptions};
+use agents::{
+    daemon_with, one_shell_call, AgentOutput, AgentRun, Cli, ModelMock, ASK_ECHO, COMMAND,
+    DENY_ECHO,
+};
+use daemon::Daemon;
 use serde_json::{json, Value};
-
-const COMMAND: &str = "echo hello > out.txt";
-
-const DENY_ECHO: &str = r#"
-[[rule]]
-id = "no-echo"
-action = "deny"
-tool = "Bash(echo:*)"
-reason = "hookd e2e: echo is not allowed"
-"#;
-
-const ASK_ECHO: &str = r#"
-[[rule]]
-id = "ask-echo"
-action = "ask"
-tool = "Bash(echo:*)"
-reason = "hookd e2e: echo needs a person"
-"#;
-
-fn daemon_with(rules: &str) -> Daemon {
-    Daemon::start_with(DaemonOptions {
-        rules: Some(rules.into()),
-        ..DaemonOptions::default()
-    })
-}
 
 /// A run of `cli` with hookd installed (`hookd install --agent`) into the
 /// run's own configuration, through a counting wrapper named

@@ -19,8 +19,8 @@
 //! Needs the pinned CLIs: `npm ci --prefix tests/agents` (`scripts/test`).
 
 use crate::support::agent_cli::{Finished, HeadlessRun, MockServer, ModelApi};
-use crate::support::agents;
-use crate::support::daemon::{self, Daemon, DaemonOptions};
+use crate::support::agents::{self, daemon_with, ASK_ECHO, COMMAND, DENY_ECHO};
+use crate::support::daemon::{self, Daemon};
 use crate::support::plugin_agents::{
     describe, one_call, plugin_run, tool_results, unexpected_egress, PluginAgent, PluginCli,
 };
@@ -34,31 +34,6 @@ use std::time::Duration;
 use serde_json::{json, Value};
 
 const BOTH: [PluginCli; 2] = [PluginCli::Pi, PluginCli::OpenCode];
-const COMMAND: &str = "echo hello > out.txt";
-
-const DENY_ECHO: &str = r#"
-[[rule]]
-id = "no-echo"
-action = "deny"
-tool = "Bash(echo:*)"
-reason = "hookd e2e: echo is not allowed"
-"#;
-
-const ASK_ECHO: &str = r#"
-[[rule]]
-id = "ask-echo"
-action = "ask"
-tool = "Bash(echo:*)"
-reason = "hookd e2e: echo needs a person"
-"#;
-
-fn daemon_with(rules: &str) -> Daemon {
-    Daemon::start_with(DaemonOptions {
-        rules: Some(rules.into()),
-        ..DaemonOptions::default()
-    })
-}
-
 fn shell(cli: PluginCli, command: &str) -> Value {
     match cli {
         PluginCli::OpenCode => {

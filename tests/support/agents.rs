@@ -60,6 +60,8 @@ use std::path::{Path, PathBuf};
 use std::process::ExitStatus;
 use std::time::Duration;
 
+use super::daemon::{Daemon, DaemonOptions};
+
 /// The model each CLI is told to use. Naming one keeps Gemini from asking a
 /// router model first; the mock answers for any name.
 const CODEX_MODEL: &str = "gpt-5.5";
@@ -671,4 +673,33 @@ impl AgentOutput {
             tail(&self.stdout, 20)
         )
     }
+}
+
+/// The command the agent end-to-end tests have an agent run.
+pub const COMMAND: &str = "echo hello > out.txt";
+
+/// Rules that deny [`COMMAND`] (any `echo`) with a reason the tests look for.
+pub const DENY_ECHO: &str = r#"
+[[rule]]
+id = "no-echo"
+action = "deny"
+tool = "Bash(echo:*)"
+reason = "hookd e2e: echo is not allowed"
+"#;
+
+/// Rules that ask about [`COMMAND`] (any `echo`).
+pub const ASK_ECHO: &str = r#"
+[[rule]]
+id = "ask-echo"
+action = "ask"
+tool = "Bash(echo:*)"
+reason = "hookd e2e: echo needs a person"
+"#;
+
+/// A daemon judging with `rules`.
+pub fn daemon_with(rules: &str) -> Daemon {
+    Daemon::start_with(DaemonOptions {
+        rules: Some(rules.into()),
+        ..DaemonOptions::default()
+    })
 }
