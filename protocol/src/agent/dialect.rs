@@ -132,6 +132,21 @@ pub fn event_kind(table: EventTable, name: &str) -> HookEventKind {
     event(table, name).map_or(HookEventKind::Unknown, |e| e.kind)
 }
 
+/// A raw input's event as the rules name it: the kind its
+/// `hook_event_name` maps onto in `table`, and that kind's name (an event
+/// the table does not know keeps the agent's own name, so only `event =
+/// "*"` rules match it).
+pub fn rules_event(table: EventTable, raw: &Value) -> (HookEventKind, &str) {
+    let name = raw
+        .get("hook_event_name")
+        .and_then(Value::as_str)
+        .unwrap_or_default();
+    match event_kind(table, name) {
+        HookEventKind::Unknown => (HookEventKind::Unknown, name),
+        kind => (kind, kind.as_str()),
+    }
+}
+
 /// The row of the agent's event of `kind`; `None` for `Unknown` and for a
 /// kind no event of the agent maps onto.
 pub fn row_of(table: EventTable, kind: HookEventKind) -> Option<&'static EventRow> {

@@ -68,16 +68,7 @@ fn mcp_name(tool: &str, raw: &Value) -> Option<String> {
 /// mapped, Stop's `last_assistant_message` from AfterAgent's
 /// `prompt_response`.
 pub fn rule_inputs(raw: &Value) -> Vec<Cow<'_, Value>> {
-    let name = raw
-        .get("hook_event_name")
-        .and_then(Value::as_str)
-        .unwrap_or_default();
-    let kind = dialect::event_kind(EVENTS, name);
-    let event = if kind == HookEventKind::Unknown {
-        name
-    } else {
-        kind.as_str()
-    };
+    let (kind, event) = dialect::rules_event(EVENTS, raw);
     let Some(tool) = raw.get("tool_name").and_then(Value::as_str) else {
         return vec![Cow::Owned(event_input(raw, kind, event))];
     };

@@ -6,7 +6,6 @@ use std::borrow::Cow;
 use serde_json::{Map, Value};
 
 use super::{EVENTS, TOOLS};
-use crate::agent::claude::HookEventKind;
 use crate::agent::codex::patch::{touched_files, Change};
 use crate::agent::dialect;
 use crate::agent::{absolute_path, reshape};
@@ -30,16 +29,7 @@ pub fn claude_tool_name(tool: &str) -> Cow<'_, str> {
 /// relayed: the event under hookd's name, the tool mapped, one input per
 /// file of an `apply_patch`.
 pub fn rule_inputs(raw: &Value) -> Vec<Cow<'_, Value>> {
-    let name = raw
-        .get("hook_event_name")
-        .and_then(Value::as_str)
-        .unwrap_or_default();
-    let kind = dialect::event_kind(EVENTS, name);
-    let event = if kind == HookEventKind::Unknown {
-        name
-    } else {
-        kind.as_str()
-    };
+    let (_, event) = dialect::rules_event(EVENTS, raw);
     let Some(tool) = raw.get("tool_name").and_then(Value::as_str) else {
         return vec![Cow::Owned(reshape(raw, event, None))];
     };
