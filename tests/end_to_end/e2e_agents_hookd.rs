@@ -311,46 +311,6 @@ fn with_no_rule_deciding_the_tool_runs_and_sessions_are_timed() {
     }
 }
 
-/// A client that subscribes to pending events and allows the first one
-/// it is shown; the thread returns that event's kind. Reads without the
-/// support client's 10 s limit: Gemini takes longer than that to start.
-fn allowing_client(socket: &Path) -> std::thread::JoinHandle<String> {
-    use std::io::{BufRead, BufReader, Write};
-    let stream = std::os::unix::net::UnixStream::connect(socket).unwrap();
-    stream
-        .set_read_timeout(Some(Duration::from_secs(120)))
-        .unwrap();
-    let mut writer = stream.try_clone().unwrap();
-    let mut reader = BufReader::new(stream);
-    let mut send = move |frame: Value| writer.write_all(format!("{frame}\n").as_bytes()).unwrap();
-    let mut recv = move || {
-        let mut line = String::new();
-        reader.read_line(&mut line).expect("a frame within 120 s");
-        serde_json::from_str::<Value>(&line).unwrap_or(Value::Null)
-    };
-    send(json!({"type": "hello", "v": 1, "role": "client", "name": "e2e-approver"}));
-    assert_eq!(recv()["type"], "welcome");
-    send(json!({"type": "subscribe", "req": "s", "filter": {"pending_only": true}}));
-    assert_eq!(recv()["type"], "ok");
-    std::thread::spawn(move || loop {
-        let frame = recv();
-        assert!(!frame.is_null(), "the daemon closed the connection");
-        if frame["type"] == "event" && frame["pending"] == true {
-            let event = &frame["event"];
-            send(
-                json!({"type": "decide", "req": "d", "event_id": event["id"], "verdict": "allow"}),
-            );
-            loop {
-                let reply = recv();
-                if reply["req"] == "d" {
-                    assert_eq!(reply["type"], "ok", "{reply}");
-                    return event["kind"].as_str().unwrap_or("?").to_string();
-                }
-            }
-        }
-    })
-}
-
 #[test]
 fn an_ask_a_client_allows_lets_each_agents_tool_run() {
     if agents::node_absent("an_ask_a_client_allows_lets_each_agents_tool_run") {
@@ -358,7 +318,13 @@ fn an_ask_a_client_allows_lets_each_agents_tool_run() {
     }
     for cli in [Cli::Codex, Cli::Gemini, Cli::Copilot] {
         let d = daemon_with(ASK_ECHO);
-        let client = allowing_client(&d.socket);
+        let client = agents::deciding_client(
+            &d.socket,
+            "e2e-approver",
+            "allow",
+            None,
+            Duration::from_secs(120),
+        );
         let mock = ModelMock::start(cli, &one_shell_call(cli, COMMAND));
         let (run, _) = hooked_run(cli, &mock, &d, &[]);
         let out = run.run("write hello to out.txt");
@@ -598,36 +564,15 @@ fn an_ask_a_client_denies_blocks_copilots_tool() {
     if agents::node_absent("an_ask_a_client_denies_blocks_copilots_tool") {
         return;
     }
-    use std::io::{BufRead, BufReader, Write};
     let cli = Cli::Copilot;
     let d = daemon_with(ASK_ECHO);
-    let stream = std::os::unix::net::UnixStream::connect(&d.socket).unwrap();
-    stream
-        .set_read_timeout(Some(Duration::from_secs(120)))
-        .unwrap();
-    let mut writer = stream.try_clone().unwrap();
-    let mut reader = BufReader::new(stream);
-    let mut send = move |frame: Value| writer.write_all(format!("{frame}\n").as_bytes()).unwrap();
-    let mut recv = move || {
-        let mut line = String::new();
-        reader.read_line(&mut line).expect("a frame within 120 s");
-        serde_json::from_str::<Value>(&line).unwrap_or(Value::Null)
-    };
-    send(json!({"type": "hello", "v": 1, "role": "client", "name": "e2e-denier"}));
-    assert_eq!(recv()["type"], "welcome");
-    send(json!({"type": "subscribe", "req": "s", "filter": {"pending_only": true}}));
-    assert_eq!(recv()["type"], "ok");
-    let client = std::thread::spawn(move || loop {
-        let frame = recv();
-        assert!(!frame.is_null(), "the daemon closed the connection");
-        if frame["type"] == "event" && frame["pending"] == true {
-            send(
-                json!({"type": "decide", "req": "d", "event_id": frame["event"]["id"],
-                "verdict": "deny", "reason": "hookd e2e: a person said no"}),
-            );
-            return;
-        }
-    });
+    let client = agents::deciding_client(
+        &d.socket,
+        "e2e-denier",
+        "deny",
+        Some("hookd e2e: a person said no"),
+        Duration::from_secs(120),
+    );
     let mock = ModelMock::start(cli, &one_shell_call(cli, COMMAND));
     let (run, _) = hooked_run(cli, &mock, &d, &[]);
     let out = run.run("write hello to out.txt");

@@ -280,45 +280,6 @@ fn a_plugin_that_misses_tool_calls_raises_the_coverage_alarm() {
     }
 }
 
-/// A client that decides the first pending event with `verdict`.
-fn deciding_client(socket: &Path, verdict: &'static str) -> std::thread::JoinHandle<String> {
-    use std::io::{BufRead, BufReader, Write};
-    let stream = std::os::unix::net::UnixStream::connect(socket).unwrap();
-    stream
-        .set_read_timeout(Some(Duration::from_secs(150)))
-        .unwrap();
-    let mut writer = stream.try_clone().unwrap();
-    let mut reader = BufReader::new(stream);
-    let mut send = move |frame: Value| writer.write_all(format!("{frame}\n").as_bytes()).unwrap();
-    let mut recv = move || {
-        let mut line = String::new();
-        reader.read_line(&mut line).expect("a frame within 150 s");
-        serde_json::from_str::<Value>(&line).unwrap_or(Value::Null)
-    };
-    send(json!({"type": "hello", "v": 1, "role": "client", "name": "e2e-plugins"}));
-    assert_eq!(recv()["type"], "welcome");
-    send(json!({"type": "subscribe", "req": "s", "filter": {"pending_only": true}}));
-    assert_eq!(recv()["type"], "ok");
-    std::thread::spawn(move || loop {
-        let frame = recv();
-        assert!(!frame.is_null(), "the daemon closed the connection");
-        if frame["type"] == "event" && frame["pending"] == true {
-            let event = &frame["event"];
-            send(
-                json!({"type": "decide", "req": "d", "event_id": event["id"], "verdict": verdict,
-                        "reason": "decided by the e2e client"}),
-            );
-            loop {
-                let reply = recv();
-                if reply["req"] == "d" {
-                    assert_eq!(reply["type"], "ok", "{reply}");
-                    return event["kind"].as_str().unwrap_or("?").to_string();
-                }
-            }
-        }
-    })
-}
-
 #[test]
 fn an_ask_is_decided_by_a_socket_client() {
     if skip("an_ask_is_decided_by_a_socket_client") {
@@ -327,7 +288,13 @@ fn an_ask_is_decided_by_a_socket_client() {
     for cli in BOTH {
         for verdict in ["allow", "deny"] {
             let d = daemon_with(ASK_ECHO);
-            let client = deciding_client(&d.socket, verdict);
+            let client = agents::deciding_client(
+                &d.socket,
+                "e2e-plugins",
+                verdict,
+                Some("decided by the e2e client"),
+                Duration::from_secs(150),
+            );
             let mock = MockServer::start(ModelApi::Anthropic, &shell(cli, COMMAND).to_string());
             let run = hooked(cli, &mock, &d.socket, &[]);
             let out = run.run_to_end("write hello to out.txt");

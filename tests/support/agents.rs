@@ -703,3 +703,53 @@ pub fn daemon_with(rules: &str) -> Daemon {
         ..DaemonOptions::default()
     })
 }
+
+/// A socket client named `name` that decides the first pending event with `verdict`
+/// (and `reason`) as soon as it is shown, reading for up to `limit` (not the
+/// support client's 10 s: some CLIs take longer than that to start); the
+/// thread returns that event's kind once the daemon has taken the decision.
+pub fn deciding_client(
+    socket: &Path,
+    name: &'static str,
+    verdict: &'static str,
+    reason: Option<&'static str>,
+    limit: Duration,
+) -> std::thread::JoinHandle<String> {
+    use std::io::{BufRead, BufReader, Write};
+    let stream = std::os::unix::net::UnixStream::connect(socket).unwrap();
+    stream.set_read_timeout(Some(limit)).unwrap();
+    let mut writer = stream.try_clone().unwrap();
+    let mut reader = BufReader::new(stream);
+    let mut send = move |frame: Value| writer.write_all(format!("{frame}\n").as_bytes()).unwrap();
+    let mut recv = move || {
+        let mut line = String::new();
+        reader
+            .read_line(&mut line)
+            .unwrap_or_else(|e| panic!("no frame within {limit:?}: {e}"));
+        serde_json::from_str::<Value>(&line).unwrap_or(Value::Null)
+    };
+    send(json!({"type": "hello", "v": 1, "role": "client", "name": name}));
+    assert_eq!(recv()["type"], "welcome");
+    send(json!({"type": "subscribe", "req": "s", "filter": {"pending_only": true}}));
+    assert_eq!(recv()["type"], "ok");
+    std::thread::spawn(move || loop {
+        let frame = recv();
+        assert!(!frame.is_null(), "the daemon closed the connection");
+        if frame["type"] == "event" && frame["pending"] == true {
+            let event = &frame["event"];
+            let mut decide =
+                json!({"type": "decide", "req": "d", "event_id": event["id"], "verdict": verdict});
+            if let Some(reason) = reason {
+                decide["reason"] = reason.into();
+            }
+            send(decide);
+            loop {
+                let reply = recv();
+                if reply["req"] == "d" {
+                    assert_eq!(reply["type"], "ok", "{reply}");
+                    return event["kind"].as_str().unwrap_or("?").to_string();
+                }
+            }
+        }
+    })
+}
