@@ -8,4 +8,5 @@ mod support;
 
 mod docs;
 mod harness;
+mod locks;
 mod tidy;
