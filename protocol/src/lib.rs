@@ -51,6 +51,8 @@ pub mod chain;
 #[cfg(feature = "codec")]
 pub mod codec;
 #[cfg(feature = "frames")]
+pub mod facts;
+#[cfg(feature = "frames")]
 pub mod frames;
 #[cfg(feature = "frames")]
 pub mod handshake;
