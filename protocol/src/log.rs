@@ -327,6 +327,7 @@ mod tests {
             rules: vec![],
             revision: None,
             project_revision: None,
+            facts: None,
             ..full.clone()
         };
         for (decision, enforced) in [(&full, false), (&full, true), (&bare, true)] {

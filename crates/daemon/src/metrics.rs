@@ -486,6 +486,7 @@ mod tests {
             rules: Vec::new(),
             revision: None,
             project_revision: None,
+            facts: None,
         }
     }
 
