@@ -438,25 +438,23 @@ impl Controller {
         }
         let session = event.fields().session_id.unwrap_or("");
         let now_ms = crate::session_facts::now_ms();
-        Some(self.facts.gather(
+        let facts = self.facts.gather(
             session,
             event.agent().as_str(),
             now_ms,
             &layers.limited_rules(),
-        ))
-        .map(|f| {
-            // Note a tool run that taints the session for later calls.
-            if event.kind() == crate::agent::claude::HookEventKind::PostToolUse {
-                if let Some(tool) = event.tool_name() {
-                    let taint = crate::session_facts::taint_of(tool, event.tool_input(), now_ms);
-                    let project = event.project_dir();
-                    if layers.taints(&taint, self.home.as_deref(), project.as_deref()) {
-                        self.facts.record_taint(session, taint);
-                    }
+        );
+        // Note a tool run that taints the session for later calls.
+        if event.kind() == crate::agent::claude::HookEventKind::PostToolUse {
+            if let Some(tool) = event.tool_name() {
+                let taint = crate::session_facts::taint_of(tool, event.tool_input(), now_ms);
+                let project = event.project_dir();
+                if layers.taints(&taint, self.home.as_deref(), project.as_deref()) {
+                    self.facts.record_taint(session, taint);
                 }
             }
-            f
-        })
+        }
+        Some(facts)
     }
 
     /// Counts `event`'s call towards the budget and the limits it matched.
