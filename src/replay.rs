@@ -174,6 +174,7 @@ pub fn replay(
                 // not be the same chain. `stop_hook_active` alone means
                 // "blocked once".
                 stop_blocks: 0,
+                facts: logged.decision.facts.as_ref(),
             },
         );
         let answer = evaluation.answer();

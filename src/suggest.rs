@@ -363,6 +363,7 @@ fn judge(layers: &Layers, event: &LoggedEvent, home: Option<&Path>) -> (Verdict,
             project_dir: project_dir.as_deref(),
             home,
             stop_blocks: 0,
+            facts: None,
         },
     );
     (evaluation.answer().verdict, evaluation.rule_ids)
@@ -427,6 +428,7 @@ fn covered_by_deny(
             project_dir: None,
             home,
             stop_blocks: 0,
+            facts: None,
         };
         // Only probes the candidate itself would allow.
         if allow.evaluate(&query).answer().verdict != Verdict::Allow {

@@ -250,6 +250,11 @@ pub struct Decision {
     /// The project layer's own revision, when one took part.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub project_revision: Option<Revision>,
+    /// The session facts the judgement read (issue #25): present when a
+    /// rule with `limit`, `budget` or `after` was considered, so a replay
+    /// re-judges with them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub facts: Option<crate::facts::SessionFacts>,
 }
 
 /// How long a client's answer holds.

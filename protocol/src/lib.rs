@@ -53,6 +53,8 @@ pub mod codec;
 #[cfg(feature = "frames")]
 pub mod coverage;
 #[cfg(feature = "frames")]
+pub mod facts;
+#[cfg(feature = "frames")]
 pub mod frames;
 #[cfg(feature = "frames")]
 pub mod handshake;

@@ -322,6 +322,16 @@ mod tests {
             }],
             revision: Some(crate::decision::Revision::from_written("sha256:00ff")),
             project_revision: Some(crate::decision::Revision::from_written("sha256:ff00")),
+            facts: Some(crate::facts::SessionFacts {
+                calls: 3,
+                counts: [("rm-burst".to_string(), 5)].into_iter().collect(),
+                taint: vec![crate::facts::Taint {
+                    tool: "WebFetch".into(),
+                    detail: Some("https://example.com/".into()),
+                    at_ms: 7,
+                }],
+                now_ms: 9,
+            }),
         };
         let bare = Decision {
             run_id: None,
@@ -334,6 +344,7 @@ mod tests {
             rules: vec![],
             revision: None,
             project_revision: None,
+            facts: None,
             ..full.clone()
         };
         for (decision, enforced) in [(&full, false), (&full, true), (&bare, true)] {

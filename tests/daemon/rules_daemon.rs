@@ -507,6 +507,25 @@ fn hookd(args: &[&str]) -> std::process::Output {
         .unwrap()
 }
 
+/// The taint example (issue #25) checks clean and its fixtures, which state
+/// the session's taint as `facts`, pass.
+#[test]
+fn taint_example_and_fixtures() {
+    let root = env!("CARGO_MANIFEST_DIR");
+    let example = format!("{root}/examples/rules/taint.toml");
+    let check = hookd(&["rules", "check", &example]);
+    assert!(
+        check.status.success(),
+        "{}",
+        String::from_utf8_lossy(&check.stdout)
+    );
+    let fixtures = format!("{root}/examples/rules/taint-fixtures");
+    let test = hookd(&["rules", "test", &fixtures, "--rules", &example]);
+    let text = String::from_utf8_lossy(&test.stdout);
+    assert!(test.status.success(), "{text}");
+    assert!(text.trim_end().ends_with("5 passed, 0 failed"), "{text}");
+}
+
 #[test]
 fn rules_commands() {
     let root = env!("CARGO_MANIFEST_DIR");

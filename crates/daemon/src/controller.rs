@@ -65,6 +65,8 @@ pub struct Judgement {
     /// ([`matched_rules`]), so that a pending event holds one pointer
     /// rather than its rules' provenance.
     pub project_rules: Option<Arc<RuleSet>>,
+    /// The session facts the judgement read, for the decision line.
+    pub facts: Option<crate::rules::facts::SessionFacts>,
 }
 
 impl Judgement {
@@ -80,6 +82,7 @@ impl Judgement {
             remembered: None,
             enforced_by: None,
             project_rules: None,
+            facts: None,
         }
     }
 }
@@ -291,6 +294,8 @@ pub struct Controller {
     home: Option<PathBuf>,
     /// Consecutive blocks per stop chain, for rules' `max_blocks`.
     stops: super::stops::StopChains,
+    /// Session facts for rules with `limit`, `budget`, `after`.
+    facts: super::session_facts::FactsStore,
 }
 
 impl std::fmt::Debug for Controller {
@@ -311,6 +316,7 @@ impl Controller {
             permissive,
             home: std::env::var_os("HOME").map(PathBuf::from),
             stops: Default::default(),
+            facts: Default::default(),
         }
     }
 
@@ -377,6 +383,7 @@ impl Controller {
         // gave them when the event was made: one, or one per file a Codex
         // patch touches, per URL a Gemini fetch reads.
         let agent = event.agent();
+        let facts = self.gather_facts(event, layers);
         let mut evaluation = crate::rules::evaluate(
             layers,
             &event.rule_inputs(),
@@ -387,8 +394,12 @@ impl Controller {
                 project_dir: project_dir.as_deref(),
                 home: self.home.as_deref(),
                 stop_blocks: self.stops.blocks(event.kind(), event.fields()),
+                facts: facts.as_ref(),
             },
         );
+        if facts.is_some() {
+            self.record_facts(event, &evaluation.limited);
+        }
         if !event.resolved.decision_point {
             evaluation = evaluation.context_only();
         }
@@ -412,7 +423,51 @@ impl Controller {
             remembered: None,
             enforced_by,
             project_rules: layers.project.as_ref().map(|p| p.rules.clone()),
+            facts,
         }
+    }
+
+    /// The session facts for `event`, when some rule reads them.
+    fn gather_facts(
+        &self,
+        event: &Event,
+        layers: &Layers,
+    ) -> Option<crate::rules::facts::SessionFacts> {
+        if !layers.uses_facts() {
+            return None;
+        }
+        let session = event.fields().session_id.unwrap_or("");
+        let now_ms = crate::session_facts::now_ms();
+        let facts = self.facts.gather(
+            session,
+            event.agent().as_str(),
+            now_ms,
+            &layers.limited_rules(),
+        );
+        // Note a tool run that taints the session for later calls.
+        if event.kind() == crate::agent::claude::HookEventKind::PostToolUse {
+            if let Some(tool) = event.tool_name() {
+                let taint = crate::session_facts::taint_of(tool, event.tool_input(), now_ms);
+                let project = event.project_dir();
+                if layers.taints(&taint, self.home.as_deref(), project.as_deref()) {
+                    self.facts.record_taint(session, taint);
+                }
+            }
+        }
+        Some(facts)
+    }
+
+    /// Counts `event`'s call towards the budget and the limits it matched.
+    fn record_facts(&self, event: &Event, limited: &[crate::rules::facts::LimitedHit]) {
+        let session = event.fields().session_id.unwrap_or("");
+        let tool_call = event.kind() == crate::agent::claude::HookEventKind::PreToolUse;
+        self.facts.record_call(
+            session,
+            event.agent().as_str(),
+            crate::session_facts::now_ms(),
+            tool_call,
+            limited,
+        );
     }
 }
 

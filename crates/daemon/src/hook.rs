@@ -691,6 +691,7 @@ fn record_decision(
         rules,
         revision: Some(hook.rules.revision().clone()),
         project_revision: judgement.project_rules.map(|p| p.revision().clone()),
+        facts: judgement.facts,
     };
     if judgement.enforced
         && decision.answer.verdict != Verdict::NoOpinion

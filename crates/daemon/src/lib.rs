@@ -63,6 +63,7 @@ pub mod outbound;
 pub mod policy;
 pub mod providers;
 pub mod runs;
+pub mod session_facts;
 pub mod socket;
 pub mod stops;
 pub mod systemd;

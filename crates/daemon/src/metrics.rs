@@ -505,6 +505,7 @@ mod tests {
             rules: Vec::new(),
             revision: None,
             project_revision: None,
+            facts: None,
         }
     }
 

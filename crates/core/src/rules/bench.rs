@@ -530,6 +530,7 @@ pub fn judge(layers: &Layers, agent: Agent, raw: &Value) -> (Option<Action>, Vec
             project_dir: Some(Path::new(PROJECT)),
             home: Some(Path::new(HOME)),
             stop_blocks: 0,
+            facts: None,
         },
     );
     (evaluation.action, evaluation.rule_ids)

@@ -130,6 +130,8 @@ pub(crate) struct Subject<'q> {
     pub stop_chain: Option<u32>,
     /// For a Bash command too large to analyse: the words in it.
     pub words: Option<CommandWords>,
+    /// The session facts the daemon passed in, if any.
+    pub facts: Option<&'q super::facts::SessionFacts>,
 }
 
 /// The words of a command too large to split, for "might this rule's
@@ -211,6 +213,7 @@ impl<'q> Subject<'q> {
             web_host: None,
             stop_chain: continues_chain.then_some(q.stop_blocks.max(1)),
             words: None,
+            facts: q.facts,
         };
         if let Some(t) = tool {
             if let Some(field) = path_field(t) {
@@ -329,6 +332,13 @@ pub(crate) fn stop_chain_check(rule: &Rule, s: &Subject<'_>) -> Option<(bool, St
             ),
         ),
     })
+}
+
+/// Whether a rule's session-fact gates (`limit`, `budget`, `after`) let it
+/// apply to this subject, and why. `id` is its qualified id.
+pub(crate) fn gate_check(rule: &Rule, id: &str, s: &Subject<'_>) -> (bool, String) {
+    rule.gate
+        .check(id, s.facts, s.home.as_deref(), s.project.as_deref())
 }
 
 /// How one rule matched the subject.
@@ -609,6 +619,10 @@ pub(crate) struct Matches {
     pub ignored: Vec<Hit>,
     /// The Bash command was too large to analyse: matched conservatively.
     pub too_large: bool,
+    /// Limited rules that matched, passed or not (issue #25).
+    pub limited: Vec<super::facts::LimitedHit>,
+    /// Gated rules that applied, with the facts that let them.
+    pub gated: Vec<String>,
 }
 
 /// The candidate rules of one layer for this subject, sorted and deduplicated.
@@ -690,6 +704,20 @@ pub(crate) fn collect(layers: &[LayerRef<'_>], s: &Subject<'_>) -> Matches {
                 continue;
             }
             let outcome = match_rule(rule, s, &path_ids, fast);
+            if !rule.gate.is_empty() && outcome.matched() {
+                let id = qualified_id(layer, &rule.id);
+                let (applies, why) = gate_check(rule, &id, s);
+                if let Some(limit) = rule.gate.limit {
+                    m.limited.push(super::facts::LimitedHit {
+                        rule: id.clone(),
+                        limit,
+                    });
+                }
+                if !applies {
+                    continue;
+                }
+                m.gated.push(format!("{id}: {why}"));
+            }
             record(&mut m, layer, ri, rule, &outcome);
         }
     }
@@ -809,6 +837,8 @@ pub(crate) fn verdict(layers: &[LayerRef<'_>], m: &Matches) -> Evaluation {
             _ => None,
         },
         overridden,
+        limited: m.limited.clone(),
+        gated: m.gated.clone(),
     }
 }
 

@@ -309,6 +309,12 @@ fn checks(rule: &Rule, s: &Subject<'_>, path_ids: &[usize], event_ok: bool) -> (
             t.specific += 1;
         }
     }
+    if !rule.gate.is_empty() && event_ok {
+        // Session facts (issue #25); counts are keyed by the rule's id as
+        // the user layer qualifies it.
+        let (ok, text) = super::eval::gate_check(rule, &rule.id, s);
+        check(ok, text, 1, true, &mut t);
+    }
     (out, t.failures == 1 && t.specific > 0)
 }
 

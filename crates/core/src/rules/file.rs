@@ -19,6 +19,9 @@ use std::path::Path;
 use toml::de::{DeTable, DeValue};
 use toml::Spanned;
 
+#[path = "file_gate.rs"]
+mod gate;
+
 /// Which layer a file is read as.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Layer {
@@ -51,6 +54,10 @@ const RULE_KEYS: &[&str] = &[
     "when",
     "repeat",
     "max_blocks",
+    "limit",
+    "budget",
+    "after",
+    "within",
 ];
 const TOP_KEYS: &[&str] = &["rule", "trust"];
 const COND_OPS: &[&str] = &[
@@ -187,6 +194,10 @@ struct RuleKeys {
     repeat: Option<(bool, usize)>,
     /// `max_blocks`, with where it is written.
     max_blocks: Option<(u32, usize)>,
+    /// `limit`, `budget`, `after`, `within`.
+    gate: super::facts::Gate,
+    /// Where `within` is written, to report it without `after`.
+    within_at: Option<usize>,
 }
 
 impl RuleKeys {
@@ -203,6 +214,8 @@ impl RuleKeys {
             per_command: Vec::new(),
             repeat: None,
             max_blocks: None,
+            gate: Default::default(),
+            within_at: None,
         }
     }
 
@@ -236,6 +249,7 @@ impl RuleKeys {
             per_command: self.per_command,
             line,
             stop_limit,
+            gate: self.gate,
         }
     }
 }
@@ -395,6 +409,16 @@ impl Reader<'_> {
             return None;
         };
         let (events, stop_limit) = self.rule_checks(action, &keys, &label, header);
+        if let (Some(at), true) = (keys.within_at, keys.gate.after.is_empty()) {
+            if get(t, "after").is_none() {
+                self.sink.error(
+                    at,
+                    format!(
+                        "{label}: `within` needs `after` (the tools whose run taints the session)"
+                    ),
+                );
+            }
+        }
         if self.sink.items[errors_before..]
             .iter()
             .any(|d| d.severity == Severity::Error)
@@ -462,6 +486,13 @@ impl Reader<'_> {
             "when" => self.when(v, label, keys),
             "repeat" => keys.repeat = self.repeat(v, label),
             "max_blocks" => keys.max_blocks = self.max_blocks(v, label),
+            "limit" => keys.gate.limit = self.limit(v, label),
+            "budget" => keys.gate.budget_calls = self.budget(v, label),
+            "after" => keys.gate.after = self.after(v, label),
+            "within" => {
+                keys.within_at = Some(v.span().start);
+                keys.gate.within_secs = self.within(v, label);
+            }
             other => self.unknown_key(k, other, &format!("key in {label}:"), RULE_KEYS),
         }
     }

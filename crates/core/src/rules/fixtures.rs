@@ -94,6 +94,9 @@ struct Fixture {
     project_dir: Option<PathBuf>,
     #[serde(default)]
     home: Option<PathBuf>,
+    /// Session facts to judge with (`calls`, `counts`, `taint`, `now_ms`).
+    #[serde(default)]
+    facts: Option<super::facts::SessionFacts>,
     expect: Expect,
 }
 
@@ -196,6 +199,7 @@ fn run_one(path: &Path, layers: &Layers) -> (bool, String) {
         project_dir: fx.project_dir.as_deref(),
         home: fx.home.as_deref(),
         stop_blocks: 0,
+        facts: fx.facts.as_ref(),
     };
     let ev = layers.evaluate(&q);
     let got = verdict_of(&ev);

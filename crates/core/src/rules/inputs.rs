@@ -64,6 +64,17 @@ pub fn combine(mut evaluations: Vec<Evaluation>) -> Evaluation {
         push_new(&mut context_rule_ids, &e.context_rule_ids);
     }
     let action = decided.or((!additional_context.is_empty()).then_some(Action::Context));
+    // One call counts once towards a limit, however many inputs it split into.
+    let mut limited: Vec<super::facts::LimitedHit> = Vec::new();
+    let mut gated = Vec::new();
+    for e in &evaluations {
+        for l in &e.limited {
+            if !limited.iter().any(|x| x.rule == l.rule) {
+                limited.push(l.clone());
+            }
+        }
+        push_new(&mut gated, &e.gated);
+    }
     let first = &evaluations[0];
     Evaluation {
         action,
@@ -82,6 +93,8 @@ pub fn combine(mut evaluations: Vec<Evaluation>) -> Evaluation {
             .filter(|e| decided.is_some() && e.action == decided)
             .flat_map(|e| e.overridden.iter().cloned())
             .collect(),
+        limited,
+        gated,
     }
 }
 

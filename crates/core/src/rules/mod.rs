@@ -49,7 +49,8 @@
 //! ```
 //!
 //! Keys: `id` (string, required), `action` (required), `tool`, `event`,
-//! `agent`, `reason`, `when`, `repeat`, `max_blocks`. Anything else is an error, as
+//! `agent`, `reason`, `when`, `repeat`, `max_blocks`, and the session-fact
+//! gates `limit`, `budget`, `after`, `within` (see [`facts`]). Anything else is an error, as
 //! are wrong types, duplicate ids, invalid regexes and globs, and unknown
 //! action or event names. A `tool` naming no Claude Code tool (nor `mcp__…`)
 //! is a warning: it can never match.
@@ -215,6 +216,7 @@ mod cond;
 mod diag;
 mod eval;
 mod explain;
+pub mod facts;
 mod file;
 mod fixtures;
 mod inputs;
@@ -694,6 +696,9 @@ pub struct Query<'a> {
     /// Read only when the input says `stop_hook_active: true`, where at
     /// least 1 is assumed: see "Stop chains" above.
     pub stop_blocks: u32,
+    /// The session facts the daemon gathered (see [`facts`]): read by rules
+    /// with `limit`, `budget` or `after`; `None` is the same as empty facts.
+    pub facts: Option<&'a facts::SessionFacts>,
 }
 
 impl<'a> Query<'a> {
@@ -708,6 +713,7 @@ impl<'a> Query<'a> {
             project_dir: None,
             home: None,
             stop_blocks: 0,
+            facts: None,
         }
     }
 
@@ -726,6 +732,12 @@ impl<'a> Query<'a> {
     /// Set the home directory.
     pub fn home(mut self, home: &'a Path) -> Query<'a> {
         self.home = Some(home);
+        self
+    }
+
+    /// Set [`Query::facts`].
+    pub fn facts(mut self, facts: &'a facts::SessionFacts) -> Query<'a> {
+        self.facts = Some(facts);
         self
     }
 
@@ -764,6 +776,14 @@ pub struct Evaluation {
     /// Ask rules that a later layer's allow loosened (see "Layers").
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub overridden: Vec<String>,
+    /// Limited rules that matched this call, whether or not their limit
+    /// was passed: the daemon counts the call for each (see [`facts`]).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub limited: Vec<facts::LimitedHit>,
+    /// Rules with `limit`, `budget` or `after` that applied, each with
+    /// the fact that let it (`id: tainted by WebFetch … at …`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub gated: Vec<String>,
 }
 
 impl Evaluation {
@@ -796,6 +816,7 @@ impl Evaluation {
             reason: None,
             enforced_by: None,
             overridden: Vec::new(),
+            gated: Vec::new(),
             ..self
         }
     }

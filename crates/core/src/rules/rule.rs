@@ -129,6 +129,8 @@ pub(crate) struct Rule {
     pub line: usize,
     /// `repeat` / `max_blocks` as written; `None`: [`StopLimit::DEFAULT`].
     pub stop_limit: Option<StopLimit>,
+    /// `limit`, `budget`, `after`/`within`: gates on session facts.
+    pub gate: super::facts::Gate,
 }
 
 impl Rule {

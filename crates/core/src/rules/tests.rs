@@ -1530,3 +1530,154 @@ fn events_list_is_complete() {
         assert!(EVENTS.contains(&e));
     }
 }
+
+mod session_facts {
+    use super::*;
+    use crate::rules::facts::{SessionFacts, Taint};
+
+    fn facts(
+        calls: u64,
+        count: Option<u32>,
+        taint: &[(&str, Option<&str>, u64)],
+        now_ms: u64,
+    ) -> SessionFacts {
+        SessionFacts {
+            calls,
+            counts: count.map(|c| ("r".to_string(), c)).into_iter().collect(),
+            taint: taint
+                .iter()
+                .map(|(t, d, at)| Taint {
+                    tool: t.to_string(),
+                    detail: d.map(str::to_string),
+                    at_ms: *at,
+                })
+                .collect(),
+            now_ms,
+        }
+    }
+
+    #[test]
+    fn limit_applies_after_count_matching_calls() {
+        let set = rules("[[rule]]\nid = \"r\"\naction = \"ask\"\ntool = \"Bash(rm *)\"\nlimit = { count = 5, per = \"10m\" }\n");
+        let rm = bash("rm x");
+        for (earlier, want) in [
+            (None, "none"),
+            (Some(4), "none"),
+            (Some(5), "ask"),
+            (Some(9), "ask"),
+        ] {
+            let f = facts(0, earlier, &[], 0);
+            let e = set.evaluate(&query(&rm).facts(&f));
+            assert_eq!(verdict(&e), want, "after {earlier:?}");
+            // Matched, limit passed or not: the daemon counts it.
+            assert_eq!(e.limited.len(), 1);
+            assert_eq!(e.limited[0].rule, "r");
+            assert_eq!(e.limited[0].limit.per_secs, 600);
+            assert_eq!(set.explain(&query(&rm).facts(&f)).evaluation, e);
+        }
+        // A call the rule does not match is not counted.
+        let e = set.evaluate(&query(&bash("ls")).facts(&facts(0, Some(9), &[], 0)));
+        assert!(e.limited.is_empty());
+        assert_eq!(verdict(&e), "none");
+        // Without facts a limited rule never applies.
+        assert_eq!(verdict(&set.evaluate(&query(&rm))), "none");
+    }
+
+    #[test]
+    fn budget_applies_once_spent() {
+        let set = rules("[[rule]]\nid = \"b\"\naction = \"ask\"\nbudget = { calls = 500 }\n");
+        let v = bash("ls");
+        assert_eq!(
+            verdict(&set.evaluate(&query(&v).facts(&facts(499, None, &[], 0)))),
+            "none"
+        );
+        let e = set.evaluate(&query(&v).facts(&facts(500, None, &[], 0)));
+        assert_eq!(verdict(&e), "ask");
+        assert_eq!(e.gated, ["b: budget spent: 500 of 500 calls"]);
+    }
+
+    #[test]
+    fn taint_gates_a_rule() {
+        let set = rules("[[rule]]\nid = \"t\"\naction = \"ask\"\ntool = \"Bash(git push *)\"\nafter = [\"WebFetch\", \"mcp__*\", \"Read(~/Downloads/**)\"]\nwithin = \"30m\"\n");
+        let push = bash("git push origin main");
+        let home = Path::new("/home/me");
+        let judge = |f: &SessionFacts| verdict(&set.evaluate(&query(&push).home(home).facts(f)));
+        assert_eq!(judge(&facts(0, None, &[], 0)), "none");
+        assert_eq!(
+            judge(&facts(0, None, &[("Read", Some("/home/me/src/a"), 0)], 0)),
+            "none"
+        );
+        assert_eq!(
+            judge(&facts(
+                0,
+                None,
+                &[("Read", Some("/home/me/Downloads/x.md"), 0)],
+                0
+            )),
+            "ask"
+        );
+        assert_eq!(
+            judge(&facts(0, None, &[("mcp__gh__issue", None, 0)], 0)),
+            "ask"
+        );
+        let web = facts(
+            0,
+            None,
+            &[("WebFetch", Some("https://example.com/"), 1_000)],
+            1_000 + 60_000,
+        );
+        let e = set.evaluate(&query(&push).home(home).facts(&web));
+        assert_eq!(verdict(&e), "ask");
+        assert!(
+            e.gated[0].contains("tainted by WebFetch https://example.com/"),
+            "{:?}",
+            e.gated
+        );
+        // Past `within`, the taint no longer counts.
+        let old = facts(0, None, &[("WebFetch", None, 1_000)], 1_000 + 31 * 60_000);
+        assert_eq!(judge(&old), "none");
+        let text = set
+            .explain(&query(&push).home(home).facts(&old))
+            .to_string();
+        assert!(text.contains("not tainted"), "{text}");
+    }
+
+    #[test]
+    fn gate_keys_are_checked() {
+        for (src, want) in [
+            ("limit = { count = 5 }", "`limit` needs `per`"),
+            (
+                "limit = { count = 0, per = \"1m\" }",
+                "`limit.count` must be a whole number of at least 1",
+            ),
+            ("limit = { count = 5, per = \"1y\" }", "unknown unit `y`"),
+            (
+                "limit = { count = 5, per = \"1m\", scope = \"sesion\" }",
+                "did you mean `session`?",
+            ),
+            ("limit = { count = 5, pr = \"1m\" }", "did you mean `per`?"),
+            ("budget = { cals = 5 }", "did you mean `calls`?"),
+            ("within = \"5m\"", "`within` needs `after`"),
+            ("after = [\"WebFetch(\"]", "`after`"),
+            ("limt = 3", "did you mean `limit`?"),
+        ] {
+            let text = format!("[[rule]]\nid = \"x\"\naction = \"ask\"\n{src}\n");
+            let err = RuleSet::parse(&text, Path::new("r.toml"))
+                .unwrap_err()
+                .to_string();
+            assert!(err.contains(want), "{src}: {err}");
+            assert!(err.contains("r.toml:"), "{err}");
+        }
+    }
+
+    #[test]
+    fn facts_round_trip_through_json() {
+        let f = facts(3, Some(2), &[("WebFetch", Some("https://x.y/"), 5)], 9);
+        let text = serde_json::to_string(&f).unwrap();
+        assert_eq!(serde_json::from_str::<SessionFacts>(&text).unwrap(), f);
+        assert_eq!(
+            serde_json::to_string(&SessionFacts::default()).unwrap(),
+            "{}"
+        );
+    }
+}
