@@ -51,6 +51,11 @@ const RULE_KEYS: &[&str] = &[
     "when",
     "repeat",
     "max_blocks",
+    "prompt",
+    "provider",
+    "model",
+    "timeout",
+    "on_error",
 ];
 const TOP_KEYS: &[&str] = &["rule", "trust"];
 const COND_OPS: &[&str] = &[
@@ -158,6 +163,8 @@ pub(crate) fn compile(src: &str, origin: &Path, layer: Layer) -> Result<Compiled
 /// across keys come after.
 struct RuleKeys {
     action: Option<Action>,
+    /// `action = "judge"` and its keys (see `judge.rs`).
+    judge: super::judge_keys::JudgeKeys,
     reason: Option<String>,
     /// `None` without an `event` key; `event = "*"` is `EventSet::all()`.
     events: Option<EventSet>,
@@ -181,6 +188,7 @@ impl RuleKeys {
     fn new(header: usize) -> RuleKeys {
         RuleKeys {
             action: None,
+            judge: Default::default(),
             reason: None,
             events: None,
             event_span: header,
@@ -224,6 +232,7 @@ impl RuleKeys {
             per_command: self.per_command,
             line,
             stop_limit,
+            judge: self.judge.spec.map(Box::new),
         }
     }
 }
@@ -382,6 +391,7 @@ impl Reader<'_> {
             }
             return None;
         };
+        keys.judge.finish(&mut self.sink, &label, header);
         let (events, stop_limit) = self.rule_checks(action, &keys, &label, header);
         if self.sink.items[errors_before..]
             .iter()
@@ -439,7 +449,14 @@ impl Reader<'_> {
     ) {
         match k.get_ref().as_ref() {
             "id" => {}
+            "action" if super::judge_keys::is_judge(v) => {
+                keys.judge.action(v.span().start);
+                keys.action = Some(Action::Deny);
+            }
             "action" => keys.action = self.action(v, label),
+            "prompt" | "provider" | "model" | "timeout" | "on_error" => {
+                keys.judge.key(&mut self.sink, k.get_ref(), v, label)
+            }
             "agent" => keys.agent = self.agent(v, label),
             "reason" => keys.reason = self.reason(v, label),
             "tool" => self.tools(v, label, keys),
@@ -463,7 +480,7 @@ impl Reader<'_> {
                 if action.is_none() {
                     self.sink.error(
                         at,
-                        format!("{label}: `action`: unknown action {s:?}; expected one of allow, deny, ask, context"),
+                        format!("{label}: `action`: unknown action {s:?}; expected one of allow, deny, ask, context, judge"),
                     );
                 }
                 action
@@ -1073,7 +1090,7 @@ fn quote_list(items: &[&str]) -> String {
 }
 
 /// The closest candidate within a small edit distance, for "did you mean".
-fn suggest<'c>(name: &str, candidates: &[&'c str]) -> Option<&'c str> {
+pub(crate) fn suggest<'c>(name: &str, candidates: &[&'c str]) -> Option<&'c str> {
     let best = candidates
         .iter()
         .map(|c| {

@@ -94,7 +94,20 @@ struct Fixture {
     project_dir: Option<PathBuf>,
     #[serde(default)]
     home: Option<PathBuf>,
+    /// The judges' answers, as `{"rule-id": {"verdict": "deny", "reason": "…"}}`.
+    #[serde(default)]
+    judge: std::collections::BTreeMap<String, FixtureJudge>,
+    /// Signal values, as `{"branch": "main"}`.
+    #[serde(default)]
+    signals: super::signal::Signals,
     expect: Expect,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FixtureJudge {
+    verdict: super::judge::JudgeAction,
+    reason: String,
 }
 
 #[derive(Deserialize)]
@@ -189,6 +202,16 @@ fn run_one(path: &Path, layers: &Layers) -> (bool, String) {
     let event = crate::agent::claude::InputFields::of(&fx.event)
         .event_name
         .unwrap_or("");
+    let judgements: Vec<super::judge::JudgeVerdict> = fx
+        .judge
+        .iter()
+        .map(|(rule, j)| super::judge::JudgeVerdict {
+            rule: rule.clone(),
+            verdict: j.verdict,
+            reason: j.reason.clone(),
+            cached: false,
+        })
+        .collect();
     let q = Query {
         event,
         agent: crate::agent::Agent::ClaudeCode,
@@ -196,6 +219,8 @@ fn run_one(path: &Path, layers: &Layers) -> (bool, String) {
         project_dir: fx.project_dir.as_deref(),
         home: fx.home.as_deref(),
         stop_blocks: 0,
+        judgements: &judgements,
+        signals: Some(&fx.signals),
     };
     let ev = layers.evaluate(&q);
     let got = verdict_of(&ev);

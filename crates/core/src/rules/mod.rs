@@ -214,16 +214,21 @@ mod explain;
 mod file;
 mod fixtures;
 mod inputs;
+pub mod judge;
+mod judge_keys;
 mod path;
 pub mod revision;
 mod rule;
 mod shell;
+pub mod signal;
 #[cfg(test)]
 mod shell_vs_bash;
 mod tool;
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_judge;
 #[cfg(test)]
 mod tests_policy;
 
@@ -683,6 +688,12 @@ pub struct Query<'a> {
     /// Read only when the input says `stop_hook_active: true`, where at
     /// least 1 is assumed: see "Stop chains" above.
     pub stop_blocks: u32,
+    /// The model's answers to the judge rules that match this input, as the
+    /// daemon gathered them (see [`judge`]); a matching judge rule with no
+    /// answer falls back to its `on_error`.
+    pub judgements: &'a [judge::JudgeVerdict],
+    /// The project's known signal values (see [`signal`]); `None`: none known.
+    pub signals: Option<&'a signal::Signals>,
 }
 
 impl<'a> Query<'a> {
@@ -697,6 +708,8 @@ impl<'a> Query<'a> {
             project_dir: None,
             home: None,
             stop_blocks: 0,
+            judgements: &[],
+            signals: None,
         }
     }
 
@@ -721,6 +734,18 @@ impl<'a> Query<'a> {
     /// Set [`Query::stop_blocks`].
     pub fn stop_blocks(mut self, blocks: u32) -> Query<'a> {
         self.stop_blocks = blocks;
+        self
+    }
+
+    /// Set [`Query::judgements`].
+    pub fn judgements(mut self, answers: &'a [judge::JudgeVerdict]) -> Query<'a> {
+        self.judgements = answers;
+        self
+    }
+
+    /// Set [`Query::signals`].
+    pub fn signals(mut self, signals: &'a signal::Signals) -> Query<'a> {
+        self.signals = Some(signals);
         self
     }
 }

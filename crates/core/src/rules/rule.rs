@@ -129,6 +129,9 @@ pub(crate) struct Rule {
     pub line: usize,
     /// `repeat` / `max_blocks` as written; `None`: [`StopLimit::DEFAULT`].
     pub stop_limit: Option<StopLimit>,
+    /// `action = "judge"`: the model's question (then `action` is
+    /// [`Action::Deny`], the matching a judge rule uses).
+    pub judge: Option<Box<super::judge::JudgeSpec>>,
 }
 
 impl Rule {
