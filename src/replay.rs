@@ -159,6 +159,15 @@ pub fn replay(
             }
         }
         let agent = agent_of(&event);
+        // The facts the live decision read: the judges' recorded answers
+        // (never asked again) and the signal values.
+        let judgements: Vec<crate::rules::judge::JudgeVerdict> = logged
+            .decision
+            .judgements
+            .iter()
+            .filter_map(|v| serde_json::from_value(v.clone()).ok())
+            .collect();
+        let signals = crate::rules::signal::Signals(logged.decision.signals.clone());
         let evaluation = crate::rules::evaluate(
             &layers,
             &agent.rule_inputs(&event.input),
@@ -172,6 +181,8 @@ pub fn replay(
                 // not be the same chain. `stop_hook_active` alone means
                 // "blocked once".
                 stop_blocks: 0,
+                judgements: &judgements,
+                signals: Some(&signals),
             },
         );
         let answer = evaluation.answer();

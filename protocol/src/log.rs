@@ -315,6 +315,10 @@ mod tests {
             }],
             revision: Some(crate::decision::Revision::from_written("sha256:00ff")),
             project_revision: Some(crate::decision::Revision::from_written("sha256:ff00")),
+            judgements: vec![
+                json!({"rule": "j", "verdict": "deny", "reason": "r", "cached": true}),
+            ],
+            signals: [("branch".to_string(), "main".to_string())].into(),
         };
         let bare = Decision {
             run_id: None,
@@ -327,6 +331,8 @@ mod tests {
             rules: vec![],
             revision: None,
             project_revision: None,
+            judgements: vec![],
+            signals: Default::default(),
             ..full.clone()
         };
         for (decision, enforced) in [(&full, false), (&full, true), (&bare, true)] {

@@ -387,6 +387,8 @@ impl Controller {
                 project_dir: project_dir.as_deref(),
                 home: self.home.as_deref(),
                 stop_blocks: self.stops.blocks(event.kind(), event.fields()),
+                judgements: &[],
+                signals: None,
             },
         );
         if !event.resolved.decision_point {

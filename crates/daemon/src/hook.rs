@@ -688,6 +688,8 @@ fn record_decision(
         rules,
         revision: Some(hook.rules.revision().clone()),
         project_revision: judgement.project_rules.map(|p| p.revision().clone()),
+        judgements: Vec::new(),
+        signals: Default::default(),
     };
     if judgement.enforced
         && decision.answer.verdict != Verdict::NoOpinion

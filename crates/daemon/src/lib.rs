@@ -62,6 +62,7 @@ pub mod outbound;
 pub mod policy;
 pub mod providers;
 pub mod runs;
+pub mod signals;
 pub mod socket;
 pub mod stops;
 pub mod systemd;

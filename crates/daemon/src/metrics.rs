@@ -486,6 +486,8 @@ mod tests {
             rules: Vec::new(),
             revision: None,
             project_revision: None,
+            judgements: Vec::new(),
+            signals: Default::default(),
         }
     }
 

@@ -71,7 +71,9 @@ impl Field {
         }
         if let Some(name) = s.strip_prefix(super::signal::FIELD_PREFIX) {
             if name.is_empty() || name.contains('.') {
-                return Err(format!("`{s}` is not a signal field such as `$signal.branch`"));
+                return Err(format!(
+                    "`{s}` is not a signal field such as `$signal.branch`"
+                ));
             }
             return Ok(Field::Signal(name.to_string()));
         }

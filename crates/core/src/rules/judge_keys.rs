@@ -41,7 +41,10 @@ impl JudgeKeys {
         let DeValue::String(s) = v.get_ref() else {
             sink.error(
                 at,
-                format!("{label}: `{key}` must be a string, found {}", v.get_ref().type_str()),
+                format!(
+                    "{label}: `{key}` must be a string, found {}",
+                    v.get_ref().type_str()
+                ),
             );
             return;
         };
@@ -57,7 +60,9 @@ impl JudgeKeys {
                 Some(ms) if ms > 0 => self.timeout_ms = Some(ms),
                 _ => sink.error(
                     at,
-                    format!("{label}: `timeout`: {s:?} is not a duration such as \"3s\" or \"500ms\""),
+                    format!(
+                        "{label}: `timeout`: {s:?} is not a duration such as \"3s\" or \"500ms\""
+                    ),
                 ),
             },
             _ => match OnError::parse(s) {

@@ -207,6 +207,7 @@
 //! Permissive mode is the daemon's: evaluate, log, answer no opinion.
 
 mod check;
+mod check_names;
 mod cond;
 mod diag;
 mod eval;
@@ -220,9 +221,9 @@ mod path;
 pub mod revision;
 mod rule;
 mod shell;
-pub mod signal;
 #[cfg(test)]
 mod shell_vs_bash;
+pub mod signal;
 mod tool;
 
 #[cfg(test)]
@@ -233,6 +234,7 @@ mod tests_judge;
 mod tests_policy;
 
 pub use check::{check, check_as, check_source, CheckReport};
+pub use check_names::check_names;
 pub use diag::{Diagnostic, RulesError, Severity};
 pub use explain::{Check, ExplainedCommand, Explanation, RuleReport};
 pub use fixtures::{run_fixtures, run_fixtures_layers, FixtureReport, FixtureResult};

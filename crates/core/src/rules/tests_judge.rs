@@ -103,7 +103,8 @@ fn judge_answer_for_another_rule_is_not_used() {
     let input = bash("rm x");
     let answers = [answer("other", JudgeAction::Allow, "fine")];
     assert_eq!(
-        set.evaluate(&Query::new(&input).judgements(&answers)).action,
+        set.evaluate(&Query::new(&input).judgements(&answers))
+            .action,
         Some(Action::Deny),
         "no answer for `outside`: on_error = deny"
     );
@@ -121,7 +122,8 @@ fn judge_keys_are_checked() {
 
 #[test]
 fn judge_reply_is_parsed_strictly() {
-    let ok = JudgeVerdict::parse_reply("r", r#" {"verdict":"deny","reason":"rm of /etc"} "#).unwrap();
+    let ok =
+        JudgeVerdict::parse_reply("r", r#" {"verdict":"deny","reason":"rm of /etc"} "#).unwrap();
     assert_eq!(ok.verdict, JudgeAction::Deny);
     assert_eq!(ok.reason, "rm of /etc");
     for bad in [
@@ -156,7 +158,10 @@ fn signal_condition_reads_the_known_value() {
         set.evaluate(&Query::new(&input).signals(&main)).action,
         Some(Action::Deny)
     );
-    assert_eq!(set.evaluate(&Query::new(&input).signals(&feature)).action, None);
+    assert_eq!(
+        set.evaluate(&Query::new(&input).signals(&feature)).action,
+        None
+    );
 }
 
 #[test]
@@ -165,7 +170,10 @@ fn unknown_signal_matches_nothing_but_exists_false() {
     let input = bash("git push");
     assert_eq!(set.evaluate(&Query::new(&input)).action, None);
     let other = Signals::new().with("ci", "true");
-    assert_eq!(set.evaluate(&Query::new(&input).signals(&other)).action, None);
+    assert_eq!(
+        set.evaluate(&Query::new(&input).signals(&other)).action,
+        None
+    );
     let unknown = rules(
         r#"
 [[rule]]
@@ -175,7 +183,10 @@ tool = "Bash(git push*)"
 when = [{ field = "$signal.branch", exists = false }]
 "#,
     );
-    assert_eq!(unknown.evaluate(&Query::new(&input)).action, Some(Action::Ask));
+    assert_eq!(
+        unknown.evaluate(&Query::new(&input)).action,
+        Some(Action::Ask)
+    );
 }
 
 #[test]
