@@ -68,3 +68,31 @@ fn duration_ms(s: &str) -> Option<u64> {
         .checked_mul(mult)
         .filter(|&ms| ms > 0)
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::config::Config;
+    use std::path::Path;
+
+    #[test]
+    fn signals_are_read_and_checked_with_their_place() {
+        let ok = "[signals.branch]\ncommand = [\"git\", \"branch\", \"--show-current\"]\nttl = \"30s\"\n";
+        let c = Config::parse(ok, Path::new("c.toml")).unwrap();
+        assert_eq!(c.signals["branch"].command[0], "git");
+        let empty = "[signals.branch]\ncommand = []\n";
+        let e = Config::parse(empty, Path::new("c.toml"))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.starts_with("c.toml:1:") && e.contains("signals.branch") && e.contains("`command`"),
+            "{e}"
+        );
+        let bad = "[signals.ci]\ncommand = [\"true\"]\ntimeout = \"soon\"\n";
+        let e = Config::parse(bad, Path::new("c.toml"))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("`timeout`"), "{e}");
+        let unknown = "[signals.ci]\ncommand = [\"true\"]\nshell = true\n";
+        assert!(Config::parse(unknown, Path::new("c.toml")).is_err());
+    }
+}

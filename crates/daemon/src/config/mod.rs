@@ -38,6 +38,9 @@
 //! url = "https://example.com/hookd"
 //! slack = false
 //!
+//! [signals.branch]          # `$signal.branch` in rules: see crate::signals
+//! command = ["git", "branch", "--show-current"]
+//!
 //! [providers.work]          # for agent-SDK runs: see crate::providers
 //! kind = "anthropic"
 //! api_key_env = "WORK_ANTHROPIC_KEY"
