@@ -161,6 +161,15 @@ pub fn replay(
             }
         }
         let agent = agent_of(&event);
+        // The facts the live decision read: the judges' recorded answers
+        // (never asked again) and the signal values.
+        let judgements: Vec<crate::rules::judge::JudgeVerdict> = logged
+            .decision
+            .judgements
+            .iter()
+            .filter_map(|v| serde_json::from_value(v.clone()).ok())
+            .collect();
+        let signals = crate::rules::signal::Signals(logged.decision.signals.clone());
         let evaluation = crate::rules::evaluate(
             &layers,
             &agent.rule_inputs(&event.input),
@@ -175,6 +184,8 @@ pub fn replay(
                 // "blocked once".
                 stop_blocks: 0,
                 facts: logged.decision.facts.as_ref(),
+                judgements: &judgements,
+                signals: Some(&signals),
             },
         );
         let answer = evaluation.answer();

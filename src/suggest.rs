@@ -364,6 +364,8 @@ fn judge(layers: &Layers, event: &LoggedEvent, home: Option<&Path>) -> (Verdict,
             home,
             stop_blocks: 0,
             facts: None,
+            judgements: &[],
+            signals: None,
         },
     );
     (evaluation.answer().verdict, evaluation.rule_ids)
@@ -429,6 +431,8 @@ fn covered_by_deny(
             home,
             stop_blocks: 0,
             facts: None,
+            judgements: &[],
+            signals: None,
         };
         // Only probes the candidate itself would allow.
         if allow.evaluate(&query).answer().verdict != Verdict::Allow {

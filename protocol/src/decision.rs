@@ -255,6 +255,14 @@ pub struct Decision {
     /// re-judges with them.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub facts: Option<crate::facts::SessionFacts>,
+    /// The answers of the judge rules (`action = "judge"`) that matched, as
+    /// `{"rule", "verdict", "reason", "cached"}` (the core's
+    /// `rules::judge::JudgeVerdict`): `hookd replay` re-judges with them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub judgements: Vec<serde_json::Value>,
+    /// The project's known signal values (`$signal.NAME`) the rules saw.
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub signals: std::collections::BTreeMap<String, String>,
 }
 
 /// How long a client's answer holds.

@@ -332,6 +332,10 @@ mod tests {
                 }],
                 now_ms: 9,
             }),
+            judgements: vec![
+                json!({"rule": "j", "verdict": "deny", "reason": "r", "cached": true}),
+            ],
+            signals: [("branch".to_string(), "main".to_string())].into(),
         };
         let bare = Decision {
             run_id: None,
@@ -345,6 +349,8 @@ mod tests {
             revision: None,
             project_revision: None,
             facts: None,
+            judgements: vec![],
+            signals: Default::default(),
             ..full.clone()
         };
         for (decision, enforced) in [(&full, false), (&full, true), (&bare, true)] {

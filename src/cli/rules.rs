@@ -63,13 +63,35 @@ pub fn check(file: Option<PathBuf>, project: bool, json: bool) -> anyhow::Result
     // A file that cannot be read is an operational error (exit 2), not a
     // rules file with problems (exit 1).
     std::fs::File::open(&path).with_context(|| format!("reading {}", path.display()))?;
-    let report = check_as(&path, kind);
+    let mut report = check_as(&path, kind);
+    names_against_config(&path, &mut report)?;
     if json {
         print_json(&report)?;
     } else {
         writeln!(Stdout, "{report}")?;
     }
     Ok(Outcome::problems_unless(report.is_ok()))
+}
+
+/// Judge providers and `$signal.NAME` fields of the file at `path` against
+/// the default config's `[providers]` and `[signals]` (the daemon's names).
+fn names_against_config(path: &Path, report: &mut crate::rules::CheckReport) -> anyhow::Result<()> {
+    let config = match crate::paths::default_config_path().filter(|p| p.exists()) {
+        Some(p) => crate::config::Config::load(&p)?,
+        None => crate::config::Config::default(),
+    };
+    let Ok(src) = std::fs::read_to_string(path) else {
+        return Ok(());
+    };
+    let providers: Vec<&str> = config.providers.keys().map(String::as_str).collect();
+    let signals: Vec<&str> = config.signals.keys().map(String::as_str).collect();
+    for d in crate::rules::check_names(&src, path, &providers, &signals) {
+        match d.severity {
+            crate::rules::Severity::Error => report.errors.push(d),
+            _ => report.warnings.push(d),
+        }
+    }
+    Ok(())
 }
 
 /// `hookd rules explain EVENT`: why a hook input (or a logged event line)

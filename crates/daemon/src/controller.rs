@@ -395,6 +395,8 @@ impl Controller {
                 home: self.home.as_deref(),
                 stop_blocks: self.stops.blocks(event.kind(), event.fields()),
                 facts: facts.as_ref(),
+                judgements: &[],
+                signals: None,
             },
         );
         if facts.is_some() {

@@ -692,6 +692,8 @@ fn record_decision(
         revision: Some(hook.rules.revision().clone()),
         project_revision: judgement.project_rules.map(|p| p.revision().clone()),
         facts: judgement.facts,
+        judgements: Vec::new(),
+        signals: Default::default(),
     };
     if judgement.enforced
         && decision.answer.verdict != Verdict::NoOpinion

@@ -64,6 +64,7 @@ pub mod policy;
 pub mod providers;
 pub mod runs;
 pub mod session_facts;
+pub mod signals;
 pub mod socket;
 pub mod stops;
 pub mod systemd;

@@ -506,6 +506,8 @@ mod tests {
             revision: None,
             project_revision: None,
             facts: None,
+            judgements: Vec::new(),
+            signals: Default::default(),
         }
     }
 

@@ -531,6 +531,8 @@ pub fn judge(layers: &Layers, agent: Agent, raw: &Value) -> (Option<Action>, Vec
             home: Some(Path::new(HOME)),
             stop_blocks: 0,
             facts: None,
+            judgements: &[],
+            signals: None,
         },
     );
     (evaluation.action, evaluation.rule_ids)

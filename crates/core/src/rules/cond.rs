@@ -52,6 +52,8 @@ pub(crate) enum Field {
     CommandArgs,
     Pipeline,
     Path,
+    /// `$signal.NAME`: a signal's value (see `signal.rs`).
+    Signal(String),
 }
 
 /// The derived field names, for messages.
@@ -67,9 +69,17 @@ impl Field {
             "$path" => return Ok(Field::Path),
             _ => {}
         }
+        if let Some(name) = s.strip_prefix(super::signal::FIELD_PREFIX) {
+            if name.is_empty() || name.contains('.') {
+                return Err(format!(
+                    "`{s}` is not a signal field such as `$signal.branch`"
+                ));
+            }
+            return Ok(Field::Signal(name.to_string()));
+        }
         if s.starts_with('$') {
             return Err(format!(
-                "unknown derived field `{s}`; known: {}",
+                "unknown derived field `{s}`; known: {}, $signal.NAME",
                 DERIVED_FIELDS.join(", ")
             ));
         }
@@ -154,6 +164,8 @@ pub(crate) struct Env<'a> {
     /// The rule set's grouped patterns and this evaluation's results for them;
     /// without them every leaf is matched on its own (same answer, slower).
     pub sets: Option<(&'a CondSets, &'a SetCache)>,
+    /// The project's known signal values.
+    pub signals: Option<&'a super::signal::Signals>,
 }
 
 /// Regex, `contains` and glob conditions of all rules in a set, grouped by
@@ -359,6 +371,11 @@ impl CondSets {
                     add(t);
                 }
             }
+            Field::Signal(name) => {
+                if let Some(v) = env.signals.and_then(|x| x.get(name)) {
+                    add(v);
+                }
+            }
             Field::Command => {
                 if let Some(c) = env.command {
                     add(&c.view.text);
@@ -470,6 +487,10 @@ impl Cond {
                 .command
                 .map(|c| format!("{:?}", c.parsed.pipeline_text(c.segment.pipeline))),
             Field::Path => env.target.map(|t| format!("{t:?}")),
+            Field::Signal(name) => env
+                .signals
+                .and_then(|x| x.get(name))
+                .map(|v| format!("{v:?}")),
         };
         Some(truncate(
             shown.unwrap_or_else(|| "(absent)".to_string()),
@@ -592,6 +613,10 @@ fn leaf(field: &Field, op: &Op, env: &Env<'_>) -> bool {
             Some(t) => op.on_str(t, env, false),
             None => op.on_missing(),
         },
+        Field::Signal(name) => match env.signals.and_then(|x| x.get(name)) {
+            Some(v) => op.on_str(v, env, false),
+            None => op.on_missing(),
+        },
         Field::Command => match env.command {
             Some(c) => op.on_str(&c.view.text, env, false),
             None => op.on_missing(),
@@ -655,6 +680,7 @@ mod tests {
             target: None,
             command: None,
             sets: None,
+            signals: None,
         }
     }
 

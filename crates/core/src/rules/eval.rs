@@ -132,6 +132,10 @@ pub(crate) struct Subject<'q> {
     pub words: Option<CommandWords>,
     /// The session facts the daemon passed in, if any.
     pub facts: Option<&'q super::facts::SessionFacts>,
+    /// [`Query::judgements`].
+    pub judgements: &'q [super::judge::JudgeVerdict],
+    /// [`Query::signals`].
+    pub signals: Option<&'q super::signal::Signals>,
 }
 
 /// The words of a command too large to split, for "might this rule's
@@ -214,6 +218,8 @@ impl<'q> Subject<'q> {
             stop_chain: continues_chain.then_some(q.stop_blocks.max(1)),
             words: None,
             facts: q.facts,
+            judgements: q.judgements,
+            signals: q.signals,
         };
         if let Some(t) = tool {
             if let Some(field) = path_field(t) {
@@ -278,6 +284,7 @@ impl<'q> Subject<'q> {
             target: self.target.as_deref(),
             command,
             sets: fast,
+            signals: self.signals,
         }
     }
 
@@ -623,6 +630,8 @@ pub(crate) struct Matches {
     pub limited: Vec<super::facts::LimitedHit>,
     /// Gated rules that applied, with the facts that let them.
     pub gated: Vec<String>,
+    /// Judge rules that decided, with the reason their judge gave.
+    pub judged: Vec<(Hit, String)>,
 }
 
 /// The candidate rules of one layer for this subject, sorted and deduplicated.
@@ -718,6 +727,24 @@ pub(crate) fn collect(layers: &[LayerRef<'_>], s: &Subject<'_>) -> Matches {
                 }
                 m.gated.push(format!("{id}: {why}"));
             }
+            if let Some(spec) = rule.judge.as_deref().filter(|_| outcome.matched()) {
+                let id = qualified_id(layer, &rule.id);
+                match super::judge::resolve(spec, &id, s.judgements) {
+                    Some((action, reason)) => {
+                        let hit = Hit {
+                            layer: layer.tag,
+                            rule: ri,
+                        };
+                        match action {
+                            Action::Ask => m.ask.push(hit),
+                            _ => m.deny.push(hit),
+                        }
+                        m.judged.push((hit, reason));
+                    }
+                    None => continue,
+                }
+                continue;
+            }
             record(&mut m, layer, ri, rule, &outcome);
         }
     }
@@ -771,7 +798,8 @@ pub(crate) fn verdict(layers: &[LayerRef<'_>], m: &Matches) -> Evaluation {
         hs.dedup();
         let mut out: Vec<&str> = Vec::new();
         for h in &hs {
-            if let Some(r) = rule(h).reason.as_deref() {
+            let judged = m.judged.iter().find(|(j, _)| j == h).map(|(_, r)| r);
+            if let Some(r) = judged.or(rule(h).reason.as_ref()).map(String::as_str) {
                 if !out.contains(&r) {
                     out.push(r);
                 }

@@ -58,6 +58,11 @@ const RULE_KEYS: &[&str] = &[
     "budget",
     "after",
     "within",
+    "prompt",
+    "provider",
+    "model",
+    "timeout",
+    "on_error",
 ];
 const TOP_KEYS: &[&str] = &["rule", "trust"];
 const COND_OPS: &[&str] = &[
@@ -177,6 +182,8 @@ pub(crate) fn compile(src: &str, origin: &Path, layer: Layer) -> Result<Compiled
 /// across keys come after.
 struct RuleKeys {
     action: Option<Action>,
+    /// `action = "judge"` and its keys (see `judge.rs`).
+    judge: super::judge_keys::JudgeKeys,
     reason: Option<String>,
     /// `None` without an `event` key; `event = "*"` is `EventSet::all()`.
     events: Option<EventSet>,
@@ -204,6 +211,7 @@ impl RuleKeys {
     fn new(header: usize) -> RuleKeys {
         RuleKeys {
             action: None,
+            judge: Default::default(),
             reason: None,
             events: None,
             event_span: header,
@@ -250,6 +258,7 @@ impl RuleKeys {
             line,
             stop_limit,
             gate: self.gate,
+            judge: self.judge.spec.map(Box::new),
         }
     }
 }
@@ -408,6 +417,7 @@ impl Reader<'_> {
             }
             return None;
         };
+        keys.judge.finish(&mut self.sink, &label, header);
         let (events, stop_limit) = self.rule_checks(action, &keys, &label, header);
         if let (Some(at), true) = (keys.within_at, keys.gate.after.is_empty()) {
             if get(t, "after").is_none() {
@@ -475,7 +485,14 @@ impl Reader<'_> {
     ) {
         match k.get_ref().as_ref() {
             "id" => {}
+            "action" if super::judge_keys::is_judge(v) => {
+                keys.judge.action(v.span().start);
+                keys.action = Some(Action::Deny);
+            }
             "action" => keys.action = self.action(v, label),
+            "prompt" | "provider" | "model" | "timeout" | "on_error" => {
+                keys.judge.key(&mut self.sink, k.get_ref(), v, label)
+            }
             "agent" => keys.agent = self.agent(v, label),
             "reason" => keys.reason = self.reason(v, label),
             "tool" => self.tools(v, label, keys),
@@ -506,7 +523,7 @@ impl Reader<'_> {
                 if action.is_none() {
                     self.sink.error(
                         at,
-                        format!("{label}: `action`: unknown action {s:?}; expected one of allow, deny, ask, context"),
+                        format!("{label}: `action`: unknown action {s:?}; expected one of allow, deny, ask, context, judge"),
                     );
                 }
                 action
@@ -1123,7 +1140,7 @@ fn quote_list(items: &[&str]) -> String {
 }
 
 /// The closest candidate within a small edit distance, for "did you mean".
-fn suggest<'c>(name: &str, candidates: &[&'c str]) -> Option<&'c str> {
+pub(crate) fn suggest<'c>(name: &str, candidates: &[&'c str]) -> Option<&'c str> {
     let best = candidates
         .iter()
         .map(|c| {

@@ -97,7 +97,20 @@ struct Fixture {
     /// Session facts to judge with (`calls`, `counts`, `taint`, `now_ms`).
     #[serde(default)]
     facts: Option<super::facts::SessionFacts>,
+    /// The judges' answers, as `{"rule-id": {"verdict": "deny", "reason": "…"}}`.
+    #[serde(default)]
+    judge: std::collections::BTreeMap<String, FixtureJudge>,
+    /// Signal values, as `{"branch": "main"}`.
+    #[serde(default)]
+    signals: super::signal::Signals,
     expect: Expect,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FixtureJudge {
+    verdict: super::judge::JudgeAction,
+    reason: String,
 }
 
 #[derive(Deserialize)]
@@ -192,6 +205,16 @@ fn run_one(path: &Path, layers: &Layers) -> (bool, String) {
     let event = crate::agent::claude::InputFields::of(&fx.event)
         .event_name
         .unwrap_or("");
+    let judgements: Vec<super::judge::JudgeVerdict> = fx
+        .judge
+        .iter()
+        .map(|(rule, j)| super::judge::JudgeVerdict {
+            rule: rule.clone(),
+            verdict: j.verdict,
+            reason: j.reason.clone(),
+            cached: false,
+        })
+        .collect();
     let q = Query {
         event,
         agent: crate::agent::Agent::ClaudeCode,
@@ -200,6 +223,8 @@ fn run_one(path: &Path, layers: &Layers) -> (bool, String) {
         home: fx.home.as_deref(),
         stop_blocks: 0,
         facts: fx.facts.as_ref(),
+        judgements: &judgements,
+        signals: Some(&fx.signals),
     };
     let ev = layers.evaluate(&q);
     let got = verdict_of(&ev);

@@ -212,6 +212,7 @@
 
 mod bench;
 mod check;
+mod check_names;
 mod cond;
 mod diag;
 mod eval;
@@ -220,6 +221,8 @@ pub mod facts;
 mod file;
 mod fixtures;
 mod inputs;
+pub mod judge;
+mod judge_keys;
 mod path;
 mod profile;
 pub mod revision;
@@ -227,10 +230,13 @@ mod rule;
 mod shell;
 #[cfg(test)]
 mod shell_vs_bash;
+pub mod signal;
 mod tool;
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_judge;
 #[cfg(test)]
 mod tests_policy;
 #[cfg(test)]
@@ -241,6 +247,7 @@ pub use bench::{
     Wrong,
 };
 pub use check::{check, check_as, check_source, CheckReport};
+pub use check_names::check_names;
 pub use diag::{Diagnostic, RulesError, Severity};
 pub use explain::{Check, ExplainedCommand, Explanation, RuleReport};
 pub use fixtures::{run_fixtures, run_fixtures_layers, FixtureReport, FixtureResult};
@@ -699,6 +706,12 @@ pub struct Query<'a> {
     /// The session facts the daemon gathered (see [`facts`]): read by rules
     /// with `limit`, `budget` or `after`; `None` is the same as empty facts.
     pub facts: Option<&'a facts::SessionFacts>,
+    /// The model's answers to the judge rules that match this input, as the
+    /// daemon gathered them (see [`judge`]); a matching judge rule with no
+    /// answer falls back to its `on_error`.
+    pub judgements: &'a [judge::JudgeVerdict],
+    /// The project's known signal values (see [`signal`]); `None`: none known.
+    pub signals: Option<&'a signal::Signals>,
 }
 
 impl<'a> Query<'a> {
@@ -714,6 +727,8 @@ impl<'a> Query<'a> {
             home: None,
             stop_blocks: 0,
             facts: None,
+            judgements: &[],
+            signals: None,
         }
     }
 
@@ -744,6 +759,18 @@ impl<'a> Query<'a> {
     /// Set [`Query::stop_blocks`].
     pub fn stop_blocks(mut self, blocks: u32) -> Query<'a> {
         self.stop_blocks = blocks;
+        self
+    }
+
+    /// Set [`Query::judgements`].
+    pub fn judgements(mut self, answers: &'a [judge::JudgeVerdict]) -> Query<'a> {
+        self.judgements = answers;
+        self
+    }
+
+    /// Set [`Query::signals`].
+    pub fn signals(mut self, signals: &'a signal::Signals) -> Query<'a> {
+        self.signals = Some(signals);
         self
     }
 }

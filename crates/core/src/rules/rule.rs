@@ -131,6 +131,9 @@ pub(crate) struct Rule {
     pub stop_limit: Option<StopLimit>,
     /// `limit`, `budget`, `after`/`within`: gates on session facts.
     pub gate: super::facts::Gate,
+    /// `action = "judge"`: the model's question (then `action` is
+    /// [`Action::Deny`], the matching a judge rule uses).
+    pub judge: Option<Box<super::judge::JudgeSpec>>,
 }
 
 impl Rule {

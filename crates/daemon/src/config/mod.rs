@@ -38,6 +38,9 @@
 //! url = "https://example.com/hookd"
 //! slack = false
 //!
+//! [signals.branch]          # `$signal.branch` in rules: see crate::signals
+//! command = ["git", "branch", "--show-current"]
+//!
 //! [providers.work]          # for agent-SDK runs: see crate::providers
 //! kind = "anthropic"
 //! api_key_env = "WORK_ANTHROPIC_KEY"
@@ -103,6 +106,9 @@ pub struct Config {
     /// `[policy]`: the rules' policy sources.
     #[serde(default)]
     pub policy: crate::policy::PolicyConfig,
+    /// `[signals.NAME]`: commands whose output rules read as `$signal.NAME`.
+    #[serde(default)]
+    pub signals: BTreeMap<String, crate::signals::SignalConfig>,
 }
 
 /// How long a pending decision may wait.
@@ -337,6 +343,11 @@ impl Config {
         config
             .redactor()
             .map_err(|e| fail(&["redact"], &e.to_string()))?;
+        for (name, signal) in &config.signals {
+            signal
+                .validate()
+                .map_err(|e| fail(&["signals", name.as_str()], &e))?;
+        }
         let mut providers = BTreeMap::new();
         for (name, table) in &config.raw_providers {
             let provider = crate::providers::Provider::parse(name, table).map_err(|e| {
