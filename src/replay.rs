@@ -136,7 +136,7 @@ pub fn replay(
             // The log's own bookkeeping (its hash chain).
             LogRecord::ChainStart(_) | LogRecord::LogRepaired(_) => continue,
             // The coverage alarm's record: nothing to judge.
-            LogRecord::UnjudgedToolCall(_) => continue,
+            LogRecord::UnjudgedToolCall(_) | LogRecord::Narration(_) => continue,
             LogRecord::Unknown => {
                 report.skipped_lines += 1;
                 continue;

@@ -265,6 +265,30 @@ impl Tail<'_> {
                     }
                 }
             }
+            LogRecord::Narration(n) => {
+                let o = self.options;
+                let shown = o.kind.as_deref().is_none_or(|k| k == "narration")
+                    && o.tool.is_none()
+                    && !o.decisions
+                    && o.session
+                        .as_deref()
+                        .is_none_or(|s| n.session_id.starts_with(s));
+                if shown {
+                    if o.json {
+                        out.write_all(line)?;
+                        out.write_all(b"\n")?;
+                    } else {
+                        let time = n.at.get(11..23).unwrap_or("??:??:??.???");
+                        let session = n.session_id.get(..8).unwrap_or(&n.session_id);
+                        writeln!(
+                            out,
+                            "{time} {session:<8} {:<18} {}",
+                            format!("{}:NARRATION", n.harness),
+                            n.text
+                        )?;
+                    }
+                }
+            }
             LogRecord::RunStart(_)
             | LogRecord::SdkMessage(_)
             | LogRecord::RunDone(_)

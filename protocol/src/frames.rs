@@ -262,6 +262,9 @@ pub enum Reply {
     /// Pushed to every subscriber: tool calls of a session ran unjudged
     /// (see [`crate::coverage`]).
     CoverageAlarm(crate::coverage::CoverageAlarm),
+    /// Pushed to every subscriber: the narrator's line about a session
+    /// (also its `narration` log line).
+    Narration(crate::narration::Narration),
     /// A frame of a `type` this build does not know (a newer daemon's):
     /// readers skip it, so one client binary reads every daemon that
     /// speaks v1. The daemon never sends it.

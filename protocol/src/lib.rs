@@ -61,6 +61,8 @@ pub mod handshake;
 #[cfg(feature = "frames")]
 pub mod log;
 #[cfg(feature = "frames")]
+pub mod narration;
+#[cfg(feature = "frames")]
 pub mod status;
 
 #[cfg(feature = "frames")]

@@ -48,6 +48,8 @@ pub enum LogRecord {
     /// A tool call ran without its pre-tool hook judged (see
     /// [`crate::coverage`]).
     UnjudgedToolCall(UnjudgedToolCall),
+    /// The narrator's line about a session (see [`crate::narration`]).
+    Narration(crate::narration::Narration),
     /// A line of a `type` this build does not know (a newer daemon's):
     /// readers skip it.
     #[serde(other)]
@@ -72,6 +74,7 @@ impl LogRecord {
             LogKind::ChainStart => LogRecord::ChainStart(serde_json::from_slice(line)?),
             LogKind::LogRepaired => LogRecord::LogRepaired(serde_json::from_slice(line)?),
             LogKind::UnjudgedToolCall => LogRecord::UnjudgedToolCall(serde_json::from_slice(line)?),
+            LogKind::Narration => LogRecord::Narration(serde_json::from_slice(line)?),
             LogKind::Unknown => LogRecord::Unknown,
         })
     }
@@ -100,6 +103,8 @@ pub enum LogKind {
     LogRepaired,
     /// An `unjudged_tool_call` line.
     UnjudgedToolCall,
+    /// A `narration` line.
+    Narration,
     /// A `type` this build does not know.
     #[serde(other)]
     Unknown,

@@ -62,6 +62,75 @@ pub struct Status {
     /// unjudged (the coverage alarm). Absent from older daemons.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub coverage: Vec<crate::coverage::AgentCoverage>,
+    /// The judge's use of its model today (issue #25). Absent until a judge
+    /// rule first needed it, and from older daemons.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub judge: Option<ModelUsage>,
+    /// The narrator's use of its model today (issue #24). Absent when it is
+    /// off, and from older daemons.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub narrator: Option<ModelUsage>,
+}
+
+/// One UTC day's use of a model by the daemon's own questions (the judge,
+/// the narrator): calls, answers reused, failures, tokens, dollars, and the
+/// day's bounds.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct ModelUsage {
+    /// The UTC day, `YYYY-MM-DD`.
+    pub day: String,
+    /// Model calls made.
+    pub calls: u64,
+    /// Answers taken from the cache (no call).
+    pub cache_hits: u64,
+    /// Questions that waited for the same question's call under way.
+    pub shared: u64,
+    /// Calls that failed or gave an unusable answer.
+    pub errors: u64,
+    /// Questions not answered in time.
+    pub timeouts: u64,
+    /// Questions not asked: the day's budget was spent.
+    pub over_budget: u64,
+    /// Questions dropped for another reason (the narrator: a call already
+    /// under way, too soon after the last).
+    pub dropped: u64,
+    pub input_tokens: u64,
+    pub output_tokens: u64,
+    /// Dollars, at the configured prices.
+    pub cost_usd: f64,
+    /// Answers kept in the cache now.
+    pub cached_answers: u64,
+    /// The day's bound on calls.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_calls: Option<u64>,
+    /// The day's bound on dollars.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_cost_usd: Option<f64>,
+}
+
+impl ModelUsage {
+    /// `hookd status`'s line: `12 calls (3 cached, 1 shared), 0 errors, …`.
+    pub fn line(&self) -> String {
+        let mut out = format!(
+            "{} calls today ({} cached, {} shared), {} errors, {} timeouts, {} over budget",
+            self.calls, self.cache_hits, self.shared, self.errors, self.timeouts, self.over_budget
+        );
+        if self.dropped > 0 {
+            out.push_str(&format!(", {} dropped", self.dropped));
+        }
+        out.push_str(&format!(
+            "; {} + {} tokens, ${:.4}",
+            self.input_tokens, self.output_tokens, self.cost_usd
+        ));
+        match (self.max_calls, self.max_cost_usd) {
+            (Some(c), Some(d)) => out.push_str(&format!(" (bounds: {c} calls, ${d:.2} a day)")),
+            (Some(c), None) => out.push_str(&format!(" (bound: {c} calls a day)")),
+            (None, Some(d)) => out.push_str(&format!(" (bound: ${d:.2} a day)")),
+            (None, None) => {}
+        }
+        out
+    }
 }
 
 /// `status.config`: what the last reload of `config.toml` (SIGHUP, or a

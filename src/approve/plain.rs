@@ -214,6 +214,9 @@ pub fn describe(item: &PendingItem, now: Instant) -> String {
         Some(_) => text.push_str("  rule: none decided\n"),
         None => {}
     }
+    if let Some(narration) = &item.narration {
+        text.push_str(&format!("  narrator: {narration}\n"));
+    }
     for (key, remember, verdict) in [
         ('s', Remember::Session, "allow"),
         ('a', Remember::Always, "allow"),

@@ -158,6 +158,8 @@ pub struct PendingItem {
     pub suggestions: Vec<Suggestion>,
     /// Which rule(s) asked.
     pub asked_by: Option<AskedBy>,
+    /// The narrator's last line about its session (issue #24).
+    pub narration: Option<String>,
     /// Arrival order.
     pub seq: u64,
 }
@@ -367,6 +369,8 @@ pub struct State {
     /// Our requests waiting for their reply: req → what it was.
     in_flight: HashMap<String, InFlight>,
     news: Vec<News>,
+    /// The narrator's last line per session.
+    narrations: HashMap<String, String>,
 }
 
 #[derive(Debug, Clone)]
@@ -407,6 +411,7 @@ impl State {
             next_req: 1,
             in_flight: HashMap::new(),
             news: Vec::new(),
+            narrations: HashMap::new(),
         }
     }
 
@@ -565,6 +570,10 @@ impl State {
                 self.on_coverage_alarm(alarm);
                 Vec::new()
             }
+            Reply::Narration(narration) => {
+                self.on_narration(narration);
+                Vec::new()
+            }
             Reply::RunDone(done) => {
                 self.runs.retain(|r| r.run_id != done.run_id);
                 self.clamp();
@@ -615,6 +624,47 @@ impl State {
         self.feed.push_back(row);
         self.notice = Some(format!("alarm: {}", alarm.message));
         self.news.push(News::Alarm(alarm.message));
+    }
+
+    /// The narrator's line: beside the session's pending items, and a
+    /// line in the feed.
+    fn on_narration(&mut self, n: crate::protocol::narration::Narration) {
+        for item in self
+            .pending
+            .iter_mut()
+            .filter(|p| p.session.as_deref() == Some(n.session_id.as_str()))
+        {
+            item.narration = Some(n.text.clone());
+        }
+        let row = FeedRow {
+            seq: self.next_seq,
+            event_id: String::new(),
+            time: n
+                .at
+                .split('T')
+                .nth(1)
+                .map(|t| t.chars().take(8).collect())
+                .unwrap_or_default(),
+            session: Some(n.session_id.clone()),
+            project: None,
+            harness: n.harness,
+            event: "NARRATION".into(),
+            tool: None,
+            summary: n.text.clone(),
+            verdict: None,
+            decided_by: None,
+            latency_us: None,
+            pending: false,
+        };
+        self.next_seq += 1;
+        if self.feed.len() == FEED_CAP {
+            self.feed.pop_front();
+        }
+        self.feed.push_back(row);
+        if self.narrations.len() >= 256 && !self.narrations.contains_key(&n.session_id) {
+            self.narrations.clear();
+        }
+        self.narrations.insert(n.session_id, n.text);
     }
 
     fn on_event(&mut self, push: EventPush) {
@@ -674,6 +724,9 @@ impl State {
             verdicts,
             suggestions,
             asked_by,
+            narration: record["session_id"]
+                .as_str()
+                .and_then(|s| self.narrations.get(s).cloned()),
             seq,
         });
         self.news.push(News::Waiting(event_id.to_string()));

@@ -262,6 +262,12 @@ fn item_text<'a>(item: &'a PendingItem, state: &State, theme: &Theme) -> Text<'a
         None => "asked by: the rules (this hookd does not say which)".to_string(),
     };
     lines.push(Line::styled(asked, theme.fg(Color::Cyan)));
+    if let Some(narration) = &item.narration {
+        lines.push(Line::styled(
+            format!("narrator: {narration}"),
+            theme.fg(Color::Magenta),
+        ));
+    }
     let offered: Vec<(char, &Suggestion)> = [
         ('s', Remember::Session, "allow"),
         ('a', Remember::Always, "allow"),

@@ -228,6 +228,22 @@ impl fmt::Display for Explained {
                 rule.location()
             )?;
         }
+        // The judge rules' answers the decision used (issue #25).
+        for j in &d.judgements {
+            let text = |k: &str| j[k].as_str().unwrap_or("?").to_string();
+            let cached = if j["cached"] == true {
+                " (from the daemon's cache)"
+            } else {
+                " (asked the model)"
+            };
+            writeln!(
+                f,
+                "  judge     {}: {}{cached} — {}",
+                text("rule"),
+                text("verdict"),
+                text("reason")
+            )?;
+        }
         match &d.revision {
             Some(revision) => {
                 let now = match (self.same_revision, &self.current_revision) {

@@ -75,6 +75,11 @@ pub fn print(connection: &mut Client, json: bool) -> anyhow::Result<()> {
             }
         )?;
     }
+    for (feature, usage) in [("judge", &status.judge), ("narrator", &status.narrator)] {
+        if let Some(u) = usage {
+            writeln!(Stdout, "{feature}: {}", u.line())?;
+        }
+    }
     if !status.coverage.is_empty() {
         writeln!(Stdout, "tool calls (coverage alarm):")?;
         for agent in &status.coverage {

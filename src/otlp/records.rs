@@ -114,6 +114,7 @@ impl Mapper {
             LogKind::UnjudgedToolCall => unjudged(json, observed),
             // An SDK message is the run's transcript, not a decision: it
             // stays in the event log.
+            LogKind::Narration => narration(json, observed),
             LogKind::SdkMessage | LogKind::ChainStart | LogKind::LogRepaired | LogKind::Unknown => {
                 Mapped::default()
             }
@@ -412,6 +413,40 @@ fn unjudged(json: Json, observed: u64) -> Mapped {
             severity_number: SEVERITY_WARN,
             severity_text: "WARN",
             event_name: "hookd.unjudged_tool_call",
+            body: Value::from_json(json),
+            attributes,
+            trace_id: [0; 16],
+            span_id: [0; 8],
+        }),
+        span: None,
+        forgot: false,
+    }
+}
+
+/// The narrator's line (issue #24): an INFO log record of its session.
+fn narration(json: Json, observed: u64) -> Mapped {
+    let mut attributes = Vec::new();
+    for (key, field) in [
+        ("session.id", "session_id"),
+        ("gen_ai.conversation.id", "session_id"),
+        ("hookd.harness", "harness"),
+        ("hookd.event.id", "pending_event_id"),
+    ] {
+        if let Some(value) = json[field].as_str() {
+            attributes.push(KeyValue::new(key, Value::String(value.to_string())));
+        }
+    }
+    let time = json["at"]
+        .as_str()
+        .and_then(crate::time::parse_rfc3339)
+        .map_or(observed, unix_nano);
+    Mapped {
+        log: Some(LogRecord {
+            time_unix_nano: time,
+            observed_time_unix_nano: observed,
+            severity_number: SEVERITY_INFO,
+            severity_text: "INFO",
+            event_name: "hookd.narration",
             body: Value::from_json(json),
             attributes,
             trace_id: [0; 16],

@@ -17,6 +17,7 @@ mod daemon;
 mod forwarder;
 mod grants;
 mod inprocess;
+mod judge_daemon;
 mod log;
 mod pending;
 mod policy;

@@ -73,6 +73,12 @@ One format for every API::
   else 0.
 * ``stop_reason`` (Anthropic only, optional): ``tool_use`` if the turn has
   a tool call, else ``end_turn``.
+* ``side_replies`` (Anthropic only, optional): scripted answers to side
+  requests, as ``[{"match": "rm -rf", "text": "{...}", "delay_ms": 0,
+  "status": 500}]``: the first whose ``match`` occurs in the request's JSON
+  answers (after ``delay_ms``; with ``status``, an API error of that status
+  whose message is ``text``); the record's ``reply`` gets ``side_reply``
+  (its index).  hookd's judge and narrator ask such requests.
 * ``default_text`` (default ``"done"``) answers once the turns have run out;
   ``side_text`` (default ``"ok"``) answers side requests (Anthropic: those
   with no ``tools``).
@@ -102,6 +108,7 @@ import re
 import signal
 import sys
 import threading
+import time
 import zlib
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -112,6 +119,17 @@ TOOL_CALL_TYPES = ("tool_call", "tool_use")
 
 class ScriptError(ValueError):
     """The script does not follow the documented format."""
+
+
+def side_reply(script: dict[str, Any], body: Any) -> tuple[int, dict[str, Any]] | None:
+    """The first of ``side_replies`` whose ``match`` occurs in the request's
+    JSON (an empty or absent ``match`` matches any side request), with its
+    index."""
+    text = json.dumps(body, ensure_ascii=False)
+    for i, reply in enumerate(script.get("side_replies", [])):
+        if reply.get("match", "") in text:
+            return i, reply
+    return None
 
 
 def tokens(n_chars: int) -> int:
@@ -171,6 +189,18 @@ def load_script(path: str, flavour: "Flavour") -> dict[str, Any]:
     for key in ("default_text", "side_text"):
         if key in script and not isinstance(script[key], str):
             raise ScriptError(f"'{key}' must be a string")
+    replies = script.get("side_replies", [])
+    if not isinstance(replies, list):
+        raise ScriptError("'side_replies' must be a list")
+    for i, r in enumerate(replies):
+        if not isinstance(r, dict) or not isinstance(r.get("text"), str):
+            raise ScriptError(f"side_replies[{i}] needs a string 'text'")
+        if not isinstance(r.get("match", ""), str):
+            raise ScriptError(f"side_replies[{i}].match must be a string")
+        if not isinstance(r.get("delay_ms", 0), int):
+            raise ScriptError(f"side_replies[{i}].delay_ms must be an integer")
+        if "status" in r and not isinstance(r["status"], int):
+            raise ScriptError(f"side_replies[{i}].status must be an integer")
     return script
 
 
@@ -269,7 +299,19 @@ class Anthropic(Flavour):
             if not body.get("tools"):
                 # Side requests (titles, summaries, ...) carry no tools.
                 entry["reply"] = {"kind": "side"}
-                blocks: list[dict[str, Any]] = [{"type": "text", "text": state.script.get("side_text", "ok")}]
+                text = state.script.get("side_text", "ok")
+                scripted = side_reply(state.script, body)
+                if scripted is not None:
+                    index, reply = scripted
+                    entry["reply"]["side_reply"] = index
+                    if reply.get("delay_ms"):
+                        time.sleep(reply["delay_ms"] / 1000)
+                    if "status" in reply:
+                        state.record(entry)
+                        h.send_json(reply["status"], self.error(reply["status"], reply["text"]))
+                        return True
+                    text = reply["text"]
+                blocks: list[dict[str, Any]] = [{"type": "text", "text": text}]
                 stop = "end_turn"
             else:
                 entry["reply"], blocks, turn = state.plan(body)

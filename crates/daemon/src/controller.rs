@@ -67,6 +67,19 @@ pub struct Judgement {
     pub project_rules: Option<Arc<RuleSet>>,
     /// The session facts the judgement read, for the decision line.
     pub facts: Option<crate::rules::facts::SessionFacts>,
+    /// The judge rules that matched, and the answers used (boxed: every
+    /// waiting hook holds a judgement).
+    pub judging: Option<Box<JudgeFacts>>,
+}
+
+/// A judgement's judge rules (`action = "judge"`): the questions, and the
+/// model's answers the judgement used (for the decision line).
+#[derive(Debug, Clone, Default)]
+pub struct JudgeFacts {
+    /// The judge rules that matched.
+    pub asked: Vec<crate::rules::judge::JudgeHit>,
+    /// The answers (a question with none fell back to its `on_error`).
+    pub answers: Vec<crate::rules::judge::JudgeVerdict>,
 }
 
 impl Judgement {
@@ -83,6 +96,7 @@ impl Judgement {
             enforced_by: None,
             project_rules: None,
             facts: None,
+            judging: None,
         }
     }
 }
@@ -376,32 +390,81 @@ impl Controller {
     }
 
     /// Judges `event` under `layers` (from [`Controller::layers`]). Pure
-    /// computation: its cost grows with the input.
+    /// computation: its cost grows with the input. Judge rules that matched
+    /// are judged by their `on_error` here; their questions are in
+    /// [`Judgement::judging`], for the caller to ask a model and
+    /// [`Controller::judge_again`] with the answers.
     pub fn judge(&self, event: &Event, layers: &Layers) -> Judgement {
+        let facts = self.gather_facts(event, layers);
+        let evaluation = self.evaluate(event, layers, facts.as_ref(), &[]);
+        if facts.is_some() {
+            self.record_facts(event, &evaluation.limited);
+        }
+        let judging = (!evaluation.judges.is_empty()).then(|| {
+            Box::new(JudgeFacts {
+                asked: evaluation.judges.clone(),
+                answers: Vec::new(),
+            })
+        });
+        self.judgement_of(event, layers, evaluation, facts, judging)
+    }
+
+    /// `first` (from [`Controller::judge`]) judged again with the judge
+    /// rules' `answers`: the same facts, counted once.
+    pub fn judge_again(
+        &self,
+        event: &Event,
+        layers: &Layers,
+        first: Judgement,
+        answers: Vec<crate::rules::judge::JudgeVerdict>,
+    ) -> Judgement {
+        let evaluation = self.evaluate(event, layers, first.facts.as_ref(), &answers);
+        let asked = first.judging.map(|j| j.asked).unwrap_or_default();
+        self.judgement_of(
+            event,
+            layers,
+            evaluation,
+            first.facts,
+            Some(Box::new(JudgeFacts { asked, answers })),
+        )
+    }
+
+    fn evaluate(
+        &self,
+        event: &Event,
+        layers: &Layers,
+        facts: Option<&crate::rules::facts::SessionFacts>,
+        answers: &[crate::rules::judge::JudgeVerdict],
+    ) -> crate::rules::Evaluation {
         let project_dir = event.project_dir();
         // The Claude-shaped inputs the rules judge, as the agent's dialect
         // gave them when the event was made: one, or one per file a Codex
         // patch touches, per URL a Gemini fetch reads.
-        let agent = event.agent();
-        let facts = self.gather_facts(event, layers);
-        let mut evaluation = crate::rules::evaluate(
+        crate::rules::evaluate(
             layers,
             &event.rule_inputs(),
             &Query {
                 event: event.rule_event(),
-                agent,
+                agent: event.agent(),
                 input: &event.raw,
                 project_dir: project_dir.as_deref(),
                 home: self.home.as_deref(),
                 stop_blocks: self.stops.blocks(event.kind(), event.fields()),
-                facts: facts.as_ref(),
-                judgements: &[],
+                facts,
+                judgements: answers,
                 signals: None,
             },
-        );
-        if facts.is_some() {
-            self.record_facts(event, &evaluation.limited);
-        }
+        )
+    }
+
+    fn judgement_of(
+        &self,
+        event: &Event,
+        layers: &Layers,
+        mut evaluation: crate::rules::Evaluation,
+        facts: Option<crate::rules::facts::SessionFacts>,
+        judging: Option<Box<JudgeFacts>>,
+    ) -> Judgement {
         if !event.resolved.decision_point {
             evaluation = evaluation.context_only();
         }
@@ -426,6 +489,7 @@ impl Controller {
             enforced_by,
             project_rules: layers.project.as_ref().map(|p| p.rules.clone()),
             facts,
+            judging: judging.filter(|_| event.resolved.decision_point),
         }
     }
 

@@ -305,6 +305,7 @@ async fn judge_and_record<'a>(
 
     let names = EventNames::of(&meta_of(&event, hook.agent, route.pending));
     let resolution = record_event(&hook, &event, &names, &judgement, route.pending);
+    super::judge::note_recent(shared, &event, route.pending);
     let _entry = resolution.is_some().then(|| PendingEntry {
         hub: &shared.hub,
         id: event.id,
@@ -692,7 +693,15 @@ fn record_decision(
         revision: Some(hook.rules.revision().clone()),
         project_revision: judgement.project_rules.map(|p| p.revision().clone()),
         facts: judgement.facts,
-        judgements: Vec::new(),
+        judgements: judgement
+            .judging
+            .map(|j| {
+                j.answers
+                    .iter()
+                    .filter_map(|v| serde_json::to_value(v).ok())
+                    .collect()
+            })
+            .unwrap_or_default(),
         signals: Default::default(),
     };
     if judgement.enforced
@@ -801,8 +810,9 @@ async fn judge(
     let generation = rules.generation();
     let work = async {
         let layers = shared.controller.layers(event, rules).await;
-        if frame_bytes <= INLINE_EVALUATION_MAX_BYTES {
+        let first = if frame_bytes <= INLINE_EVALUATION_MAX_BYTES {
             std::panic::catch_unwind(AssertUnwindSafe(|| evaluate(shared, event, &layers)))
+                .map(|judgement| (judgement, layers))
                 .map_err(|_| "internal_error")
         } else {
             let slot = shared
@@ -816,7 +826,8 @@ async fn judge(
                 // Held until the evaluation really ends, even when the hook
                 // stopped waiting for it at its deadline.
                 let _slot = slot;
-                evaluate(&shared, &event, &layers)
+                let judgement = evaluate(&shared, &event, &layers);
+                (judgement, layers)
             })
             .await
             .map_err(|e| {
@@ -826,7 +837,13 @@ async fn judge(
                     "shutting_down"
                 }
             })
-        }
+        };
+        let (judgement, layers) = first?;
+        // Judge rules matched: their model's answers, then the rules again
+        // (no slot held, no lock: other hooks go on meanwhile).
+        let judgement =
+            super::judge::with_answers(shared, event, &layers, judgement, deadline).await;
+        Ok(judgement)
     };
     // Nearly always done at the first poll (known project, small input):
     // then no timer is set up.

@@ -55,13 +55,17 @@ pub mod fault;
 pub mod grants;
 pub mod hook;
 pub mod hub;
+pub mod judge;
 pub mod limits;
 pub mod log;
 pub mod memory;
 pub mod metrics;
+pub mod model;
+pub mod narrator;
 pub mod outbound;
 pub mod policy;
 pub mod providers;
+pub mod recent;
 pub mod runs;
 pub mod session_facts;
 pub mod signals;
@@ -231,6 +235,12 @@ pub struct Shared {
     /// Applied to inputs before they reach the log (replaced with the
     /// configuration; read it through [`Shared::redactor`]).
     redactor: std::sync::RwLock<Arc<Redactor>>,
+    /// The judge's cache, calls under way and daily use.
+    pub judges: judge::Judges,
+    /// Sessions' recent events, for the judge.
+    pub recent: recent::Recent,
+    /// The narrator's sessions and daily use.
+    pub narrator: narrator::Narrator,
     /// Counters.
     pub stats: Stats,
     /// What only the hook path and the run supervisor count, for `/metrics`.
@@ -341,6 +351,9 @@ impl Shared {
             coverage: Default::default(),
             config: std::sync::RwLock::new(Arc::new(options.config.clone())),
             redactor: std::sync::RwLock::new(Arc::new(redactor)),
+            judges: Default::default(),
+            recent: Default::default(),
+            narrator: Default::default(),
             stats: Stats {
                 panics,
                 ..Stats::default()
@@ -467,6 +480,8 @@ impl Shared {
                     })
                 }),
             coverage: self.coverage.status(),
+            judge: self.judges.status(self),
+            narrator: self.narrator.status(self),
         }
     }
 }

@@ -391,12 +391,78 @@ const FAMILIES: &[Family] = &[
         samples: Samples::Series(write_unjudged),
     },
     Family {
+        name: "hookd_model_questions_today",
+        kind: "gauge",
+        help: "The daemon's own model questions this UTC day, by feature (judge, narrator) and outcome: call (a model call made), cache_hit, shared (waited for the same question's call), error, timeout, over_budget, dropped.",
+        samples: Samples::Series(write_model_questions),
+    },
+    Family {
+        name: "hookd_model_tokens_today",
+        kind: "gauge",
+        help: "Tokens of the daemon's own model calls this UTC day, by feature and direction (input, output).",
+        samples: Samples::Series(write_model_tokens),
+    },
+    Family {
+        name: "hookd_model_cost_usd_today",
+        kind: "gauge",
+        help: "Dollars of the daemon's own model calls this UTC day at the configured prices, by feature.",
+        samples: Samples::Series(write_model_cost),
+    },
+    Family {
         name: "hookd_uptime_seconds",
         kind: "gauge",
         help: "Seconds since the daemon started.",
         samples: Samples::One(|s| Number::Real(s.status.uptime_s)),
     },
 ];
+
+/// The judge's and the narrator's use today (absent ones: no sample).
+fn model_features<'a>(
+    scrape: &'a Scrape,
+) -> impl Iterator<Item = (&'static str, &'a crate::protocol::status::ModelUsage)> {
+    [
+        ("judge", scrape.status.judge.as_ref()),
+        ("narrator", scrape.status.narrator.as_ref()),
+    ]
+    .into_iter()
+    .filter_map(|(f, u)| Some((f, u?)))
+}
+
+fn write_model_questions(name: &str, scrape: &Scrape, out: &mut String) {
+    for (feature, u) in model_features(scrape) {
+        for (outcome, n) in [
+            ("call", u.calls),
+            ("cache_hit", u.cache_hits),
+            ("shared", u.shared),
+            ("error", u.errors),
+            ("timeout", u.timeouts),
+            ("over_budget", u.over_budget),
+            ("dropped", u.dropped),
+        ] {
+            let _ = writeln!(
+                out,
+                "{name}{{feature=\"{feature}\",outcome=\"{outcome}\"}} {n}"
+            );
+        }
+    }
+}
+
+fn write_model_tokens(name: &str, scrape: &Scrape, out: &mut String) {
+    for (feature, u) in model_features(scrape) {
+        for (direction, n) in [("input", u.input_tokens), ("output", u.output_tokens)] {
+            let _ = writeln!(
+                out,
+                "{name}{{feature=\"{feature}\",direction=\"{direction}\"}} {n}"
+            );
+        }
+    }
+}
+
+fn write_model_cost(name: &str, scrape: &Scrape, out: &mut String) {
+    for (feature, u) in model_features(scrape) {
+        let _ = writeln!(out, "{name}{{feature=\"{feature}\"}} {}", u.cost_usd);
+    }
+}
 
 /// The decision table's non-zero cells, labelled by event, verdict and source.
 fn write_decisions(name: &str, scrape: &Scrape, out: &mut String) {

@@ -322,6 +322,13 @@ impl Provider {
         }
     }
 
+    /// The key, read now from its source in the daemon's own environment
+    /// (for the daemon's own model calls, [`crate::model`]). Never logged.
+    pub fn key_now(&self) -> Result<Option<String>, String> {
+        let env: Vec<(OsString, OsString)> = std::env::vars_os().collect();
+        self.read_key(&env)
+    }
+
     /// The adapter child's whole environment for a run of this provider,
     /// from the daemon's environment; checks the key on the way.
     pub fn environment(

@@ -632,6 +632,9 @@ pub(crate) struct Matches {
     pub gated: Vec<String>,
     /// Judge rules that decided, with the reason their judge gave.
     pub judged: Vec<(Hit, String)>,
+    /// Every judge rule that matched, answered or not: the questions the
+    /// daemon asks a model.
+    pub judges: Vec<super::judge::JudgeHit>,
 }
 
 /// The candidate rules of one layer for this subject, sorted and deduplicated.
@@ -729,6 +732,12 @@ pub(crate) fn collect(layers: &[LayerRef<'_>], s: &Subject<'_>) -> Matches {
             }
             if let Some(spec) = rule.judge.as_deref().filter(|_| outcome.matched()) {
                 let id = qualified_id(layer, &rule.id);
+                if !m.judges.iter().any(|j| j.rule == id) {
+                    m.judges.push(super::judge::JudgeHit {
+                        rule: id.clone(),
+                        spec: spec.clone(),
+                    });
+                }
                 match super::judge::resolve(spec, &id, s.judgements) {
                     Some((action, reason)) => {
                         let hit = Hit {
@@ -867,6 +876,7 @@ pub(crate) fn verdict(layers: &[LayerRef<'_>], m: &Matches) -> Evaluation {
         overridden,
         limited: m.limited.clone(),
         gated: m.gated.clone(),
+        judges: m.judges.clone(),
     }
 }
 

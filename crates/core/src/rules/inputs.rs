@@ -75,6 +75,12 @@ pub fn combine(mut evaluations: Vec<Evaluation>) -> Evaluation {
         }
         push_new(&mut gated, &e.gated);
     }
+    let mut judges: Vec<super::judge::JudgeHit> = Vec::new();
+    for j in evaluations.iter().flat_map(|e| &e.judges) {
+        if !judges.iter().any(|x| x.rule == j.rule) {
+            judges.push(j.clone());
+        }
+    }
     let first = &evaluations[0];
     Evaluation {
         action,
@@ -95,6 +101,7 @@ pub fn combine(mut evaluations: Vec<Evaluation>) -> Evaluation {
             .collect(),
         limited,
         gated,
+        judges,
     }
 }
 

@@ -68,6 +68,15 @@ pub struct JudgeSpec {
     pub on_error: OnError,
 }
 
+/// A judge rule that matched an input: the question the daemon asks.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct JudgeHit {
+    /// The rule's qualified id (`project:<id>` for a project rule).
+    pub rule: String,
+    /// Its question.
+    pub spec: JudgeSpec,
+}
+
 /// The model's verdict.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]

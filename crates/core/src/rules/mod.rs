@@ -811,6 +811,11 @@ pub struct Evaluation {
     /// the fact that let it (`id: tainted by WebFetch … at …`).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub gated: Vec<String>,
+    /// Every judge rule (`action = "judge"`) that matched this input,
+    /// answered or not: the questions the daemon asks a model before it
+    /// evaluates again with the answers (see [`judge`]).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub judges: Vec<judge::JudgeHit>,
 }
 
 impl Evaluation {
@@ -844,6 +849,7 @@ impl Evaluation {
             enforced_by: None,
             overridden: Vec::new(),
             gated: Vec::new(),
+            judges: Vec::new(),
             ..self
         }
     }

@@ -41,7 +41,11 @@
 //! [signals.branch]          # `$signal.branch` in rules: see crate::signals
 //! command = ["git", "branch", "--show-current"]
 //!
-//! [providers.work]          # for agent-SDK runs: see crate::providers
+//! [judge]                   # judge rules' model: see crate::judge
+//! provider = "work"
+//! max_calls_per_day = 1000
+//!
+//! [providers.work]          # for agent-SDK runs and the judge: see crate::providers
 //! kind = "anthropic"
 //! api_key_env = "WORK_ANTHROPIC_KEY"
 //!
@@ -60,6 +64,7 @@
 //! ```
 
 pub mod http;
+pub mod models;
 pub mod otlp;
 
 use std::collections::BTreeMap;
@@ -109,6 +114,12 @@ pub struct Config {
     /// `[signals.NAME]`: commands whose output rules read as `$signal.NAME`.
     #[serde(default)]
     pub signals: BTreeMap<String, crate::signals::SignalConfig>,
+    /// `[judge]`: how judge rules ask their model (see crate::judge).
+    #[serde(default)]
+    pub judge: models::JudgeConfig,
+    /// `[narrator]`: one line of what each agent is doing (see crate::narrator).
+    #[serde(default)]
+    pub narrator: models::NarratorConfig,
 }
 
 /// How long a pending decision may wait.
@@ -369,6 +380,12 @@ impl Config {
             providers.insert(provider.name.clone(), provider);
         }
         config.providers = providers;
+        if let Err((key, why)) = config.judge.validate(&config.providers) {
+            return Err(fail(&["judge", key], &why));
+        }
+        if let Err((key, why)) = config.narrator.validate(&config.providers) {
+            return Err(fail(&["narrator", key], &why));
+        }
         Ok(config)
     }
 
