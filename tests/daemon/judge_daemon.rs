@@ -285,6 +285,19 @@ fn the_cache_and_single_flight_save_calls() {
     let decisions = d.wait_decisions(2);
     assert_eq!(decisions[0]["judgements"][0].get("cached"), None);
     assert_eq!(decisions[1]["judgements"][0]["cached"], true);
+    // `hookd explain` says where each answer came from.
+    for (decision, from) in [
+        (&decisions[0], "(asked the model) — no"),
+        (&decisions[1], "(from the daemon's cache) — no"),
+    ] {
+        let id = decision["decision_id"].as_str().unwrap();
+        let shown = hookd(&["explain", id, "--log", d.log.to_str().unwrap()]);
+        let shown = String::from_utf8_lossy(&shown.stdout);
+        assert!(
+            shown.contains(&format!("judge     destructive: deny {from}")),
+            "{shown}"
+        );
+    }
 
     let a = forward_in_background(&d.socket, &bash("echo together"), &[]);
     let b = forward_in_background(&d.socket, &bash("echo together"), &[]);

@@ -19,6 +19,7 @@ mod grants;
 mod inprocess;
 mod judge_daemon;
 mod log;
+mod narrator_daemon;
 mod pending;
 mod policy;
 mod policy_bundle;
