@@ -722,6 +722,45 @@ mod tests {
     }
 
     #[test]
+    fn the_judges_and_narrators_use_today_is_labelled_by_feature() {
+        let text = render(&Metrics::default(), &status(0));
+        assert_eq!(
+            value(&text, r#"hookd_model_cost_usd_today{feature="judge"}"#),
+            None
+        );
+        let mut with = status(0);
+        with.judge = Some(crate::protocol::status::ModelUsage {
+            calls: 3,
+            cache_hits: 2,
+            input_tokens: 100,
+            cost_usd: 0.25,
+            ..Default::default()
+        });
+        let text = render(&Metrics::default(), &with);
+        for (series, v) in [
+            (
+                r#"hookd_model_questions_today{feature="judge",outcome="call"}"#,
+                "3",
+            ),
+            (
+                r#"hookd_model_questions_today{feature="judge",outcome="cache_hit"}"#,
+                "2",
+            ),
+            (
+                r#"hookd_model_tokens_today{feature="judge",direction="input"}"#,
+                "100",
+            ),
+            (r#"hookd_model_cost_usd_today{feature="judge"}"#, "0.25"),
+        ] {
+            assert_eq!(value(&text, series), Some(v), "{series}\n{text}");
+        }
+        assert_eq!(
+            value(&text, r#"hookd_model_cost_usd_today{feature="narrator"}"#),
+            None
+        );
+    }
+
+    #[test]
     fn every_metric_has_help_and_type_before_its_samples() {
         let text = render(&Metrics::default(), &status(0));
         let mut typed = std::collections::HashSet::new();
