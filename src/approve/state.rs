@@ -1341,6 +1341,36 @@ mod tests {
     }
 
     #[test]
+    fn a_narration_goes_beside_its_sessions_pending_item_and_in_the_feed() {
+        let mut state = with_pending(json!({}));
+        state.apply_json(
+            &json!({"type": "narration", "at": "2026-11-23T19:04:06.000001Z",
+            "harness": "claude-code", "session_id": "1fce3faa-62dc-4336-ba9c-8494671dd902",
+            "text": "I'm running the tests before I push.", "events": 3, "pending_event_id": ID}),
+        );
+        assert_eq!(
+            state.pending[0].narration.as_deref(),
+            Some("I'm running the tests before I push.")
+        );
+        let row = state.feed.back().expect("a feed line");
+        assert_eq!(
+            (row.event.as_str(), row.time.as_str()),
+            ("NARRATION", "19:04:06")
+        );
+        assert!(
+            crate::approve::plain::describe(&state.pending[0], state.now)
+                .contains("  narrator: I'm running the tests before I push.\n")
+        );
+        // Another session's line stays with it.
+        state.apply_json(&json!({"type": "narration", "at": "2026-11-23T19:04:07Z",
+            "harness": "codex", "session_id": "other", "text": "x", "events": 1}));
+        assert_eq!(
+            state.pending[0].narration.as_deref(),
+            Some("I'm running the tests before I push.")
+        );
+    }
+
+    #[test]
     fn a_coverage_alarm_is_a_feed_line_and_news() {
         let mut state = State::new("/s", Instant::now(), false);
         state.apply_json(

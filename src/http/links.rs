@@ -75,6 +75,11 @@ pub struct EventFacts {
     pub reason: Option<String>,
     /// Whether the event has a session (so "for this session" can work).
     pub session: bool,
+    /// The session, for the narrator's line.
+    pub session_id: Option<String>,
+    /// The narrator's last line about the session (issue #24), read when
+    /// the page is shown.
+    pub narration: Option<String>,
     /// The rule "Approve for this session" grants, shown before it
     /// applies: the narrowest suggestion, never one that matches every
     /// shell command.
@@ -341,6 +346,8 @@ fn facts_of(added: &PendingAdded<'_>) -> EventFacts {
         rule_ids: added.asked_by.rule_ids.clone(),
         reason: added.asked_by.reason.clone(),
         session: added.meta.session.is_some(),
+        session_id: added.meta.session.map(str::to_string),
+        narration: None,
         deadline: SystemTime::now() + remaining,
     }
 }
@@ -367,11 +374,18 @@ async fn show(State(shared): State<Arc<Shared>>, Path(token): Path<String>) -> R
             approve,
             deny,
             ..
-        } => page(
-            StatusCode::OK,
-            "Approve?",
-            &approval_body(&facts, verdict, &approve, &deny),
-        ),
+        } => {
+            let mut facts = (*facts).clone();
+            facts.narration = facts
+                .session_id
+                .as_deref()
+                .and_then(|s| shared.narrator.last_line(s));
+            page(
+                StatusCode::OK,
+                "Approve?",
+                &approval_body(&facts, verdict, &approve, &deny),
+            )
+        }
     }
 }
 
@@ -541,6 +555,9 @@ fn approval_body(facts: &EventFacts, verdict: LinkVerdict, approve: &str, deny: 
     if let Some(reason) = &facts.reason {
         row("Reason", reason, "");
     }
+    if let Some(narration) = &facts.narration {
+        row("Narrator", narration, "");
+    }
     let remaining = facts
         .deadline
         .duration_since(SystemTime::now())
@@ -689,6 +706,8 @@ mod tests {
             project: None,
             rule_ids: vec![],
             session: true,
+            session_id: None,
+            narration: Some("I'm <testing> the page.".into()),
             session_rule: Some("Bash(echo \"<x>\":*)".into()),
             session_note: None,
             every_command_rule: Some("Bash".into()),
@@ -700,6 +719,10 @@ mod tests {
             "{body}"
         );
         assert!(!body.contains("<b>bold"), "{body}");
+        assert!(
+            body.contains("<dt>Narrator</dt><dd class=\"\">I&#39;m &lt;testing&gt; the page.</dd>"),
+            "the narrator's line, escaped: {body}"
+        );
         assert_eq!(body.matches("<script>").count(), 1, "only the countdown's");
         assert!(
             body.contains("name=rule value=\"Bash(echo &quot;&lt;x&gt;&quot;:*)\"")
@@ -721,6 +744,8 @@ mod tests {
             project: None,
             rule_ids: vec!["team:ask-deploy".into()],
             session: true,
+            session_id: None,
+            narration: None,
             session_rule: Some("Bash(./deploy prod:*)".into()),
             session_note: Some(crate::grant::held_by_policy(
                 "team",

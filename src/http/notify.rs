@@ -406,6 +406,8 @@ mod tests {
             rule_ids: Vec::new(),
             reason: None,
             session: false,
+            session_id: None,
+            narration: None,
             session_rule: None,
             session_note: None,
             every_command_rule: None,
