@@ -95,6 +95,9 @@ pub struct ModelUsage {
     /// Questions dropped for another reason (the narrator: a call already
     /// under way, too soon after the last).
     pub dropped: u64,
+    /// Questions not asked: another rule denied whatever the answer (the
+    /// judge only tightens).
+    pub skipped: u64,
     pub input_tokens: u64,
     pub output_tokens: u64,
     /// Dollars, at the configured prices.
@@ -118,6 +121,9 @@ impl ModelUsage {
         );
         if self.dropped > 0 {
             out.push_str(&format!(", {} dropped", self.dropped));
+        }
+        if self.skipped > 0 {
+            out.push_str(&format!(", {} not needed", self.skipped));
         }
         out.push_str(&format!(
             "; {} + {} tokens, ${:.4}",

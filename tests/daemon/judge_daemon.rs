@@ -365,3 +365,34 @@ fn judge_config_errors_name_the_key() {
         "{err}"
     );
 }
+
+/// Another rule denies the call whatever the judge says: no model call.
+#[test]
+fn no_question_is_asked_when_another_rule_denies_anyway() {
+    let mock = mock(json!([{"match": "", "text": verdict("allow", "fine")}]));
+    let rules = format!(
+        "{RULES}\n[[rule]]\nid = \"no-rm\"\naction = \"deny\"\ntool = \"Bash(rm *)\"\nreason = \"no rm here\"\n"
+    );
+    let d = daemon(&mock, &rules, "");
+    let out = d.forward(&bash("rm -rf /tmp/x"), &[]);
+    assert_eq!(permission_decision(&out), "deny");
+    assert_eq!(reason(&out), "no rm here");
+    assert_eq!(judge_requests(&mock).len(), 0);
+    let decision = &d.wait_decisions(1)[0];
+    assert_eq!(decision["rule_ids"], json!(["no-rm"]), "{decision}");
+    assert_eq!(d.status()["judge"]["skipped"], 1);
+    // Replay (no answer recorded: the judge falls back to on_error) keeps the deny.
+    let rules_file = d.dir.path().join("rules.toml");
+    let replayed = hookd(&[
+        "replay",
+        d.log.to_str().unwrap(),
+        "--rules",
+        rules_file.to_str().unwrap(),
+    ]);
+    assert_eq!(
+        replayed.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&replayed.stdout)
+    );
+}

@@ -101,6 +101,29 @@ pub async fn with_answers(
         _ => return judgement,
     };
     shared.judges.seen.store(true, Ordering::Relaxed);
+    // Another rule denies whatever the judges say (a judge only tightens):
+    // no question is worth its cost. The rules judged as if every judge
+    // allowed, those answers not recorded (replay falls back to
+    // `on_error`, and the deny stands as it did).
+    let allowing: Vec<JudgeVerdict> = asked
+        .iter()
+        .map(|hit| JudgeVerdict {
+            rule: hit.rule.clone(),
+            verdict: crate::rules::judge::JudgeAction::Allow,
+            reason: String::new(),
+            cached: false,
+        })
+        .collect();
+    let without = shared
+        .controller
+        .judge_again(event, layers, judgement.clone(), allowing);
+    if without.answer.verdict == crate::decision::Verdict::Deny {
+        judges_skipped(shared);
+        return Judgement {
+            judging: None,
+            ..without
+        };
+    }
     let user = layers.user.revision().as_str().to_string();
     let project = layers
         .project
@@ -114,6 +137,10 @@ pub async fn with_answers(
     shared
         .controller
         .judge_again(event, layers, judgement, answers)
+}
+
+fn judges_skipped(shared: &Shared) {
+    shared.judges.count(shared, |u| u.skipped += 1);
 }
 
 /// Notes `event` among its session's recent events, when the judge or the

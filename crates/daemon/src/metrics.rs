@@ -393,7 +393,7 @@ const FAMILIES: &[Family] = &[
     Family {
         name: "hookd_model_questions_today",
         kind: "gauge",
-        help: "The daemon's own model questions this UTC day, by feature (judge, narrator) and outcome: call (a model call made), cache_hit, shared (waited for the same question's call), error, timeout, over_budget, dropped.",
+        help: "The daemon's own model questions this UTC day, by feature (judge, narrator) and outcome: call (a model call made), cache_hit, shared (waited for the same question's call), error, timeout, over_budget, dropped, skipped (another rule denied whatever the answer).",
         samples: Samples::Series(write_model_questions),
     },
     Family {
@@ -438,6 +438,7 @@ fn write_model_questions(name: &str, scrape: &Scrape, out: &mut String) {
             ("timeout", u.timeouts),
             ("over_budget", u.over_budget),
             ("dropped", u.dropped),
+            ("skipped", u.skipped),
         ] {
             let _ = writeln!(
                 out,
