@@ -651,7 +651,8 @@ impl State {
             event: "NARRATION".into(),
             tool: None,
             summary: n.text.clone(),
-            verdict: None,
+            // Nothing to decide: not `…` (undecided).
+            verdict: Some(String::new()),
             decided_by: None,
             latency_us: None,
             pending: false,

@@ -19,5 +19,6 @@ mod e2e_harness;
 mod e2e_http_hooks;
 mod e2e_install;
 mod e2e_judge;
+mod e2e_narrator;
 mod e2e_plugins;
 mod e2e_race;
