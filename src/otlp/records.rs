@@ -662,6 +662,25 @@ mod tests {
     }
 
     #[test]
+    fn a_narration_is_an_info_record_of_its_session() {
+        let line = serde_json::to_vec(&json!({
+            "type": "narration", "at": "2026-11-23T22:00:00.000001Z",
+            "harness": "claude-code", "session_id": "s1", "text": "I'm testing.",
+            "events": 3, "pending_event_id": "e1"
+        }))
+        .unwrap();
+        let log = Mapper::new(4)
+            .map(&line, SystemTime::now())
+            .unwrap()
+            .log
+            .unwrap();
+        assert_eq!(log.event_name, "hookd.narration");
+        assert_eq!(log.severity_text, "INFO");
+        assert_eq!(attr(&log.attributes, "session.id"), Some(&s("s1")));
+        assert_eq!(attr(&log.attributes, "hookd.event.id"), Some(&s("e1")));
+    }
+
+    #[test]
     fn an_observe_only_event_has_logs_and_no_span() {
         let mut mapper = Mapper::new(16);
         let id = crate::event::new_id();
