@@ -18,6 +18,7 @@ fn kind_parser() -> clap::builder::PossibleValuesParser {
         .flatten()
         .collect();
     values.push(PossibleValue::new("unjudged_tool_call"));
+    values.push(PossibleValue::new("narration"));
     clap::builder::PossibleValuesParser::new(values)
 }
 

@@ -123,6 +123,23 @@ fn a_session_is_narrated_once_enough_events_gathered() {
         .output()
         .unwrap();
     assert!(String::from_utf8_lossy(&shown.stdout).contains("narrator: 2 calls today"));
+    // `hookd tail` prints them, `--kind narration` only them.
+    let tail = std::process::Command::new(daemon::hookd_bin())
+        .args([
+            "tail",
+            "--kind",
+            "narration",
+            "--log",
+            d.log.to_str().unwrap(),
+        ])
+        .output()
+        .unwrap();
+    let tail = String::from_utf8_lossy(&tail.stdout);
+    assert_eq!(tail.lines().count(), 2, "{tail}");
+    assert!(
+        tail.contains("s1       claude-code:NARRATION I'm checking what changed before I commit."),
+        "{tail}"
+    );
 }
 
 /// An ask waiting for a person is narrated at once (before `min_events`),
