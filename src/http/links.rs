@@ -166,6 +166,40 @@ pub enum Lookup {
 }
 
 impl Links {
+    /// The narrator's line for a waiting event (issue #24): its page shows
+    /// it, and its push goes again with the line (the first went when the
+    /// event began to wait, before the model answered).
+    pub fn narrated(&self, narration: &crate::protocol::narration::Narration) {
+        let Some(id) = narration
+            .pending_event_id
+            .as_deref()
+            .and_then(|id| id.parse::<Uuid>().ok())
+        else {
+            return;
+        };
+        let push = {
+            let mut table = self.table();
+            let Some(links) = table.events.get_mut(&id).filter(|l| l.ended.is_none()) else {
+                return;
+            };
+            let mut facts = (*links.facts).clone();
+            facts.narration = Some(narration.text.clone());
+            links.facts = Arc::new(facts);
+            Push {
+                id,
+                facts: links.facts.clone(),
+                approve_url: self.url(&links.approve),
+                deny_url: self.url(&links.deny),
+                approve_token: links.approve.clone(),
+                deny_token: links.deny.clone(),
+                deadline: links.deadline,
+            }
+        };
+        if let Some(notifier) = &self.notifier {
+            notifier.push(push);
+        }
+    }
+
     /// Links built on `base` (no trailing slash), pushed to `notify`'s
     /// targets (its sender thread starts now).
     pub fn new(base: String, notify: &NotifyConfig) -> std::io::Result<Links> {
@@ -376,10 +410,12 @@ async fn show(State(shared): State<Arc<Shared>>, Path(token): Path<String>) -> R
             ..
         } => {
             let mut facts = (*facts).clone();
-            facts.narration = facts
-                .session_id
-                .as_deref()
-                .and_then(|s| shared.narrator.last_line(s));
+            if facts.narration.is_none() {
+                facts.narration = facts
+                    .session_id
+                    .as_deref()
+                    .and_then(|s| shared.narrator.last_line(s));
+            }
             page(
                 StatusCode::OK,
                 "Approve?",

@@ -105,6 +105,10 @@ impl HttpFace for Face {
             notifier.push_alarm(alarm);
         }
     }
+
+    fn narration(&self, narration: &crate::protocol::narration::Narration) {
+        self.links.narrated(narration);
+    }
 }
 
 /// The HTTP face of [`hookd_daemon::faces::Faces`]: checks and binds the

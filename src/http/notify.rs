@@ -299,6 +299,9 @@ fn ntfy_request(target: &NtfyTarget, push: &Push) -> Result<Request, String> {
     if let Some(reason) = &facts.reason {
         message.push_str(&format!("\n{reason}"));
     }
+    if let Some(narration) = &facts.narration {
+        message.push_str(&format!("\n{narration}"));
+    }
     let form_action = |label: &str, url: &str, token: &str| {
         json!({
             "action": "http",
@@ -364,6 +367,7 @@ fn webhook_request(target: &WebhookTarget, push: &Push) -> Request {
         "project": facts.project,
         "rule_ids": facts.rule_ids,
         "reason": facts.reason,
+        "narration": facts.narration,
         "deadline": crate::time::rfc3339(facts.deadline),
         "approve_url": push.approve_url,
         "deny_url": push.deny_url,

@@ -11,4 +11,5 @@ mod http;
 mod http_approve;
 mod http_hooks;
 mod http_links;
+mod http_narration;
 mod otlp;

@@ -34,6 +34,8 @@ pub trait HttpFace: Send + Sync + 'static {
     fn into_any(self: Arc<Self>) -> Arc<dyn Any + Send + Sync>;
     /// Tool calls of a session ran unjudged: push it to the `[notify]`
     /// targets (see [`crate::coverage`]). Never blocks.
+    /// The narrator wrote a line (for a waiting event's push, sent then).
+    fn narration(&self, _narration: &crate::protocol::narration::Narration) {}
     fn coverage_alarm(&self, _alarm: &crate::protocol::coverage::CoverageAlarm) {}
 }
 

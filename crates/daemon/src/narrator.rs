@@ -214,6 +214,9 @@ async fn narrate(shared: &Arc<Shared>, due: Due) {
         pending_event_id: due.pending,
     };
     tracing::debug!(session = %narration.session_id, text = %narration.text, "narration");
+    if let Some(face) = shared.http.get() {
+        face.narration(&narration);
+    }
     let mut line = serde_json::to_vec(&crate::protocol::Reply::Narration(narration))
         .expect("records serialize");
     line.push(b'\n');
