@@ -57,12 +57,7 @@ fn a_waiting_events_push_goes_again_with_the_narration_and_its_page_shows_it() {
         webhooks[0]["approve_url"], webhooks[1]["approve_url"],
         "the same links"
     );
-    let ntfy = pushes
-        .iter()
-        .filter(|r| r.path == "/ntfy")
-        .last()
-        .unwrap()
-        .json();
+    let ntfy = pushes.iter().rfind(|r| r.path == "/ntfy").unwrap().json();
     assert!(
         ntfy["message"]
             .as_str()
