@@ -247,6 +247,11 @@ async fn one(
     );
     let mut flight = {
         let mut flights = judges.flights.lock().unwrap_or_else(|e| e.into_inner());
+        // A call whose task ended without answering (it panicked) is no
+        // flight to join.
+        if flights.get(&key).is_some_and(|f| f.has_changed().is_err()) {
+            flights.remove(&key);
+        }
         match flights.get(&key) {
             Some(flight) => {
                 judges.count(shared, |u| u.shared += 1);
