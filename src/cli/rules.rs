@@ -85,7 +85,11 @@ fn names_against_config(path: &Path, report: &mut crate::rules::CheckReport) -> 
     };
     let providers: Vec<&str> = config.providers.keys().map(String::as_str).collect();
     let signals: Vec<&str> = config.signals.keys().map(String::as_str).collect();
-    for d in crate::rules::check_names(&src, path, &providers, &signals) {
+    let mut found = crate::rules::check_names(&src, path, &providers, &signals);
+    if config.judge.provider.is_none() {
+        found.extend(crate::rules::judges_without_provider(&src, path));
+    }
+    for d in found {
         match d.severity {
             crate::rules::Severity::Error => report.errors.push(d),
             _ => report.warnings.push(d),

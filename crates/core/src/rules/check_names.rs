@@ -72,6 +72,48 @@ pub fn check_names(
     out
 }
 
+/// Judge rules of rules text `src` that name no `provider`, when the
+/// daemon's config names no default one (`[judge] provider`): an error,
+/// their judge could never be asked.
+pub fn judges_without_provider(src: &str, origin: &Path) -> Vec<Diagnostic> {
+    let mut sink = Sink::new(src, origin);
+    let Ok(doc) = DeTable::parse(src) else {
+        return Vec::new();
+    };
+    let Some(DeValue::Array(items)) = doc.get_ref().get("rule").map(|r| r.get_ref()) else {
+        return Vec::new();
+    };
+    for item in items {
+        let DeValue::Table(t) = item.get_ref() else {
+            continue;
+        };
+        let is_judge = t
+            .get("action")
+            .is_some_and(|a| matches!(a.get_ref(), DeValue::String(s) if s == "judge"));
+        if !is_judge || t.contains_key("provider") {
+            continue;
+        }
+        let label = match t.get("id").map(|v| v.get_ref()) {
+            Some(DeValue::String(s)) => format!("rule {s:?}"),
+            _ => "rule".to_string(),
+        };
+        let at = t
+            .get("action")
+            .map_or(item.span().start, |a| a.span().start);
+        sink.error(
+            at,
+            format!(
+                "{label}: a judge rule with no `provider`, and the config names no default \
+                 ([judge] provider): its judge could never be asked; name one in the rule or in \
+                 config.toml's [judge]"
+            ),
+        );
+    }
+    let mut out = sink.items;
+    out.retain(|d| d.severity == Severity::Error);
+    out
+}
+
 fn hint(name: &str, known: &[&str]) -> String {
     suggest(name, known)
         .map(|m| format!(" (did you mean {m:?}?)"))
@@ -137,5 +179,19 @@ when = [{ any = [{ field = "$signal.brnach", equals = "main" }] }]
         );
         let none = check_names(SRC, Path::new("r.toml"), &["antrhopic"], &["brnach"]);
         assert!(none.is_empty(), "{none:?}");
+    }
+
+    #[test]
+    fn a_judge_without_a_provider_needs_the_configs_default() {
+        let src = "[[rule]]\nid = \"j\"\naction = \"judge\"\nprompt = \"?\"\n\n[[rule]]\nid = \"k\"\naction = \"judge\"\nprompt = \"?\"\nprovider = \"p\"\n";
+        let d = judges_without_provider(src, Path::new("r.toml"));
+        assert_eq!(d.len(), 1, "{d:?}");
+        assert_eq!((d[0].line, d[0].column), (3, 10));
+        assert!(
+            d[0].message
+                .starts_with("rule \"j\": a judge rule with no `provider`"),
+            "{}",
+            d[0]
+        );
     }
 }

@@ -247,7 +247,7 @@ pub use bench::{
     Wrong,
 };
 pub use check::{check, check_as, check_source, CheckReport};
-pub use check_names::check_names;
+pub use check_names::{check_names, judges_without_provider};
 pub use diag::{Diagnostic, RulesError, Severity};
 pub use explain::{Check, ExplainedCommand, Explanation, RuleReport};
 pub use fixtures::{run_fixtures, run_fixtures_layers, FixtureReport, FixtureResult};
