@@ -345,25 +345,35 @@ fn a_spent_budget_falls_back_to_on_error() {
 fn judge_config_errors_name_the_key() {
     let dir = tempfile::tempdir().unwrap();
     let config = dir.path().join("config.toml");
-    std::fs::write(&config, "[judge]\nprovider = \"nowhere\"\n").unwrap();
-    let out = Command::new(daemon::hookd_bin())
-        .args(["serve", "--socket"])
-        .arg(dir.path().join("s.sock"))
-        .arg("--config")
-        .arg(&config)
-        .env("XDG_CONFIG_HOME", dir.path())
-        .output()
-        .unwrap();
-    assert!(!out.status.success());
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert!(
-        err.contains("config.toml:2:") && err.contains("[judge]") || err.contains("judge.provider"),
-        "{err}"
-    );
-    assert!(
-        err.contains("`nowhere` is not a [providers] entry"),
-        "{err}"
-    );
+    for (text, expected) in [
+        (
+            "[judge]\nprovider = \"nowhere\"\n",
+            "config.toml:2:1: `judge.provider`: `nowhere` is not a [providers] entry of this file",
+        ),
+        (
+            "[judge]\ncache_ttl = \"soon\"\n",
+            "config.toml:2:1: `judge.cache_ttl`: \"soon\" is not a duration",
+        ),
+        (
+            "[narrator]\nenabled = true\n",
+            "`narrator.provider`: the narrator needs a provider",
+        ),
+    ] {
+        std::fs::write(&config, text).unwrap();
+        let out = Command::new(daemon::hookd_bin())
+            .args(["serve", "--socket"])
+            .arg(dir.path().join("s.sock"))
+            .arg("--log")
+            .arg(dir.path().join("e.jsonl"))
+            .arg("--config")
+            .arg(&config)
+            .env("XDG_CONFIG_HOME", dir.path())
+            .output()
+            .unwrap();
+        assert!(!out.status.success(), "{text}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains(expected), "{text}: {err}");
+    }
 }
 
 /// Another rule denies the call whatever the judge says: no model call.
