@@ -406,3 +406,16 @@ fn no_question_is_asked_when_another_rule_denies_anyway() {
         String::from_utf8_lossy(&replayed.stdout)
     );
 }
+
+/// An input past the inline limit (judged on a blocking thread) is judged
+/// again there with the model's answer.
+#[test]
+fn a_large_input_is_judged_with_the_models_answer_too() {
+    let mock = mock(json!([{"match": "echo big", "text": verdict("deny", "too big to trust")}]));
+    let d = daemon(&mock, RULES, "");
+    let command = format!("echo big {}", "x".repeat(100 * 1024));
+    let out = d.forward(&bash(&command), &[]);
+    assert_eq!(permission_decision(&out), "deny");
+    assert_eq!(reason(&out), "too big to trust");
+    assert_eq!(judge_requests(&mock).len(), 1);
+}

@@ -841,9 +841,15 @@ async fn judge(
         let (judgement, layers) = first?;
         // Judge rules matched: their model's answers, then the rules again
         // (no slot held, no lock: other hooks go on meanwhile).
-        let judgement =
-            super::judge::with_answers(shared, event, &layers, judgement, deadline).await;
-        Ok(judgement)
+        super::judge::with_answers(
+            shared,
+            event,
+            &layers,
+            judgement,
+            deadline,
+            frame_bytes <= INLINE_EVALUATION_MAX_BYTES,
+        )
+        .await
     };
     // Nearly always done at the first poll (known project, small input):
     // then no timer is set up.

@@ -89,16 +89,20 @@ pub struct Judges {
 /// `judgement` (the rules' first, from [`crate::controller::Controller::judge`])
 /// once its judge rules' questions are answered: the rules evaluated
 /// again with the answers. Without judge rules, `judgement` as it is.
+/// `inline`: the input is small enough to evaluate on this worker; a
+/// larger one is evaluated again on a blocking thread, as the first time.
+/// `Err`: evaluating again panicked.
 pub async fn with_answers(
     shared: &Arc<Shared>,
-    event: &Event,
+    event: &Arc<Event>,
     layers: &Layers,
     judgement: Judgement,
     deadline: Instant,
-) -> Judgement {
+    inline: bool,
+) -> Result<Judgement, &'static str> {
     let asked = match judgement.judging.as_deref() {
         Some(j) if !j.asked.is_empty() => j.asked.clone(),
-        _ => return judgement,
+        _ => return Ok(judgement),
     };
     shared.judges.seen.store(true, Ordering::Relaxed);
     // Another rule denies whatever the judges say (a judge only tightens):
@@ -114,15 +118,13 @@ pub async fn with_answers(
             cached: false,
         })
         .collect();
-    let without = shared
-        .controller
-        .judge_again(event, layers, judgement.clone(), allowing);
+    let without = again(shared, event, layers, judgement.clone(), allowing, inline).await?;
     if without.answer.verdict == crate::decision::Verdict::Deny {
         judges_skipped(shared);
-        return Judgement {
+        return Ok(Judgement {
             judging: None,
             ..without
-        };
+        });
     }
     let user = layers.user.revision().as_str().to_string();
     let project = layers
@@ -134,9 +136,46 @@ pub async fn with_answers(
         _ => user.clone(),
     };
     let answers = ask_all(shared, event, &asked, revision_of, deadline).await;
-    shared
-        .controller
-        .judge_again(event, layers, judgement, answers)
+    again(shared, event, layers, judgement, answers, inline).await
+}
+
+/// [`crate::controller::Controller::judge_again`], here or (not `inline`)
+/// on a blocking thread holding an evaluation slot.
+async fn again(
+    shared: &Arc<Shared>,
+    event: &Arc<Event>,
+    layers: &Layers,
+    first: Judgement,
+    answers: Vec<JudgeVerdict>,
+    inline: bool,
+) -> Result<Judgement, &'static str> {
+    if inline {
+        return std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            shared.controller.judge_again(event, layers, first, answers)
+        }))
+        .map_err(|_| "internal_error");
+    }
+    let slot = shared
+        .evaluations
+        .clone()
+        .acquire_owned()
+        .await
+        .expect("the evaluation slots are never closed");
+    let (shared, event, layers) = (shared.clone(), event.clone(), layers.clone());
+    tokio::task::spawn_blocking(move || {
+        let _slot = slot;
+        shared
+            .controller
+            .judge_again(&event, &layers, first, answers)
+    })
+    .await
+    .map_err(|e| {
+        if e.is_panic() {
+            "internal_error"
+        } else {
+            "shutting_down"
+        }
+    })
 }
 
 fn judges_skipped(shared: &Shared) {
