@@ -195,6 +195,10 @@ pub fn note_recent(shared: &Arc<Shared>, event: &Event, pending: bool) {
         shared.narrator.end(session);
         return;
     }
+    // A copy of a run's hook is the same event as its original.
+    if event.copy_of.is_some() {
+        return;
+    }
     let judge = shared.judges.seen.load(Ordering::Relaxed);
     let narrate = shared.config().narrator.enabled;
     if !judge && !narrate {
