@@ -42,7 +42,12 @@ use serde_json::{json, Value};
 /// A run of `cli` with hookd installed (`hookd install --agent`) into the
 /// run's own configuration, through a counting wrapper named
 /// `hook-forwarder`; returns the run and the wrapper's record dir.
-fn hooked_run(cli: Cli, mock: &ModelMock, d: &Daemon, extra: &[&str]) -> (AgentRun, PathBuf) {
+pub(crate) fn hooked_run(
+    cli: Cli,
+    mock: &ModelMock,
+    d: &Daemon,
+    extra: &[&str],
+) -> (AgentRun, PathBuf) {
     hooked_run_at(cli, mock, &d.socket, extra)
 }
 
@@ -148,7 +153,7 @@ fn blocked_text(cli: Cli, reason: &str) -> String {
     }
 }
 
-fn assert_shell_blocked(
+pub(crate) fn assert_shell_blocked(
     cli: Cli,
     run: &AgentRun,
     out: &AgentOutput,

@@ -1,4 +1,5 @@
-//! End to end: a judge rule (issue #25) with the real Claude Code CLI. Claude
+//! End to end: a judge rule (issue #25) with the real Claude Code CLI (and
+//! the real Codex and Gemini CLIs, through `e2e_agents_hookd`'s harness). Claude
 //! Code plays its scripted conversation against one mock of the Messages
 //! API; hookd's judge asks another (`side_replies` script its verdicts). A
 //! judged deny blocks the tool with the model's reason; the same call again
@@ -7,7 +8,9 @@
 //!
 //! Needs `npm ci --prefix tests/e2e` (done by `scripts/test`).
 
+use crate::e2e_agents_hookd::{assert_shell_blocked, hooked_run};
 use crate::support::agent_cli::{MockServer, ModelApi};
+use crate::support::agents::{self, one_shell_call, Cli, ModelMock, COMMAND};
 use crate::support::claude;
 use crate::support::daemon;
 
@@ -150,4 +153,42 @@ fn a_slow_judge_falls_back_to_on_error_within_the_deadline() {
     assert_eq!(decision["source"], "fallback", "{decision}");
     assert_no_fallback(&out);
     assert_eq!(d.status()["judge"]["timeouts"], 1);
+}
+
+/// Codex and Gemini: the same judge rule blocks each one's shell command
+/// with the model's reason (their shell tools judged as `Bash`).
+#[test]
+fn a_judged_deny_blocks_codexs_and_geminis_shell_command() {
+    if agents::node_absent("a_judged_deny_blocks_codexs_and_geminis_shell_command") {
+        return;
+    }
+    for cli in [Cli::Codex, Cli::Gemini] {
+        let judge = MockServer::start(
+            ModelApi::Anthropic,
+            &json!({"side_replies": [{"match": "echo", "text": "{\"verdict\": \"deny\", \"reason\": \"no writes from this agent\"}"}]})
+                .to_string(),
+        );
+        let d = Daemon::start_with(DaemonOptions {
+            rules: Some("[[rule]]\nid = \"judge-shell\"\naction = \"judge\"\ntool = \"Bash\"\nprompt = \"Does this write files?\"\nprovider = \"judge\"\n".into()),
+            config: Some(format!(
+                "[providers.judge]\nkind = \"custom\"\nbase_url = \"{}\"\napi_key_env = \"HOOKD_E2E_JUDGE_KEY\"\n",
+                judge.base_url()
+            )),
+            env: vec![("HOOKD_E2E_JUDGE_KEY".into(), "sk-e2e".into())],
+            ..DaemonOptions::default()
+        });
+        let mock = ModelMock::start(cli, &one_shell_call(cli, COMMAND));
+        let (run, _records) = hooked_run(cli, &mock, &d, &[]);
+        let out = run.run("write hello to out.txt");
+        mock.assert_no_egress();
+        assert_shell_blocked(cli, &run, &out, &mock, "no writes from this agent");
+        assert_eq!(judge_calls(&judge), 1, "{cli:?}");
+        let decision = d
+            .wait_decisions(1)
+            .into_iter()
+            .find(|l| l["rule_ids"] == json!(["judge-shell"]))
+            .unwrap_or_else(|| panic!("{cli:?}: no judged decision"));
+        assert_eq!(decision["verdict"], "deny", "{cli:?}");
+        assert_eq!(decision["judgements"][0]["verdict"], "deny", "{cli:?}");
+    }
 }
