@@ -285,6 +285,10 @@ fn the_cache_and_single_flight_save_calls() {
     let decisions = d.wait_decisions(2);
     assert_eq!(decisions[0]["judgements"][0].get("cached"), None);
     assert_eq!(decisions[1]["judgements"][0]["cached"], true);
+    eprintln!(
+        "measured: a judged hook's decision latency, asking the mock model {} µs, from the cache {} µs",
+        decisions[0]["latency_us"], decisions[1]["latency_us"]
+    );
     // `hookd explain` says where each answer came from.
     for (decision, from) in [
         (&decisions[0], "(asked the model) — no"),
