@@ -1050,12 +1050,17 @@ mod tests {
         let path = blocker.join("events.jsonl");
         let log = EventLog::open(&path, &LogConfig::default());
         log.push(Bytes::from_static(b"{}\n"));
-        for _ in 0..500 {
-            if log.counters().errors.load(Ordering::Relaxed) > 0 {
+        // Wait for the line to be dropped, not only for an error: the
+        // writer's first open fails (and counts) before the line arrives,
+        // and a slow machine may reach the line only after the blocker is
+        // gone, which would write it.
+        for _ in 0..2000 {
+            if log.counters().dropped.load(Ordering::Relaxed) > 0 {
                 break;
             }
             std::thread::sleep(Duration::from_millis(5));
         }
+        assert_eq!(log.counters().dropped.load(Ordering::Relaxed), 1);
         assert!(log.counters().errors.load(Ordering::Relaxed) > 0);
         fs::remove_file(&blocker).unwrap();
         log.push(Bytes::from_static(b"{\"after\":1}\n"));
