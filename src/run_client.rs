@@ -36,6 +36,8 @@ pub struct RunArgs {
     pub options: RunOptions,
     /// `[providers.NAME]`.
     pub provider: Option<String>,
+    /// `claude-sdk` or `pi`; `None`: the provider decides.
+    pub runtime: Option<String>,
     /// Print every frame as NDJSON instead of text.
     pub json: bool,
 }
@@ -58,6 +60,7 @@ async fn stream(args: RunArgs, out: &mut impl Write) -> anyhow::Result<u8> {
         prompt: args.prompt.clone(),
         options: args.options.clone(),
         provider: args.provider.clone(),
+        runtime: args.runtime.clone(),
     }))
     .await?;
     let mut view = View::default();

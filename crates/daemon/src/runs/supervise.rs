@@ -29,7 +29,9 @@ use crate::agent::claude::sdk::{sdk_result, SdkBody, SdkCallback, SdkMessageFiel
 use crate::agent::claude::InputFields;
 use crate::hook::{self, RunLink};
 use crate::hub::ClientQueue;
-use crate::protocol::adapter::{Decision, Done, Empty, FromAdapter, HookEvent, Start, ToAdapter};
+use crate::protocol::adapter::{
+    Decision, Done, Empty, FromAdapter, HookEvent, Runtime, Start, ToAdapter,
+};
 use crate::protocol::codec::FrameCodec;
 use crate::protocol::{Harness, HookRequest, Reply, RunDone, RunStart};
 use crate::Shared;
@@ -37,6 +39,8 @@ use crate::Shared;
 /// A spawned run, as its supervisor sees it.
 pub(super) struct Run {
     pub(super) link: RunLink,
+    /// Which adapter it is, and so which dialect its hook events speak.
+    pub(super) runtime: Runtime,
     pub(super) pid: u32,
     pub(super) started: Instant,
     pub(super) start: Start,
@@ -180,7 +184,14 @@ impl Supervision<'_> {
             FromAdapter::SdkMessage(m) => {
                 on_sdk_message(self.run, m.message, &mut self.outcome, self.shared);
             }
-            FromAdapter::Done(done) => self.outcome.record_done(done),
+            FromAdapter::Usage(usage) => {
+                self.shared.runs.record_usage(&self.run.link.run_id, &usage);
+            }
+            FromAdapter::Done(done) => {
+                self.outcome.record_done(done);
+                // Nothing more to say to it: it may let go of the session.
+                let _ = self.to_adapter.send(ToAdapter::Dispose(Empty {}));
+            }
             FromAdapter::Error(e) => self.outcome.error = Some(e.message),
         }
     }
@@ -189,6 +200,9 @@ impl Supervision<'_> {
     /// a task of its own, as a forwarder's would be, and sends the decision
     /// back in the shape its callback takes.
     fn answer(&self, event: HookEvent, frame_bytes: usize) {
+        if self.run.runtime == Runtime::Pi {
+            return self.answer_pi(event, frame_bytes);
+        }
         let callback = if event.from_can_use_tool() {
             SdkCallback::CanUseTool
         } else {
@@ -229,6 +243,41 @@ impl Supervision<'_> {
             let _ = to_adapter.send(ToAdapter::Decision(Decision {
                 id: answered.id,
                 result,
+            }));
+        });
+    }
+
+    /// Answers a hook of the run's Pi session: Pi's dialect, exactly as a
+    /// hook of hookd's Pi extension (plugins/pi.js) is answered, and the
+    /// handler's result (`{block, reason}` or null) sent back.
+    fn answer_pi(&self, event: HookEvent, frame_bytes: usize) {
+        let request = HookRequest {
+            v: None,
+            id: event.id,
+            harness: Harness::Pi,
+            deadline_ms: HOOK_TIMEOUT.as_millis() as u64,
+            fail_closed: crate::agent::claude::FailClosed::Off,
+            env: BTreeMap::new(),
+            input: event.input,
+            input_error: event.input_error,
+        };
+        let (link, shared, shutdown, to_adapter) = (
+            self.run.link.clone(),
+            self.shared.clone(),
+            self.shutdown.clone(),
+            self.to_adapter.clone(),
+        );
+        self.hooks.spawn(async move {
+            let answered =
+                hook::answer_in(request, frame_bytes, Some(&link), &shared, &shutdown).await;
+            let output = HookOutput {
+                exit_code: answered.exit_code,
+                stdout: answered.stdout,
+                stderr: answered.stderr,
+            };
+            let _ = to_adapter.send(ToAdapter::Decision(Decision {
+                id: answered.id,
+                result: crate::agent::plugin::handler_result(&output),
             }));
         });
     }
