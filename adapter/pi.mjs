@@ -71,25 +71,26 @@ function diag(message) {
 let nextId = 1;
 const waiting = new Map(); // hook_event id → resolve(result | null)
 
-// Sends one event to the daemon; resolves to its decision's result, or
-// null if the run stops (or `signal` aborts) first. `wait: false` resolves
-// at once (observe-only events; the daemon still answers, unread).
+// Sends one event to the daemon; resolves to its decision's result (null:
+// no opinion), or undefined if the run stops (or `signal` aborts) first.
+// `wait: false` resolves at once (observe-only events; the daemon still
+// answers, unread).
 function askDaemon(input, { signal, wait = true } = {}) {
   const id = String(nextId++);
-  if (stopped) return Promise.resolve(null);
+  if (stopped) return Promise.resolve(undefined);
   return new Promise((resolve) => {
     const giveUp = () => {
       waiting.delete(id);
-      resolve(null);
+      resolve(undefined);
     };
-    if (signal?.aborted) return resolve(null);
+    if (signal?.aborted) return resolve(undefined);
     signal?.addEventListener("abort", giveUp, { once: true });
     waiting.set(id, (result) => {
       signal?.removeEventListener("abort", giveUp);
       resolve(result);
     });
     send({ type: "hook_event", id, input });
-    if (!wait) resolve(null);
+    if (!wait) resolve(undefined);
   });
 }
 
@@ -104,7 +105,8 @@ function hookdExtension(pi) {
       tool_input: event.input,
       tool_use_id: event.toolCallId,
     };
-    const answer = (await askDaemon(input, { signal: ctx.signal })) ?? NO_ANSWER;
+    let answer = await askDaemon(input, { signal: ctx.signal });
+    if (answer === undefined) answer = NO_ANSWER;
     return answer && answer.block === true
       ? { block: true, reason: String(answer.reason || "Blocked by hookd") }
       : undefined;
@@ -305,8 +307,10 @@ function onEvent(event, options) {
   if (event.type === "message_end") {
     const message = sdkMessage(event.message);
     if (message) send({ type: "sdk_message", message });
-    if (event.message.role === "assistant" && event.message.usage) {
-      const u = event.message.usage;
+    const u = event.message.usage;
+    const spent = u && (u.input || u.output || u.cacheRead || u.cacheWrite);
+    // A turn the abort cut off before the model answered is none.
+    if (event.message.role === "assistant" && u && (spent || event.message.stopReason !== "aborted")) {
       totals.input += u.input ?? 0;
       totals.output += u.output ?? 0;
       totals.cacheRead += u.cacheRead ?? 0;
@@ -399,7 +403,7 @@ async function abort(why) {
     return stop();
   }
   // Releases a tool call waiting for the daemon (its tool does not run).
-  for (const resolve of waiting.values()) resolve(null);
+  for (const resolve of waiting.values()) resolve(undefined);
   waiting.clear();
   try {
     session.abortCompaction();
@@ -415,7 +419,7 @@ function stop() {
   stopped = true;
   lines.close();
   process.stdin.destroy();
-  for (const resolve of waiting.values()) resolve(null);
+  for (const resolve of waiting.values()) resolve(undefined);
   waiting.clear();
 }
 

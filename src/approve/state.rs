@@ -237,6 +237,8 @@ pub struct RunRow {
     pub prompt: String,
     /// The model, when known.
     pub model: Option<String>,
+    /// The runtime hosting it (`claude-sdk`, `pi`), when the daemon said.
+    pub runtime: Option<String>,
     /// Model turns so far.
     pub turns: u64,
     /// Cost so far, when known.
@@ -552,6 +554,7 @@ impl State {
                     run_id: start.run_id,
                     prompt: first_line(&start.prompt),
                     model: start.model,
+                    runtime: start.runtime,
                     turns: 0,
                     cost_usd: None,
                 });
@@ -745,6 +748,7 @@ impl State {
                             run_id: r["run_id"].as_str().unwrap_or("?").to_string(),
                             prompt: first_line(r["prompt"].as_str().unwrap_or("")),
                             model: r["model"].as_str().map(str::to_owned),
+                            runtime: r["runtime"].as_str().map(str::to_owned),
                             turns: r["turns"].as_u64().unwrap_or(0),
                             cost_usd: r["cost_usd"].as_f64(),
                         })

@@ -495,6 +495,7 @@ fn draw_runs(frame: &mut Frame, area: Rect, state: &State, theme: &Theme) {
         .map(|(i, run)| {
             let row = Row::new(vec![
                 run.run_id.clone(),
+                run.runtime.clone().unwrap_or_else(|| "-".into()),
                 run.model.clone().unwrap_or_else(|| "-".into()),
                 format!("{} turns", run.turns),
                 run.cost_usd
@@ -512,6 +513,7 @@ fn draw_runs(frame: &mut Frame, area: Rect, state: &State, theme: &Theme) {
         rows,
         [
             Constraint::Length(14),
+            Constraint::Length(10),
             Constraint::Length(20),
             Constraint::Length(9),
             Constraint::Length(9),
@@ -519,7 +521,7 @@ fn draw_runs(frame: &mut Frame, area: Rect, state: &State, theme: &Theme) {
         ],
     )
     .header(
-        Row::new(["run", "model", "turns", "cost", "prompt"])
+        Row::new(["run", "runtime", "model", "turns", "cost", "prompt"])
             .style(Style::default().add_modifier(Modifier::BOLD)),
     )
     .block(block);

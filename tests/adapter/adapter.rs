@@ -1531,3 +1531,5 @@ fn a_runs_start_end_and_hooks_are_exported_to_opentelemetry() {
     );
     sdk.wait_no_runs();
 }
+
+mod pi;
