@@ -410,7 +410,12 @@ impl Provider {
             }
         };
         if let Some(price) = &raw.price {
-            let prices = [price.input, price.output, price.cache_read, price.cache_write];
+            let prices = [
+                price.input,
+                price.output,
+                price.cache_read,
+                price.cache_write,
+            ];
             if prices.iter().any(|p| !(p.is_finite() && *p >= 0.0)) {
                 return Err(format!(
                     "{}: prices are US dollars per million tokens, each a number >= 0",
@@ -766,7 +771,10 @@ mod tests {
         let p = parse("kind = \"anthropic\"\napi_key_env = \"A\"").unwrap();
         assert_eq!(p.api.default_runtime(), Runtime::ClaudeSdk);
         let p = parse("kind = \"openai\"\napi_key_env = \"O\"\nmodel = \"gpt-5\"").unwrap();
-        assert_eq!((p.api, p.api.default_runtime()), (Api::OpenaiResponses, Runtime::Pi));
+        assert_eq!(
+            (p.api, p.api.default_runtime()),
+            (Api::OpenaiResponses, Runtime::Pi)
+        );
         assert_eq!(p.base_url.as_deref(), Some("https://api.openai.com/v1"));
         let p = parse(
             "kind = \"custom\"\napi_key_env = \"K\"\nbase_url = \"http://127.0.0.1:9/v1\"\n\
@@ -786,12 +794,27 @@ mod tests {
         assert_eq!(get(&child, PI_KEY_ENV), Some("secret"));
         assert_eq!(get(&child, "ANTHROPIC_API_KEY"), None);
         let max = parse("kind = \"claude-max\"").unwrap();
-        assert!(max.pi_environment(&[]).unwrap_err().contains("only the claude-sdk runtime"));
+        assert!(max
+            .pi_environment(&[])
+            .unwrap_err()
+            .contains("only the claude-sdk runtime"));
         for (text, expected) in [
-            ("kind = \"openai\"\napi_key_env = \"O\"\napi = \"openai-completions\"", "[providers.p].api: kind \"openai\" speaks openai-responses"),
-            ("kind = \"custom\"\napi_key_env = \"K\"\nbase_url = \"http://h\"\napi = \"soap\"", "[providers.p].api: unknown API `soap`"),
-            ("kind = \"openai\"\napi_key_env = \"O\"\nprice = { input = -1, output = 1 }", "[providers.p].price"),
-            ("kind = \"openai\"\napi_key_env = \"O\"\nprice = { input = 1 }", "[providers.p].price"),
+            (
+                "kind = \"openai\"\napi_key_env = \"O\"\napi = \"openai-completions\"",
+                "[providers.p].api: kind \"openai\" speaks openai-responses",
+            ),
+            (
+                "kind = \"custom\"\napi_key_env = \"K\"\nbase_url = \"http://h\"\napi = \"soap\"",
+                "[providers.p].api: unknown API `soap`",
+            ),
+            (
+                "kind = \"openai\"\napi_key_env = \"O\"\nprice = { input = -1, output = 1 }",
+                "[providers.p].price",
+            ),
+            (
+                "kind = \"openai\"\napi_key_env = \"O\"\nprice = { input = 1 }",
+                "[providers.p].price",
+            ),
         ] {
             let err = parse(text).unwrap_err();
             assert!(err.contains(expected), "{text}\n→ {err}");

@@ -110,7 +110,10 @@ mod tests {
             handler_result(&deny),
             serde_json::json!({"block": true, "reason": "no"})
         );
-        let allow = Agent::Pi.render(HookEventKind::PreToolUse, &Answer::new(Verdict::Allow, None));
+        let allow = Agent::Pi.render(
+            HookEventKind::PreToolUse,
+            &Answer::new(Verdict::Allow, None),
+        );
         assert_eq!(handler_result(&allow), serde_json::Value::Null);
     }
 

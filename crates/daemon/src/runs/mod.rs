@@ -336,7 +336,10 @@ impl Runs {
             .as_deref()
             .and_then(|m| split_model(m, |p| config.providers.contains_key(p)))
         {
-            if provider_name.as_deref().is_some_and(|named| named != provider) {
+            if provider_name
+                .as_deref()
+                .is_some_and(|named| named != provider)
+            {
                 return Err(Refused::invalid(format!(
                     "options.model: `{}` names provider `{provider}`, but the run asks for provider \
                      `{}`",
@@ -377,7 +380,9 @@ impl Runs {
                 let cwd = sdk_options(&run_options, &mut options)?;
                 (env, options, cwd)
             }
-            (Runtime::Pi, None) => unreachable!("choose_runtime refuses a Pi run without a provider"),
+            (Runtime::Pi, None) => {
+                unreachable!("choose_runtime refuses a Pi run without a provider")
+            }
             (Runtime::Pi, Some(provider)) => {
                 let mut options = Map::new();
                 let cwd = pi_options(&run_options, provider, &mut options)?;

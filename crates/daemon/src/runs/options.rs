@@ -366,18 +366,32 @@ mod tests {
         let openai = provider("kind = \"openai\"\napi_key_env = \"O\"");
         let max = provider("kind = \"claude-max\"");
         assert_eq!(choose_runtime(None, None).unwrap(), Runtime::ClaudeSdk);
-        assert_eq!(choose_runtime(None, Some(&anthropic)).unwrap(), Runtime::ClaudeSdk);
-        assert_eq!(choose_runtime(Some("pi"), Some(&anthropic)).unwrap(), Runtime::Pi);
+        assert_eq!(
+            choose_runtime(None, Some(&anthropic)).unwrap(),
+            Runtime::ClaudeSdk
+        );
+        assert_eq!(
+            choose_runtime(Some("pi"), Some(&anthropic)).unwrap(),
+            Runtime::Pi
+        );
         assert_eq!(choose_runtime(None, Some(&openai)).unwrap(), Runtime::Pi);
         for (asked, provider, expected) in [
             (Some("claude-sdk"), Some(&openai), "speaks openai-responses"),
             (Some("pi"), Some(&max), "only the claude-sdk runtime"),
             (Some("pi"), None, "needs a provider"),
-            (Some("codex"), None, "runtime: `codex`; expected one of claude-sdk, pi"),
+            (
+                Some("codex"),
+                None,
+                "runtime: `codex`; expected one of claude-sdk, pi",
+            ),
         ] {
             let err = choose_runtime(asked, provider).unwrap_err();
             assert_eq!(err.code, ErrorCode::InvalidRequest);
-            assert!(err.message.contains(expected), "{asked:?} → {}", err.message);
+            assert!(
+                err.message.contains(expected),
+                "{asked:?} → {}",
+                err.message
+            );
         }
     }
 
@@ -392,20 +406,46 @@ mod tests {
 
     #[test]
     fn pi_options_carry_the_provider_and_refuse_what_pi_lacks() {
-        let p = provider("kind = \"openai\"\napi_key_env = \"O\"\nmodel = \"gpt-5\"\nthinking = \"max\"");
+        let p = provider(
+            "kind = \"openai\"\napi_key_env = \"O\"\nmodel = \"gpt-5\"\nthinking = \"max\"",
+        );
         let mut out = Map::new();
-        pi_options(&options(json!({"max_turns": 2, "max_budget_usd": 0.5})), &p, &mut out).unwrap();
+        pi_options(
+            &options(json!({"max_turns": 2, "max_budget_usd": 0.5})),
+            &p,
+            &mut out,
+        )
+        .unwrap();
         assert_eq!(out["model"], "gpt-5");
         assert_eq!(out["provider"]["api"], "openai-responses");
         assert_eq!(out["thinkingLevel"], "xhigh");
-        assert_eq!((out["maxTurns"].clone(), out["maxBudgetUsd"].clone()), (json!(2), json!(0.5)));
-        assert!(!out.to_string().contains("api_key"), "no key in the options");
-        let err = pi_options(&options(json!({"disallowed_tools": ["Bash"]})), &p, &mut Map::new())
-            .unwrap_err();
-        assert!(err.message.starts_with("options.disallowed_tools: the pi runtime"), "{}", err.message);
+        assert_eq!(
+            (out["maxTurns"].clone(), out["maxBudgetUsd"].clone()),
+            (json!(2), json!(0.5))
+        );
+        assert!(
+            !Value::Object(out.clone()).to_string().contains("api_key"),
+            "no key in the options"
+        );
+        let err = pi_options(
+            &options(json!({"disallowed_tools": ["Bash"]})),
+            &p,
+            &mut Map::new(),
+        )
+        .unwrap_err();
+        assert!(
+            err.message
+                .starts_with("options.disallowed_tools: the pi runtime"),
+            "{}",
+            err.message
+        );
         let bare = provider("kind = \"openai\"\napi_key_env = \"O\"");
         let err = pi_options(&options(json!({})), &bare, &mut Map::new()).unwrap_err();
-        assert!(err.message.contains("needs a model: give --model p/MODEL"), "{}", err.message);
+        assert!(
+            err.message.contains("needs a model: give --model p/MODEL"),
+            "{}",
+            err.message
+        );
     }
 
     #[test]

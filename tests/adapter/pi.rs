@@ -4,7 +4,7 @@
 //! APIs. Every tool call of the session is judged by the daemon through
 //! the Pi dialect, as a hook of hookd's Pi extension is.
 //!
-//! A child of `adapter.rs`, whose harness ([`Sdk`]) it shares: the daemon
+//! A child of `adapter.rs` (`#[path]`), whose harness ([`Sdk`]) it shares: the daemon
 //! gets a `[providers.mock]` pointing at the mock, and runs name it with
 //! `--model mock/claude-mock`.
 
