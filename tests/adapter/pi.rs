@@ -512,7 +512,11 @@ fn pi_run_errors_say_what_to_do() {
         ),
         (
             json!({"provider": "other", "options": {"model": "mock/claude-mock"}}),
-            "names provider `mock`, but the run asks for provider `other`",
+            "provider `other` is not configured",
+        ),
+        (
+            json!({"runtime": "pi", "options": {"model": "mock/claude-mock", "cwd": "relative"}}),
+            "options.cwd: `relative` is not an absolute path",
         ),
     ] {
         let mut frame = request.clone();

@@ -328,27 +328,20 @@ impl Runs {
     fn plan(&self, shared: &Shared, request: &RunRequest) -> Result<Plan, Refused> {
         let daemon_env: Vec<(OsString, OsString)> = std::env::vars_os().collect();
         let config = shared.config();
-        // `--model PROVIDER/MODEL` names the provider too.
+        // `--model PROVIDER/MODEL` names the provider, when no provider
+        // is named otherwise (with one, the model is the provider's to
+        // read: OpenRouter's ids have a `/` of their own).
         let mut run_options = request.options.clone();
         let mut provider_name = request.provider.clone();
-        if let Some((provider, model)) = run_options
-            .model
-            .as_deref()
-            .and_then(|m| split_model(m, |p| config.providers.contains_key(p)))
-        {
-            if provider_name
+        if provider_name.is_none() {
+            if let Some((provider, model)) = run_options
+                .model
                 .as_deref()
-                .is_some_and(|named| named != provider)
+                .and_then(|m| split_model(m, |p| config.providers.contains_key(p)))
             {
-                return Err(Refused::invalid(format!(
-                    "options.model: `{}` names provider `{provider}`, but the run asks for provider \
-                     `{}`",
-                    run_options.model.as_deref().unwrap_or_default(),
-                    provider_name.as_deref().unwrap_or_default()
-                )));
+                provider_name = Some(provider.to_string());
+                run_options.model = Some(model.to_string());
             }
-            provider_name = Some(provider.to_string());
-            run_options.model = Some(model.to_string());
         }
         let provider = match &provider_name {
             None => None,
