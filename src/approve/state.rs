@@ -1607,6 +1607,17 @@ mod tests {
                      "message": {"type": "assistant"}}),
         );
         assert_eq!(state.runs[0].turns, 1);
+        assert_eq!(state.runs[0].runtime, None, "a daemon that does not say");
+        state.apply_json(
+            &json!({"type": "run_start", "run_id": "r2", "prompt": "p", "runtime": "pi",
+                            "received_at": "", "client": "c", "cwd": "/", "pid": 2}),
+        );
+        assert_eq!(state.runs[1].runtime.as_deref(), Some("pi"));
+        state.apply_json(
+            &json!({"type": "run_done", "run_id": "r2", "received_at": "", "ok": true,
+                            "session_id": null, "usage": null, "cost_usd": null, "duration_ms": 1}),
+        );
+        assert_eq!(state.runs.len(), 1);
         assert_eq!(state.runs[0].prompt, "fix the tests");
         state.apply_json(
             &json!({"type": "sdk_message", "run_id": "r1", "received_at": "",

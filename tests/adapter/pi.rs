@@ -195,6 +195,28 @@ fn a_pi_run_reports_usage_and_cost_priced_from_its_provider() {
         "{kinds:?}"
     );
     sdk.wait_no_runs();
+    // The call ran judged: its tool_result paired with its tool_call, no
+    // coverage alarm (the session's end concludes every call at once).
+    let log = sdk.daemon.wait_log_lines(1);
+    assert!(
+        log.iter()
+            .any(|l| l["type"] == "event" && l["input"]["hook_event_name"] == "session_shutdown"),
+        "the session's end is logged"
+    );
+    assert!(
+        !log.iter().any(|l| l["type"] == "unjudged_tool_call"),
+        "a judged Pi call raised the coverage alarm"
+    );
+    let status = sdk.status();
+    let pi = status["coverage"]
+        .as_array()
+        .and_then(|agents| agents.iter().find(|a| a["agent"] == "pi"))
+        .unwrap_or_else(|| panic!("no coverage for pi: {status}"));
+    assert_eq!(
+        (pi["judged"].as_u64(), pi["unjudged"].as_u64()),
+        (Some(1), Some(0)),
+        "{pi}"
+    );
 }
 
 #[test]
@@ -346,6 +368,58 @@ fn aborting_a_pi_run_stops_its_tool_and_ends_it() {
     });
     sdk.wait_no_runs();
     assert!(zombie_children(sdk.daemon.pid()).is_empty());
+}
+
+/// Ctrl-C in `hookd run` aborts its Pi run gracefully and exits 130.
+#[test]
+fn ctrl_c_in_hookd_run_aborts_a_pi_run() {
+    if claude::node_absent("ctrl_c_in_hookd_run_aborts_a_pi_run") {
+        return;
+    }
+    let marker = format!("hookd-pi-ctrl-c-{}", std::process::id());
+    let command = format!("python3 -c \"import time; time.sleep(30)\" {marker}");
+    let sdk = pi_daemon(&bash_script(&command), None, "");
+    let child = Command::new(daemon::hookd_bin())
+        .args([
+            "run",
+            "--model",
+            "mock/claude-mock",
+            "--runtime",
+            "pi",
+            "--cwd",
+        ])
+        .arg(sdk.project())
+        .arg("--socket")
+        .arg(&sdk.daemon.socket)
+        .arg("please wait")
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let sleeping = || {
+        processes()
+            .iter()
+            .any(|p| p.cmdline.contains(&marker) && p.cmdline.contains("python3"))
+    };
+    daemon::poll_until("the slow tool to run", Duration::from_secs(30), sleeping);
+    let interrupted = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(interrupted.success());
+    let out = child.wait_with_output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(130), "{stdout}\n{stderr}");
+    assert!(stderr.contains("aborting run"), "{stderr}");
+    assert!(
+        stdout.contains("✗ run failed: aborted by client:hookd-run-"),
+        "{stdout}"
+    );
+    daemon::poll_until("the tool to be gone", Duration::from_secs(10), || {
+        !sleeping()
+    });
+    sdk.wait_no_runs();
 }
 
 #[test]

@@ -180,10 +180,7 @@ pub(super) fn pi_options(
 /// A `--model PROVIDER/MODEL` whose prefix names a configured provider:
 /// the provider and the model's own name. Anything else is a model name as
 /// it is (OpenRouter's ids have a `/` of their own).
-pub(super) fn split_model(
-    model: &str,
-    is_provider: impl Fn(&str) -> bool,
-) -> Option<(&str, &str)> {
+pub(super) fn split_model(model: &str, is_provider: impl Fn(&str) -> bool) -> Option<(&str, &str)> {
     let (provider, name) = model.split_once('/')?;
     (is_provider(provider) && !name.is_empty()).then_some((provider, name))
 }
