@@ -14,10 +14,10 @@
 // stderr is for diagnostics only; the daemon copies it into its own log.
 //
 // The session is Pi's SDK session (`createAgentSession`, Pi 0.73.1), with
-// nothing from disk but the project's context files: auth, models and
-// settings in memory, no extensions discovered (a run is judged by the
-// daemon, through the one extension below, and nothing else can load
-// code into it), the session kept in memory.
+// its auth, models, settings and session in memory and no extension
+// discovered on disk: a run is judged by the daemon, through the one
+// extension below, and nothing else can load code into it (Pi's context
+// files and skills load as usual).
 //
 // Every Pi extension event hookd's plugin relays (plugins/pi.js) becomes a
 // `hook_event` in Pi's dialect (protocol/src/agent/pi/), and a `tool_call`
@@ -250,10 +250,7 @@ async function start({ prompt, options = {} }) {
     models: [model(modelRegistry, provider, options.model)],
   });
   const chosen = modelRegistry.find(provider.name, options.model);
-  const settingsManager = SettingsManager.inMemory({
-    compaction: { enabled: options.compaction ?? true },
-    retry: { enabled: false },
-  });
+  const settingsManager = SettingsManager.inMemory({ compaction: { enabled: true } });
   const agentDir = getAgentDir();
   const resourceLoader = new DefaultResourceLoader({
     cwd,
@@ -276,6 +273,11 @@ async function start({ prompt, options = {} }) {
     settingsManager,
     sessionManager,
   });
+  if (stopped) {
+    // Aborted while the session was being made: nothing was started.
+    created.session.dispose();
+    return;
+  }
   session = created.session;
   sessionId = session.sessionId;
   for (const e of created.extensionsResult?.errors ?? []) diag(`extension: ${JSON.stringify(e)}`);
@@ -293,7 +295,7 @@ async function start({ prompt, options = {} }) {
   });
   session.subscribe((event) => onEvent(event, options));
   await session.bindExtensions({ onError: (e) => diag(`extension error: ${e?.error ?? JSON.stringify(e)}`) });
-  if (aborted) return finish(prompt);
+  if (aborted) return finish();
   let failure;
   try {
     await session.prompt(prompt);
