@@ -373,8 +373,11 @@ impl Runs {
                 let cwd = sdk_options(&run_options, &mut options)?;
                 (env, options, cwd)
             }
+            // choose_runtime refuses it first; said again rather than assumed.
             (Runtime::Pi, None) => {
-                unreachable!("choose_runtime refuses a Pi run without a provider")
+                return Err(Refused::invalid(
+                    "runtime pi: a Pi run needs a provider (its endpoint and key)",
+                ))
             }
             (Runtime::Pi, Some(provider)) => {
                 let mut options = Map::new();
