@@ -49,6 +49,14 @@ pub(super) struct Run {
     pub(super) _abort_tx: mpsc::UnboundedSender<String>,
 }
 
+/// The shape of the value a run's callback returns: an SDK callback's
+/// (with the call's input, which `canUseTool`'s allow echoes), or a Pi
+/// extension handler's (`{block, reason}` or null).
+enum Shape {
+    Sdk(SdkCallback, Value),
+    PiHandler,
+}
+
 /// What the supervisor learnt by the end.
 #[derive(Debug, Default)]
 pub(super) struct Outcome {
@@ -196,29 +204,30 @@ impl Supervision<'_> {
         }
     }
 
-    /// Answers a hook of the run's SDK (`frame_bytes` long on the wire) in
-    /// a task of its own, as a forwarder's would be, and sends the decision
-    /// back in the shape its callback takes.
+    /// Answers a hook of the run's session (`frame_bytes` long on the wire)
+    /// in a task of its own, as a forwarder's (or Pi extension's) would be,
+    /// and sends the decision back in the shape its callback takes.
     fn answer(&self, event: HookEvent, frame_bytes: usize) {
-        if self.run.runtime == Runtime::Pi {
-            return self.answer_pi(event, frame_bytes);
-        }
-        let callback = if event.from_can_use_tool() {
-            SdkCallback::CanUseTool
-        } else {
-            SdkCallback::Hook
-        };
-        let tool_input = match callback {
-            SdkCallback::CanUseTool => InputFields::of(&event.input)
-                .tool_input
-                .cloned()
-                .unwrap_or(Value::Null),
-            SdkCallback::Hook => Value::Null,
+        let (harness, shape) = match self.run.runtime {
+            Runtime::ClaudeSdk if event.from_can_use_tool() => {
+                let tool_input = InputFields::of(&event.input)
+                    .tool_input
+                    .cloned()
+                    .unwrap_or(Value::Null);
+                let shape = Shape::Sdk(SdkCallback::CanUseTool, tool_input);
+                (Harness::AgentSdk, shape)
+            }
+            Runtime::ClaudeSdk => (
+                Harness::AgentSdk,
+                Shape::Sdk(SdkCallback::Hook, Value::Null),
+            ),
+            // Pi's dialect, exactly as a hook of hookd's Pi extension.
+            Runtime::Pi => (Harness::Pi, Shape::PiHandler),
         };
         let request = HookRequest {
             v: None,
             id: event.id,
-            harness: Harness::AgentSdk,
+            harness,
             deadline_ms: HOOK_TIMEOUT.as_millis() as u64,
             fail_closed: crate::agent::claude::FailClosed::Off,
             env: BTreeMap::new(),
@@ -239,45 +248,13 @@ impl Supervision<'_> {
                 stdout: answered.stdout,
                 stderr: answered.stderr,
             };
-            let result = sdk_result(callback, &output, &tool_input);
+            let result = match &shape {
+                Shape::Sdk(callback, tool_input) => sdk_result(*callback, &output, tool_input),
+                Shape::PiHandler => crate::agent::plugin::handler_result(&output),
+            };
             let _ = to_adapter.send(ToAdapter::Decision(Decision {
                 id: answered.id,
                 result,
-            }));
-        });
-    }
-
-    /// Answers a hook of the run's Pi session: Pi's dialect, exactly as a
-    /// hook of hookd's Pi extension (plugins/pi.js) is answered, and the
-    /// handler's result (`{block, reason}` or null) sent back.
-    fn answer_pi(&self, event: HookEvent, frame_bytes: usize) {
-        let request = HookRequest {
-            v: None,
-            id: event.id,
-            harness: Harness::Pi,
-            deadline_ms: HOOK_TIMEOUT.as_millis() as u64,
-            fail_closed: crate::agent::claude::FailClosed::Off,
-            env: BTreeMap::new(),
-            input: event.input,
-            input_error: event.input_error,
-        };
-        let (link, shared, shutdown, to_adapter) = (
-            self.run.link.clone(),
-            self.shared.clone(),
-            self.shutdown.clone(),
-            self.to_adapter.clone(),
-        );
-        self.hooks.spawn(async move {
-            let answered =
-                hook::answer_in(request, frame_bytes, Some(&link), &shared, &shutdown).await;
-            let output = HookOutput {
-                exit_code: answered.exit_code,
-                stdout: answered.stdout,
-                stderr: answered.stderr,
-            };
-            let _ = to_adapter.send(ToAdapter::Decision(Decision {
-                id: answered.id,
-                result: crate::agent::plugin::handler_result(&output),
             }));
         });
     }
