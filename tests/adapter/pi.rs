@@ -602,3 +602,53 @@ fn pi_run_errors_say_what_to_do() {
         assert!(message.contains(expected), "{request}: {message}");
     }
 }
+
+/// `--model PROVIDER/MODEL` names the provider for the Claude Agent SDK
+/// too; an Anthropic provider runs there unless told otherwise.
+#[test]
+fn a_model_naming_an_anthropic_provider_runs_on_the_sdk() {
+    if claude::node_absent("a_model_naming_an_anthropic_provider_runs_on_the_sdk") {
+        return;
+    }
+    let sdk = pi_daemon(
+        &claude::one_bash_call_script("echo hello > out.txt"),
+        Some(ALLOW_ECHO),
+        "",
+    );
+    let out = sdk.cli(&[
+        "--model",
+        "mock/claude-mock",
+        "--cwd",
+        sdk.project().to_str().unwrap(),
+        "please say hello",
+    ]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{stdout}\n{}\n{}",
+        String::from_utf8_lossy(&out.stderr),
+        sdk.daemon.stderr()
+    );
+    assert!(
+        stdout.contains("· claude-sdk · model claude-mock"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("(continue with --resume"), "{stdout}");
+    assert!(sdk.project().join("out.txt").exists(), "{stdout}");
+    // The SDK asked the provider's endpoint for the model by its own name.
+    let models: Vec<Value> = sdk
+        .mock
+        .message_requests()
+        .iter()
+        .map(|r| r["model"].clone())
+        .collect();
+    assert!(models.contains(&json!("claude-mock")), "{models:?}");
+    let log = sdk.daemon.wait_log_lines(1);
+    let start = log.iter().find(|l| l["type"] == "run_start").unwrap();
+    assert_eq!(
+        (&start["runtime"], &start["provider"], &start["model"]),
+        (&json!("claude-sdk"), &json!("mock"), &json!("claude-mock")),
+        "{start}"
+    );
+}
