@@ -652,3 +652,66 @@ fn a_model_naming_an_anthropic_provider_runs_on_the_sdk() {
         "{start}"
     );
 }
+
+/// `hookd adapter install` installs the Pi adapter beside the SDK's, with
+/// the Pi its lock pins, and a daemon with no `--adapter-dir` runs a Pi
+/// run from there.
+#[test]
+fn an_installed_hookd_runs_a_pi_run_from_its_data_directory() {
+    if claude::node_absent("an_installed_hookd_runs_a_pi_run_from_its_data_directory") {
+        return;
+    }
+    require_pi(); // the npm cache then holds the pinned Pi: offline-safe
+    let data = tempfile::tempdir().unwrap();
+    let out = adapter_command(data.path(), &["install"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let status: Value =
+        serde_json::from_slice(&adapter_command(data.path(), &["status", "--json"]).stdout)
+            .unwrap();
+    let dir = PathBuf::from(status["dir"].as_str().unwrap());
+    assert_eq!(
+        std::fs::read_to_string(dir.join("pi.mjs")).unwrap(),
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("adapter/pi.mjs"))
+            .unwrap(),
+        "the embedded Pi adapter"
+    );
+    let pinned: Value = serde_json::from_str(
+        &std::fs::read_to_string(
+            dir.join("node_modules/@mariozechner/pi-coding-agent/package.json"),
+        )
+        .unwrap(),
+    )
+    .unwrap();
+    assert_eq!(pinned["version"], "0.73.1");
+
+    let sdk = Sdk::start_with(
+        &bash_script("rm -f victim.txt"),
+        Some(DENY_RM),
+        None,
+        |options, _| {
+            let url = options
+                .env
+                .iter()
+                .find(|(k, _)| k == "ANTHROPIC_BASE_URL")
+                .map(|(_, v)| v.clone())
+                .unwrap();
+            options.config = Some(provider(&url, "anthropic-messages"));
+            options.env.push(("MOCK_KEY".into(), "test-key".into()));
+            options
+                .env
+                .push(("XDG_DATA_HOME".into(), data.path().display().to_string()));
+        },
+    );
+    assert_eq!(sdk.daemon.status()["adapter_dir"], json!(dir));
+    std::fs::write(sdk.project().join("victim.txt"), "still here").unwrap();
+    let mut owner = sdk.client("owner");
+    run_pi(&sdk, &mut owner, json!({}));
+    let done = frames_until_done(&mut owner).pop().unwrap();
+    assert_eq!(done["ok"], true, "{done}\n{}", sdk.daemon.stderr());
+    assert!(sdk.project().join("victim.txt").exists());
+    sdk.mock.expect_refusal("rm is not allowed in this project");
+}
