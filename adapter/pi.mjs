@@ -308,17 +308,24 @@ async function start({ prompt, options = {} }) {
 function onEvent(event, options) {
   if (event.type === "message_end") {
     const message = sdkMessage(event.message);
-    if (message) send({ type: "sdk_message", message });
     const u = event.message.usage;
     const spent = u && (u.input || u.output || u.cacheRead || u.cacheWrite);
     // A turn the abort cut off before the model answered is none.
-    if (event.message.role === "assistant" && u && (spent || event.message.stopReason !== "aborted")) {
+    const turn = event.message.role === "assistant" && u && (spent || event.message.stopReason !== "aborted");
+    if (turn) {
       totals.input += u.input ?? 0;
       totals.output += u.output ?? 0;
       totals.cacheRead += u.cacheRead ?? 0;
       totals.cacheWrite += u.cacheWrite ?? 0;
       totals.cost += u.cost?.total ?? 0;
       totals.turns += 1;
+    }
+    if (message) {
+      // The run's cost so far, for whoever shows it live (the approver).
+      if (message.type === "assistant") message.total_cost_usd = totals.cost;
+      send({ type: "sdk_message", message });
+    }
+    if (turn) {
       send({ type: "usage", ...sdkUsage(totals), cost_usd: totals.cost, num_turns: totals.turns });
       if (!ended && options.maxBudgetUsd && totals.cost >= options.maxBudgetUsd) {
         ended = "error_max_budget_usd";

@@ -813,7 +813,9 @@ impl State {
             return;
         };
         let message = &frame.message;
-        match SdkMessageFields::of(message).body {
+        let fields = SdkMessageFields::of(message);
+        run.cost_usd = fields.cost_so_far.or(run.cost_usd);
+        match fields.body {
             SdkBody::Init { model, .. } if run.model.is_none() => {
                 run.model = model.map(str::to_owned);
             }
@@ -1613,6 +1615,14 @@ mod tests {
                             "received_at": "", "client": "c", "cwd": "/", "pid": 2}),
         );
         assert_eq!(state.runs[1].runtime.as_deref(), Some("pi"));
+        // A Pi run's assistant messages carry its cost so far.
+        state.apply_json(&json!({"type": "sdk_message", "run_id": "r2", "received_at": "",
+                                 "message": {"type": "assistant", "runtime": "pi",
+                                             "total_cost_usd": 0.0125, "message": {"content": []}}}));
+        assert_eq!(
+            (state.runs[1].turns, state.runs[1].cost_usd),
+            (1, Some(0.0125))
+        );
         state.apply_json(
             &json!({"type": "run_done", "run_id": "r2", "received_at": "", "ok": true,
                             "session_id": null, "usage": null, "cost_usd": null, "duration_ms": 1}),

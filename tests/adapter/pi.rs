@@ -189,6 +189,17 @@ fn a_pi_run_reports_usage_and_cost_priced_from_its_provider() {
         .map(|f| f["message"]["type"].as_str().unwrap())
         .collect();
     assert_eq!(kinds.first(), Some(&"system"), "{kinds:?}");
+    // Each assistant message carries the run's cost so far, the last all of it.
+    let so_far: Vec<f64> = frames
+        .iter()
+        .filter(|f| f["type"] == "sdk_message" && f["message"]["type"] == "assistant")
+        .map(|f| f["message"]["total_cost_usd"].as_f64().unwrap())
+        .collect();
+    assert_eq!(so_far.len(), 2, "{so_far:?}");
+    assert!(
+        so_far[0] > 0.0 && (so_far[1] - cost).abs() < 1e-9,
+        "{so_far:?} vs {cost}"
+    );
     assert_eq!(kinds.last(), Some(&"result"), "{kinds:?}");
     assert!(
         kinds.contains(&"assistant") && kinds.contains(&"user"),
