@@ -678,6 +678,27 @@ mod tests {
     }
 
     #[test]
+    fn the_runs_pane_shows_each_runs_runtime_turns_and_cost_so_far() {
+        let mut state = state();
+        state.apply_json(&json!({"type": "run_start", "run_id": "01a21a77-pi", "prompt": "clean up",
+            "model": "gpt-5", "runtime": "pi", "received_at": "", "client": "c", "cwd": "/", "pid": 7}));
+        state.apply_json(
+            &json!({"type": "sdk_message", "run_id": "01a21a77-pi", "received_at": "",
+            "message": {"type": "assistant", "runtime": "pi", "total_cost_usd": 0.0213,
+                        "message": {"content": []}}}),
+        );
+        let screen = render(&state, 120, 30);
+        let row = screen
+            .lines()
+            .find(|l| l.contains("01a21a77-pi"))
+            .unwrap_or_else(|| panic!("no run row: {screen}"));
+        for part in ["pi", "gpt-5", "1 turns", "$0.0213", "clean up"] {
+            assert!(row.contains(part), "{part}: {row}");
+        }
+        assert!(screen.contains("runtime"), "the column's header: {screen}");
+    }
+
+    #[test]
     fn a_pending_item_shows_its_id_whole_command_rule_and_countdown() {
         let mut state = state();
         let long = format!(
