@@ -523,59 +523,73 @@ fn a_crashed_pi_adapter_ends_its_run_and_frees_its_pending_decision() {
     assert!(!sdk.project().join("never.txt").exists());
 }
 
-/// A provider that speaks the OpenAI Responses API runs on Pi without
-/// being told: the runtime follows the provider.
+/// A provider that speaks the OpenAI Responses API, or Gemini's, runs on
+/// Pi without being told: the runtime follows the provider.
 #[test]
-fn an_openai_provider_runs_on_pi_by_default() {
-    if claude::node_absent("an_openai_provider_runs_on_pi_by_default") {
+fn openai_and_gemini_providers_run_on_pi_by_default() {
+    if claude::node_absent("openai_and_gemini_providers_run_on_pi_by_default") {
         return;
     }
     require_pi();
     let script = json!({"turns": [
         {"content": [{"type": "tool_call", "name": "bash", "input": {"command": "rm -f victim.txt"}}]},
         {"content": [{"type": "text", "text": "done"}]}], "default_text": "done"});
-    let openai = MockServer::start(ModelApi::OpenAiResponses, &script.to_string());
-    let url = format!("{}/v1", openai.base_url());
-    let sdk = Sdk::start_with(&json!({"turns": []}), Some(DENY_RM), None, |options, _| {
-        options.config = Some(provider(&url, "openai-responses"));
-        options.env.push(("MOCK_KEY".into(), "test-key".into()));
-    });
-    std::fs::write(sdk.project().join("victim.txt"), "still here").unwrap();
-    let out = sdk.cli(&[
-        "--model",
-        "mock/gpt-mock",
-        "--cwd",
-        sdk.project().to_str().unwrap(),
-        "please remove victim.txt",
-    ]);
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{stdout}\n{}\n{}",
-        String::from_utf8_lossy(&out.stderr),
-        sdk.daemon.stderr()
-    );
-    assert!(stdout.contains("· pi · model mock/gpt-mock"), "{stdout}");
-    assert!(stdout.contains("deny (rule no-rm)"), "{stdout}");
-    assert!(sdk.project().join("victim.txt").exists());
-    // The refusal went back to the model as the call's output.
-    let requests = openai.requests();
-    assert!(
-        requests
-            .iter()
-            .any(|r| r.to_string().contains("rm is not allowed in this project")),
-        "{requests:?}"
-    );
-    // The Claude Agent SDK cannot speak it: asking for it is refused.
-    let out = sdk.cli(&["--runtime", "claude-sdk", "--model", "mock/gpt-mock", "hi"]);
-    assert_eq!(out.status.code(), Some(2));
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(
-        stderr.contains("provider `mock` speaks openai-responses")
-            && stderr.contains("use --runtime pi"),
-        "{stderr}"
-    );
+    for (api, mock_api, path) in [
+        ("openai-responses", ModelApi::OpenAiResponses, "/v1"),
+        ("google-generative-ai", ModelApi::Gemini, "/v1beta"),
+    ] {
+        let mock = MockServer::start(mock_api, &script.to_string());
+        let url = format!("{}{path}", mock.base_url());
+        let sdk = Sdk::start_with(&json!({"turns": []}), Some(DENY_RM), None, |options, _| {
+            options.config = Some(provider(&url, api));
+            options.env.push(("MOCK_KEY".into(), "test-key".into()));
+        });
+        std::fs::write(sdk.project().join("victim.txt"), "still here").unwrap();
+        let out = sdk.cli(&[
+            "--model",
+            "mock/model-mock",
+            "--cwd",
+            sdk.project().to_str().unwrap(),
+            "please remove victim.txt",
+        ]);
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{api}: {stdout}\n{}\n{}",
+            String::from_utf8_lossy(&out.stderr),
+            sdk.daemon.stderr()
+        );
+        assert!(
+            stdout.contains("· pi · model mock/model-mock"),
+            "{api}: {stdout}"
+        );
+        assert!(stdout.contains("deny (rule no-rm)"), "{api}: {stdout}");
+        assert!(sdk.project().join("victim.txt").exists(), "{api}");
+        // The refusal went back to the model as the call's output.
+        let requests = mock.requests();
+        assert!(
+            requests
+                .iter()
+                .any(|r| r.to_string().contains("rm is not allowed in this project")),
+            "{api}: {requests:?}"
+        );
+        // The Claude Agent SDK cannot speak it: asking for it is refused.
+        let out = sdk.cli(&[
+            "--runtime",
+            "claude-sdk",
+            "--model",
+            "mock/model-mock",
+            "hi",
+        ]);
+        assert_eq!(out.status.code(), Some(2), "{api}");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            stderr.contains(&format!("provider `mock` speaks {api}"))
+                && stderr.contains("use --runtime pi"),
+            "{stderr}"
+        );
+    }
 }
 
 #[test]

@@ -70,7 +70,8 @@ One format for every API::
   working sends the conversation again), so the mock reads the
   conversation: Anthropic: the number of ``assistant`` messages in it;
   OpenAI and Gemini: 1 + the highest turn named by a call id it echoes,
-  else 0.
+  else 0 (Gemini: else the number of ``model`` turns in it, for clients
+  that echo no call ids, such as the Pi coding agent's).
 * ``stop_reason`` (Anthropic only, optional): ``tool_use`` if the turn has
   a tool call, else ``end_turn``.
 * ``default_text`` (default ``"done"``) answers once the turns have run out;
@@ -482,6 +483,15 @@ class Gemini(Flavour):
     """The Gemini API (Gemini CLI)."""
 
     name = "gemini"
+
+    def turn_of(self, body: Any) -> int:
+        turn = super().turn_of(body)
+        if turn == 0 and isinstance(body, dict):
+            # Pi's Gemini client sends its calls back without their ids:
+            # the turns the model took so far say where it is.
+            contents = body.get("contents") or []
+            turn = sum(1 for c in contents if isinstance(c, dict) and c.get("role") == "model")
+        return turn
 
     def route(self, h: "Handler", entry: dict[str, Any], path: str, body: dict[str, Any], raw: bytes) -> bool:
         state = h.state
