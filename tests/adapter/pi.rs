@@ -523,8 +523,9 @@ fn a_crashed_pi_adapter_ends_its_run_and_frees_its_pending_decision() {
     assert!(!sdk.project().join("never.txt").exists());
 }
 
-/// A provider that speaks the OpenAI Responses API, or Gemini's, runs on
-/// Pi without being told: the runtime follows the provider.
+/// A provider that speaks the OpenAI Responses or Chat Completions API, or
+/// Gemini's, runs on Pi without being told: the runtime follows the
+/// provider.
 #[test]
 fn openai_and_gemini_providers_run_on_pi_by_default() {
     if claude::node_absent("openai_and_gemini_providers_run_on_pi_by_default") {
@@ -537,6 +538,7 @@ fn openai_and_gemini_providers_run_on_pi_by_default() {
     for (api, mock_api, path) in [
         ("openai-responses", ModelApi::OpenAiResponses, "/v1"),
         ("google-generative-ai", ModelApi::Gemini, "/v1beta"),
+        ("openai-completions", ModelApi::ChatCompletions, "/v1"),
     ] {
         let mock = MockServer::start(mock_api, &script.to_string());
         let url = format!("{}{path}", mock.base_url());
