@@ -6,7 +6,7 @@
 //   daemon → adapter (stdin):   start {run_id, prompt, options, hook_timeout_s}
 //                               decision {id, result}
 //                               steer {text}
-//                               abort {}
+//                               abort {}, abort_compaction {}, dispose {}
 //   adapter → daemon (stdout):  ready {}, hook_event {id, input},
 //                               sdk_message {message}, done {…}, error {message}
 //
@@ -264,6 +264,14 @@ lines.on("line", (line) => {
       break;
     case "abort":
       abort("the daemon asked");
+      break;
+    // The SDK cannot stop a compaction on its own: nothing to do.
+    case "abort_compaction":
+      break;
+    // Sent after `done`, when this adapter has stopped reading already;
+    // earlier, the session is not wanted any more.
+    case "dispose":
+      if (!finished) abort("the daemon disposed of the session");
       break;
     default:
       diag(`ignoring a frame of unknown type ${JSON.stringify(frame.type)}`);

@@ -1,5 +1,6 @@
-//! Where the agent-SDK adapter lives: embedded in this binary and installed,
-//! with the Agent SDK its lock file pins, into the data directory
+//! Where the adapters live: embedded in this binary and installed, with
+//! the Agent SDK and the Pi coding agent its lock file pins (`adapter.mjs`
+//! runs the one, `pi.mjs` the other), into the data directory
 //! (`$XDG_DATA_HOME/hookd/adapter/<version>/`), so an installed hookd needs
 //! no source tree. `hookd adapter install` installs it; the daemon runs it
 //! from there unless `--adapter-dir` / `HOOKD_ADAPTER_DIR` name another
@@ -18,20 +19,26 @@ use serde::Serialize;
 
 /// `adapter/adapter.mjs`, as built.
 pub const ADAPTER_MJS: &str = include_str!("../adapter/adapter.mjs");
+/// `adapter/pi.mjs`, as built: the Pi runtime's adapter.
+pub const PI_MJS: &str = include_str!("../adapter/pi.mjs");
 /// `adapter/package.json`, as built.
 pub const PACKAGE_JSON: &str = include_str!("../adapter/package.json");
-/// `adapter/package-lock.json`, as built: pins the Agent SDK.
+/// `adapter/package-lock.json`, as built: pins the Agent SDK and Pi.
 pub const PACKAGE_LOCK: &str = include_str!("../adapter/package-lock.json");
 
 /// The files of an adapter directory, and their embedded contents.
-const FILES: [(&str, &str); 3] = [
+const FILES: [(&str, &str); 4] = [
     ("adapter.mjs", ADAPTER_MJS),
+    ("pi.mjs", PI_MJS),
     ("package.json", PACKAGE_JSON),
     ("package-lock.json", PACKAGE_LOCK),
 ];
 
-/// The file whose presence says the pinned SDK is installed.
-const SDK_PACKAGE: &str = "node_modules/@anthropic-ai/claude-agent-sdk/package.json";
+/// The files whose presence says the pinned packages are installed.
+const PACKAGES: [&str; 2] = [
+    "node_modules/@anthropic-ai/claude-agent-sdk/package.json",
+    "node_modules/@mariozechner/pi-coding-agent/package.json",
+];
 
 /// The embedded adapter's version: hookd's version and a digest of the
 /// embedded files, so a build whose adapter changed installs anew.
@@ -71,7 +78,7 @@ pub struct Status {
     pub dir: PathBuf,
     /// The embedded adapter's version ([`version`]).
     pub version: String,
-    /// `adapter.mjs` and the pinned SDK are there.
+    /// Both adapters and their pinned packages are there.
     pub installed: bool,
     /// The files are the embedded ones (false for another build's adapter,
     /// e.g. a source tree's that has changed since).
@@ -82,7 +89,8 @@ pub struct Status {
 
 /// The state of the adapter in `dir`.
 pub fn status(dir: &Path) -> Status {
-    let installed = dir.join("adapter.mjs").is_file() && dir.join(SDK_PACKAGE).is_file();
+    let installed = FILES.iter().all(|(name, _)| dir.join(name).is_file())
+        && PACKAGES.iter().all(|package| dir.join(package).is_file());
     let embedded = FILES.iter().all(|(name, contents)| {
         std::fs::read_to_string(dir.join(name)).is_ok_and(|text| text == *contents)
     });
@@ -220,9 +228,12 @@ mod tests {
         for (name, contents) in FILES {
             std::fs::write(dir.path().join(name), contents).unwrap();
         }
-        let sdk = dir.path().join(SDK_PACKAGE);
-        std::fs::create_dir_all(sdk.parent().unwrap()).unwrap();
-        std::fs::write(&sdk, "{}").unwrap();
+        for (i, package) in PACKAGES.iter().enumerate() {
+            assert!(!status(dir.path()).installed, "{i} of the packages");
+            let package = dir.path().join(package);
+            std::fs::create_dir_all(package.parent().unwrap()).unwrap();
+            std::fs::write(&package, "{}").unwrap();
+        }
         let now = status(dir.path());
         assert!(now.installed && now.embedded, "{now:?}");
         assert_eq!(install(dir.path()).unwrap(), Installed::AlreadyInstalled);

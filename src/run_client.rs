@@ -36,6 +36,8 @@ pub struct RunArgs {
     pub options: RunOptions,
     /// `[providers.NAME]`.
     pub provider: Option<String>,
+    /// `claude-sdk` or `pi`; `None`: the provider decides.
+    pub runtime: Option<String>,
     /// Print every frame as NDJSON instead of text.
     pub json: bool,
 }
@@ -58,6 +60,7 @@ async fn stream(args: RunArgs, out: &mut impl Write) -> anyhow::Result<u8> {
         prompt: args.prompt.clone(),
         options: args.options.clone(),
         provider: args.provider.clone(),
+        runtime: args.runtime.clone(),
     }))
     .await?;
     let mut view = View::default();
@@ -136,6 +139,9 @@ struct View {
     /// event id → (kind, what it is: the kind and the tool if any, what
     /// the input was about).
     events: HashMap<String, (String, String, String)>,
+    /// The session's runtime, as its init message says (`pi`); absent:
+    /// the Claude Agent SDK.
+    runtime: Option<String>,
 }
 
 impl View {
@@ -197,7 +203,12 @@ impl View {
                 }
                 writeln!(out)?;
             }
-            Reply::SdkMessage(m) => self.message(&m.message, out)?,
+            Reply::SdkMessage(m) => {
+                if let Some(runtime) = m.message.get("runtime").and_then(Value::as_str) {
+                    self.runtime = Some(runtime.to_string());
+                }
+                self.message(&m.message, out)?
+            }
             Reply::Lagged(l) => writeln!(
                 out,
                 "  (hookd dropped {} frames: reading too slowly)",
@@ -213,8 +224,9 @@ impl View {
         match fields.body {
             SdkBody::Init { model, cwd } => writeln!(
                 out,
-                "● session {} · model {} · cwd {}",
+                "● session {} · {} · model {} · cwd {}",
                 fields.session_id.unwrap_or("?"),
+                self.runtime.as_deref().unwrap_or("claude-sdk"),
                 model.unwrap_or("?"),
                 cwd.unwrap_or("?"),
             ),
@@ -278,7 +290,8 @@ impl View {
         }
         line.push_str(&format!(", {:.1}s", done.duration_ms as f64 / 1000.0));
         writeln!(out, "{line}")?;
-        if let Some(session) = &done.session_id {
+        // A Pi session lives in memory: it cannot be resumed.
+        if let Some(session) = done.session_id.as_ref().filter(|_| self.runtime.is_none()) {
             writeln!(
                 out,
                 "  session {session} (continue with --resume {session})"

@@ -1,12 +1,15 @@
-//! The daemon ↔ agent-SDK adapter messages (protocol/PROTOCOL.md §9).
+//! The daemon ↔ adapter messages (protocol/PROTOCOL.md §9): the runtime
+//! interface every agent runtime of `hookd run` implements.
 //!
-//! The daemon spawns one adapter (`node adapter/adapter.mjs`) per run and
-//! speaks NDJSON over the child's stdin and stdout, framed exactly like the
-//! socket (§2). The adapter is dumb on purpose: hook inputs go out verbatim,
-//! and each decision comes back as the value the SDK callback returns,
-//! computed by [`crate::agent::claude::sdk`], so the adapter only relays and
-//! `protocol/src/agent/claude/` stays the only place that knows Claude Code's output
-//! JSON.
+//! The daemon spawns one adapter per run — `node adapter/adapter.mjs` for
+//! the Claude Agent SDK, `node adapter/pi.mjs` for the Pi coding agent
+//! ([`Runtime`]) — and speaks NDJSON over the child's stdin and stdout,
+//! framed exactly like the socket (§2). The adapter is dumb on purpose: hook
+//! inputs go out verbatim, in their agent's dialect, and each decision comes
+//! back as the value the callback returns, computed by the dialect
+//! ([`crate::agent::claude::sdk`] for the SDK, [`crate::agent::plugin`] for
+//! Pi), so the adapter only relays and `protocol/src/agent/` stays the only
+//! place that knows an agent's output JSON.
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -24,8 +27,69 @@ pub enum ToAdapter {
     /// End the run gracefully (the SDK's `interrupt()`).
     Abort(Empty),
     /// A follow-up user message into the running session (the SDK's
-    /// streaming input).
+    /// streaming input; Pi's `steer`).
     Steer(Steer),
+    /// Stop a context compaction under way, if any (Pi's
+    /// `abortCompaction()`; the SDK has none and ignores it).
+    AbortCompaction(Empty),
+    /// The daemon is done with the session: release it and exit (sent
+    /// after `done`; an adapter still working aborts first).
+    Dispose(Empty),
+}
+
+/// The agent runtimes `hookd run` hosts, each an adapter of its own.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Runtime {
+    /// The Claude Agent SDK (`adapter.mjs`): the Anthropic Messages API.
+    ClaudeSdk,
+    /// The Pi coding agent's SDK session (`pi.mjs`): the OpenAI, Gemini and
+    /// Anthropic APIs.
+    Pi,
+}
+
+impl Runtime {
+    /// Every runtime, with its name on the wire and the command line.
+    pub const ALL: [(&'static str, Runtime); 2] =
+        [("claude-sdk", Runtime::ClaudeSdk), ("pi", Runtime::Pi)];
+
+    /// The runtime called `name`.
+    pub fn parse(name: &str) -> Option<Runtime> {
+        Runtime::ALL
+            .iter()
+            .find(|(n, _)| *n == name)
+            .map(|(_, r)| *r)
+    }
+
+    /// Its name (`claude-sdk`, `pi`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Runtime::ClaudeSdk => "claude-sdk",
+            Runtime::Pi => "pi",
+        }
+    }
+
+    /// The adapter's file in the adapter directory.
+    pub fn script(self) -> &'static str {
+        match self {
+            Runtime::ClaudeSdk => "adapter.mjs",
+            Runtime::Pi => "pi.mjs",
+        }
+    }
+
+    /// The npm package the adapter runs on, as pinned in the adapter's
+    /// `package.json`.
+    pub fn package(self) -> &'static str {
+        match self {
+            Runtime::ClaudeSdk => "@anthropic-ai/claude-agent-sdk",
+            Runtime::Pi => "@mariozechner/pi-coding-agent",
+        }
+    }
+}
+
+impl std::fmt::Display for Runtime {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
 }
 
 /// `decision`.
@@ -53,8 +117,12 @@ pub enum FromAdapter {
     Ready(Empty),
     /// A hook callback (or `canUseTool`) fired and waits for a `decision`.
     HookEvent(HookEvent),
-    /// One message of the SDK's stream, verbatim.
+    /// One message of the session's stream, in the Agent SDK's shape (the
+    /// SDK's verbatim; Pi's translated, with `runtime: "pi"`).
     SdkMessage(AdapterSdkMessage),
+    /// The run's usage and cost so far (Pi, after each model turn; the
+    /// SDK's are in its messages).
+    Usage(Usage),
     /// The run ended with a result message.
     Done(Done),
     /// The run failed (or ended without a result).
@@ -146,6 +214,7 @@ impl FromAdapter {
             "ready" => json::parse_lenient(line).map(FromAdapter::Ready),
             "hook_event" => json::parse_lenient(line).map(FromAdapter::HookEvent),
             "sdk_message" => json::parse_lenient(line).map(FromAdapter::SdkMessage),
+            "usage" => json::parse_lenient(line).map(FromAdapter::Usage),
             "done" => json::parse_lenient(line).map(FromAdapter::Done),
             "error" => json::parse_lenient(line).map(FromAdapter::Error),
             _ => return Err(strict),
@@ -178,6 +247,29 @@ impl FromAdapter {
 pub struct AdapterSdkMessage {
     /// The SDKMessage.
     pub message: Value,
+}
+
+/// `usage`: the run's totals so far, in the SDK's token names.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Usage {
+    /// Input tokens (not read from the cache).
+    #[serde(default)]
+    pub input_tokens: u64,
+    /// Output tokens.
+    #[serde(default)]
+    pub output_tokens: u64,
+    /// Input tokens read from the provider's prompt cache.
+    #[serde(default)]
+    pub cache_read_input_tokens: u64,
+    /// Input tokens written to the cache.
+    #[serde(default)]
+    pub cache_creation_input_tokens: u64,
+    /// The cost so far, priced from the model's table.
+    #[serde(default)]
+    pub cost_usd: f64,
+    /// Model turns so far.
+    #[serde(default)]
+    pub num_turns: u64,
 }
 
 /// `done`: the result message's essentials.

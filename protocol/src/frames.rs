@@ -158,6 +158,10 @@ pub struct RunRequest {
     /// environment decides (`ANTHROPIC_*`, or the Claude Code login).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub provider: Option<String>,
+    /// `claude-sdk` or `pi`; absent: the provider's API decides
+    /// (PROTOCOL.md §8.1).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub runtime: Option<String>,
 }
 
 /// The options of a [`RunRequest`], in the protocol's spelling (the daemon
@@ -293,6 +297,9 @@ pub struct RunStart {
     pub model: Option<String>,
     /// The adapter's pid (also its process group).
     pub pid: u32,
+    /// The runtime that hosts it (`claude-sdk`, `pi`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub runtime: Option<String>,
 }
 
 /// `sdk_message`: one message of a run's SDK stream, verbatim (system init,

@@ -381,6 +381,7 @@ mod tests {
                 provider: Some("local".into()),
                 model: Some("haiku".into()),
                 pid: 7,
+                runtime: None,
             }),
             Reply::SdkMessage(SdkMessage {
                 run_id: "r".into(),

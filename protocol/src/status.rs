@@ -444,6 +444,26 @@ pub struct RunSummary {
     /// Cost so far in US dollars; `null` while unknown.
     #[serde(default)]
     pub cost_usd: Option<f64>,
+    /// The runtime that hosts it (`claude-sdk`, `pi`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub runtime: Option<String>,
+    /// Tokens so far (input, output, cache read, cache written), once
+    /// known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tokens: Option<RunTokens>,
+}
+
+/// A run's tokens so far.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RunTokens {
+    /// Input tokens not read from the cache.
+    pub input: u64,
+    /// Output tokens.
+    pub output: u64,
+    /// Input tokens read from the cache.
+    pub cache_read: u64,
+    /// Input tokens written to the cache.
+    pub cache_write: u64,
 }
 
 /// The last decision that said something, for a status line.

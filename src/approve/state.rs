@@ -239,6 +239,8 @@ pub struct RunRow {
     pub prompt: String,
     /// The model, when known.
     pub model: Option<String>,
+    /// The runtime hosting it (`claude-sdk`, `pi`), when the daemon said.
+    pub runtime: Option<String>,
     /// Model turns so far.
     pub turns: u64,
     /// Cost so far, when known.
@@ -557,6 +559,7 @@ impl State {
                     run_id: start.run_id,
                     prompt: first_line(&start.prompt),
                     model: start.model,
+                    runtime: start.runtime,
                     turns: 0,
                     cost_usd: None,
                 });
@@ -799,6 +802,7 @@ impl State {
                             run_id: r["run_id"].as_str().unwrap_or("?").to_string(),
                             prompt: first_line(r["prompt"].as_str().unwrap_or("")),
                             model: r["model"].as_str().map(str::to_owned),
+                            runtime: r["runtime"].as_str().map(str::to_owned),
                             turns: r["turns"].as_u64().unwrap_or(0),
                             cost_usd: r["cost_usd"].as_f64(),
                         })
@@ -863,7 +867,9 @@ impl State {
             return;
         };
         let message = &frame.message;
-        match SdkMessageFields::of(message).body {
+        let fields = SdkMessageFields::of(message);
+        run.cost_usd = fields.cost_so_far.or(run.cost_usd);
+        match fields.body {
             SdkBody::Init { model, .. } if run.model.is_none() => {
                 run.model = model.map(str::to_owned);
             }
@@ -1687,6 +1693,25 @@ mod tests {
                      "message": {"type": "assistant"}}),
         );
         assert_eq!(state.runs[0].turns, 1);
+        assert_eq!(state.runs[0].runtime, None, "a daemon that does not say");
+        state.apply_json(
+            &json!({"type": "run_start", "run_id": "r2", "prompt": "p", "runtime": "pi",
+                            "received_at": "", "client": "c", "cwd": "/", "pid": 2}),
+        );
+        assert_eq!(state.runs[1].runtime.as_deref(), Some("pi"));
+        // A Pi run's assistant messages carry its cost so far.
+        state.apply_json(&json!({"type": "sdk_message", "run_id": "r2", "received_at": "",
+                                 "message": {"type": "assistant", "runtime": "pi",
+                                             "total_cost_usd": 0.0125, "message": {"content": []}}}));
+        assert_eq!(
+            (state.runs[1].turns, state.runs[1].cost_usd),
+            (1, Some(0.0125))
+        );
+        state.apply_json(
+            &json!({"type": "run_done", "run_id": "r2", "received_at": "", "ok": true,
+                            "session_id": null, "usage": null, "cost_usd": null, "duration_ms": 1}),
+        );
+        assert_eq!(state.runs.len(), 1);
         assert_eq!(state.runs[0].prompt, "fix the tests");
         state.apply_json(
             &json!({"type": "sdk_message", "run_id": "r1", "received_at": "",

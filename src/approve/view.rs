@@ -501,6 +501,7 @@ fn draw_runs(frame: &mut Frame, area: Rect, state: &State, theme: &Theme) {
         .map(|(i, run)| {
             let row = Row::new(vec![
                 run.run_id.clone(),
+                run.runtime.clone().unwrap_or_else(|| "-".into()),
                 run.model.clone().unwrap_or_else(|| "-".into()),
                 format!("{} turns", run.turns),
                 run.cost_usd
@@ -518,6 +519,7 @@ fn draw_runs(frame: &mut Frame, area: Rect, state: &State, theme: &Theme) {
         rows,
         [
             Constraint::Length(14),
+            Constraint::Length(10),
             Constraint::Length(20),
             Constraint::Length(9),
             Constraint::Length(9),
@@ -525,7 +527,7 @@ fn draw_runs(frame: &mut Frame, area: Rect, state: &State, theme: &Theme) {
         ],
     )
     .header(
-        Row::new(["run", "model", "turns", "cost", "prompt"])
+        Row::new(["run", "runtime", "model", "turns", "cost", "prompt"])
             .style(Style::default().add_modifier(Modifier::BOLD)),
     )
     .block(block);
@@ -679,6 +681,27 @@ mod tests {
             &json!({"type": "welcome", "v": 1, "server_version": "0.1.0", "capabilities": []}),
         );
         state
+    }
+
+    #[test]
+    fn the_runs_pane_shows_each_runs_runtime_turns_and_cost_so_far() {
+        let mut state = state();
+        state.apply_json(&json!({"type": "run_start", "run_id": "01a21a77-pi", "prompt": "clean up",
+            "model": "gpt-5", "runtime": "pi", "received_at": "", "client": "c", "cwd": "/", "pid": 7}));
+        state.apply_json(
+            &json!({"type": "sdk_message", "run_id": "01a21a77-pi", "received_at": "",
+            "message": {"type": "assistant", "runtime": "pi", "total_cost_usd": 0.0213,
+                        "message": {"content": []}}}),
+        );
+        let screen = render(&state, 120, 30);
+        let row = screen
+            .lines()
+            .find(|l| l.contains("01a21a77-pi"))
+            .unwrap_or_else(|| panic!("no run row: {screen}"));
+        for part in ["pi", "gpt-5", "1 turns", "$0.0213", "clean up"] {
+            assert!(row.contains(part), "{part}: {row}");
+        }
+        assert!(screen.contains("runtime"), "the column's header: {screen}");
     }
 
     #[test]

@@ -1,5 +1,5 @@
-//! `hookd run`: a Claude Agent SDK session through the daemon, streamed here
-//! (the client is `crate::run_client`'s).
+//! `hookd run`: a Claude Agent SDK or Pi session through the daemon,
+//! streamed here (the client is `crate::run_client`'s).
 
 use std::path::PathBuf;
 
@@ -15,7 +15,7 @@ pub struct Args {
     pub client: ClientArgs,
     /// The prompt.
     pub prompt: String,
-    /// Model name or alias [default: the provider's, else Claude Code's].
+    /// Model name or alias, or PROVIDER/MODEL for a [providers.PROVIDER] [default: the provider's, else Claude Code's].
     #[arg(long, value_name = "M")]
     pub model: Option<String>,
     /// Working directory of the session [default: this one].
@@ -30,6 +30,9 @@ pub struct Args {
     /// A [providers.NAME] of the daemon's config [default: the daemon's environment].
     #[arg(long, value_name = "P")]
     pub provider: Option<String>,
+    /// The runtime that hosts the session [default: the provider's API decides: Anthropic's → claude-sdk, others → pi].
+    #[arg(long, value_name = "RUNTIME", value_parser = clap::builder::PossibleValuesParser::new(crate::protocol::adapter::Runtime::ALL.map(|(name, _)| name)))]
+    pub runtime: Option<String>,
     /// Resume this session id.
     #[arg(long, value_name = "ID")]
     pub resume: Option<String>,
@@ -69,6 +72,7 @@ pub fn run(args: Args) -> anyhow::Result<Outcome> {
         prompt: args.prompt,
         options,
         provider: args.provider,
+        runtime: args.runtime,
         json: args.json,
     };
     crate::run_client::run(run, &mut Stdout).map(Outcome::Code)

@@ -118,19 +118,26 @@ pub fn print(connection: &mut Client, json: bool) -> anyhow::Result<()> {
                 .unwrap_or_default()
         )?;
     }
-    writeln!(Stdout, "agent-sdk runs: {}", status.runs.len())?;
+    writeln!(Stdout, "runs: {}", status.runs.len())?;
     for r in &status.runs {
         writeln!(
             Stdout,
-            "  {}  {:<8} pid {}  {:.0}s  {} turns  {}  {}  {}",
+            "  {}  {:<8} {:<10} pid {}  {:.0}s  {} turns  {}{}  {}  {}",
             r.run_id,
             r.state,
+            r.runtime.as_deref().unwrap_or("-"),
             r.pid,
             r.elapsed_s,
             r.turns,
             r.cost_usd
                 .map(|c| format!("${c:.4}"))
                 .unwrap_or_else(|| "$?".into()),
+            r.tokens
+                .map(|t| format!(
+                    "  {} in / {} out tokens (cache {} read, {} written)",
+                    t.input, t.output, t.cache_read, t.cache_write
+                ))
+                .unwrap_or_default(),
             r.client,
             r.cwd,
         )?;

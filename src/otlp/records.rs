@@ -328,7 +328,7 @@ impl Mapper {
     }
 }
 
-/// A `run_start` or `run_done` line: an agent-SDK run began or ended. Its
+/// A `run_start` or `run_done` line: a run (Agent SDK or Pi) began or ended. Its
 /// hooks are traced on their own (their lines carry `run_id`).
 fn run(json: Json, event_name: &'static str, observed: u64) -> Mapped {
     let mut attributes = Vec::new();
@@ -342,6 +342,7 @@ fn run(json: Json, event_name: &'static str, observed: u64) -> Mapped {
     text("gen_ai.conversation.id", json["session_id"].as_str());
     text("gen_ai.request.model", json["model"].as_str());
     text("hookd.provider", json["provider"].as_str());
+    text("hookd.runtime", json["runtime"].as_str());
     text("hookd.client", json["client"].as_str());
     text("hookd.error", json["error"].as_str());
     let usage = &json["usage"];
@@ -632,6 +633,19 @@ mod tests {
             Some(&Value::Double(0.25))
         );
         assert_eq!(log.trace_id, [0; 16], "a run is no hook's trace");
+        let start = serde_json::to_vec(&json!({
+            "type": "run_start", "run_id": "r1", "received_at": "2026-11-23T22:00:00.000001Z",
+            "client": "c", "prompt": "p", "cwd": "/", "provider": "oai", "model": "gpt-5",
+            "pid": 7, "runtime": "pi"
+        }))
+        .unwrap();
+        let started = Mapper::new(4)
+            .map(&start, SystemTime::now())
+            .unwrap()
+            .log
+            .unwrap();
+        assert_eq!(started.event_name, "hookd.run_start");
+        assert_eq!(attr(&started.attributes, "hookd.runtime"), Some(&s("pi")));
         let message = br#"{"type":"sdk_message","run_id":"r1","received_at":"2026-11-23T22:00:00.000001Z","message":{}}"#;
         assert_eq!(
             Mapper::new(4).map(message, SystemTime::now()).unwrap(),

@@ -1531,3 +1531,7 @@ fn a_runs_start_end_and_hooks_are_exported_to_opentelemetry() {
     );
     sdk.wait_no_runs();
 }
+
+/// Pi runs, on this harness (a child module: it shares the private helpers).
+#[path = "pi.rs"]
+mod pi;

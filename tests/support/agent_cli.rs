@@ -63,6 +63,8 @@ pub enum ModelApi {
     OpenAiResponses,
     /// The Gemini API (Gemini CLI).
     Gemini,
+    /// The OpenAI Chat Completions API (Pi's `openai-completions`).
+    ChatCompletions,
 }
 
 impl ModelApi {
@@ -72,6 +74,7 @@ impl ModelApi {
             ModelApi::Anthropic => "anthropic",
             ModelApi::OpenAiResponses => "openai",
             ModelApi::Gemini => "gemini",
+            ModelApi::ChatCompletions => "chat",
         }
     }
 }

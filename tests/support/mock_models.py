@@ -1,19 +1,19 @@
 #!/usr/bin/env python3
 """Scripted mock of the model APIs the agent CLIs speak, for hookd's
 end-to-end tests: the Anthropic Messages API (Claude Code), the OpenAI
-Responses API (Codex CLI) and the Gemini API (Gemini CLI).
+Responses API (Codex CLI), the Gemini API (Gemini CLI) and the OpenAI Chat
+Completions API (the Pi coding agent's ``openai-completions``).
 
 The real CLI is pointed at this server and plays a conversation the test
 wrote in advance.  Python 3.11 standard library only.  One module serves
 every API: the script format, the request record, the HTTP plumbing and the
 egress trap are shared; what differs per API is a ``Flavour`` (how a request
 is matched to its turn, the call ids, the routes and the wire format of an
-answer).  A new API (say, OpenAI Chat Completions) is one more ``Flavour``
-subclass in ``FLAVOURS``.
+answer).  A new API is one more ``Flavour`` subclass in ``FLAVOURS``.
 
 Usage
 -----
-    python3 mock_models.py --api anthropic|openai|gemini --script SCRIPT.json \
+    python3 mock_models.py --api anthropic|openai|gemini|chat --script SCRIPT.json \
         --record REQUESTS.jsonl [--port-file FILE] [--exit-on-stdin-eof] [--verbose]
 
 (``tests/e2e/mock_anthropic.py`` and ``tests/agents/mock_models.py`` are
@@ -69,8 +69,10 @@ One format for every API::
   send side and reviewer requests, and a Stop hook that keeps the agent
   working sends the conversation again), so the mock reads the
   conversation: Anthropic: the number of ``assistant`` messages in it;
-  OpenAI and Gemini: 1 + the highest turn named by a call id it echoes,
-  else 0.
+  OpenAI (Responses and Chat) and Gemini: 1 + the highest turn named by a
+  call id it echoes,
+  else 0 (Gemini: else the number of ``model`` turns in it, for clients
+  that echo no call ids, such as the Pi coding agent's).
 * ``stop_reason`` (Anthropic only, optional): ``tool_use`` if the turn has
   a tool call, else ``end_turn``.
 * ``side_replies`` (Anthropic only, optional): scripted answers to side
@@ -525,6 +527,15 @@ class Gemini(Flavour):
 
     name = "gemini"
 
+    def turn_of(self, body: Any) -> int:
+        turn = super().turn_of(body)
+        if turn == 0 and isinstance(body, dict):
+            # Pi's Gemini client sends its calls back without their ids:
+            # the turns the model took so far say where it is.
+            contents = body.get("contents") or []
+            turn = sum(1 for c in contents if isinstance(c, dict) and c.get("role") == "model")
+        return turn
+
     def route(self, h: "Handler", entry: dict[str, Any], path: str, body: dict[str, Any], raw: bytes) -> bool:
         state = h.state
         if h.command == "POST" and path.endswith(":streamGenerateContent"):
@@ -596,7 +607,46 @@ class Gemini(Flavour):
         return "side", state.script.get("side_text", "ok")
 
 
-FLAVOURS: dict[str, type[Flavour]] = {f.name: f for f in (Anthropic, OpenAIResponses, Gemini)}
+class ChatCompletions(Flavour):
+    """The OpenAI Chat Completions API (the Pi coding agent's
+    ``openai-completions``, and the many endpoints that copy it)."""
+
+    name = "chat"
+
+    def route(self, h: "Handler", entry: dict[str, Any], path: str, body: dict[str, Any], raw: bytes) -> bool:
+        state = h.state
+        if h.command != "POST" or not path.endswith("/chat/completions"):
+            return False
+        entry["reply"], blocks, _ = state.plan(body)
+        state.record(entry)
+        text = "".join(b["text"] for b in blocks if b["type"] == "text")
+        calls = [
+            {
+                "index": i,
+                "id": b["call_id"],
+                "type": "function",
+                "function": {"name": b["name"], "arguments": json.dumps(b.get("input", {}))},
+            }
+            for i, b in enumerate(b for b in blocks if b["type"] != "text")
+        ]
+        prompt = tokens(len(raw))
+        out_tokens = tokens(len(text) + len(json.dumps(calls))) + 2
+        usage = {"prompt_tokens": prompt, "completion_tokens": out_tokens, "total_tokens": prompt + out_tokens}
+        finish = "tool_calls" if calls else "stop"
+        base = {"id": state.next_id("chatcmpl"), "object": "chat.completion.chunk", "created": 0, "model": body.get("model")}
+        chunks = []
+        if text:
+            chunks.append({**base, "choices": [{"index": 0, "delta": {"role": "assistant", "content": text}, "finish_reason": None}]})
+        if calls:
+            chunks.append({**base, "choices": [{"index": 0, "delta": {"tool_calls": calls}, "finish_reason": None}]})
+        chunks.append({**base, "choices": [{"index": 0, "delta": {}, "finish_reason": finish}]})
+        chunks.append({**base, "choices": [], "usage": usage})
+        out = b"".join(f"data: {json.dumps(c)}\n\n".encode() for c in chunks) + b"data: [DONE]\n\n"
+        h.send(200, out, "text/event-stream")
+        return True
+
+
+FLAVOURS: dict[str, type[Flavour]] = {f.name: f for f in (Anthropic, OpenAIResponses, Gemini, ChatCompletions)}
 
 
 # ---- the HTTP plumbing -----------------------------------------------------

@@ -20,7 +20,22 @@
 //! [providers.or]
 //! kind = "openrouter"                # also "zai", "minimax": preset base URLs
 //! api_key_env = "OPENROUTER_API_KEY"
+//!
+//! [providers.oai]
+//! kind = "openai"                    # the OpenAI Responses API: Pi runs
+//! api_key_env = "OPENAI_API_KEY"
+//! model = "gpt-5"
+//!
+//! [providers.local]
+//! kind = "custom"
+//! base_url = "http://127.0.0.1:8080/v1"
+//! api_key_file = "/run/secrets/local"
+//! api = "openai-completions"         # which API the endpoint speaks
+//! price = { input = 3.0, output = 15.0 } # USD per million tokens (Pi runs)
 //! ```
+//!
+//! Each provider speaks one API ([`Api`]): the Anthropic Messages API
+//! (both runtimes; by default the Claude Agent SDK) or another (Pi only).
 //!
 //! A provider becomes the adapter child's **environment** (the SDK's own
 //! `env` option replaces the environment instead of merging, so hookd builds
@@ -41,6 +56,8 @@ use std::path::PathBuf;
 use serde::Deserialize;
 use serde_json::{json, Map, Value};
 
+use crate::protocol::adapter::Runtime;
+
 /// What kind of endpoint and credentials a provider uses.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ProviderKind {
@@ -56,16 +73,94 @@ pub enum ProviderKind {
     Zai,
     /// MiniMax's Anthropic-compatible endpoint.
     Minimax,
+    /// OpenAI's Responses API (Pi runs only).
+    Openai,
+    /// Google's Gemini API (Pi runs only).
+    Gemini,
+}
+
+/// The model API a provider speaks, in Pi's spelling.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Api {
+    /// Anthropic's Messages API: both runtimes.
+    AnthropicMessages,
+    /// OpenAI's Responses API.
+    OpenaiResponses,
+    /// OpenAI's Chat Completions API (and the many endpoints that copy it).
+    OpenaiCompletions,
+    /// Google's Gemini API.
+    GoogleGenerativeAi,
+}
+
+impl Api {
+    const ALL: [(&'static str, Api); 4] = [
+        ("anthropic-messages", Api::AnthropicMessages),
+        ("openai-responses", Api::OpenaiResponses),
+        ("openai-completions", Api::OpenaiCompletions),
+        ("google-generative-ai", Api::GoogleGenerativeAi),
+    ];
+
+    /// The config spelling (Pi's own name for it).
+    pub fn as_str(self) -> &'static str {
+        Api::ALL
+            .iter()
+            .find(|(_, a)| *a == self)
+            .map_or("?", |(name, _)| name)
+    }
+
+    /// The runtime that hosts a run on this API unless told otherwise:
+    /// the Claude Agent SDK for Anthropic's, Pi for the others.
+    pub fn default_runtime(self) -> Runtime {
+        match self {
+            Api::AnthropicMessages => Runtime::ClaudeSdk,
+            _ => Runtime::Pi,
+        }
+    }
+
+    /// Pi's built-in provider whose model table knows this API's models
+    /// (their limits and prices).
+    fn pi_builtin(self) -> &'static str {
+        match self {
+            Api::AnthropicMessages => "anthropic",
+            Api::OpenaiResponses | Api::OpenaiCompletions => "openai",
+            Api::GoogleGenerativeAi => "google",
+        }
+    }
+}
+
+impl fmt::Display for Api {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// What a model costs, in US dollars per million tokens (Pi prices a run's
+/// usage with it).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Price {
+    /// Input tokens.
+    pub input: f64,
+    /// Output tokens.
+    pub output: f64,
+    /// Input tokens read from the cache.
+    #[serde(default)]
+    pub cache_read: f64,
+    /// Input tokens written to the cache.
+    #[serde(default)]
+    pub cache_write: f64,
 }
 
 impl ProviderKind {
-    const ALL: [(&'static str, ProviderKind); 6] = [
+    const ALL: [(&'static str, ProviderKind); 8] = [
         ("anthropic", ProviderKind::Anthropic),
         ("claude-max", ProviderKind::ClaudeMax),
         ("custom", ProviderKind::Custom),
         ("openrouter", ProviderKind::Openrouter),
         ("zai", ProviderKind::Zai),
         ("minimax", ProviderKind::Minimax),
+        ("openai", ProviderKind::Openai),
+        ("gemini", ProviderKind::Gemini),
     ];
 
     /// The config spelling.
@@ -82,7 +177,18 @@ impl ProviderKind {
             ProviderKind::Openrouter => Some("https://openrouter.ai/api"),
             ProviderKind::Zai => Some("https://api.z.ai/api/anthropic"),
             ProviderKind::Minimax => Some("https://api.minimax.io/anthropic"),
+            ProviderKind::Openai => Some("https://api.openai.com/v1"),
+            ProviderKind::Gemini => Some("https://generativelanguage.googleapis.com/v1beta"),
             _ => None,
+        }
+    }
+
+    /// The API this kind speaks (`custom` chooses with `api`).
+    fn api(self) -> Api {
+        match self {
+            ProviderKind::Openai => Api::OpenaiResponses,
+            ProviderKind::Gemini => Api::GoogleGenerativeAi,
+            _ => Api::AnthropicMessages,
         }
     }
 }
@@ -130,7 +236,14 @@ pub struct Provider {
     pub model: Option<String>,
     /// Default thinking level: `none`, or an SDK effort level.
     pub thinking: Option<String>,
+    /// The API it speaks.
+    pub api: Api,
+    /// What its models cost (Pi runs; the SDK prices Anthropic's itself).
+    pub price: Option<Price>,
 }
+
+/// The variable that carries a provider's key into the Pi adapter.
+pub const PI_KEY_ENV: &str = "HOOKD_PROVIDER_API_KEY";
 
 /// The levels `thinking` accepts: `none` turns thinking off, the others are
 /// the SDK's effort levels (with adaptive thinking).
@@ -159,6 +272,8 @@ struct RawProvider {
     auth: Option<String>,
     model: Option<String>,
     thinking: Option<String>,
+    api: Option<String>,
+    price: Option<Price>,
 }
 
 impl Provider {
@@ -272,6 +387,42 @@ impl Provider {
         if raw.model.as_deref() == Some("") {
             return Err(format!("{}: empty model name", at("model")));
         }
+        let api = match (raw.api.as_deref(), kind) {
+            (None, kind) => kind.api(),
+            (Some(name), ProviderKind::Custom) => Api::ALL
+                .iter()
+                .find(|(n, _)| *n == name)
+                .map(|(_, api)| *api)
+                .ok_or_else(|| {
+                    let known: Vec<&str> = Api::ALL.iter().map(|(n, _)| *n).collect();
+                    format!(
+                        "{}: unknown API `{name}`; expected one of {}",
+                        at("api"),
+                        known.join(", ")
+                    )
+                })?,
+            (Some(_), kind) => {
+                return Err(format!(
+                    "{}: kind \"{kind}\" speaks {}; only kind \"custom\" chooses its API",
+                    at("api"),
+                    kind.api()
+                ))
+            }
+        };
+        if let Some(price) = &raw.price {
+            let prices = [
+                price.input,
+                price.output,
+                price.cache_read,
+                price.cache_write,
+            ];
+            if prices.iter().any(|p| !(p.is_finite() && *p >= 0.0)) {
+                return Err(format!(
+                    "{}: prices are US dollars per million tokens, each a number >= 0",
+                    at("price")
+                ));
+            }
+        }
         Ok(Provider {
             name: name.to_string(),
             kind,
@@ -280,6 +431,8 @@ impl Provider {
             auth,
             model: raw.model,
             thinking: raw.thinking,
+            api,
+            price: raw.price,
         })
     }
 
@@ -367,6 +520,67 @@ impl Provider {
             }
         }
         Ok(env)
+    }
+
+    /// The Pi adapter's environment for a run of this provider: the
+    /// daemon's, without its Anthropic credentials, with the key in
+    /// [`PI_KEY_ENV`] (which the adapter reads and removes before any tool
+    /// runs); checks the key on the way.
+    pub fn pi_environment(
+        &self,
+        daemon_env: &[(OsString, OsString)],
+    ) -> Result<Vec<(OsString, OsString)>, String> {
+        if self.kind == ProviderKind::ClaudeMax {
+            return Err(format!(
+                "[providers.{}]: kind \"claude-max\" is this machine's Claude Code login, which \
+                 only the claude-sdk runtime can use",
+                self.name
+            ));
+        }
+        let key = self.read_key(daemon_env)?.unwrap_or_default();
+        let mut env: Vec<(OsString, OsString)> = daemon_env
+            .iter()
+            .filter(|(k, _)| !is_credential_var(k) && k != PI_KEY_ENV)
+            .cloned()
+            .collect();
+        env.push((PI_KEY_ENV.into(), key.into()));
+        Ok(env)
+    }
+
+    /// The Pi adapter's `provider` option: the name, the API, the endpoint,
+    /// where Pi looks its models up, and the price, if set. No key.
+    pub fn pi_provider(&self) -> Value {
+        let base_url = self.base_url.clone().unwrap_or_else(|| match self.api {
+            Api::AnthropicMessages => "https://api.anthropic.com".into(),
+            _ => String::new(),
+        });
+        let mut provider = json!({
+            "name": self.name,
+            "api": self.api.as_str(),
+            "baseUrl": base_url,
+            "builtin": self.api.pi_builtin(),
+        });
+        if let Some(price) = self.price {
+            provider["price"] = json!({
+                "input": price.input,
+                "output": price.output,
+                "cacheRead": price.cache_read,
+                "cacheWrite": price.cache_write,
+            });
+        }
+        provider
+    }
+
+    /// Pi's thinking level for this provider's `thinking` (Pi has no `max`:
+    /// its highest is `xhigh`).
+    pub fn pi_thinking(&self) -> Option<&'static str> {
+        Some(match self.thinking.as_deref()? {
+            "none" => "off",
+            "low" => "low",
+            "medium" => "medium",
+            "high" => "high",
+            _ => "xhigh",
+        })
     }
 
     /// SDK options this provider sets (a run's own options win).
@@ -557,6 +771,61 @@ mod tests {
         assert!(err.contains("ANTHROPIC_AUTH_TOKEN"), "{err}");
         let ok = p.environment(&env(&[("HOME", "/h"), ("ANTHROPIC_API_KEY", "")]));
         assert!(ok.is_ok());
+    }
+
+    #[test]
+    fn providers_say_which_api_they_speak_and_so_which_runtime() {
+        let p = parse("kind = \"anthropic\"\napi_key_env = \"A\"").unwrap();
+        assert_eq!(p.api.default_runtime(), Runtime::ClaudeSdk);
+        let p = parse("kind = \"openai\"\napi_key_env = \"O\"\nmodel = \"gpt-5\"").unwrap();
+        assert_eq!(
+            (p.api, p.api.default_runtime()),
+            (Api::OpenaiResponses, Runtime::Pi)
+        );
+        assert_eq!(p.base_url.as_deref(), Some("https://api.openai.com/v1"));
+        let p = parse(
+            "kind = \"custom\"\napi_key_env = \"K\"\nbase_url = \"http://127.0.0.1:9/v1\"\n\
+             api = \"openai-completions\"\nprice = { input = 3, output = 15 }",
+        )
+        .unwrap();
+        assert_eq!(p.api, Api::OpenaiCompletions);
+        assert_eq!(
+            p.pi_provider(),
+            json!({"name": "p", "api": "openai-completions", "baseUrl": "http://127.0.0.1:9/v1",
+                   "builtin": "openai",
+                   "price": {"input": 3.0, "output": 15.0, "cacheRead": 0.0, "cacheWrite": 0.0}})
+        );
+        let child = p
+            .pi_environment(&env(&[("K", "secret"), ("ANTHROPIC_API_KEY", "daemon")]))
+            .unwrap();
+        assert_eq!(get(&child, PI_KEY_ENV), Some("secret"));
+        assert_eq!(get(&child, "ANTHROPIC_API_KEY"), None);
+        let max = parse("kind = \"claude-max\"").unwrap();
+        assert!(max
+            .pi_environment(&[])
+            .unwrap_err()
+            .contains("only the claude-sdk runtime"));
+        for (text, expected) in [
+            (
+                "kind = \"openai\"\napi_key_env = \"O\"\napi = \"openai-completions\"",
+                "[providers.p].api: kind \"openai\" speaks openai-responses",
+            ),
+            (
+                "kind = \"custom\"\napi_key_env = \"K\"\nbase_url = \"http://h\"\napi = \"soap\"",
+                "[providers.p].api: unknown API `soap`",
+            ),
+            (
+                "kind = \"openai\"\napi_key_env = \"O\"\nprice = { input = -1, output = 1 }",
+                "[providers.p].price",
+            ),
+            (
+                "kind = \"openai\"\napi_key_env = \"O\"\nprice = { input = 1 }",
+                "[providers.p].price",
+            ),
+        ] {
+            let err = parse(text).unwrap_err();
+            assert!(err.contains(expected), "{text}\n→ {err}");
+        }
     }
 
     #[test]

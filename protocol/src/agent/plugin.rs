@@ -57,6 +57,17 @@ pub fn render(table: EventTable, kind: HookEventKind, answer: &Answer) -> HookOu
     }
 }
 
+/// The answer [`render`] wrote, as the value the Pi adapter of `hookd run`
+/// returns from its handler: the `{"block":true,"reason":R}` object, or
+/// `null` for "no opinion" (and for anything else, which would be a bug).
+#[cfg(feature = "frames")]
+pub fn handler_result(output: &HookOutput) -> serde_json::Value {
+    match serde_json::from_str::<serde_json::Value>(output.stdout.trim()) {
+        Ok(answer) if answer.get("block") == Some(&serde_json::Value::Bool(true)) => answer,
+        _ => serde_json::Value::Null,
+    }
+}
+
 /// What an `ask` nobody answered becomes for an agent that cannot be
 /// asked from a plugin. `own_flow`: the agent has a permission flow of its
 /// own (OpenCode), which goes on ("no opinion") unless the plugin fails
@@ -87,6 +98,24 @@ pub fn unanswered_ask(
 mod tests {
     use super::*;
     use crate::agent::Agent;
+
+    #[cfg(feature = "frames")]
+    #[test]
+    fn the_pi_adapter_returns_the_block_or_null() {
+        let deny = Agent::Pi.render(
+            HookEventKind::PreToolUse,
+            &Answer::new(Verdict::Deny, Some("no".into())),
+        );
+        assert_eq!(
+            handler_result(&deny),
+            serde_json::json!({"block": true, "reason": "no"})
+        );
+        let allow = Agent::Pi.render(
+            HookEventKind::PreToolUse,
+            &Answer::new(Verdict::Allow, None),
+        );
+        assert_eq!(handler_result(&allow), serde_json::Value::Null);
+    }
 
     #[test]
     fn a_deny_is_one_small_json_and_everything_else_nothing() {

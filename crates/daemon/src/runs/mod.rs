@@ -42,13 +42,15 @@ mod options;
 mod supervise;
 
 pub use options::PERMISSION_MODES;
-use options::{choose_session, registers_can_use_tool, sdk_options};
+use options::{
+    choose_runtime, choose_session, pi_options, registers_can_use_tool, sdk_options, split_model,
+};
 use supervise::{copy_stderr, finish, publish_record, supervise, Run};
 
 use super::hook::RunLink;
 use super::hub::ClientQueue;
 use super::Shared;
-use crate::protocol::adapter::Start;
+use crate::protocol::adapter::{Runtime, Start, Usage};
 use crate::protocol::{ErrorCode, Reply, RunRequest, RunStart};
 
 /// Between a graceful `abort` and killing the run's process group.
@@ -121,6 +123,10 @@ struct RunEntry {
     turns: u64,
     /// The cost so far, once a result message said.
     cost_usd: Option<f64>,
+    /// The runtime hosting it.
+    runtime: Runtime,
+    /// Tokens so far, once the adapter reported them (`usage`).
+    tokens: Option<crate::protocol::status::RunTokens>,
 }
 
 /// How much of a run's prompt `status` shows.
@@ -167,6 +173,8 @@ impl Started {
 
 /// What a run will be spawned with, once every check passed.
 struct Plan {
+    runtime: Runtime,
+    provider: Option<String>,
     options: Map<String, Value>,
     env: Vec<(OsString, OsString)>,
     cwd: PathBuf,
@@ -209,7 +217,7 @@ impl Runs {
         let run_id = crate::event::new_id().to_string();
         let session_id = choose_session(&mut plan.options);
         let mut child = tokio::process::Command::new(&plan.node)
-            .arg(self.adapter_dir.join("adapter.mjs"))
+            .arg(self.adapter_dir.join(plan.runtime.script()))
             .current_dir(&plan.cwd)
             .env_clear()
             .envs(plan.env.iter().map(|(k, v)| (k, v)))
@@ -250,7 +258,7 @@ impl Runs {
                 client: client.to_string(),
                 started_at: now,
                 started: Instant::now(),
-                provider: request.provider.clone(),
+                provider: plan.provider.clone(),
                 model: model.clone(),
                 cwd: cwd.clone(),
                 session_id: Some(session_id),
@@ -260,18 +268,21 @@ impl Runs {
                 prompt: request.prompt.chars().take(PROMPT_SUMMARY_CHARS).collect(),
                 turns: 0,
                 cost_usd: None,
+                runtime: plan.runtime,
+                tokens: None,
             },
         );
-        tracing::info!(run = %run_id, pid, client, provider = ?request.provider, model = ?model, cwd, "run started");
+        tracing::info!(run = %run_id, pid, client, runtime = %plan.runtime, provider = ?plan.provider, model = ?model, cwd, "run started");
         let record = RunStart {
             run_id: run_id.clone(),
             received_at: crate::time::rfc3339(now),
             client: client.to_string(),
             prompt: request.prompt.clone(),
             cwd,
-            provider: request.provider.clone(),
+            provider: plan.provider.clone(),
             model,
             pid,
+            runtime: Some(plan.runtime.as_str().into()),
         };
         publish_record(
             shared,
@@ -284,8 +295,10 @@ impl Runs {
                 run_id: run_id.clone().into(),
                 owner,
                 ended: CancellationToken::new(),
-                can_use_tool: registers_can_use_tool(&plan.options),
+                can_use_tool: plan.runtime == Runtime::ClaudeSdk
+                    && registers_can_use_tool(&plan.options),
             },
+            runtime: plan.runtime,
             pid,
             started: Instant::now(),
             start: Start {
@@ -315,29 +328,66 @@ impl Runs {
     fn plan(&self, shared: &Shared, request: &RunRequest) -> Result<Plan, Refused> {
         let daemon_env: Vec<(OsString, OsString)> = std::env::vars_os().collect();
         let config = shared.config();
-        let (provider, env) = match &request.provider {
-            None => (None, daemon_env),
-            Some(name) => {
-                let provider = config.providers.get(name).ok_or_else(|| {
-                    let known: Vec<&str> = config.providers.keys().map(String::as_str).collect();
-                    Refused::invalid(format!(
-                        "provider `{name}` is not configured: add [providers.{name}] to hookd's \
-                         config file ({})",
-                        if known.is_empty() {
-                            "it has no providers".to_string()
-                        } else {
-                            format!("it has: {}", known.join(", "))
-                        }
-                    ))
-                })?;
+        // `--model PROVIDER/MODEL` names the provider, when no provider
+        // is named otherwise (with one, the model is the provider's to
+        // read: OpenRouter's ids have a `/` of their own).
+        let mut run_options = request.options.clone();
+        let mut provider_name = request.provider.clone();
+        if provider_name.is_none() {
+            if let Some((provider, model)) = run_options
+                .model
+                .as_deref()
+                .and_then(|m| split_model(m, |p| config.providers.contains_key(p)))
+            {
+                provider_name = Some(provider.to_string());
+                run_options.model = Some(model.to_string());
+            }
+        }
+        let provider = match &provider_name {
+            None => None,
+            Some(name) => Some(config.providers.get(name).ok_or_else(|| {
+                let known: Vec<&str> = config.providers.keys().map(String::as_str).collect();
+                Refused::invalid(format!(
+                    "provider `{name}` is not configured: add [providers.{name}] to hookd's \
+                     config file ({})",
+                    if known.is_empty() {
+                        "it has no providers".to_string()
+                    } else {
+                        format!("it has: {}", known.join(", "))
+                    }
+                ))
+            })?),
+        };
+        let runtime = choose_runtime(request.runtime.as_deref(), provider)?;
+        let (env, mut options, cwd) = match (runtime, provider) {
+            (Runtime::ClaudeSdk, None) => {
+                let mut options = Map::new();
+                let cwd = sdk_options(&run_options, &mut options)?;
+                (daemon_env, options, cwd)
+            }
+            (Runtime::ClaudeSdk, Some(provider)) => {
                 let env = provider
                     .environment(&daemon_env)
                     .map_err(Refused::invalid)?;
-                (Some(provider), env)
+                let mut options = provider.sdk_options();
+                let cwd = sdk_options(&run_options, &mut options)?;
+                (env, options, cwd)
+            }
+            // choose_runtime refuses it first; said again rather than assumed.
+            (Runtime::Pi, None) => {
+                return Err(Refused::invalid(
+                    "runtime pi: a Pi run needs a provider (its endpoint and key)",
+                ))
+            }
+            (Runtime::Pi, Some(provider)) => {
+                let mut options = Map::new();
+                let cwd = pi_options(&run_options, provider, &mut options)?;
+                let env = provider
+                    .pi_environment(&daemon_env)
+                    .map_err(Refused::invalid)?;
+                (env, options, cwd)
             }
         };
-        let mut options = provider.map(|p| p.sdk_options()).unwrap_or_default();
-        let cwd = sdk_options(&request.options, &mut options)?;
         let node = find_on_path("node", &env).ok_or_else(|| {
             Refused::unavailable(
                 "Node.js (`node`) is not on hookd's PATH; the agent-SDK adapter runs on it: \
@@ -346,19 +396,24 @@ impl Runs {
         })?;
         let sdk = self
             .adapter_dir
-            .join("node_modules/@anthropic-ai/claude-agent-sdk/package.json");
+            .join("node_modules")
+            .join(runtime.package())
+            .join("package.json");
         if !sdk.is_file() {
             let message = format!(
-                "the agent-SDK adapter is not installed in {dir}: run `hookd adapter install` \
-                 (or, for an adapter directory of hookd's source, `npm ci --prefix {dir}`)",
-                dir = self.adapter_dir.display()
+                "the {runtime} adapter is not installed in {dir} (no {package}): run `hookd \
+                 adapter install` (or, for an adapter directory of hookd's source, `npm ci \
+                 --prefix {dir}`)",
+                dir = self.adapter_dir.display(),
+                package = runtime.package(),
             );
             return Err(Refused::unavailable(message));
         }
-        if !self.adapter_dir.join("adapter.mjs").is_file() {
+        if !self.adapter_dir.join(runtime.script()).is_file() {
             return Err(Refused::unavailable(format!(
-                "no adapter.mjs in {}: run `hookd adapter install`, or name a directory holding \
+                "no {} in {}: run `hookd adapter install`, or name a directory holding \
                  the adapter with --adapter-dir / HOOKD_ADAPTER_DIR",
+                runtime.script(),
                 self.adapter_dir.display()
             )));
         }
@@ -369,6 +424,8 @@ impl Runs {
         };
         options.insert("cwd".into(), cwd.display().to_string().into());
         Ok(Plan {
+            runtime,
+            provider: provider_name,
             options,
             env,
             cwd,
@@ -440,6 +497,8 @@ impl Runs {
                 prompt: r.prompt.clone(),
                 turns: r.turns,
                 cost_usd: r.cost_usd,
+                runtime: Some(r.runtime.as_str().into()),
+                tokens: r.tokens,
             })
             .collect()
     }
@@ -493,6 +552,20 @@ impl Runs {
             Ok(pgid) if pgid.as_raw() as u32 == group => Ok(()),
             _ => Err("its Claude Code process is not in the run's process group"),
         }
+    }
+
+    /// A run's `usage` report: its totals so far.
+    fn record_usage(&self, run_id: &str, usage: &Usage) {
+        self.update(run_id, |e| {
+            e.turns = usage.num_turns;
+            e.cost_usd = Some(usage.cost_usd);
+            e.tokens = Some(crate::protocol::status::RunTokens {
+                input: usage.input_tokens,
+                output: usage.output_tokens,
+                cache_read: usage.cache_read_input_tokens,
+                cache_write: usage.cache_creation_input_tokens,
+            });
+        });
     }
 
     fn update(&self, run_id: &str, change: impl FnOnce(&mut RunEntry)) {

@@ -29,7 +29,9 @@ use crate::agent::claude::sdk::{sdk_result, SdkBody, SdkCallback, SdkMessageFiel
 use crate::agent::claude::InputFields;
 use crate::hook::{self, RunLink};
 use crate::hub::ClientQueue;
-use crate::protocol::adapter::{Decision, Done, Empty, FromAdapter, HookEvent, Start, ToAdapter};
+use crate::protocol::adapter::{
+    Decision, Done, Empty, FromAdapter, HookEvent, Runtime, Start, ToAdapter,
+};
 use crate::protocol::codec::FrameCodec;
 use crate::protocol::{Harness, HookRequest, Reply, RunDone, RunStart};
 use crate::Shared;
@@ -37,12 +39,22 @@ use crate::Shared;
 /// A spawned run, as its supervisor sees it.
 pub(super) struct Run {
     pub(super) link: RunLink,
+    /// Which adapter it is, and so which dialect its hook events speak.
+    pub(super) runtime: Runtime,
     pub(super) pid: u32,
     pub(super) started: Instant,
     pub(super) start: Start,
     /// Keeps the abort channel open for as long as the run lives, so the
     /// supervisor's `recv` never sees it closed.
     pub(super) _abort_tx: mpsc::UnboundedSender<String>,
+}
+
+/// The shape of the value a run's callback returns: an SDK callback's
+/// (with the call's input, which `canUseTool`'s allow echoes), or a Pi
+/// extension handler's (`{block, reason}` or null).
+enum Shape {
+    Sdk(SdkCallback, Value),
+    PiHandler,
 }
 
 /// What the supervisor learnt by the end.
@@ -180,31 +192,42 @@ impl Supervision<'_> {
             FromAdapter::SdkMessage(m) => {
                 on_sdk_message(self.run, m.message, &mut self.outcome, self.shared);
             }
-            FromAdapter::Done(done) => self.outcome.record_done(done),
+            FromAdapter::Usage(usage) => {
+                self.shared.runs.record_usage(&self.run.link.run_id, &usage);
+            }
+            FromAdapter::Done(done) => {
+                self.outcome.record_done(done);
+                // Nothing more to say to it: it may let go of the session.
+                let _ = self.to_adapter.send(ToAdapter::Dispose(Empty {}));
+            }
             FromAdapter::Error(e) => self.outcome.error = Some(e.message),
         }
     }
 
-    /// Answers a hook of the run's SDK (`frame_bytes` long on the wire) in
-    /// a task of its own, as a forwarder's would be, and sends the decision
-    /// back in the shape its callback takes.
+    /// Answers a hook of the run's session (`frame_bytes` long on the wire)
+    /// in a task of its own, as a forwarder's (or Pi extension's) would be,
+    /// and sends the decision back in the shape its callback takes.
     fn answer(&self, event: HookEvent, frame_bytes: usize) {
-        let callback = if event.from_can_use_tool() {
-            SdkCallback::CanUseTool
-        } else {
-            SdkCallback::Hook
-        };
-        let tool_input = match callback {
-            SdkCallback::CanUseTool => InputFields::of(&event.input)
-                .tool_input
-                .cloned()
-                .unwrap_or(Value::Null),
-            SdkCallback::Hook => Value::Null,
+        let (harness, shape) = match self.run.runtime {
+            Runtime::ClaudeSdk if event.from_can_use_tool() => {
+                let tool_input = InputFields::of(&event.input)
+                    .tool_input
+                    .cloned()
+                    .unwrap_or(Value::Null);
+                let shape = Shape::Sdk(SdkCallback::CanUseTool, tool_input);
+                (Harness::AgentSdk, shape)
+            }
+            Runtime::ClaudeSdk => (
+                Harness::AgentSdk,
+                Shape::Sdk(SdkCallback::Hook, Value::Null),
+            ),
+            // Pi's dialect, exactly as a hook of hookd's Pi extension.
+            Runtime::Pi => (Harness::Pi, Shape::PiHandler),
         };
         let request = HookRequest {
             v: None,
             id: event.id,
-            harness: Harness::AgentSdk,
+            harness,
             deadline_ms: HOOK_TIMEOUT.as_millis() as u64,
             fail_closed: crate::agent::claude::FailClosed::Off,
             env: BTreeMap::new(),
@@ -225,7 +248,10 @@ impl Supervision<'_> {
                 stdout: answered.stdout,
                 stderr: answered.stderr,
             };
-            let result = sdk_result(callback, &output, &tool_input);
+            let result = match &shape {
+                Shape::Sdk(callback, tool_input) => sdk_result(*callback, &output, tool_input),
+                Shape::PiHandler => crate::agent::plugin::handler_result(&output),
+            };
             let _ = to_adapter.send(ToAdapter::Decision(Decision {
                 id: answered.id,
                 result,

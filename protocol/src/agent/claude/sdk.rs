@@ -123,6 +123,9 @@ pub struct SdkMessageFields<'a> {
     pub session_id: Option<&'a str>,
     /// Which message it is, and what hookd reads of that kind.
     pub body: SdkBody<'a>,
+    /// The run's cost so far, where a message says it before the result:
+    /// a Pi run's assistant messages (`total_cost_usd`; `adapter/pi.mjs`).
+    pub cost_so_far: Option<f64>,
 }
 
 /// The kinds of SDK message hookd reads something of.
@@ -211,6 +214,10 @@ impl<'a> SdkMessageFields<'a> {
         };
         SdkMessageFields {
             session_id: text("session_id"),
+            cost_so_far: match body {
+                SdkBody::Assistant(_) => message.get("total_cost_usd").and_then(Value::as_f64),
+                _ => None,
+            },
             body,
         }
     }
@@ -263,6 +270,9 @@ mod tests {
                 cwd: Some("/p")
             }
         );
+        assert_eq!(init.cost_so_far, None);
+        let pi = json!({"type": "assistant", "runtime": "pi", "total_cost_usd": 0.5});
+        assert_eq!(SdkMessageFields::of(&pi).cost_so_far, Some(0.5));
         let turn = json!({"type": "assistant", "message": {"content": [
             {"type": "text", "text": "hi"},
             {"type": "tool_use", "name": "Bash", "input": {"command": "ls"}},
