@@ -138,10 +138,42 @@ impl std::fmt::Display for Scalar {
 pub(crate) enum Op {
     Equals(Vec<Scalar>),
     Glob { set: GlobSet, src: Vec<String> },
-    Regex(Vec<Regex>),
+    Regex(Vec<LazyRegex>),
     Contains(Vec<String>),
     Path { set: PathSet, src: Vec<String> },
     Exists(bool),
+}
+
+/// A `regex` operand. Compiled once when the rules are read, to report a
+/// bad pattern, then dropped: the field's `RegexSet` in [`CondSets`]
+/// answers for it, and it is compiled again only the first time it is
+/// matched on its own (a group that did not compile as a set, an
+/// evaluation without the sets). The standard profile's 165 regexes held
+/// 3.5 MiB compiled beside their sets (docs/performance.md, #28).
+#[derive(Debug, Clone)]
+pub(crate) struct LazyRegex {
+    src: Box<str>,
+    re: std::sync::OnceLock<Regex>,
+}
+
+impl LazyRegex {
+    pub fn new(src: &str) -> Result<LazyRegex, regex::Error> {
+        Regex::new(src)?;
+        Ok(LazyRegex {
+            src: src.into(),
+            re: std::sync::OnceLock::new(),
+        })
+    }
+
+    pub fn as_str(&self) -> &str {
+        &self.src
+    }
+
+    pub fn is_match(&self, s: &str) -> bool {
+        self.re
+            .get_or_init(|| Regex::new(&self.src).expect("compiled when the rules were read"))
+            .is_match(s)
+    }
 }
 
 /// The Bash command a per-command condition is judged on.
@@ -696,7 +728,7 @@ mod tests {
             "nul": null
         });
         let e = env(&input);
-        let re = |s: &str| Op::Regex(vec![Regex::new(s).unwrap()]);
+        let re = |s: &str| Op::Regex(vec![LazyRegex::new(s).unwrap()]);
         let table: Vec<(Cond, bool)> = vec![
             (
                 leaf_cond("cwd", Op::Equals(vec![Scalar::Str("/p".into())])),
@@ -748,7 +780,7 @@ mod tests {
 
     #[test]
     fn grouped_sets_agree_with_single_matching() {
-        let re = |s: &[&str]| Op::Regex(s.iter().map(|p| Regex::new(p).unwrap()).collect());
+        let re = |s: &[&str]| Op::Regex(s.iter().map(|p| LazyRegex::new(p).unwrap()).collect());
         let glob = |s: &[&str]| {
             let mut b = GlobSetBuilder::new();
             s.iter().for_each(|p| {

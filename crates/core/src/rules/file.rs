@@ -5,7 +5,7 @@
 //! derived with serde, so that one pass finds *all* the errors (unknown keys,
 //! wrong types, bad regexes, …) rather than stopping at the first.
 
-use super::cond::{Cond, Field, Op, Scalar};
+use super::cond::{Cond, Field, LazyRegex, Op, Scalar};
 use super::diag::{Diagnostic, RulesError, Severity, Sink};
 use super::path::{glob_error, string_glob, PathPattern, PathSet};
 use super::rule::{Action, EventSet, Rule, StopLimit, EVENTS};
@@ -13,7 +13,6 @@ use super::tool;
 use crate::agent::claude::HookEventKind;
 use crate::agent::Agent;
 use globset::GlobSetBuilder;
-use regex::Regex;
 use std::collections::HashMap;
 use std::path::Path;
 use toml::de::{DeTable, DeValue};
@@ -1013,10 +1012,10 @@ impl Reader<'_> {
     }
 
     /// `regex`: the patterns that compile; the others are reported.
-    fn regexes(&mut self, operand: &Value<'_>, label: &str, op_where: &str) -> Vec<Regex> {
+    fn regexes(&mut self, operand: &Value<'_>, label: &str, op_where: &str) -> Vec<LazyRegex> {
         let mut rs = Vec::new();
         for (s, span) in self.strings(operand, label, op_where) {
-            match Regex::new(&s) {
+            match LazyRegex::new(&s) {
                 Ok(r) => rs.push(r),
                 Err(e) => self.sink.error(
                     span,
