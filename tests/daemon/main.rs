@@ -14,6 +14,7 @@ mod audit;
 mod config_reload;
 mod coverage;
 mod daemon;
+mod facts_daemon;
 mod forwarder;
 mod grants;
 mod inprocess;
