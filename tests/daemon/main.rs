@@ -25,3 +25,4 @@ mod pending;
 mod policy;
 mod policy_bundle;
 mod rules_daemon;
+mod signals_daemon;
