@@ -249,10 +249,86 @@ fn main() {
     if p99 > 20.0 {
         println!("p99 is above the 20 µs target");
     }
+    facts_in_play(&src, &set, &inputs);
     profiles();
     if !std::env::args().any(|a| a == "--no-pathological") {
         pathological(&set);
     }
+}
+
+/// Session facts in play (issue #25), side by side with the same 1,000
+/// rules without gates, in one run: every generated rule gets a gate in
+/// turn (`limit`, `after`, `budget`), and each evaluation reads facts as
+/// the daemon passes them (a long, tainted session whose limited rules are
+/// all past their count) and a signal value.
+fn facts_in_play(src: &str, plain: &RuleSet, inputs: &[Value]) {
+    use hookd::rules::facts::{SessionFacts, Taint};
+    let mut gated = String::new();
+    let mut limited = Vec::new();
+    for (i, part) in src.split("\n[[rule]]\n").enumerate() {
+        if i > 0 {
+            gated.push_str("\n[[rule]]\n");
+        }
+        gated.push_str(part);
+        let Some(id) = part
+            .strip_prefix("id = \"")
+            .and_then(|r| r.split('"').next())
+            .filter(|id| id.starts_with("gen-"))
+        else {
+            continue;
+        };
+        let gate = match i % 3 {
+            0 => {
+                limited.push(id.to_string());
+                "limit = { count = 5, per = \"10m\" }\n"
+            }
+            1 => "after = [\"WebFetch\", \"mcp__*\"]\nwithin = \"30m\"\n",
+            _ => "budget = { calls = 100 }\n",
+        };
+        if !gated.ends_with('\n') {
+            gated.push('\n');
+        }
+        gated.push_str(gate);
+    }
+    let set = RuleSet::parse(&gated, Path::new("gated.toml")).expect("gated rules compile");
+    assert_eq!(set.len(), plain.len());
+    let now_ms = 1_800_000_000_000;
+    let facts = SessionFacts {
+        calls: 150,
+        counts: limited.iter().map(|id| (id.clone(), 6)).collect(),
+        taint: vec![Taint {
+            tool: "WebFetch".into(),
+            detail: Some("https://example.com/page".into()),
+            at_ms: now_ms - 60_000,
+        }],
+        now_ms,
+    };
+    let signals = hookd::rules::signal::Signals::new().with("branch", "main");
+    let home = Path::new("/home/dev");
+    let project = Path::new("/home/dev/project");
+    let time = |set: &RuleSet, with_facts: bool| {
+        let mut samples = Vec::with_capacity(ROUNDS / 4 * inputs.len());
+        for _ in 0..ROUNDS / 4 {
+            for v in inputs {
+                let mut q = Query::new(v).home(home).project_dir(project);
+                if with_facts {
+                    q = q.facts(&facts).signals(&signals);
+                }
+                let t = Instant::now();
+                black_box(set.evaluate(black_box(&q)));
+                samples.push(t.elapsed());
+            }
+        }
+        samples.sort_unstable();
+        (percentile(&samples, 0.50), percentile(&samples, 0.99))
+    };
+    let (p50, p99) = time(plain, false);
+    let (g50, g99) = time(&set, true);
+    println!(
+        "facts ({} rules, {} limited, a tainted session of 150 calls): without gates p50 {p50:.2} µs, p99 {p99:.2} µs; with gates and facts p50 {g50:.2} µs, p99 {g99:.2} µs",
+        set.len(),
+        limited.len()
+    );
 }
 
 /// The embedded profiles side by side (issue #27): every case of the

@@ -70,6 +70,22 @@ pub struct Status {
     /// off, and from older daemons.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub narrator: Option<ModelUsage>,
+    /// `[signals]` commands (issue #25): runs and failures since the start.
+    /// Absent without `[signals]`, and from older daemons.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub signals: Option<SignalsStatus>,
+}
+
+/// The daemon's `[signals]` commands since it started.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct SignalsStatus {
+    /// Commands run.
+    pub runs: u64,
+    /// Runs that failed: a non-zero exit, a timeout, a program not found.
+    pub failures: u64,
+    /// (signal, project directory) values held.
+    pub cached: u64,
 }
 
 /// One UTC day's use of a model by the daemon's own questions (the judge,

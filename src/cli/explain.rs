@@ -244,6 +244,18 @@ impl fmt::Display for Explained {
                 text("reason")
             )?;
         }
+        // The session facts and signal values it read (issue #25).
+        if let Some(facts) = &d.facts {
+            writeln!(f, "  facts     {}", facts_summary(facts))?;
+        }
+        if !d.signals.is_empty() {
+            let shown: Vec<String> = d
+                .signals
+                .iter()
+                .map(|(k, v)| format!("{k}={v:?}"))
+                .collect();
+            writeln!(f, "  signals   {}", shown.join(", "))?;
+        }
         match &d.revision {
             Some(revision) => {
                 let now = match (self.same_revision, &self.current_revision) {
@@ -296,4 +308,25 @@ pub struct Args {
 pub fn run(args: Args) -> anyhow::Result<Outcome> {
     let log = log_path(args.log)?;
     explain(&args.id, &log, &rules_source(args.rules), args.json)
+}
+
+/// One line for a decision's session facts: the session's calls, each
+/// limited rule's count in its window, and what tainted the session.
+fn facts_summary(facts: &crate::protocol::facts::SessionFacts) -> String {
+    let mut parts = vec![format!("{} earlier tool calls in the session", facts.calls)];
+    for (rule, n) in &facts.counts {
+        parts.push(format!("{rule}: {n} earlier in its window"));
+    }
+    if facts.taint.is_empty() {
+        parts.push("not tainted".to_string());
+    }
+    for t in &facts.taint {
+        let detail = t
+            .detail
+            .as_deref()
+            .map(|d| format!(" {d}"))
+            .unwrap_or_default();
+        parts.push(format!("tainted by {}{detail}", t.tool));
+    }
+    parts.join("; ")
 }

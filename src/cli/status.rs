@@ -80,6 +80,13 @@ pub fn print(connection: &mut Client, json: bool) -> anyhow::Result<()> {
             writeln!(Stdout, "{feature}: {}", u.line())?;
         }
     }
+    if let Some(s) = &status.signals {
+        writeln!(
+            Stdout,
+            "signals: {} runs, {} failed, {} values held",
+            s.runs, s.failures, s.cached
+        )?;
+    }
     if !status.coverage.is_empty() {
         writeln!(Stdout, "tool calls (coverage alarm):")?;
         for agent in &status.coverage {

@@ -70,6 +70,8 @@ pub struct Judgement {
     /// The judge rules that matched, and the answers used (boxed: every
     /// waiting hook holds a judgement).
     pub judging: Option<Box<JudgeFacts>>,
+    /// The `[signals]` values the judgement read, for the decision line.
+    pub signals: Option<crate::rules::signal::Signals>,
 }
 
 /// A judgement's judge rules (`action = "judge"`): the questions, and the
@@ -97,6 +99,7 @@ impl Judgement {
             project_rules: None,
             facts: None,
             judging: None,
+            signals: None,
         }
     }
 }
@@ -310,6 +313,8 @@ pub struct Controller {
     stops: super::stops::StopChains,
     /// Session facts for rules with `limit`, `budget`, `after`.
     facts: super::session_facts::FactsStore,
+    /// `[signals]` values per project.
+    signals: Arc<super::signals::SignalCache>,
 }
 
 impl std::fmt::Debug for Controller {
@@ -331,6 +336,7 @@ impl Controller {
             home: std::env::var_os("HOME").map(PathBuf::from),
             stops: Default::default(),
             facts: Default::default(),
+            signals: Default::default(),
         }
     }
 
@@ -395,8 +401,19 @@ impl Controller {
     /// [`Judgement::judging`], for the caller to ask a model and
     /// [`Controller::judge_again`] with the answers.
     pub fn judge(&self, event: &Event, layers: &Layers) -> Judgement {
+        self.judge_with(event, layers, None)
+    }
+
+    /// [`Controller::judge`] with the `[signals]` values of the event's
+    /// project (from [`Controller::signals_for`]).
+    pub fn judge_with(
+        &self,
+        event: &Event,
+        layers: &Layers,
+        signals: Option<crate::rules::signal::Signals>,
+    ) -> Judgement {
         let facts = self.gather_facts(event, layers);
-        let evaluation = self.evaluate(event, layers, facts.as_ref(), &[]);
+        let evaluation = self.evaluate(event, layers, facts.as_ref(), &[], signals.as_ref());
         if facts.is_some() {
             self.record_facts(event, &evaluation.limited);
         }
@@ -406,7 +423,29 @@ impl Controller {
                 answers: Vec::new(),
             })
         });
-        self.judgement_of(event, layers, evaluation, facts, judging)
+        let mut judgement = self.judgement_of(event, layers, evaluation, facts, judging);
+        judgement.signals = signals;
+        judgement
+    }
+
+    /// The `[signals]` values for `event`'s project (see
+    /// [`super::signals::SignalCache::values`]); `None` without `[signals]`
+    /// or without a project directory.
+    pub async fn signals_for(
+        &self,
+        event: &Event,
+        config: &std::collections::BTreeMap<String, super::signals::SignalConfig>,
+    ) -> Option<crate::rules::signal::Signals> {
+        if config.is_empty() {
+            return None;
+        }
+        let dir = event.project_dir()?;
+        Some(self.signals.values(config, &dir).await)
+    }
+
+    /// `status.signals`.
+    pub fn signals_status(&self) -> crate::protocol::status::SignalsStatus {
+        self.signals.status()
     }
 
     /// `first` (from [`Controller::judge`]) judged again with the judge
@@ -418,15 +457,23 @@ impl Controller {
         first: Judgement,
         answers: Vec<crate::rules::judge::JudgeVerdict>,
     ) -> Judgement {
-        let evaluation = self.evaluate(event, layers, first.facts.as_ref(), &answers);
+        let evaluation = self.evaluate(
+            event,
+            layers,
+            first.facts.as_ref(),
+            &answers,
+            first.signals.as_ref(),
+        );
         let asked = first.judging.map(|j| j.asked).unwrap_or_default();
-        self.judgement_of(
+        let mut judgement = self.judgement_of(
             event,
             layers,
             evaluation,
             first.facts,
             Some(Box::new(JudgeFacts { asked, answers })),
-        )
+        );
+        judgement.signals = first.signals;
+        judgement
     }
 
     fn evaluate(
@@ -435,6 +482,7 @@ impl Controller {
         layers: &Layers,
         facts: Option<&crate::rules::facts::SessionFacts>,
         answers: &[crate::rules::judge::JudgeVerdict],
+        signals: Option<&crate::rules::signal::Signals>,
     ) -> crate::rules::Evaluation {
         let project_dir = event.project_dir();
         // The Claude-shaped inputs the rules judge, as the agent's dialect
@@ -452,7 +500,7 @@ impl Controller {
                 stop_blocks: self.stops.blocks(event.kind(), event.fields()),
                 facts,
                 judgements: answers,
-                signals: None,
+                signals,
             },
         )
     }
@@ -490,6 +538,7 @@ impl Controller {
             project_rules: layers.project.as_ref().map(|p| p.rules.clone()),
             facts,
             judging: judging.filter(|_| event.resolved.decision_point),
+            signals: None,
         }
     }
 

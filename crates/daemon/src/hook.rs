@@ -702,7 +702,7 @@ fn record_decision(
                     .collect()
             })
             .unwrap_or_default(),
-        signals: Default::default(),
+        signals: judgement.signals.map(|s| s.0).unwrap_or_default(),
     };
     if judgement.enforced
         && decision.answer.verdict != Verdict::NoOpinion
@@ -810,10 +810,16 @@ async fn judge(
     let generation = rules.generation();
     let work = async {
         let layers = shared.controller.layers(event, rules).await;
+        let signals = shared
+            .controller
+            .signals_for(event, &shared.config().signals)
+            .await;
         let first = if frame_bytes <= INLINE_EVALUATION_MAX_BYTES {
-            std::panic::catch_unwind(AssertUnwindSafe(|| evaluate(shared, event, &layers)))
-                .map(|judgement| (judgement, layers))
-                .map_err(|_| "internal_error")
+            std::panic::catch_unwind(AssertUnwindSafe(|| {
+                evaluate(shared, event, &layers, signals)
+            }))
+            .map(|judgement| (judgement, layers))
+            .map_err(|_| "internal_error")
         } else {
             let slot = shared
                 .evaluations
@@ -826,7 +832,7 @@ async fn judge(
                 // Held until the evaluation really ends, even when the hook
                 // stopped waiting for it at its deadline.
                 let _slot = slot;
-                let judgement = evaluate(&shared, &event, &layers);
+                let judgement = evaluate(&shared, &event, &layers, signals);
                 (judgement, layers)
             })
             .await
@@ -878,10 +884,15 @@ async fn judge(
     })
 }
 
-fn evaluate(shared: &Shared, event: &Event, layers: &Layers) -> Judgement {
+fn evaluate(
+    shared: &Shared,
+    event: &Event,
+    layers: &Layers,
+    signals: Option<crate::rules::signal::Signals>,
+) -> Judgement {
     #[cfg(feature = "fault-injection")]
     super::fault::while_judging(&event.raw);
-    shared.controller.judge(event, layers)
+    shared.controller.judge_with(event, layers, signals)
 }
 
 /// The facts about `event` that subscribers' filters look at.

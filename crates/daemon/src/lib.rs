@@ -482,6 +482,7 @@ impl Shared {
             coverage: self.coverage.status(),
             judge: self.judges.status(self),
             narrator: self.narrator.status(self),
+            signals: (!self.config().signals.is_empty()).then(|| self.controller.signals_status()),
         }
     }
 }
