@@ -34,8 +34,10 @@ pub struct Postgres {
 }
 
 /// Where the binaries are, if installed.
-fn bindir() -> Option<PathBuf> {
-    let from_pg_config = Command::new("pg_config")
+fn bindir(home: &Path) -> Option<PathBuf> {
+    let mut pg_config = Command::new("pg_config");
+    process::private_home(&mut pg_config, home);
+    let from_pg_config = pg_config
         .arg("--bindir")
         .stderr(Stdio::null())
         .output()
@@ -63,24 +65,26 @@ impl Postgres {
     /// A new cluster with database [`DB`], or `None` (the test skipped, or
     /// on CI failed) where PostgreSQL is not installed.
     pub fn start(test: &str) -> Option<Postgres> {
-        let Some(bindir) = bindir() else {
+        let dir = tempfile::Builder::new()
+            .prefix("hookd-pg")
+            .tempdir()
+            .unwrap();
+        let Some(bindir) = bindir(&dir.path().join("home")) else {
             process::skip_or_fail(
                 test,
                 "needs PostgreSQL (Debian: apt-get install postgresql)",
             );
             return None;
         };
-        let dir = tempfile::Builder::new()
-            .prefix("hookd-pg")
-            .tempdir()
-            .unwrap();
         // The server's user must reach its data and socket directories.
         fs::set_permissions(dir.path(), fs::Permissions::from_mode(0o755)).unwrap();
         for sub in ["data", "socket", "home"] {
-            fs::create_dir(dir.path().join(sub)).unwrap();
+            fs::create_dir_all(dir.path().join(sub)).unwrap();
         }
         if is_root() {
-            let status = Command::new("chown")
+            let mut chown = Command::new("chown");
+            process::private_home(&mut chown, &dir.path().join("home"));
+            let status = chown
                 .args(["-R", "postgres:postgres"])
                 .arg(dir.path().join("data"))
                 .arg(dir.path().join("socket"))
