@@ -1022,11 +1022,11 @@ mod tests {
         let err = refused("[files]\n\"rules/net.toml\" = \"abc\"\n", true);
         assert!(err.contains("is not a SHA-256"), "{err}");
         let err = refused(
-            &format!("expires = 1\n{}", manifest(&[("rules/net.toml", RULE)])),
+            &format!("not_before = 1\n{}", manifest(&[("rules/net.toml", RULE)])),
             true,
         );
         assert!(
-            err.contains("manifest.toml: unknown field `expires`"),
+            err.contains("manifest.toml: unknown field `not_before`"),
             "{err}"
         );
     }
