@@ -28,7 +28,7 @@
 //! why. Nor can policy be rolled back: a bundle past its `expires`, or
 //! whose `serial` is below the active bundle's (or equal, with other
 //! contents, or absent where the active one has one) is refused the same
-//! way ([`admissible`]).
+//! way (`admissible`).
 //!
 //! minisign rather than bare ed25519: the same Ed25519 signatures, plus a
 //! key id that catches a bundle signed with the wrong key, a standard
