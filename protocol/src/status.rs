@@ -74,6 +74,10 @@ pub struct Status {
     /// Absent without `[signals]`, and from older daemons.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub signals: Option<SignalsStatus>,
+    /// The team plane (`[team]`, docs/team.md). Absent when it is off, and
+    /// from older daemons.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub team: Option<TeamStatus>,
 }
 
 /// The daemon's `[signals]` commands since it started.
@@ -86,6 +90,48 @@ pub struct SignalsStatus {
     pub failures: u64,
     /// (signal, project directory) values held.
     pub cached: u64,
+}
+
+/// `status.team`: the team plane's database and its counters since start.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct TeamStatus {
+    /// `role@host:port/dbname`, without a password.
+    pub database: String,
+    /// This machine's name in the fleet.
+    pub machine: String,
+    /// Whether the last attempt reached the database.
+    pub connected: bool,
+    /// Writes of this machine's fleet row.
+    pub fleet_updates: u64,
+    /// Attempts that failed (connecting or writing).
+    pub failures: u64,
+    /// The last failure's cause (it stays after the database recovers).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub last_error: Option<String>,
+}
+
+impl std::fmt::Display for TeamStatus {
+    /// `hookd status`'s line.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "team: {} as {} ({}): {} fleet updates, {} failures",
+            self.database,
+            self.machine,
+            if self.connected {
+                "connected"
+            } else {
+                "not connected"
+            },
+            self.fleet_updates,
+            self.failures,
+        )?;
+        if let Some(e) = &self.last_error {
+            write!(f, "; last error: {e}")?;
+        }
+        Ok(())
+    }
 }
 
 /// One UTC day's use of a model by the daemon's own questions (the judge,
@@ -354,6 +400,12 @@ pub struct PolicyLayerStatus {
 pub struct BundleStatus {
     /// The active bundle's `manifest.toml` revision, if it names one.
     pub revision: Option<String>,
+    /// The active bundle's `serial`: a lower one is refused (no rollback).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub serial: Option<u64>,
+    /// The active bundle's `expires` (RFC 3339), if it has one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub expires: Option<String>,
     /// SHA-256 of the active archive (hex).
     pub sha256: Option<String>,
     /// When the active bundle was activated (RFC 3339).

@@ -10,7 +10,7 @@ use clap::{Parser, Subcommand};
 use super::output::ColorWhen;
 use super::{
     adapter, approve, completions, decide, doctor, explain, grants, http, install, log, man,
-    pending, replay, rules, run, serve, service, status, statusline, steer, tail, uninstall,
+    pending, replay, rules, run, serve, service, status, statusline, steer, tail, team, uninstall,
     Outcome,
 };
 
@@ -127,6 +127,9 @@ pub enum Command {
     /// The HTTP listener (`[http]` in config.toml): its bearer token.
     #[command(subcommand)]
     Http(http::Command),
+    /// The team plane (`[team]` in config.toml): its PostgreSQL database.
+    #[command(subcommand)]
+    Team(team::Command),
 }
 
 /// The clap command of `hookd`, for the completions and the man pages.
@@ -170,6 +173,7 @@ pub fn main() -> ExitCode {
         Command::Man(args) => man::run(args),
         Command::Adapter(command) => adapter::run(command),
         Command::Http(command) => http::run(command),
+        Command::Team(command) => team::run(command),
     };
     super::exit_code(result)
 }

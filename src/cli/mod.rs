@@ -38,6 +38,7 @@ pub mod statusline;
 pub mod steer;
 pub mod suggest;
 pub mod tail;
+pub mod team;
 pub mod uninstall;
 
 pub use app::main;

@@ -20,10 +20,17 @@ use clap::Subcommand;
 
 use super::args::{rules_source, AgentName};
 
-/// `hookd rules manifest DIR [--revision R]`: the `manifest.toml` of the
-/// policy bundle in `DIR`, for its publisher to sign.
-pub fn manifest(dir: &Path, revision: Option<&str>) -> anyhow::Result<Outcome> {
-    let text = crate::policy::bundle::manifest_for(dir, revision).map_err(anyhow::Error::msg)?;
+/// `hookd rules manifest DIR [--revision R] [--serial N] [--expires T]`:
+/// the `manifest.toml` of the policy bundle in `DIR`, for its publisher to
+/// sign.
+pub fn manifest(
+    dir: &Path,
+    revision: Option<&str>,
+    serial: Option<u64>,
+    expires: Option<&str>,
+) -> anyhow::Result<Outcome> {
+    let text = crate::policy::bundle::manifest_for(dir, revision, serial, expires)
+        .map_err(anyhow::Error::msg)?;
     write!(Stdout, "{text}")?;
     Ok(Outcome::Success)
 }
@@ -263,6 +270,14 @@ pub enum Command {
         /// A name for this version, shown in `hookd status`.
         #[arg(long)]
         revision: Option<String>,
+        /// The bundle's number: raise it with each release; daemons refuse
+        /// a bundle with a lower one than they have active (no rollback).
+        #[arg(long)]
+        serial: Option<u64>,
+        /// When the bundle stops being accepted (RFC 3339, e.g.
+        /// 2027-01-31T00:00:00Z).
+        #[arg(long)]
+        expires: Option<String>,
     },
     /// Print the policy revision of a rules file: a hash of its rules, the
     /// same for the same rules on any machine, as `status` shows and every
@@ -290,7 +305,12 @@ pub fn run(command: Command) -> anyhow::Result<Outcome> {
             force,
         } => super::profile::init(profile, file, force),
         Command::Bench(args) => super::profile::run_bench(args),
-        Command::Manifest { dir, revision } => manifest(&dir, revision.as_deref()),
+        Command::Manifest {
+            dir,
+            revision,
+            serial,
+            expires,
+        } => manifest(&dir, revision.as_deref(), serial, expires.as_deref()),
         Command::Revision {
             file,
             project,

@@ -46,6 +46,9 @@ pub fn print(connection: &mut Client, json: bool) -> anyhow::Result<()> {
         writeln!(Stdout, "{line}")?;
     }
     writeln!(Stdout, "log: {}", status.log.display())?;
+    if let Some(team) = &status.team {
+        writeln!(Stdout, "{team}")?;
+    }
     if let Some(otlp) = &status.otlp {
         writeln!(Stdout, "{otlp}")?;
     }

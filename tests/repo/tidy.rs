@@ -157,13 +157,14 @@ const CRATE_SOURCES: &[&str] = &[
     "crates/core/src",
     "crates/daemon/src",
     "crates/forwarder/src",
+    "crates/team/src",
 ];
 
 const RULES: &[Rule] = &[
     Rule {
         name: "nothing-below-the-cli-prints",
         covers: |path| {
-            ["protocol/src/", "crates/core/src/", "crates/daemon/src/"]
+            ["protocol/src/", "crates/core/src/", "crates/daemon/src/", "crates/team/src/"]
                 .iter()
                 .any(|dir| path.starts_with(dir))
         },

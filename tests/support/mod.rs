@@ -12,6 +12,7 @@ pub mod daemon;
 pub mod http;
 pub mod otlp;
 pub mod plugin_agents;
+pub mod postgres;
 pub mod process;
 pub mod prometheus;
 pub mod receiver;

@@ -72,6 +72,7 @@ pub mod signals;
 pub mod socket;
 pub mod stops;
 pub mod systemd;
+pub mod team;
 pub mod unjudged;
 pub mod watch;
 
@@ -229,6 +230,8 @@ pub struct Shared {
     pub hub: Hub,
     /// The coverage alarm: tool calls that ran unjudged.
     pub coverage: coverage::Coverage,
+    /// The team plane, once started (`[team]`; see [`team`]).
+    pub team: std::sync::OnceLock<Arc<team::TeamState>>,
     /// The configuration in force (replaced whole by a reload of
     /// `config.toml`; read it through [`Shared::config`]).
     config: std::sync::RwLock<Arc<crate::config::Config>>,
@@ -349,6 +352,7 @@ impl Shared {
             bundles: Default::default(),
             hub: Hub::default(),
             coverage: Default::default(),
+            team: Default::default(),
             config: std::sync::RwLock::new(Arc::new(options.config.clone())),
             redactor: std::sync::RwLock::new(Arc::new(redactor)),
             judges: Default::default(),
@@ -483,6 +487,7 @@ impl Shared {
             judge: self.judges.status(self),
             narrator: self.narrator.status(self),
             signals: (!self.config().signals.is_empty()).then(|| self.controller.signals_status()),
+            team: self.team.get().map(|t| t.status()),
         }
     }
 }
@@ -686,6 +691,9 @@ pub async fn serve(
     });
     if let Some(interval) = systemd::watchdog_interval() {
         tokio::spawn(watchdog(shared.clone(), interval, shutdown.clone()));
+    }
+    if let Some(state) = team::start(&shared, &shutdown) {
+        let _ = shared.team.set(state);
     }
     // Counted, not held: a generation held here would live as long as the
     // accept loop, whatever replaced it.

@@ -409,6 +409,26 @@ const FAMILIES: &[Family] = &[
         samples: Samples::Series(write_model_cost),
     },
     Family {
+        name: "hookd_team_fleet_updates_total",
+        kind: "counter",
+        help: "Writes of this machine's row in the team database's fleet ([team]; no sample when it is off).",
+        samples: Samples::Series(|name, s, out| {
+            if let Some(t) = &s.status.team {
+                let _ = writeln!(out, "{name} {}", t.fleet_updates);
+            }
+        }),
+    },
+    Family {
+        name: "hookd_team_failures_total",
+        kind: "counter",
+        help: "Attempts to reach or write the team database that failed ([team]; no sample when it is off).",
+        samples: Samples::Series(|name, s, out| {
+            if let Some(t) = &s.status.team {
+                let _ = writeln!(out, "{name} {}", t.failures);
+            }
+        }),
+    },
+    Family {
         name: "hookd_uptime_seconds",
         kind: "gauge",
         help: "Seconds since the daemon started.",

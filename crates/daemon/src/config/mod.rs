@@ -120,6 +120,9 @@ pub struct Config {
     /// `[narrator]`: one line of what each agent is doing (see crate::narrator).
     #[serde(default)]
     pub narrator: models::NarratorConfig,
+    /// `[team]`: the team plane's database (docs/team.md); off when absent.
+    #[serde(default)]
+    pub team: Option<hookd_team::TeamConfig>,
 }
 
 /// How long a pending decision may wait.
@@ -386,6 +389,11 @@ impl Config {
         if let Err((key, why)) = config.narrator.validate(&config.providers) {
             return Err(fail(&["narrator", key], &why));
         }
+        if let Some(team) = &config.team {
+            if let Err((key, why)) = team.validate() {
+                return Err(fail(&["team", key], &why));
+            }
+        }
         Ok(config)
     }
 
@@ -481,7 +489,7 @@ fn location(text: &str, path: &[&str]) -> (usize, usize) {
 /// pushes) are set up once. `[http]` turned on where it was off is the
 /// exception: the listener starts then. Everything else (`[decisions]`,
 /// `[clients]`, `[redact]`, `[providers]`, `[policy]`) applies at once.
-pub const RESTART_ONLY: &[&str] = &["[log]", "[otlp]", "[http]", "[notify]"];
+pub const RESTART_ONLY: &[&str] = &["[log]", "[otlp]", "[http]", "[notify]", "[team]"];
 
 impl Config {
     /// The sections of [`RESTART_ONLY`] in which `self` (the file as read
@@ -516,6 +524,9 @@ impl Config {
         );
         if self.notify != running.notify {
             changed.push("[notify]".to_string());
+        }
+        if self.team != running.team {
+            changed.push("[team]".to_string());
         }
         changed
     }

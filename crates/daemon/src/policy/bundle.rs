@@ -4,7 +4,8 @@
 //! `http://` too, for tests) or a directory, holding `rules/*.toml`,
 //! `manifest.toml` and `manifest.toml.minisig`. It is verified as a whole:
 //! the manifest lists every file of `rules/` with its SHA-256 (and
-//! `revision`, a name for this version), and its minisign signature is
+//! `revision`, a name for this version; `serial`, a number each release
+//! raises; `expires`, an RFC 3339 time), and its minisign signature is
 //! checked against the source's `public_key`. A file listed and missing,
 //! a file in `rules/` not listed, or a file whose bytes are not the listed
 //! ones refuses the bundle, so deleting one rules file (or adding one) is
@@ -24,7 +25,10 @@
 //! reloads every layer. A bundle that fails to download, verify or compile
 //! changes nothing: the last good one stays active (and, persisted,
 //! survives a restart without network); `status`, `doctor` and the log say
-//! why.
+//! why. Nor can policy be rolled back: a bundle past its `expires`, or
+//! whose `serial` is below the active bundle's (or equal, with other
+//! contents, or absent where the active one has one) is refused the same
+//! way (`admissible`).
 //!
 //! minisign rather than bare ed25519: the same Ed25519 signatures, plus a
 //! key id that catches a bundle signed with the wrong key, a standard
@@ -193,6 +197,12 @@ struct Activated {
     sha256: String,
     /// The manifest's revision.
     revision: Option<String>,
+    /// The manifest's `serial`: a bundle with a lower one is refused.
+    #[serde(default)]
+    serial: Option<u64>,
+    /// The manifest's `expires` (RFC 3339).
+    #[serde(default)]
+    expires: Option<String>,
     /// When it was activated (RFC 3339).
     activated_at: String,
     /// Whether it was verified as a whole, by its signed manifest: false
@@ -228,6 +238,10 @@ struct Contents {
     sha256: String,
     /// The manifest's `revision`.
     revision: Option<String>,
+    /// The manifest's `serial`.
+    serial: Option<u64>,
+    /// The manifest's `expires`, checked to be RFC 3339.
+    expires: Option<String>,
     etag: Option<String>,
 }
 
@@ -240,6 +254,13 @@ struct Contents {
 struct Manifest {
     /// A name for this version, shown in `status`.
     revision: Option<String>,
+    /// The bundle's number, raised by each release: a daemon refuses one
+    /// lower than (or equal to, with other contents) the active bundle's,
+    /// so an older signed bundle cannot be replayed.
+    serial: Option<u64>,
+    /// When the bundle stops being acceptable (RFC 3339): a daemon
+    /// refuses it after, so a stale bundle cannot be served forever.
+    expires: Option<String>,
     /// Every file of `rules/` (`rules/<name>.toml`) and the lower-case hex
     /// SHA-256 of its bytes. `None` in a manifest of before whole-bundle
     /// signing.
@@ -279,6 +300,8 @@ pub fn check(
             if status.activated_at.is_none() {
                 status.activated_at = Some(previous.activated_at.clone());
                 status.revision = previous.revision.clone();
+                status.serial = previous.serial;
+                status.expires = previous.expires.clone();
             }
         }
         status.checked_at = Some(crate::time::rfc3339(std::time::SystemTime::now()));
@@ -293,6 +316,7 @@ pub fn check(
             Ok(Checked::Unchanged)
         }
         Some(contents) => {
+            admissible(previous.as_ref(), &contents, std::time::SystemTime::now())?;
             compile(&contents)?;
             activate(&active, &contents)?;
             Ok(Checked::Activated)
@@ -304,10 +328,49 @@ pub fn check(
             status.sha256 = Some(now.sha256.clone());
             status.activated_at = Some(now.activated_at.clone());
             status.revision = now.revision.clone();
+            status.serial = now.serial;
+            status.expires = now.expires.clone();
         }
         status.error = result.as_ref().err().cloned();
     });
     result
+}
+
+/// Whether `contents` may replace the active bundle (`previous`): not
+/// past its `expires`, and not a rollback — a `serial` below the active
+/// one's, the same `serial` with other contents, or none where the active
+/// bundle has one. A refusal keeps the last good bundle and says why.
+fn admissible(
+    previous: Option<&Activated>,
+    contents: &Contents,
+    now: std::time::SystemTime,
+) -> Result<(), String> {
+    const KEPT: &str = "not activated, the last good bundle stays active";
+    if let Some(expires) = &contents.expires {
+        let at = crate::time::parse_rfc3339(expires).ok_or_else(|| {
+            format!("{MANIFEST_FILE}: `expires` = `{expires}` is not an RFC 3339 time")
+        })?;
+        if at <= now {
+            return Err(format!(
+                "{MANIFEST_FILE}: expired at {expires} (a stale or replayed bundle); {KEPT}"
+            ));
+        }
+    }
+    let Some(active) = previous.and_then(|p| p.serial) else {
+        return Ok(());
+    };
+    match contents.serial {
+        None => Err(format!(
+            "{MANIFEST_FILE} has no `serial` and the active bundle's is {active}: a rollback to an unnumbered bundle is refused; {KEPT}"
+        )),
+        Some(serial) if serial < active => Err(format!(
+            "{MANIFEST_FILE}: serial {serial} is older than the active bundle's {active} (a rollback or a replay); {KEPT}"
+        )),
+        Some(serial) if serial == active => Err(format!(
+            "{MANIFEST_FILE}: serial {serial} is the active bundle's, with other contents: a new bundle needs a higher serial; {KEPT}"
+        )),
+        Some(_) => Ok(()),
+    }
 }
 
 /// The bundle's contents, or `None` when the server says it has not
@@ -401,6 +464,13 @@ fn verify_whole(key: &minisign_verify::PublicKey, found: Found) -> Result<Conten
     let text = std::str::from_utf8(&manifest).map_err(|_| format!("{MANIFEST_FILE}: not UTF-8"))?;
     let parsed: Manifest =
         toml::from_str(text).map_err(|e| format!("{MANIFEST_FILE}: {}", e.message()))?;
+    if let Some(expires) = &parsed.expires {
+        if crate::time::parse_rfc3339(expires).is_none() {
+            return Err(format!(
+                "{MANIFEST_FILE}: `expires` = `{expires}` is not an RFC 3339 time (2027-01-31T00:00:00Z)"
+            ));
+        }
+    }
     let listed = parsed
         .files
         .ok_or_else(|| format!("{MANIFEST_FILE} has no [files]: {MAKE_A_MANIFEST}"))?;
@@ -457,6 +527,8 @@ fn verify_whole(key: &minisign_verify::PublicKey, found: Found) -> Result<Conten
         files,
         sha256: hex::encode(&Sha256::digest(&manifest)),
         revision: parsed.revision,
+        serial: parsed.serial,
+        expires: parsed.expires,
         etag: None,
     })
 }
@@ -609,7 +681,19 @@ fn read_dir_bundle(dir: &Path) -> Result<Found<'_>, String> {
 /// The `manifest.toml` of the bundle in `dir` (`hookd rules manifest`):
 /// every file of `dir/rules/` with its SHA-256, and `revision`. Refuses
 /// what a bundle may not hold, as the daemon would.
-pub fn manifest_for(dir: &Path, revision: Option<&str>) -> Result<String, String> {
+pub fn manifest_for(
+    dir: &Path,
+    revision: Option<&str>,
+    serial: Option<u64>,
+    expires: Option<&str>,
+) -> Result<String, String> {
+    if let Some(expires) = expires {
+        if crate::time::parse_rfc3339(expires).is_none() {
+            return Err(format!(
+                "--expires `{expires}` is not an RFC 3339 time (2027-01-31T00:00:00Z)"
+            ));
+        }
+    }
     let rules_dir = dir.join(RULES_DIR);
     let entries =
         std::fs::read_dir(&rules_dir).map_err(|e| format!("{}: {e}", rules_dir.display()))?;
@@ -632,7 +716,16 @@ pub fn manifest_for(dir: &Path, revision: Option<&str>) -> Result<String, String
     let quoted = |text: &str| serde_json::Value::from(text).to_string();
     let mut text = String::new();
     if let Some(revision) = revision {
-        text.push_str(&format!("revision = {}\n\n", quoted(revision)));
+        text.push_str(&format!("revision = {}\n", quoted(revision)));
+    }
+    if let Some(serial) = serial {
+        text.push_str(&format!("serial = {serial}\n"));
+    }
+    if let Some(expires) = expires {
+        text.push_str(&format!("expires = {}\n", quoted(expires)));
+    }
+    if !text.is_empty() {
+        text.push('\n');
     }
     text.push_str("[files]\n");
     for name in names {
@@ -685,6 +778,8 @@ fn activate(active: &Path, contents: &Contents) -> Result<(), String> {
         etag: contents.etag.clone(),
         sha256: contents.sha256.clone(),
         revision: contents.revision.clone(),
+        serial: contents.serial,
+        expires: contents.expires.clone(),
         activated_at: crate::time::rfc3339(std::time::SystemTime::now()),
         whole: true,
     };
@@ -822,6 +917,73 @@ mod tests {
     }
 
     #[test]
+    fn an_older_or_expired_bundle_is_refused_and_the_last_good_one_stays() {
+        let keys = minisign::KeyPair::generate_unencrypted_keypair().unwrap();
+        let root = tempfile::tempdir().unwrap();
+        let bundle = root.path().join("bundle");
+        let state = root.path().join("state");
+        std::fs::create_dir_all(bundle.join("rules")).unwrap();
+        let source =
+            BundleSource::new(bundle.to_str().unwrap(), Some(&keys.pk.to_base64()), None).unwrap();
+        let bundles = Bundles::default();
+        // Publishes `rule` with `head` (serial, expires) above [files].
+        let publish = |rule: &str, head: &str| {
+            std::fs::write(bundle.join("rules/net.toml"), rule).unwrap();
+            let listing = format!("{head}\n{}", manifest(&[("rules/net.toml", rule)]));
+            std::fs::write(bundle.join(MANIFEST_FILE), &listing).unwrap();
+            std::fs::write(bundle.join(SIGNATURE_FILE), sign(&keys, listing.as_bytes())).unwrap();
+        };
+        let active = active_dir(&state, "team").join("rules/net.toml");
+        let v2 = RULE.replace("curl", "wget");
+        publish(&v2, "serial = 2\nexpires = \"2999-01-01T00:00:00Z\"");
+        assert_eq!(
+            check("team", &source, &state, &bundles),
+            Ok(Checked::Activated)
+        );
+        assert_eq!(bundles.status("team").serial, Some(2));
+        assert_eq!(
+            bundles.status("team").expires.as_deref(),
+            Some("2999-01-01T00:00:00Z")
+        );
+
+        // An older signed bundle replayed: refused, v2 stays, status says why.
+        publish(RULE, "serial = 1");
+        let err = check("team", &source, &state, &bundles).unwrap_err();
+        assert!(
+            err.contains("serial 1 is older than the active bundle's 2"),
+            "{err}"
+        );
+        assert_eq!(std::fs::read_to_string(&active).unwrap(), v2);
+        assert_eq!(bundles.status("team").error, Some(err));
+        assert_eq!(bundles.status("team").serial, Some(2));
+        // The same serial with other contents, or none at all: refused.
+        publish(RULE, "serial = 2");
+        let err = check("team", &source, &state, &bundles).unwrap_err();
+        assert!(err.contains("needs a higher serial"), "{err}");
+        publish(RULE, "");
+        let err = check("team", &source, &state, &bundles).unwrap_err();
+        assert!(err.contains("has no `serial`"), "{err}");
+        // Expired: refused however new.
+        publish(RULE, "serial = 9\nexpires = \"2020-01-01T00:00:00Z\"");
+        let err = check("team", &source, &state, &bundles).unwrap_err();
+        assert!(err.contains("expired at 2020-01-01T00:00:00Z"), "{err}");
+        assert_eq!(std::fs::read_to_string(&active).unwrap(), v2);
+        // Not a time: said so.
+        publish(RULE, "serial = 9\nexpires = \"next tuesday\"");
+        let err = check("team", &source, &state, &bundles).unwrap_err();
+        assert!(err.contains("not an RFC 3339 time"), "{err}");
+        // A newer one activates and clears the error.
+        publish(RULE, "serial = 3");
+        assert_eq!(
+            check("team", &source, &state, &bundles),
+            Ok(Checked::Activated)
+        );
+        assert_eq!(std::fs::read_to_string(&active).unwrap(), RULE);
+        assert_eq!(bundles.status("team").serial, Some(3));
+        assert_eq!(bundles.status("team").error, None);
+    }
+
+    #[test]
     fn a_bundle_without_a_signed_listing_is_refused_saying_what_to_do() {
         let keys = minisign::KeyPair::generate_unencrypted_keypair().unwrap();
         let key = minisign_verify::PublicKey::from_base64(&keys.pk.to_base64()).unwrap();
@@ -860,11 +1022,11 @@ mod tests {
         let err = refused("[files]\n\"rules/net.toml\" = \"abc\"\n", true);
         assert!(err.contains("is not a SHA-256"), "{err}");
         let err = refused(
-            &format!("expires = 1\n{}", manifest(&[("rules/net.toml", RULE)])),
+            &format!("not_before = 1\n{}", manifest(&[("rules/net.toml", RULE)])),
             true,
         );
         assert!(
-            err.contains("manifest.toml: unknown field `expires`"),
+            err.contains("manifest.toml: unknown field `not_before`"),
             "{err}"
         );
     }

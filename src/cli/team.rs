@@ -1,0 +1,207 @@
+//! `hookd team …`: the team plane's database (docs/team.md).
+
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
+
+use anyhow::Context;
+use clap::Subcommand;
+use serde::Serialize;
+
+use super::output::{print_json, Stdout};
+use super::Outcome;
+
+#[derive(Subcommand)]
+pub enum Command {
+    /// Apply the schema's migrations (each once; running it again applies
+    /// nothing) and the group roles `hookd_machine` and `hookd_approver`
+    /// with their grants and row-level security. Run it as the database's
+    /// owner. `--machine-role`/`--approver-role` also make login roles
+    /// members of them; without, it prints the SQL that would.
+    Init {
+        /// Make this login role a machine (member of hookd_machine); created
+        /// when missing (without a password: set one, or use peer/cert auth).
+        #[arg(long, value_name = "ROLE")]
+        machine_role: Vec<String>,
+        /// Make this login role an approver (member of hookd_approver).
+        #[arg(long, value_name = "ROLE")]
+        approver_role: Vec<String>,
+        /// The configuration file whose `[team]` to use
+        /// [default: $XDG_CONFIG_HOME/hookd/config.toml].
+        #[arg(long, value_name = "FILE")]
+        config: Option<PathBuf>,
+        /// Print JSON: {target, applied, roles}.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Connect as this machine and print what the database holds: its
+    /// version, the migrations applied and pending, the rows this role sees.
+    /// Exit 1 when migrations are pending.
+    Status {
+        /// The configuration file whose `[team]` to use.
+        #[arg(long, value_name = "FILE")]
+        config: Option<PathBuf>,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+/// `hookd team …`.
+pub fn run(command: Command) -> anyhow::Result<Outcome> {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?;
+    match command {
+        Command::Init {
+            machine_role,
+            approver_role,
+            config,
+            json,
+        } => runtime.block_on(init(config.as_deref(), &machine_role, &approver_role, json)),
+        Command::Status { config, json } => runtime.block_on(status(config.as_deref(), json)),
+    }
+}
+
+/// `[team]` of `config` (or the default config file), resolved.
+pub fn target(config: Option<&Path>) -> anyhow::Result<hookd_team::ConnectTarget> {
+    let path = match config {
+        Some(path) => path.to_path_buf(),
+        None => crate::paths::default_config_path()
+            .filter(|p| p.exists())
+            .context(
+                "no config.toml: `hookd team` needs one with a [team] section (docs/team.md)",
+            )?,
+    };
+    let config = crate::config::Config::load(&path)?;
+    let team = config
+        .team
+        .with_context(|| format!("{} has no [team] section (docs/team.md)", path.display()))?;
+    Ok(team.resolve()?)
+}
+
+/// `hookd team init --json`.
+#[derive(Debug, Serialize)]
+struct InitReport {
+    target: String,
+    applied: Vec<String>,
+    roles: Vec<String>,
+}
+
+/// A role name as a quoted SQL identifier.
+fn ident(name: &str) -> String {
+    format!("\"{}\"", name.replace('"', "\"\""))
+}
+
+/// The SQL that makes `role` a login member of `group`.
+fn grant_sql(role: &str, group: &str) -> String {
+    let literal = role.replace('\'', "''");
+    format!(
+        "DO $$ BEGIN IF NOT EXISTS (SELECT FROM pg_roles WHERE rolname = '{literal}') THEN \
+         CREATE ROLE {0} LOGIN; END IF; END $$; GRANT {group} TO {0};",
+        ident(role)
+    )
+}
+
+async fn init(
+    config: Option<&Path>,
+    machines: &[String],
+    approvers: &[String],
+    json: bool,
+) -> anyhow::Result<Outcome> {
+    let target = target(config)?;
+    let mut client = hookd_team::connect::connect(&target)
+        .await
+        .with_context(|| format!("connecting to {}", target.describe()))?;
+    let applied = hookd_team::migrate::migrate(&mut client).await?;
+    let mut roles = Vec::new();
+    for (names, group) in [(machines, "hookd_machine"), (approvers, "hookd_approver")] {
+        for name in names {
+            client
+                .batch_execute(&grant_sql(name, group))
+                .await
+                .with_context(|| format!("making {name} a member of {group}"))?;
+            roles.push(format!("{name}: {group}"));
+        }
+    }
+    let applied: Vec<String> = applied
+        .iter()
+        .map(|m| format!("{:04}_{}", m.version, m.name))
+        .collect();
+    if json {
+        print_json(&InitReport {
+            target: target.describe(),
+            applied,
+            roles,
+        })?;
+        return Ok(Outcome::Success);
+    }
+    if applied.is_empty() {
+        writeln!(Stdout, "{}: the schema is up to date", target.describe())?;
+    } else {
+        writeln!(
+            Stdout,
+            "{}: applied {}",
+            target.describe(),
+            applied.join(", ")
+        )?;
+    }
+    for role in &roles {
+        writeln!(Stdout, "role {role}")?;
+    }
+    if roles.is_empty() {
+        writeln!(
+            Stdout,
+            "\nEach machine connects as its own login role, a member of hookd_machine;\n\
+             each approver as one in hookd_approver. As the database owner:\n\n  {}\n  {}\n\n\
+             (or `hookd team init --machine-role NAME --approver-role NAME`)",
+            grant_sql("alice_laptop", "hookd_machine"),
+            grant_sql("security_lead", "hookd_approver"),
+        )?;
+    }
+    Ok(Outcome::Success)
+}
+
+async fn status(config: Option<&Path>, json: bool) -> anyhow::Result<Outcome> {
+    let target = target(config)?;
+    let client = hookd_team::connect::connect(&target)
+        .await
+        .with_context(|| format!("connecting to {}", target.describe()))?;
+    let status = hookd_team::status::status(&client, &target).await?;
+    let ok = status.pending.is_empty();
+    if json {
+        print_json(&status)?;
+        return Ok(Outcome::problems_unless(ok));
+    }
+    let list = |v: &[u32]| {
+        if v.is_empty() {
+            "none".to_string()
+        } else {
+            v.iter()
+                .map(|n| format!("{n:04}"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        }
+    };
+    let count = |n: Option<i64>| n.map_or("-".to_string(), |n| n.to_string());
+    writeln!(
+        Stdout,
+        "database   {} (PostgreSQL {})",
+        status.target, status.server_version
+    )?;
+    writeln!(Stdout, "machine    {}", status.machine)?;
+    writeln!(
+        Stdout,
+        "migrations applied: {}; pending: {}",
+        list(&status.applied),
+        list(&status.pending)
+    )?;
+    writeln!(Stdout, "fleet rows {}", count(status.fleet_rows))?;
+    writeln!(Stdout, "decisions  {}", count(status.decisions))?;
+    if !ok {
+        writeln!(
+            Stdout,
+            "run `hookd team init` as the database owner to apply the pending migrations"
+        )?;
+    }
+    Ok(Outcome::problems_unless(ok))
+}

@@ -1,0 +1,8 @@
+//! The team plane (issue #26) against a real PostgreSQL: a throw-away
+//! cluster per test (tests/support/postgres.rs), the real `hookd` binary.
+
+#[path = "../support/mod.rs"]
+mod support;
+
+mod team_fleet;
+mod team_init;
