@@ -603,14 +603,16 @@ fn project_rules_are_read_off_the_hook_path_and_edits_still_apply() {
         }
     };
     // The project's first hook is judged with its rules.
-    assert_eq!(verdict("make all"), "deny");
     let started = std::time::Instant::now();
+    assert_eq!(verdict("make all"), "deny");
     for _ in 0..200 {
         assert_eq!(verdict("make all"), "deny");
     }
-    // The file is checked about once a second, not once per hook.
+    // The file is checked about once a second, not once per hook: at most
+    // one check per second begun (rounded up; a loaded machine may take
+    // 0.9 s or 2.1 s for these hooks), the first hook's, and a margin.
     let projects = d.status()["projects"].clone();
-    let seconds = started.elapsed().as_secs();
+    let seconds = started.elapsed().as_secs_f64().ceil() as u64;
     assert!(
         projects["checks"].as_u64().unwrap() <= seconds + 3,
         "{projects} after {seconds} s"
