@@ -28,8 +28,8 @@ use serde_json::Value;
 
 use crate::agent::claude::sdk::{ContentBlock, SdkBody, SdkMessageFields};
 use crate::protocol::recording::{
-    RecordItem, RecordLine, RecordedDecision, RecordedExchange, RecordedRequest,
-    RecordedResponse, RecordingHeader, RECORDING_FORMAT, RECORDING_VERSION,
+    RecordItem, RecordLine, RecordedDecision, RecordedExchange, RecordedRequest, RecordedResponse,
+    RecordingHeader, RECORDING_FORMAT, RECORDING_VERSION,
 };
 use crate::protocol::{Reply, RunOptions};
 use crate::redact::Redactor;
@@ -349,8 +349,10 @@ async fn record(
     body: bytes::Bytes,
     parsed: Option<Value>,
 ) -> Response {
-    let (head_tx, head_rx) = tokio::sync::oneshot::channel::<Result<(u16, Option<String>), String>>();
-    let (chunks_tx, chunks_rx) = tokio::sync::mpsc::channel::<Result<bytes::Bytes, std::io::Error>>(64);
+    let (head_tx, head_rx) =
+        tokio::sync::oneshot::channel::<Result<(u16, Option<String>), String>>();
+    let (chunks_tx, chunks_rx) =
+        tokio::sync::mpsc::channel::<Result<bytes::Bytes, std::io::Error>>(64);
     let state = inner.clone();
     tokio::task::spawn_blocking(move || {
         let upstream = {
@@ -362,7 +364,9 @@ async fn record(
             guard.clone()
         };
         let Some(upstream) = upstream else {
-            let _ = head_tx.send(Err("hookd relay: the daemon never said where the run's model API is".into()));
+            let _ = head_tx.send(Err(
+                "hookd relay: the daemon never said where the run's model API is".into(),
+            ));
             return;
         };
         let url = format!("{}{}", upstream.trim_end_matches('/'), path);
@@ -420,18 +424,30 @@ async fn record(
         let redactor = &state.redactor;
         let request = match &parsed {
             Some(v) => redactor.redact_value(v).into_owned(),
-            None => Value::String(redactor.redact_str(&String::from_utf8_lossy(&body)).into_owned()),
+            None => Value::String(
+                redactor
+                    .redact_str(&String::from_utf8_lossy(&body))
+                    .into_owned(),
+            ),
         };
         let exchange = RecordedExchange {
             seq,
-            request: RecordedRequest { method, path, body: request },
+            request: RecordedRequest {
+                method,
+                path,
+                body: request,
+            },
             response: RecordedResponse {
                 status,
                 content_type,
-                body: redactor.redact_str(&String::from_utf8_lossy(&kept)).into_owned(),
+                body: redactor
+                    .redact_str(&String::from_utf8_lossy(&kept))
+                    .into_owned(),
             },
         };
-        if let Mode::Record { lines, .. } = &mut *state.mode.lock().unwrap_or_else(|e| e.into_inner()) {
+        if let Mode::Record { lines, .. } =
+            &mut *state.mode.lock().unwrap_or_else(|e| e.into_inner())
+        {
             lines.push((offset_ms, exchange));
         }
     });
@@ -440,7 +456,11 @@ async fn record(
             let stream = futures_util::stream::unfold(chunks_rx, |mut rx| async move {
                 rx.recv().await.map(|chunk| (chunk, rx))
             });
-            plain(status, content_type.as_deref(), axum::body::Body::from_stream(stream))
+            plain(
+                status,
+                content_type.as_deref(),
+                axum::body::Body::from_stream(stream),
+            )
         }
         Ok(Err(message)) => api_error(502, &message),
         Err(_) => api_error(502, "hookd relay: the upstream request ended unexpectedly"),
@@ -496,8 +516,14 @@ impl Session {
                 let text = |key: &str| e[key].as_str().unwrap_or_default().to_string();
                 let (event_id, kind, tool) = (text("id"), text("kind"), text("tool"));
                 let about = self.redacted(&summary(&e["input"]));
-                let tool_input = self.redactor.redact_value(&e["input"]["tool_input"]).into_owned();
-                self.events.insert(event_id.clone(), (kind.clone(), tool.clone(), about.clone()));
+                let tool_input = self
+                    .redactor
+                    .redact_value(&e["input"]["tool_input"])
+                    .into_owned();
+                self.events.insert(
+                    event_id.clone(),
+                    (kind.clone(), tool.clone(), about.clone()),
+                );
                 self.push(RecordItem::Hook {
                     event_id,
                     kind,
@@ -526,7 +552,12 @@ impl Session {
                     source: d["source"].as_str().unwrap_or_default().to_string(),
                     rule_ids: d["rule_ids"]
                         .as_array()
-                        .map(|ids| ids.iter().filter_map(Value::as_str).map(str::to_owned).collect())
+                        .map(|ids| {
+                            ids.iter()
+                                .filter_map(Value::as_str)
+                                .map(str::to_owned)
+                                .collect()
+                        })
                         .unwrap_or_default(),
                     reason: d["reason"].as_str().map(|r| self.redacted(r)),
                     revision,
@@ -539,7 +570,9 @@ impl Session {
                     SdkBody::Assistant(blocks) | SdkBody::User(blocks) => blocks
                         .iter()
                         .filter_map(|block| match block {
-                            ContentBlock::Text(text) => Some(RecordItem::Text { text: text.into() }),
+                            ContentBlock::Text(text) => {
+                                Some(RecordItem::Text { text: text.into() })
+                            }
                             ContentBlock::Thinking(thinking) => Some(RecordItem::Thinking {
                                 thinking: thinking.into(),
                             }),
@@ -548,7 +581,10 @@ impl Session {
                                 input: input.clone(),
                             }),
                             ContentBlock::ToolResult { text, is_error } => {
-                                Some(RecordItem::ToolResult { content: text, is_error })
+                                Some(RecordItem::ToolResult {
+                                    content: text,
+                                    is_error,
+                                })
                             }
                             ContentBlock::Other => None,
                         })
@@ -592,7 +628,9 @@ pub struct Tap {
 
 impl std::fmt::Debug for Tap {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Tap").field("relay", &self.relay.url).finish()
+        f.debug_struct("Tap")
+            .field("relay", &self.relay.url)
+            .finish()
     }
 }
 
@@ -820,7 +858,11 @@ pub fn read(path: &Path) -> anyhow::Result<(RecordingHeader, Vec<RecordLine>)> {
             continue;
         }
         let record: RecordLine = serde_json::from_str(&line).with_context(|| {
-            format!("{}:{}: not a line of a hookd run recording", path.display(), n + 1)
+            format!(
+                "{}:{}: not a line of a hookd run recording",
+                path.display(),
+                n + 1
+            )
         })?;
         lines.push(record);
     }
@@ -918,7 +960,11 @@ pub fn print(report: &Report, out: &mut impl Write) -> std::io::Result<()> {
         if report.changed() { "✗" } else { "✓" },
         report.recording,
         report.decisions.len(),
-        if changed == 0 { "none changed".to_string() } else { format!("{changed} changed") }
+        if changed == 0 {
+            "none changed".to_string()
+        } else {
+            format!("{changed} changed")
+        }
     )?;
     let subject = |kind: &str, tool: &str, about: &str| {
         let mut s = kind.to_string();
@@ -944,10 +990,20 @@ pub fn print(report: &Report, out: &mut impl Write) -> std::io::Result<()> {
         }
     }
     for d in &report.only_then {
-        writeln!(out, "  {}: {} then, not reached now", subject(&d.kind, &d.tool, &d.summary), describe(d))?;
+        writeln!(
+            out,
+            "  {}: {} then, not reached now",
+            subject(&d.kind, &d.tool, &d.summary),
+            describe(d)
+        )?;
     }
     for d in &report.only_now {
-        writeln!(out, "  {}: not reached then, {} now", subject(&d.kind, &d.tool, &d.summary), describe(d))?;
+        writeln!(
+            out,
+            "  {}: not reached then, {} now",
+            subject(&d.kind, &d.tool, &d.summary),
+            describe(d)
+        )?;
     }
     Ok(())
 }
@@ -992,6 +1048,9 @@ mod tests {
         let mut out = Vec::new();
         print(&report, &mut out).unwrap();
         let text = String::from_utf8(out).unwrap();
-        assert!(text.contains("PreToolUse Bash `rm x`: allow (rule ok) then, deny (rule no-rm) now"), "{text}");
+        assert!(
+            text.contains("PreToolUse Bash `rm x`: allow (rule ok) then, deny (rule no-rm) now"),
+            "{text}"
+        );
     }
 }

@@ -60,7 +60,12 @@ pub struct Args {
 /// `hookd run`.
 pub fn run(args: Args) -> anyhow::Result<Outcome> {
     if let Some(path) = &args.replay {
-        return replay(&args.client.socket_path(), path, args.cwd.as_deref(), args.json);
+        return replay(
+            &args.client.socket_path(),
+            path,
+            args.cwd.as_deref(),
+            args.json,
+        );
     }
     let cwd = args
         .cwd

@@ -92,7 +92,13 @@ fn record(file: &Path) {
             "please greet then clean up",
         ],
     );
-    assert_eq!(out.status.code(), Some(0), "{}\n{}", text(&out), sdk.daemon.stderr());
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}\n{}",
+        text(&out),
+        sdk.daemon.stderr()
+    );
     assert!(
         !sdk.project().join("scratch.txt").exists(),
         "the allowed rm ran in the recorded run"
@@ -110,7 +116,11 @@ fn lines(file: &Path) -> Vec<Value> {
 /// A daemon under `rules` whose own mock has nothing to say: a replay's
 /// model side must come from the recording alone.
 fn replayer(rules: &str) -> Sdk {
-    Sdk::start(&json!({"turns": [], "default_text": "the mock was asked"}), Some(rules), None)
+    Sdk::start(
+        &json!({"turns": [], "default_text": "the mock was asked"}),
+        Some(rules),
+        None,
+    )
 }
 
 fn assert_mock_unused(sdk: &Sdk) {
@@ -136,12 +146,23 @@ fn a_recorded_run_has_its_events_decisions_and_model_exchanges() {
     assert_eq!(header["version"], 1);
     assert_eq!(header["prompt"], "please greet then clean up");
     assert!(header["hookd_version"].is_string(), "{header}");
-    assert!(header["policy_revision"].as_str().is_some_and(|r| r.starts_with("sha256:")), "{header}");
+    assert!(
+        header["policy_revision"]
+            .as_str()
+            .is_some_and(|r| r.starts_with("sha256:")),
+        "{header}"
+    );
     let of = |ty: &str| lines.iter().filter(|l| l["type"] == ty).collect::<Vec<_>>();
     // Offsets never go back.
-    let offsets: Vec<u64> = lines[1..].iter().map(|l| l["offset_ms"].as_u64().unwrap()).collect();
+    let offsets: Vec<u64> = lines[1..]
+        .iter()
+        .map(|l| l["offset_ms"].as_u64().unwrap())
+        .collect();
     assert!(offsets.windows(2).all(|w| w[0] <= w[1]), "{offsets:?}");
-    let calls: Vec<&str> = of("tool_call").iter().map(|l| l["input"]["command"].as_str().unwrap()).collect();
+    let calls: Vec<&str> = of("tool_call")
+        .iter()
+        .map(|l| l["input"]["command"].as_str().unwrap())
+        .collect();
     assert_eq!(calls, ["echo hello", "rm -f scratch.txt"]);
     assert_eq!(of("tool_result").len(), 2);
     assert!(of("text").iter().any(|l| l["text"] == "Now the cleanup."));
@@ -157,25 +178,38 @@ fn a_recorded_run_has_its_events_decisions_and_model_exchanges() {
     let exchanges = of("exchange");
     let turns: Vec<_> = exchanges
         .iter()
-        .filter(|e| e["request"]["path"].as_str().unwrap().starts_with("/v1/messages")
-            && e["request"]["body"]["tools"].as_array().is_some_and(|t| !t.is_empty()))
+        .filter(|e| {
+            e["request"]["path"]
+                .as_str()
+                .unwrap()
+                .starts_with("/v1/messages")
+                && e["request"]["body"]["tools"]
+                    .as_array()
+                    .is_some_and(|t| !t.is_empty())
+        })
         .collect();
     assert!(turns.len() >= 3, "{exchanges:?}");
     assert!(
         turns.iter().all(|e| e["response"]["status"] == 200
-            && e["response"]["body"].as_str().unwrap().contains("event: message_start")),
+            && e["response"]["body"]
+                .as_str()
+                .unwrap()
+                .contains("event: message_start")),
         "{turns:?}"
     );
     let done = of("done");
     assert_eq!(done.len(), 1);
     assert_eq!(done[0]["ok"], true);
     // The recorded key is not in the file.
-    assert!(!std::fs::read_to_string(&file).unwrap().contains("x-api-key"));
+    assert!(!std::fs::read_to_string(&file)
+        .unwrap()
+        .contains("x-api-key"));
 }
 
 #[test]
 fn a_replay_under_a_changed_rule_reports_the_flipped_decision_and_exits_1() {
-    if claude::node_absent("a_replay_under_a_changed_rule_reports_the_flipped_decision_and_exits_1") {
+    if claude::node_absent("a_replay_under_a_changed_rule_reports_the_flipped_decision_and_exits_1")
+    {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
@@ -185,13 +219,22 @@ fn a_replay_under_a_changed_rule_reports_the_flipped_decision_and_exits_1() {
     // The same rules: nothing changed, twice, byte for byte.
     let same = replayer(ALLOW_BOTH);
     let first = hookd_run(&same, &["--replay", file.to_str().unwrap(), "--json"]);
-    assert_eq!(first.status.code(), Some(0), "{}\n{}", text(&first), same.daemon.stderr());
+    assert_eq!(
+        first.status.code(),
+        Some(0),
+        "{}\n{}",
+        text(&first),
+        same.daemon.stderr()
+    );
     let second = hookd_run(&same, &["--replay", file.to_str().unwrap(), "--json"]);
     assert_eq!(second.status.code(), Some(0), "{}", text(&second));
     assert_eq!(first.stdout, second.stdout, "two replays differ");
     let report: Value = serde_json::from_slice(&first.stdout).unwrap();
     assert_eq!(report["changes"], json!([]), "{report}");
-    assert!(report["decisions"].as_array().unwrap().len() >= 2, "{report}");
+    assert!(
+        report["decisions"].as_array().unwrap().len() >= 2,
+        "{report}"
+    );
     assert_mock_unused(&same);
 
     // rm denied now: the change, the rule that decides now, exit 1.
@@ -199,16 +242,32 @@ fn a_replay_under_a_changed_rule_reports_the_flipped_decision_and_exits_1() {
     std::fs::write(changed.project().join("scratch.txt"), "x").unwrap();
     let out = hookd_run(
         &changed,
-        &["--replay", file.to_str().unwrap(), "--cwd", changed.project().to_str().unwrap()],
+        &[
+            "--replay",
+            file.to_str().unwrap(),
+            "--cwd",
+            changed.project().to_str().unwrap(),
+        ],
     );
     let shown = text(&out);
-    assert_eq!(out.status.code(), Some(1), "{shown}\n{}", changed.daemon.stderr());
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "{shown}\n{}",
+        changed.daemon.stderr()
+    );
     assert!(
         shown.contains("PreToolUse Bash `rm -f scratch.txt`: allow (rule rm-ok) then, deny (rule no-rm) now: rm is no longer allowed"),
         "{shown}"
     );
-    assert!(!shown.contains("`echo hello`"), "echo did not change: {shown}");
-    assert!(changed.project().join("scratch.txt").exists(), "the denied rm ran in the replay");
+    assert!(
+        !shown.contains("`echo hello`"),
+        "echo did not change: {shown}"
+    );
+    assert!(
+        changed.project().join("scratch.txt").exists(),
+        "the denied rm ran in the replay"
+    );
     let json_out = hookd_run(&changed, &["--replay", file.to_str().unwrap(), "--json"]);
     assert_eq!(json_out.status.code(), Some(1), "{}", text(&json_out));
     let report: Value = serde_json::from_slice(&json_out.stdout).unwrap();
@@ -231,8 +290,12 @@ fn a_replay_refuses_a_model_request_the_recording_does_not_hold() {
     let mut kept = lines(&file);
     let last_turn = kept
         .iter()
-        .rposition(|l| l["type"] == "exchange"
-            && l["request"]["body"]["tools"].as_array().is_some_and(|t| !t.is_empty()))
+        .rposition(|l| {
+            l["type"] == "exchange"
+                && l["request"]["body"]["tools"]
+                    .as_array()
+                    .is_some_and(|t| !t.is_empty())
+        })
         .unwrap();
     kept.remove(last_turn);
     let cut = dir.path().join("cut.jsonl");
@@ -242,7 +305,10 @@ fn a_replay_refuses_a_model_request_the_recording_does_not_hold() {
     let out = hookd_run(&sdk, &["--replay", cut.to_str().unwrap()]);
     let shown = text(&out);
     assert_eq!(out.status.code(), Some(2), "{shown}");
-    assert!(shown.contains("the recording holds no further POST /v1/messages"), "{shown}");
+    assert!(
+        shown.contains("the recording holds no further POST /v1/messages"),
+        "{shown}"
+    );
     assert_mock_unused(&sdk);
 
     // Not a recording at all: a clear error.
@@ -250,7 +316,11 @@ fn a_replay_refuses_a_model_request_the_recording_does_not_hold() {
     std::fs::write(&bogus, "{\"type\":\"event\"}\n").unwrap();
     let out = hookd_run(&sdk, &["--replay", bogus.to_str().unwrap()]);
     assert_eq!(out.status.code(), Some(2), "{}", text(&out));
-    assert!(text(&out).contains("not a hookd run recording"), "{}", text(&out));
+    assert!(
+        text(&out).contains("not a hookd run recording"),
+        "{}",
+        text(&out)
+    );
 }
 
 /// The project's own golden recordings (`tests/fixtures/runs/`), a policy
@@ -266,10 +336,21 @@ fn the_golden_recordings_replay_unchanged() {
     let sdk = replayer(&rules);
     let out = hookd_run(&sdk, &["--replay", fixtures.to_str().unwrap()]);
     let shown = text(&out);
-    assert_eq!(out.status.code(), Some(0), "{shown}\n{}", sdk.daemon.stderr());
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{shown}\n{}",
+        sdk.daemon.stderr()
+    );
     let recordings = std::fs::read_dir(&fixtures)
         .unwrap()
-        .filter(|e| e.as_ref().unwrap().path().extension().is_some_and(|x| x == "jsonl"))
+        .filter(|e| {
+            e.as_ref()
+                .unwrap()
+                .path()
+                .extension()
+                .is_some_and(|x| x == "jsonl")
+        })
         .count();
     assert!(recordings >= 2, "{recordings} golden recordings");
     assert_eq!(shown.matches("none changed").count(), recordings, "{shown}");
@@ -289,8 +370,18 @@ fn regenerate_golden_recordings() {
     let dir = golden_dir();
     let rules = std::fs::read_to_string(dir.join("rules.toml")).unwrap();
     let cases = [
-        ("greet-and-list", "echo hello", "ls", "please greet, then list the files"),
-        ("cleanup-denied", "echo cleaning", "rm -rf build", "please clean the build"),
+        (
+            "greet-and-list",
+            "echo hello",
+            "ls",
+            "please greet, then list the files",
+        ),
+        (
+            "cleanup-denied",
+            "echo cleaning",
+            "rm -rf build",
+            "please clean the build",
+        ),
     ];
     for (name, first, second, prompt) in cases {
         let script = json!({
@@ -309,7 +400,13 @@ fn regenerate_golden_recordings() {
         let file = dir.join(format!("{name}.jsonl"));
         let out = hookd_run(
             &sdk,
-            &["--cwd", sdk.project().to_str().unwrap(), "--record", file.to_str().unwrap(), prompt],
+            &[
+                "--cwd",
+                sdk.project().to_str().unwrap(),
+                "--record",
+                file.to_str().unwrap(),
+                prompt,
+            ],
         );
         assert_eq!(out.status.code(), Some(0), "{}", text(&out));
     }
