@@ -411,3 +411,78 @@ fn regenerate_golden_recordings() {
         assert_eq!(out.status.code(), Some(0), "{}", text(&out));
     }
 }
+
+/// The same for a Pi run: the relay stands in for the provider's
+/// `base_url`, and a rules change flips the shell call's decision.
+#[test]
+fn a_pi_run_is_recorded_and_replayed_under_changed_rules() {
+    if claude::node_absent("a_pi_run_is_recorded_and_replayed_under_changed_rules") {
+        return;
+    }
+    let script = json!({
+        "turns": [
+            {"content": [{"type": "text", "text": "Greeting."},
+                {"type": "tool_call", "name": "bash", "input": {"command": "echo hello"}}]},
+            {"content": [{"type": "text", "text": "Cleaning."},
+                {"type": "tool_call", "name": "bash", "input": {"command": "rm -f scratch.txt"}}]},
+            {"content": [{"type": "text", "text": "done"}]}
+        ],
+        "default_text": "done"
+    });
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("pi.jsonl");
+    let recorder = super::pi::pi_daemon(&script, Some(ALLOW_BOTH), "");
+    let out = hookd_run(
+        &recorder,
+        &[
+            "--runtime",
+            "pi",
+            "--model",
+            "mock/claude-mock",
+            "--cwd",
+            recorder.project().to_str().unwrap(),
+            "--record",
+            file.to_str().unwrap(),
+            "greet, then clean",
+        ],
+    );
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}\n{}",
+        text(&out),
+        recorder.daemon.stderr()
+    );
+    let recorded = std::fs::read_to_string(&file).unwrap();
+    assert!(recorded.contains(r#""runtime":"pi""#), "{recorded}");
+    assert!(
+        recorded.contains(r#""type":"exchange""#),
+        "no model exchange recorded"
+    );
+
+    let same = super::pi::pi_daemon(&json!({"turns": []}), Some(ALLOW_BOTH), "");
+    let out = hookd_run(&same, &["--replay", file.to_str().unwrap(), "--json"]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}\n{}",
+        text(&out),
+        same.daemon.stderr()
+    );
+    assert_mock_unused(&same);
+
+    let changed = super::pi::pi_daemon(&json!({"turns": []}), Some(DENY_RM_NOW), "");
+    let out = hookd_run(&changed, &["--replay", file.to_str().unwrap()]);
+    let shown = text(&out);
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "{shown}\n{}",
+        changed.daemon.stderr()
+    );
+    assert!(
+        shown.contains("allow (rule rm-ok) then, deny (rule no-rm) now"),
+        "{shown}"
+    );
+    assert_mock_unused(&changed);
+}
