@@ -199,7 +199,7 @@ impl Relay {
 
     /// Stops serving; returns the recorded exchange lines (recording) or
     /// the refusals (replaying).
-    fn finish(mut self) -> (Vec<(u64, RecordedExchange)>, Vec<String>) {
+    fn finish(mut self) -> (Recorded, Vec<String>) {
         if let Some(stop) = self.stop.take() {
             let _ = stop.send(());
         }
@@ -619,6 +619,9 @@ impl Session {
     }
 }
 
+/// The exchanges a recording relay kept, with their offsets.
+type Recorded = Vec<(u64, RecordedExchange)>;
+
 /// What `hookd run` hands its frames to (and takes the relay URL from).
 #[derive(Clone)]
 pub struct Tap {
@@ -657,7 +660,7 @@ impl Tap {
         }
     }
 
-    fn finish(self) -> anyhow::Result<(Session, Vec<(u64, RecordedExchange)>, Vec<String>)> {
+    fn finish(self) -> anyhow::Result<(Session, Recorded, Vec<String>)> {
         let relay = Arc::try_unwrap(self.relay)
             .map_err(|_| anyhow::anyhow!("the model relay is still in use"))?;
         let (exchanges, refused) = relay.finish();

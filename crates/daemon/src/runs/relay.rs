@@ -66,3 +66,65 @@ pub(super) fn point_at(
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn the_run_points_at_the_relay_and_the_upstream_is_told() {
+        let mut env = vec![
+            ("ANTHROPIC_BASE_URL".into(), "http://mock:9/".into()),
+            ("PATH".into(), "/bin".into()),
+        ];
+        let mut options = Map::new();
+        let before = point_at(
+            "http://127.0.0.1:5/",
+            Runtime::ClaudeSdk,
+            &mut env,
+            &mut options,
+        )
+        .unwrap();
+        assert_eq!(before, "http://mock:9");
+        let vars: Vec<_> = env
+            .iter()
+            .filter(|(k, _)| k == "ANTHROPIC_BASE_URL")
+            .collect();
+        assert_eq!(vars.len(), 1);
+        assert_eq!(vars[0].1, "http://127.0.0.1:5");
+        // No endpoint set: Anthropic's own.
+        let mut env = Vec::new();
+        let before = point_at(
+            "http://localhost:5",
+            Runtime::ClaudeSdk,
+            &mut env,
+            &mut options,
+        );
+        assert_eq!(before.unwrap(), ANTHROPIC_API);
+
+        let mut options = Map::new();
+        options.insert("provider".into(), json!({"baseUrl": "http://h:1/v1"}));
+        let before = point_at("http://127.0.0.1:5", Runtime::Pi, &mut env, &mut options).unwrap();
+        assert_eq!(before, "http://h:1/v1");
+        assert_eq!(options["provider"]["baseUrl"], "http://127.0.0.1:5");
+    }
+
+    #[test]
+    fn a_relay_elsewhere_is_refused() {
+        for relay in [
+            "https://127.0.0.1:5",
+            "http://10.0.0.1:5",
+            "http://127.0.0.1.evil:5",
+            "x",
+        ] {
+            let err =
+                point_at(relay, Runtime::ClaudeSdk, &mut Vec::new(), &mut Map::new()).unwrap_err();
+            assert!(
+                err.message.contains("not an http:// URL on 127.0.0.1"),
+                "{relay}: {}",
+                err.message
+            );
+        }
+    }
+}
