@@ -516,10 +516,11 @@ impl Session {
                 let text = |key: &str| e[key].as_str().unwrap_or_default().to_string();
                 let (event_id, kind, tool) = (text("id"), text("kind"), text("tool"));
                 let about = self.redacted(&summary(&e["input"]));
-                let tool_input = self
-                    .redactor
-                    .redact_value(&e["input"]["tool_input"])
-                    .into_owned();
+                let tool_input = crate::agent::claude::InputFields::of(&e["input"])
+                    .tool_input
+                    .map_or(Value::Null, |input| {
+                        self.redactor.redact_value(input).into_owned()
+                    });
                 self.events.insert(
                     event_id.clone(),
                     (kind.clone(), tool.clone(), about.clone()),
@@ -905,9 +906,15 @@ pub fn recordings(path: &Path) -> anyhow::Result<Vec<PathBuf>> {
     Ok(files)
 }
 
-/// Replays one recording through the daemon at `socket`, the session in
-/// `cwd`; today's decisions against the recorded ones.
-pub fn replay(socket: &Path, path: &Path, cwd: &Path) -> anyhow::Result<Report> {
+/// Replays one recording: `run` runs its prompt with these options (the
+/// session in `cwd`) through the daemon, the frames to the tap (`hookd
+/// run`'s client, handed in from above); today's decisions against the
+/// recorded ones.
+pub fn replay(
+    path: &Path,
+    cwd: &Path,
+    run: impl FnOnce(&RecordingHeader, RunOptions, Tap) -> anyhow::Result<u8>,
+) -> anyhow::Result<Report> {
     let (header, lines) = read(path)?;
     let redactor = Arc::new(redactor()?);
     let relay = Relay::replaying(&lines, redactor.clone())?;
@@ -915,16 +922,7 @@ pub fn replay(socket: &Path, path: &Path, cwd: &Path) -> anyhow::Result<Report> 
     let mut options = header.options.clone();
     options.cwd = Some(cwd.display().to_string());
     options.resume = None;
-    let args = crate::run_client::RunArgs {
-        socket: socket.to_path_buf(),
-        prompt: header.prompt.clone(),
-        options,
-        provider: header.provider.clone(),
-        runtime: header.runtime.clone(),
-        json: false,
-        tap: Some(tap.clone()),
-    };
-    let outcome = crate::run_client::run(args, &mut std::io::sink());
+    let outcome = run(&header, options, tap.clone());
     let (session, _, refused) = tap.finish()?;
     if let Some(first) = refused.first() {
         anyhow::bail!(

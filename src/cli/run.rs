@@ -129,7 +129,18 @@ fn replay(
                 scratch.0.clone()
             }
         };
-        let report = crate::run_record::replay(socket, &recording, &dir)?;
+        let report = crate::run_record::replay(&recording, &dir, |header, options, tap| {
+            let run = crate::run_client::RunArgs {
+                socket: socket.to_path_buf(),
+                prompt: header.prompt.clone(),
+                options,
+                provider: header.provider.clone(),
+                runtime: header.runtime.clone(),
+                json: false,
+                tap: Some(tap),
+            };
+            crate::run_client::run(run, &mut std::io::sink())
+        })?;
         changed |= report.changed();
         let mut out = Stdout;
         if json {
