@@ -17,6 +17,7 @@ pub mod local;
 pub mod otlp;
 pub mod replay;
 pub mod run_client;
+pub mod run_record;
 pub mod serve;
 pub mod service;
 pub mod statusline;

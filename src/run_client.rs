@@ -40,6 +40,9 @@ pub struct RunArgs {
     pub runtime: Option<String>,
     /// Print every frame as NDJSON instead of text.
     pub json: bool,
+    /// `--record`/`--replay`: the run's model API is this relay's, and
+    /// every frame goes to it too.
+    pub tap: Option<crate::run_record::Tap>,
 }
 
 /// Runs it; returns the process exit status: 0 when the run succeeded,
@@ -61,6 +64,7 @@ async fn stream(args: RunArgs, out: &mut impl Write) -> anyhow::Result<u8> {
         options: args.options.clone(),
         provider: args.provider.clone(),
         runtime: args.runtime.clone(),
+        model_relay: args.tap.as_ref().map(|tap| tap.relay_url()),
     }))
     .await?;
     let mut view = View::default();
@@ -92,6 +96,9 @@ async fn stream(args: RunArgs, out: &mut impl Write) -> anyhow::Result<u8> {
             // A frame type from a newer daemon: not ours to show.
             Err(_) => continue,
         };
+        if let Some(tap) = &args.tap {
+            tap.frame(&frame);
+        }
         if args.json && !matches!(frame, Reply::Welcome(_) | Reply::Ok(_)) {
             out.write_all(&line)?;
             out.write_all(b"\n")?;

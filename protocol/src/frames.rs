@@ -162,6 +162,11 @@ pub struct RunRequest {
     /// (PROTOCOL.md §8.1).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub runtime: Option<String>,
+    /// A local URL the client serves the model API at (`hookd run --record`
+    /// and `--replay`): the run's model requests go there instead, and the
+    /// `ok` reply's `model_upstream` says where they would have gone.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model_relay: Option<String>,
 }
 
 /// The options of a [`RunRequest`], in the protocol's spelling (the daemon

@@ -63,6 +63,8 @@ pub mod log;
 #[cfg(feature = "frames")]
 pub mod narration;
 #[cfg(feature = "frames")]
+pub mod recording;
+#[cfg(feature = "frames")]
 pub mod status;
 
 #[cfg(feature = "frames")]

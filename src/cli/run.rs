@@ -13,8 +13,9 @@ use super::Outcome;
 pub struct Args {
     #[command(flatten)]
     pub client: ClientArgs,
-    /// The prompt.
-    pub prompt: String,
+    /// The prompt (none with --replay: the recording's).
+    #[arg(required_unless_present = "replay")]
+    pub prompt: Option<String>,
     /// Model name or alias, or PROVIDER/MODEL for a [providers.PROVIDER] [default: the provider's, else Claude Code's].
     #[arg(long, value_name = "M")]
     pub model: Option<String>,
@@ -45,13 +46,27 @@ pub struct Args {
     /// Tools taken away from the session (repeatable).
     #[arg(long = "disallowed-tool", value_name = "RULE")]
     pub disallowed_tools: Vec<String>,
-    /// Print every frame of the run as NDJSON.
+    /// Print every frame of the run as NDJSON (with --replay: the diff as JSON, a line per recording).
     #[arg(long)]
     pub json: bool,
+    /// Record the run as one JSONL session in FILE: its events, hookd's decisions and the model exchanges needed to replay it.
+    #[arg(long, value_name = "FILE", conflicts_with = "replay")]
+    pub record: Option<PathBuf>,
+    /// Run the agent again from a recording (or each *.jsonl of a directory), its model served from it; print the decisions that changed under today's rules (exit 1 if any).
+    #[arg(long, value_name = "PATH", conflicts_with_all = ["prompt", "model", "max_turns", "max_budget_usd", "provider", "runtime", "resume", "permission_mode", "allowed_tools", "disallowed_tools"])]
+    pub replay: Option<PathBuf>,
 }
 
 /// `hookd run`.
 pub fn run(args: Args) -> anyhow::Result<Outcome> {
+    if let Some(path) = &args.replay {
+        return replay(
+            &args.client.socket_path(),
+            path,
+            args.cwd.as_deref(),
+            args.json,
+        );
+    }
     let cwd = args
         .cwd
         .map_or_else(std::env::current_dir, std::path::absolute)
@@ -67,13 +82,99 @@ pub fn run(args: Args) -> anyhow::Result<Outcome> {
         resume: args.resume,
         ..Default::default()
     };
+    let tap = match &args.record {
+        Some(_) => Some(crate::run_record::start_recording()?),
+        None => None,
+    };
+    let prompt = args.prompt.unwrap_or_default();
     let run = crate::run_client::RunArgs {
         socket: args.client.socket_path(),
-        prompt: args.prompt,
-        options,
-        provider: args.provider,
-        runtime: args.runtime,
+        prompt: prompt.clone(),
+        options: options.clone(),
+        provider: args.provider.clone(),
+        runtime: args.runtime.clone(),
         json: args.json,
+        tap: tap.clone(),
     };
-    crate::run_client::run(run, &mut Stdout).map(Outcome::Code)
+    let code = crate::run_client::run(run, &mut Stdout);
+    if let (Some(tap), Some(path)) = (tap, &args.record) {
+        crate::run_record::write_recording(
+            tap,
+            path,
+            &prompt,
+            &options,
+            args.provider.as_deref(),
+            args.runtime.as_deref(),
+        )?;
+        eprintln!("hookd run: recorded in {}", path.display());
+    }
+    code.map(Outcome::Code)
+}
+
+/// `hookd run --replay PATH`: each recording replayed in turn, in `cwd` or
+/// a fresh empty directory of its own.
+fn replay(
+    socket: &std::path::Path,
+    path: &std::path::Path,
+    cwd: Option<&std::path::Path>,
+    json: bool,
+) -> anyhow::Result<Outcome> {
+    let mut changed = false;
+    for recording in crate::run_record::recordings(path)? {
+        let scratch;
+        let dir = match cwd {
+            Some(dir) => std::path::absolute(dir).context("--cwd")?,
+            None => {
+                scratch = Scratch::new()?;
+                scratch.0.clone()
+            }
+        };
+        let report = crate::run_record::replay(&recording, &dir, |header, options, tap| {
+            let run = crate::run_client::RunArgs {
+                socket: socket.to_path_buf(),
+                prompt: header.prompt.clone(),
+                options,
+                provider: header.provider.clone(),
+                runtime: header.runtime.clone(),
+                json: false,
+                tap: Some(tap),
+            };
+            crate::run_client::run(run, &mut std::io::sink())
+        })?;
+        changed |= report.changed();
+        let mut out = Stdout;
+        if json {
+            let mut line = serde_json::to_vec(&report)?;
+            line.push(b'\n');
+            std::io::Write::write_all(&mut out, &line)?;
+        } else {
+            crate::run_record::print(&report, &mut out)?;
+        }
+    }
+    Ok(Outcome::Code(u8::from(changed)))
+}
+
+/// An empty directory for a replay's session, removed afterwards: the
+/// tool calls today's rules allow run for real, there.
+struct Scratch(PathBuf);
+
+impl Scratch {
+    fn new() -> anyhow::Result<Scratch> {
+        let base = std::env::temp_dir();
+        for n in 0..1000u32 {
+            let dir = base.join(format!("hookd-replay-{}-{n}", std::process::id()));
+            match std::fs::create_dir(&dir) {
+                Ok(()) => return Ok(Scratch(dir)),
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
+                Err(e) => return Err(e).with_context(|| format!("creating {}", dir.display())),
+            }
+        }
+        anyhow::bail!("no free scratch directory name in {}", base.display())
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
 }

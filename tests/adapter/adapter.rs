@@ -1535,3 +1535,7 @@ fn a_runs_start_end_and_hooks_are_exported_to_opentelemetry() {
 /// Pi runs, on this harness (a child module: it shares the private helpers).
 #[path = "pi.rs"]
 mod pi;
+
+/// `hookd run --record` / `--replay` (issue #24).
+#[path = "record.rs"]
+mod record;

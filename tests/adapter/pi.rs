@@ -33,7 +33,7 @@ fn require_pi() {
 
 /// A daemon whose `[providers.mock]` is the harness's Anthropic mock, with
 /// `config` after it.
-fn pi_daemon(script: &Value, rules: Option<&str>, config: &str) -> Sdk {
+pub(super) fn pi_daemon(script: &Value, rules: Option<&str>, config: &str) -> Sdk {
     require_pi();
     Sdk::start_with(script, rules, None, |options, _| {
         let url = options

@@ -71,7 +71,10 @@ impl Session<'_> {
         {
             Ok(started) => {
                 self.runs.push(started.run_id.clone());
-                let result = serde_json::json!({ "run_id": started.run_id });
+                let mut result = serde_json::json!({ "run_id": started.run_id });
+                if let Some(upstream) = &started.model_upstream {
+                    result["model_upstream"] = upstream.as_str().into();
+                }
                 send(conn, &Reply::ok(&req, Some(result))).await;
                 started.go();
             }

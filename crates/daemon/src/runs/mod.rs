@@ -39,6 +39,7 @@ use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
 mod options;
+mod relay;
 mod supervise;
 
 pub use options::PERMISSION_MODES;
@@ -161,6 +162,9 @@ impl std::fmt::Debug for RunEntry {
 pub struct Started {
     /// The new run's id.
     pub run_id: String,
+    /// With a `model_relay`: where the run's model requests would have
+    /// gone (the relay's upstream).
+    pub model_upstream: Option<String>,
     go: oneshot::Sender<()>,
 }
 
@@ -179,6 +183,7 @@ struct Plan {
     env: Vec<(OsString, OsString)>,
     cwd: PathBuf,
     node: PathBuf,
+    model_upstream: Option<String>,
 }
 
 impl Runs {
@@ -321,7 +326,11 @@ impl Runs {
             .await;
             finish(&run, outcome, &shared).await;
         });
-        Ok(Started { run_id, go })
+        Ok(Started {
+            run_id,
+            model_upstream: plan.model_upstream,
+            go,
+        })
     }
 
     /// Every check that can refuse a run before anything is spawned.
@@ -359,7 +368,7 @@ impl Runs {
             })?),
         };
         let runtime = choose_runtime(request.runtime.as_deref(), provider)?;
-        let (env, mut options, cwd) = match (runtime, provider) {
+        let (mut env, mut options, cwd) = match (runtime, provider) {
             (Runtime::ClaudeSdk, None) => {
                 let mut options = Map::new();
                 let cwd = sdk_options(&run_options, &mut options)?;
@@ -423,6 +432,10 @@ impl Runs {
                 .map_err(|e| Refused::invalid(format!("options.cwd: none given and {e}")))?,
         };
         options.insert("cwd".into(), cwd.display().to_string().into());
+        let model_upstream = match &request.model_relay {
+            None => None,
+            Some(relay) => Some(relay::point_at(relay, runtime, &mut env, &mut options)?),
+        };
         Ok(Plan {
             runtime,
             provider: provider_name,
@@ -430,6 +443,7 @@ impl Runs {
             env,
             cwd,
             node,
+            model_upstream,
         })
     }
 

@@ -182,6 +182,8 @@ pub enum ContentBlock<'a> {
         /// The tool failed.
         is_error: bool,
     },
+    /// The model's thinking.
+    Thinking(&'a str),
     /// Any other block.
     Other,
 }
@@ -228,6 +230,9 @@ impl<'a> Blocks<'a> {
     pub fn iter(&self) -> impl Iterator<Item = ContentBlock<'a>> + 'a {
         self.0.iter().map(|block| match block["type"].as_str() {
             Some("text") => ContentBlock::Text(block["text"].as_str().unwrap_or_default()),
+            Some("thinking") => {
+                ContentBlock::Thinking(block["thinking"].as_str().unwrap_or_default())
+            }
             Some("tool_use") => ContentBlock::ToolUse {
                 name: block["name"].as_str(),
                 input: &block["input"],
@@ -276,7 +281,7 @@ mod tests {
         let turn = json!({"type": "assistant", "message": {"content": [
             {"type": "text", "text": "hi"},
             {"type": "tool_use", "name": "Bash", "input": {"command": "ls"}},
-            {"type": "thinking"}]}});
+            {"type": "thinking", "thinking": "hmm"}, {"type": "image"}]}});
         let SdkBody::Assistant(blocks) = SdkMessageFields::of(&turn).body else {
             panic!("an assistant message")
         };
@@ -289,7 +294,8 @@ mod tests {
                 input: &json!({"command": "ls"})
             }
         );
-        assert_eq!(blocks[2], ContentBlock::Other);
+        assert_eq!(blocks[2], ContentBlock::Thinking("hmm"));
+        assert_eq!(blocks[3], ContentBlock::Other);
         let back = json!({"type": "user", "message": {"content": [
             {"type": "tool_result", "is_error": true,
              "content": [{"type": "text", "text": "no"}, {"type": "text", "text": "such"}]}]}});
