@@ -340,8 +340,11 @@ mod tests {
 
     #[test]
     fn the_url_wins_and_the_environment_fills_the_rest() {
+        // A URL's missing port is 5432 (tokio-postgres fills it in when it
+        // parses the URL; libpq would take PGPORT): give the port in the
+        // URL, or use a key=value string, which PGPORT does fill.
         let team = TeamConfig {
-            database: Some("postgresql://alice@db/hookd".into()),
+            database: Some("host=db user=alice dbname=hookd".into()),
             machine: Some("m1".into()),
             ..Default::default()
         };
