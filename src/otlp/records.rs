@@ -145,11 +145,7 @@ impl Mapper {
         let kind = json["kind"].as_str().unwrap_or("unknown");
         let tool = json["tool"].as_str();
         let mut attributes = Vec::with_capacity(12);
-        let mut text = |key: &'static str, value: Option<&str>| {
-            if let Some(value) = value {
-                attributes.push(KeyValue::new(key, Value::String(value.to_string())));
-            }
-        };
+        let mut text = |key, value| push_text(&mut attributes, key, value);
         let session = json["session_id"].as_str();
         // Claude Code's own telemetry names (`session.id`, `prompt.id`), and
         // the GenAI conventions' where they name the same thing.
@@ -237,11 +233,7 @@ impl Mapper {
                 Value::String(event_id.to_string()),
             ));
         }
-        let mut text = |key: &'static str, value: Option<&str>| {
-            if let Some(value) = value {
-                attributes.push(KeyValue::new(key, Value::String(value.to_string())));
-            }
-        };
+        let mut text = |key, value| push_text(&mut attributes, key, value);
         text("hookd.decision.id", json["decision_id"].as_str());
         text("hookd.verdict", Some(verdict));
         text("hookd.source", json["source"].as_str());
@@ -332,11 +324,7 @@ impl Mapper {
 /// hooks are traced on their own (their lines carry `run_id`).
 fn run(json: Json, event_name: &'static str, observed: u64) -> Mapped {
     let mut attributes = Vec::new();
-    let mut text = |key: &'static str, value: Option<&str>| {
-        if let Some(value) = value {
-            attributes.push(KeyValue::new(key, Value::String(value.to_string())));
-        }
-    };
+    let mut text = |key, value| push_text(&mut attributes, key, value);
     text("hookd.run.id", json["run_id"].as_str());
     text("session.id", json["session_id"].as_str());
     text("gen_ai.conversation.id", json["session_id"].as_str());
@@ -371,32 +359,14 @@ fn run(json: Json, event_name: &'static str, observed: u64) -> Mapped {
         .as_str()
         .and_then(crate::time::parse_rfc3339)
         .map_or(observed, unix_nano);
-    Mapped {
-        log: Some(LogRecord {
-            time_unix_nano: time,
-            observed_time_unix_nano: observed,
-            severity_number: if failed { SEVERITY_WARN } else { SEVERITY_INFO },
-            severity_text: if failed { "WARN" } else { "INFO" },
-            event_name,
-            body: Value::from_json(json),
-            attributes,
-            trace_id: [0; 16],
-            span_id: [0; 8],
-        }),
-        span: None,
-        forgot: false,
-    }
+    log_only(json, time, observed, event_name, failed, attributes)
 }
 
 /// A tool call that ran unjudged (the coverage alarm): a warning, named
 /// `hookd.unjudged_tool_call`, with the session, the tool and its call.
 fn unjudged(json: Json, observed: u64) -> Mapped {
     let mut attributes = Vec::new();
-    let mut text = |key: &'static str, value: Option<&str>| {
-        if let Some(value) = value {
-            attributes.push(KeyValue::new(key, Value::String(value.to_string())));
-        }
-    };
+    let mut text = |key, value| push_text(&mut attributes, key, value);
     text("session.id", json["session_id"].as_str());
     text("gen_ai.conversation.id", json["session_id"].as_str());
     text("gen_ai.tool.name", json["tool"].as_str());
@@ -407,21 +377,14 @@ fn unjudged(json: Json, observed: u64) -> Mapped {
         .as_str()
         .and_then(crate::time::parse_rfc3339)
         .map_or(observed, unix_nano);
-    Mapped {
-        log: Some(LogRecord {
-            time_unix_nano: time,
-            observed_time_unix_nano: observed,
-            severity_number: SEVERITY_WARN,
-            severity_text: "WARN",
-            event_name: "hookd.unjudged_tool_call",
-            body: Value::from_json(json),
-            attributes,
-            trace_id: [0; 16],
-            span_id: [0; 8],
-        }),
-        span: None,
-        forgot: false,
-    }
+    log_only(
+        json,
+        time,
+        observed,
+        "hookd.unjudged_tool_call",
+        true,
+        attributes,
+    )
 }
 
 /// The narrator's line (issue #24): an INFO log record of its session.
@@ -433,21 +396,39 @@ fn narration(json: Json, observed: u64) -> Mapped {
         ("hookd.harness", "harness"),
         ("hookd.event.id", "pending_event_id"),
     ] {
-        if let Some(value) = json[field].as_str() {
-            attributes.push(KeyValue::new(key, Value::String(value.to_string())));
-        }
+        push_text(&mut attributes, key, json[field].as_str());
     }
     let time = json["at"]
         .as_str()
         .and_then(crate::time::parse_rfc3339)
         .map_or(observed, unix_nano);
+    log_only(json, time, observed, "hookd.narration", false, attributes)
+}
+
+/// Adds a string attribute when the value is there.
+fn push_text(attributes: &mut Vec<KeyValue>, key: &'static str, value: Option<&str>) {
+    if let Some(value) = value {
+        attributes.push(KeyValue::new(key, Value::String(value.to_string())));
+    }
+}
+
+/// A line that is a log record and no span (runs, the coverage alarm, the
+/// narrator): WARN when `warn`, else INFO, the line itself as its body.
+fn log_only(
+    json: Json,
+    time: u64,
+    observed: u64,
+    event_name: &'static str,
+    warn: bool,
+    attributes: Vec<KeyValue>,
+) -> Mapped {
     Mapped {
         log: Some(LogRecord {
             time_unix_nano: time,
             observed_time_unix_nano: observed,
-            severity_number: SEVERITY_INFO,
-            severity_text: "INFO",
-            event_name: "hookd.narration",
+            severity_number: if warn { SEVERITY_WARN } else { SEVERITY_INFO },
+            severity_text: if warn { "WARN" } else { "INFO" },
+            event_name,
             body: Value::from_json(json),
             attributes,
             trace_id: [0; 16],
