@@ -261,7 +261,8 @@ fn after_a_web_fetch_a_push_asks_and_a_fresh_session_does_not() {
         "ask"
     );
 
-    let decisions = d.log_lines();
+    // Nine hooks were forwarded; the log is written behind the answers.
+    let decisions = d.wait_decisions(9);
     let pushes: Vec<&Value> = decisions
         .iter()
         .filter(|l| l["type"] == "decision" && l["rule_ids"] == json!(["tainted-push"]))
