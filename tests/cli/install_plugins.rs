@@ -207,11 +207,18 @@ fn doctor_counts_a_plugin_and_probes_it_through_the_daemon() {
         events.contains("hooks reach hookd from OpenCode"),
         "{events}"
     );
-    let probes: Vec<Value> = d
-        .log_lines()
-        .into_iter()
-        .filter(|l| l["type"] == "event" && l["session_id"] == "hookd-doctor-probe")
-        .collect();
+    // The log is written behind the answers the probes got.
+    let probes: Vec<Value> = daemon::poll_last(
+        std::time::Duration::from_secs(10),
+        std::time::Duration::from_millis(20),
+        || {
+            d.log_lines()
+                .into_iter()
+                .filter(|l| l["type"] == "event" && l["session_id"] == "hookd-doctor-probe")
+                .collect()
+        },
+        |probes: &Vec<Value>| probes.len() >= 2,
+    );
     assert_eq!(probes.len(), 2, "{probes:#?}");
 
     // A plugin file from another hookd fails, naming the fix.
