@@ -353,6 +353,18 @@ fn on_sdk_message(run: &Run, message: Value, outcome: &mut Outcome, shared: &Arc
             shared.runs.update(run_id, |e| e.session_id = Some(session));
         }
     }
+    // What the run says and does, for the narrator beside its hook events.
+    if let Some(session) = outcome.session_id.as_deref() {
+        if shared.config().narrator.enabled {
+            let harness = match run.runtime {
+                Runtime::ClaudeSdk => "agent-sdk",
+                Runtime::Pi => "pi",
+            };
+            for line in crate::narrator::lines_of_message(&fields.body, &shared.redactor()) {
+                shared.narrator.note(shared, session, harness, line, None);
+            }
+        }
+    }
     match fields.body {
         SdkBody::Assistant(_) => shared.runs.update(run_id, |e| e.turns += 1),
         // The model the session really uses, when the run did not name one.
