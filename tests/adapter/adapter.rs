@@ -1543,3 +1543,7 @@ mod record;
 /// The narrator on runs' own messages (issue #24).
 #[path = "narrate_runs.rs"]
 mod narrate_runs;
+
+/// `hookd abort --compaction` on both runtimes (issue #24).
+#[path = "compaction.rs"]
+mod compaction;

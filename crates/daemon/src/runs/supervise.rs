@@ -82,7 +82,7 @@ pub(super) async fn supervise(
     stdout: tokio::process::ChildStdout,
     go: oneshot::Receiver<()>,
     mut aborts: mpsc::UnboundedReceiver<String>,
-    mut steers: mpsc::UnboundedReceiver<String>,
+    mut steers: mpsc::UnboundedReceiver<super::Nudge>,
     shared: &Arc<Shared>,
     shutdown: &CancellationToken,
 ) -> Outcome {
@@ -119,10 +119,16 @@ pub(super) async fn supervise(
                 }
                 Some(Ok(line)) => s.on_line(&line),
             },
-            Some(text) = steers.recv() => {
-                tracing::info!(run = %run.link.run_id, chars = text.chars().count(), "steering run");
-                let _ = s.to_adapter.send(ToAdapter::Steer(crate::protocol::adapter::Steer { text }));
-            }
+            Some(nudge) = steers.recv() => match nudge {
+                super::Nudge::Steer(text) => {
+                    tracing::info!(run = %run.link.run_id, chars = text.chars().count(), "steering run");
+                    let _ = s.to_adapter.send(ToAdapter::Steer(crate::protocol::adapter::Steer { text }));
+                }
+                super::Nudge::AbortCompaction(by) => {
+                    tracing::info!(run = %run.link.run_id, by, "aborting the run's compaction");
+                    let _ = s.to_adapter.send(ToAdapter::AbortCompaction(Empty {}));
+                }
+            },
             Some(by) = aborts.recv(), if s.outcome.aborted_by.is_none() => {
                 tracing::info!(run = %run.link.run_id, by, "aborting run");
                 s.abort(by, ABORT_GRACE);
