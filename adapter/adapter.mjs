@@ -265,8 +265,10 @@ lines.on("line", (line) => {
     case "abort":
       abort("the daemon asked");
       break;
-    // The SDK cannot stop a compaction on its own: nothing to do.
+    // The SDK has no call that stops a compaction alone (only interrupt(),
+    // which ends the turn): say so, and leave the run be.
     case "abort_compaction":
+      diag("abort_compaction: the Claude Agent SDK has no call to stop a compaction; nothing done");
       break;
     // Sent after `done`, when this adapter has stopped reading already;
     // earlier, the session is not wanted any more.

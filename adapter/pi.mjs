@@ -472,6 +472,8 @@ lines.on("line", (line) => {
       abort("the daemon asked");
       break;
     case "abort_compaction":
+      // Pi stops a manual or automatic compaction under way; the run goes on.
+      diag(`abort_compaction: ${session?.isCompacting ? "stopping the compaction under way" : "no compaction under way"}`);
       session?.abortCompaction();
       break;
     case "dispose":

@@ -82,7 +82,7 @@ async fn stream(args: RunArgs, out: &mut impl Write) -> anyhow::Result<u8> {
                 };
                 eprintln!("hookd run: aborting run {id} (Ctrl-C again to leave at once)");
                 aborting = true;
-                conn.send(&Request::Abort(AbortRequest { req: "abort".into(), run_id: id })).await?;
+                conn.send(&Request::Abort(AbortRequest { req: "abort".into(), run_id: id, compaction: false })).await?;
                 interrupt.set(tokio::signal::ctrl_c());
                 continue;
             }

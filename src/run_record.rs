@@ -38,10 +38,17 @@ use crate::tail::summary;
 /// How long a recorded request may take upstream.
 const UPSTREAM_TIMEOUT: Duration = Duration::from_secs(600);
 
-/// The log's redactor, from the default config (its defaults without one).
-pub fn redactor() -> anyhow::Result<Redactor> {
-    let config = match crate::paths::default_config_path().filter(|p| p.exists()) {
-        Some(path) => crate::config::Config::load(&path)?,
+/// The log's redactor: `config`'s `[redact]` (`hookd run --config`), else
+/// the default config's (`$XDG_CONFIG_HOME/hookd/config.toml`, when it
+/// exists), else the built-in patterns.
+pub fn redactor(config: Option<&Path>) -> anyhow::Result<Redactor> {
+    let path = match config {
+        Some(path) => Some(path.to_path_buf()),
+        None => crate::paths::default_config_path().filter(|p| p.exists()),
+    };
+    let config = match &path {
+        Some(path) => crate::config::Config::load(path)
+            .with_context(|| format!("the config {}", path.display()))?,
         None => crate::config::Config::default(),
     };
     config.redactor().context("the config's [redact] patterns")
@@ -88,6 +95,41 @@ impl Exchange {
 
 fn offers_tools(body: &Value) -> bool {
     body["tools"].as_array().is_some_and(|t| !t.is_empty())
+}
+
+/// A request body with its `tools` written as the tools' names: their
+/// definitions (schemas and descriptions, tens of KB per request of an
+/// agent's) are the agent's, the same in every request, and a replay reads
+/// only whether tools were offered. The Messages and Responses APIs' `name`,
+/// Chat Completions' `function.name`, Gemini's `functionDeclarations[].name`;
+/// a tool none of those name stays as it is.
+fn slim_tools(mut body: Value) -> Value {
+    let Some(tools) = body.get_mut("tools").and_then(Value::as_array_mut) else {
+        return body;
+    };
+    let slim: Vec<Value> = tools
+        .drain(..)
+        .flat_map(|tool| {
+            let name = tool
+                .get("name")
+                .or_else(|| tool.get("function").and_then(|f| f.get("name")))
+                .and_then(Value::as_str)
+                .map(|n| vec![Value::from(n)]);
+            let declared = tool
+                .get("functionDeclarations")
+                .and_then(Value::as_array)
+                .map(|d| {
+                    d.iter()
+                        .filter_map(|d| d.get("name").and_then(Value::as_str))
+                        .map(Value::from)
+                        .collect::<Vec<_>>()
+                })
+                .filter(|d| !d.is_empty());
+            name.or(declared).unwrap_or_else(|| vec![tool])
+        })
+        .collect();
+    *tools = slim;
+    body
 }
 
 /// What the relay does with a request.
@@ -423,7 +465,7 @@ async fn record(
         }
         let redactor = &state.redactor;
         let request = match &parsed {
-            Some(v) => redactor.redact_value(v).into_owned(),
+            Some(v) => slim_tools(redactor.redact_value(v).into_owned()),
             None => Value::String(
                 redactor
                     .redact_str(&String::from_utf8_lossy(&body))
@@ -675,8 +717,8 @@ impl Tap {
 
 /// `hookd run --record FILE`: starts the relay; run the run with the
 /// returned tap, then [`write_recording`].
-pub fn start_recording() -> anyhow::Result<Tap> {
-    let redactor = Arc::new(redactor()?);
+pub fn start_recording(config: Option<&Path>) -> anyhow::Result<Tap> {
+    let redactor = Arc::new(redactor(config)?);
     let relay = Relay::recording(redactor.clone())?;
     Ok(Tap::new(relay, redactor))
 }
@@ -913,10 +955,11 @@ pub fn recordings(path: &Path) -> anyhow::Result<Vec<PathBuf>> {
 pub fn replay(
     path: &Path,
     cwd: &Path,
+    config: Option<&Path>,
     run: impl FnOnce(&RecordingHeader, RunOptions, Tap) -> anyhow::Result<u8>,
 ) -> anyhow::Result<Report> {
     let (header, lines) = read(path)?;
-    let redactor = Arc::new(redactor()?);
+    let redactor = Arc::new(redactor(config)?);
     let relay = Relay::replaying(&lines, redactor.clone())?;
     let tap = Tap::new(relay, redactor);
     let mut options = header.options.clone();
@@ -1023,6 +1066,28 @@ mod tests {
             rule_ids: vec![rule.into()],
             reason: None,
         }
+    }
+
+    #[test]
+    fn a_recorded_requests_tools_are_their_names_and_still_offered() {
+        let body = serde_json::json!({"model": "m", "messages": [], "tools": [
+            {"name": "Bash", "description": "runs", "input_schema": {"type": "object"}},
+            {"type": "function", "function": {"name": "read", "parameters": {}}},
+            {"functionDeclarations": [{"name": "edit", "parameters": {}}, {"name": "ls"}]},
+            {"googleSearch": {}}]});
+        let slim = slim_tools(body);
+        assert_eq!(
+            slim["tools"],
+            serde_json::json!(["Bash", "read", "edit", "ls", {"googleSearch": {}}])
+        );
+        assert_eq!(slim["model"], "m");
+        assert!(offers_tools(&slim));
+        let none = slim_tools(serde_json::json!({"model": "m", "tools": []}));
+        assert!(!offers_tools(&none));
+        assert_eq!(
+            slim_tools(serde_json::json!("text")),
+            serde_json::json!("text")
+        );
     }
 
     #[test]

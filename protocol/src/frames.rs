@@ -217,13 +217,16 @@ impl RunOptions {
     }
 }
 
-/// `abort`: end run `run_id`.
+/// `abort`: end run `run_id`, or only stop its compaction under way.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct AbortRequest {
     /// Chosen by the client, echoed in the reply.
     pub req: String,
     /// The run, from the `run` request's `ok`.
     pub run_id: String,
+    /// Stop only a context compaction under way; the run goes on.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub compaction: bool,
 }
 
 /// `steer`: a follow-up user message into run `run_id`.

@@ -97,6 +97,7 @@ impl Request {
             Request::Abort { run_id } => Frame::Abort(AbortRequest {
                 req,
                 run_id: run_id.clone(),
+                compaction: false,
             }),
             Request::Steer { run_id, text } => Frame::Steer(SteerRequest {
                 req,

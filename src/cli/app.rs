@@ -9,7 +9,7 @@ use clap::{Parser, Subcommand};
 
 use super::output::ColorWhen;
 use super::{
-    adapter, approve, completions, decide, doctor, explain, grants, http, install, log, man,
+    abort, adapter, approve, completions, decide, doctor, explain, grants, http, install, log, man,
     pending, replay, rules, run, serve, service, status, statusline, steer, tail, team, uninstall,
     Outcome,
 };
@@ -77,6 +77,9 @@ pub enum Command {
     Grants(grants::Args),
     /// Send a follow-up user message into a running agent-SDK run.
     Steer(steer::Args),
+    /// Abort a run (gracefully, then by force), or with --compaction only
+    /// stop the context compaction it is running.
+    Abort(abort::Args),
     /// Print one status line (daemon up/down, pending asks, the last
     /// decision) for Claude Code's statusLine setting; never waits more
     /// than 50 ms for the daemon.
@@ -157,6 +160,7 @@ pub fn main() -> ExitCode {
         Command::Decide(args) => decide::run(args),
         Command::Grants(args) => grants::run(args),
         Command::Steer(args) => steer::run(args),
+        Command::Abort(args) => abort::run(args),
         Command::Statusline(args) => statusline::run(args),
         Command::Approve(args) => approve::run(args),
         Command::Rules(command) => rules::run(command),

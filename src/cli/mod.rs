@@ -10,6 +10,7 @@
 //! - colour: [`output::ColorWhen`] (`--color`, `NO_COLOR`) and the styles
 //!   in [`output::style`].
 
+pub mod abort;
 pub mod adapter;
 pub mod app;
 pub mod approve;

@@ -55,6 +55,9 @@ pub struct Args {
     /// Run the agent again from a recording (or each *.jsonl of a directory), its model served from it; print the decisions that changed under today's rules (exit 1 if any).
     #[arg(long, value_name = "PATH", conflicts_with_all = ["prompt", "model", "max_turns", "max_budget_usd", "provider", "runtime", "resume", "permission_mode", "allowed_tools", "disallowed_tools"])]
     pub replay: Option<PathBuf>,
+    /// The config whose [redact] patterns a recording is redacted with (the daemon's, if it was started with --config) [default: $XDG_CONFIG_HOME/hookd/config.toml if it exists].
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
 }
 
 /// `hookd run`.
@@ -64,6 +67,7 @@ pub fn run(args: Args) -> anyhow::Result<Outcome> {
             &args.client.socket_path(),
             path,
             args.cwd.as_deref(),
+            args.config.as_deref(),
             args.json,
         );
     }
@@ -83,7 +87,7 @@ pub fn run(args: Args) -> anyhow::Result<Outcome> {
         ..Default::default()
     };
     let tap = match &args.record {
-        Some(_) => Some(crate::run_record::start_recording()?),
+        Some(_) => Some(crate::run_record::start_recording(args.config.as_deref())?),
         None => None,
     };
     let prompt = args.prompt.unwrap_or_default();
@@ -117,6 +121,7 @@ fn replay(
     socket: &std::path::Path,
     path: &std::path::Path,
     cwd: Option<&std::path::Path>,
+    config: Option<&std::path::Path>,
     json: bool,
 ) -> anyhow::Result<Outcome> {
     let mut changed = false;
@@ -129,18 +134,19 @@ fn replay(
                 scratch.0.clone()
             }
         };
-        let report = crate::run_record::replay(&recording, &dir, |header, options, tap| {
-            let run = crate::run_client::RunArgs {
-                socket: socket.to_path_buf(),
-                prompt: header.prompt.clone(),
-                options,
-                provider: header.provider.clone(),
-                runtime: header.runtime.clone(),
-                json: false,
-                tap: Some(tap),
-            };
-            crate::run_client::run(run, &mut std::io::sink())
-        })?;
+        let report =
+            crate::run_record::replay(&recording, &dir, config, |header, options, tap| {
+                let run = crate::run_client::RunArgs {
+                    socket: socket.to_path_buf(),
+                    prompt: header.prompt.clone(),
+                    options,
+                    provider: header.provider.clone(),
+                    runtime: header.runtime.clone(),
+                    json: false,
+                    tap: Some(tap),
+                };
+                crate::run_client::run(run, &mut std::io::sink())
+            })?;
         changed |= report.changed();
         let mut out = Stdout;
         if json {

@@ -1539,3 +1539,11 @@ mod pi;
 /// `hookd run --record` / `--replay` (issue #24).
 #[path = "record.rs"]
 mod record;
+
+/// The narrator on runs' own messages (issue #24).
+#[path = "narrate_runs.rs"]
+mod narrate_runs;
+
+/// `hookd abort --compaction` on both runtimes (issue #24).
+#[path = "compaction.rs"]
+mod compaction;

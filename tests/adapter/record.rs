@@ -189,6 +189,14 @@ fn a_recorded_run_has_its_events_decisions_and_model_exchanges() {
         })
         .collect();
     assert!(turns.len() >= 3, "{exchanges:?}");
+    // The tools offered are kept by name, not their definitions.
+    assert!(
+        turns.iter().all(|e| e["request"]["body"]["tools"]
+            .as_array()
+            .unwrap()
+            .contains(&json!("Bash"))),
+        "{turns:?}"
+    );
     assert!(
         turns.iter().all(|e| e["response"]["status"] == 200
             && e["response"]["body"]
@@ -485,4 +493,86 @@ fn a_pi_run_is_recorded_and_replayed_under_changed_rules() {
         "{shown}"
     );
     assert_mock_unused(&changed);
+}
+
+/// A recording is redacted with `[redact]` of `hookd run --config FILE`,
+/// else of the default config (`$XDG_CONFIG_HOME/hookd/config.toml`): the
+/// prompt's secret is in neither the header nor the model exchanges. A
+/// `--config` that cannot be read is an error before anything runs.
+#[test]
+fn a_recording_is_redacted_with_the_given_or_the_default_config() {
+    if claude::node_absent("a_recording_is_redacted_with_the_given_or_the_default_config") {
+        return;
+    }
+    let sdk = Sdk::start(&two_calls_script(), Some(ALLOW_BOTH), None);
+    let dir = tempfile::tempdir().unwrap();
+    let default_config = sdk.sandbox.path().join("home/.config/hookd/config.toml");
+    std::fs::create_dir_all(default_config.parent().unwrap()).unwrap();
+    std::fs::write(
+        &default_config,
+        "[redact]\npatterns = [\"corp-[0-9]{6}\"]\n",
+    )
+    .unwrap();
+    let given = dir.path().join("daemon-config.toml");
+    std::fs::write(&given, "[redact]\npatterns = [\"zebra-[0-9]{3}\"]\n").unwrap();
+    let cases = [
+        ("default.jsonl", None, "corp-123456"),
+        ("given.jsonl", Some(&given), "zebra-042"),
+    ];
+    let project = sdk.project();
+    for (name, config, secret) in cases {
+        let file = dir.path().join(name);
+        let prompt = format!("please greet then clean up; ticket {secret}");
+        let mut args = vec![
+            "--cwd",
+            project.to_str().unwrap(),
+            "--record",
+            file.to_str().unwrap(),
+        ];
+        if let Some(config) = config {
+            args.extend(["--config", config.to_str().unwrap()]);
+        }
+        args.push(&prompt);
+        let out = hookd_run(&sdk, &args);
+        assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+        let recorded = std::fs::read_to_string(&file).unwrap();
+        assert!(!recorded.contains(secret), "{name}: {secret} recorded");
+        let header = &lines(&file)[0];
+        assert_eq!(
+            header["prompt"], "please greet then clean up; ticket [REDACTED]",
+            "{name}"
+        );
+        assert!(
+            lines(&file).iter().any(|l| l["type"] == "exchange"
+                && l["request"]["body"]
+                    .to_string()
+                    .contains("ticket [REDACTED]")),
+            "{name}: the exchanges are redacted too"
+        );
+    }
+    // With --config the default file's pattern is not the one used.
+    let given_text = std::fs::read_to_string(dir.path().join("given.jsonl")).unwrap();
+    assert!(
+        !given_text.contains("corp-"),
+        "no corp secret was in that run"
+    );
+
+    let missing = dir.path().join("missing.toml");
+    let out = hookd_run(
+        &sdk,
+        &[
+            "--config",
+            missing.to_str().unwrap(),
+            "--record",
+            dir.path().join("never.jsonl").to_str().unwrap(),
+            "hello",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains(&format!("the config {}", missing.display())),
+        "{}",
+        text(&out)
+    );
+    assert!(!dir.path().join("never.jsonl").exists());
 }

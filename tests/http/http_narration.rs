@@ -89,3 +89,74 @@ fn a_waiting_events_push_goes_again_with_the_narration_and_its_page_shows_it() {
     let out = waiting.join().unwrap();
     assert!(String::from_utf8_lossy(&out.stdout).contains("\"allow\""));
 }
+
+/// The narration as a person sees it: headless Chromium opens the approve
+/// link of a waiting ask after the narrator's line came, and the page shows
+/// that line beside the item (under "Narrator", next to the command and the
+/// rule). A screenshot is kept in a temp dir that outlives the test, its
+/// path printed, to look at.
+#[test]
+fn the_approval_page_in_chromium_shows_the_narration_beside_the_item() {
+    let Some(chromium) = crate::support::browser::chromium() else {
+        daemon::skip_or_fail(
+            "the_approval_page_in_chromium_shows_the_narration_beside_the_item",
+            "needs Chromium, and `chromium` is not on PATH (scripts/test installs Debian's `chromium`)",
+        );
+        return;
+    };
+    let line = "I'm rolling the payments service back to v2.4.0 because the new build fails its health check.";
+    let mock = MockServer::start(
+        ModelApi::Anthropic,
+        &json!({"side_replies": [{"match": "", "text": line}]}).to_string(),
+    );
+    let receiver = Receiver::start(200);
+    let d = Daemon::start_with(DaemonOptions {
+        rules: Some("[[rule]]\nid = \"ask-rollback\"\naction = \"ask\"\ntool = \"Bash(./rollback:*)\"\nreason = \"rollbacks need a person\"\n".into()),
+        config: Some(format!(
+            "[providers.cheap]\nkind = \"custom\"\nbase_url = \"{}\"\napi_key_env = \"HOOKD_TEST_NARRATOR_KEY\"\n\n\
+             [narrator]\nenabled = true\nprovider = \"cheap\"\n\n\
+             [http]\nlisten = \"127.0.0.1:0\"\n\
+             [[notify.webhook]]\nurl = \"http://{}/webhook\"\n",
+            mock.base_url(),
+            receiver.addr
+        )),
+        env: vec![("HOOKD_TEST_NARRATOR_KEY".into(), "sk-test".into())],
+        ..DaemonOptions::default()
+    });
+    let mut input = fixture("PermissionRequest.json");
+    input["tool_input"]["command"] = "./rollback payments v2.4.0".into();
+    let waiting = forward_in_background(&d.socket, &input, &["--timeout", "60"]);
+    // The second push is the one with the narration: the page has it by then.
+    let pushes = receiver.wait_for(2);
+    let narrated = pushes[1].json();
+    assert_eq!(narrated["narration"], line, "{pushes:?}");
+    let approve = narrated["approve_url"].as_str().unwrap().to_string();
+
+    let mut browser = crate::support::browser::Browser::start(&chromium);
+    browser.navigate(&approve);
+    let text = browser.text();
+    assert!(text.contains("./rollback payments v2.4.0"), "{text}");
+    assert!(text.contains("ask-rollback"), "{text}");
+    assert!(text.contains(line), "the narration on the page: {text}");
+    // Beside the item: in the item's own list, the row after its label.
+    let shown = browser.eval(
+        "(() => { const dt = [...document.querySelectorAll('dt')].find(e => e.textContent === 'Narrator'); \
+         return dt && dt.nextElementSibling ? dt.nextElementSibling.textContent : null; })()",
+    );
+    assert_eq!(shown, json!(line), "{text}");
+    let shots = tempfile::Builder::new()
+        .prefix("hookd-narration-page")
+        .tempdir()
+        .unwrap()
+        .keep();
+    let shot = shots.join("approval-page-with-narration.png");
+    browser.screenshot(&shot);
+    eprintln!("the approval page with the narration: {}", shot.display());
+    assert!(std::fs::metadata(&shot).unwrap().len() > 1000);
+
+    browser.click_and_wait_load("#approve");
+    assert!(browser.text().contains("Approved"));
+    let out = waiting.join().unwrap();
+    assert!(String::from_utf8_lossy(&out.stdout).contains("\"allow\""));
+    drop(browser);
+}

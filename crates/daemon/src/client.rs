@@ -16,8 +16,8 @@ use tokio_util::codec::Framed;
 use crate::protocol::codec::FrameCodec;
 use crate::protocol::handshake::{Handshake, HandshakeError};
 use crate::protocol::{
-    Decide, ErrorFrame, GrantRecord, GrantRevoke, PendingItem, Reply, ReqOnly, Request, Status,
-    SteerRequest,
+    AbortRequest, Decide, ErrorFrame, GrantRecord, GrantRevoke, PendingItem, Reply, ReqOnly,
+    Request, Status, SteerRequest,
 };
 
 /// What went wrong talking to the daemon.
@@ -200,6 +200,17 @@ impl Client {
         self.call(Request::GrantRevoke(GrantRevoke {
             req,
             id: id.to_string(),
+        }))
+        .map(|_| ())
+    }
+
+    /// `abort`: the run, or (`compaction`) only its compaction under way.
+    pub fn abort(&mut self, run_id: &str, compaction: bool) -> Result<(), ClientError> {
+        let req = self.req();
+        self.call(Request::Abort(AbortRequest {
+            req,
+            run_id: run_id.to_string(),
+            compaction,
         }))
         .map(|_| ())
     }

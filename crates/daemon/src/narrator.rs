@@ -308,6 +308,58 @@ async fn ask(shared: &Arc<Shared>, due: &Due) -> Option<String> {
     }
 }
 
+/// Characters of one buffered line taken from a run's message.
+const MESSAGE_CHARS: usize = 160;
+
+/// The lines one of a `hookd run` session's messages (the adapter's
+/// `sdk_message`, Claude SDK or Pi alike) adds to the session's buffer,
+/// beside its hook events: what the model wrote and each tool it called
+/// (an assistant turn), and each tool that failed (a user message).
+/// Thinking is left out. Redacted by `redactor`, each bounded.
+pub fn lines_of_message(
+    body: &crate::agent::claude::sdk::SdkBody<'_>,
+    redactor: &crate::redact::Redactor,
+) -> Vec<String> {
+    use crate::agent::claude::sdk::{ContentBlock, SdkBody};
+    let short = |text: &str| -> String {
+        let text = redactor.redact_str(text);
+        let flat = text.split_whitespace().collect::<Vec<_>>().join(" ");
+        let mut out: String = flat.chars().take(MESSAGE_CHARS).collect();
+        if flat.chars().count() > MESSAGE_CHARS {
+            out.pop();
+            out.push('…');
+        }
+        out
+    };
+    let blocks = match body {
+        SdkBody::Assistant(blocks) | SdkBody::User(blocks) => blocks,
+        _ => return Vec::new(),
+    };
+    blocks
+        .iter()
+        .filter_map(|block| match block {
+            ContentBlock::Text(text) if matches!(body, SdkBody::Assistant(_)) => {
+                let text = short(text);
+                (!text.is_empty()).then(|| format!("the agent wrote: {text}"))
+            }
+            ContentBlock::ToolUse { name, input } => {
+                // As a hook's input holds it, for the same summary.
+                let input = serde_json::json!({"tool_input": redactor.redact_value(input)});
+                Some(crate::recent::line_of(
+                    "the agent called",
+                    Some(name.unwrap_or("a tool")),
+                    &input,
+                ))
+            }
+            ContentBlock::ToolResult {
+                text,
+                is_error: true,
+            } => Some(format!("the tool failed: {}", short(&text))),
+            _ => None,
+        })
+        .collect()
+}
+
 /// The first non-empty line of `text`, unquoted, at most [`MAX_CHARS`].
 fn one_line(text: &str) -> Option<String> {
     let line = text.lines().map(str::trim).find(|l| !l.is_empty())?;
@@ -338,5 +390,39 @@ mod tests {
             one_line(&"x".repeat(500)).unwrap().chars().count(),
             MAX_CHARS
         );
+    }
+
+    #[test]
+    fn a_runs_turn_gives_its_text_and_tool_calls_redacted_and_a_failed_tool() {
+        use crate::agent::claude::sdk::SdkMessageFields;
+        let redactor = crate::redact::Redactor::default();
+        let secret = "sk-ant-api03-0123456789abcdefghij";
+        let turn = serde_json::json!({"type": "assistant", "message": {"content": [
+            {"type": "thinking", "thinking": "private"},
+            {"type": "text", "text": format!("I'll check   the\nkey {secret} first.")},
+            {"type": "tool_use", "name": "Bash", "input": {"command": "cat .python-version"}}]}});
+        let lines = lines_of_message(&SdkMessageFields::of(&turn).body, &redactor);
+        assert_eq!(lines.len(), 2, "{lines:?}");
+        assert!(
+            lines[0].starts_with("the agent wrote: I'll check the key ")
+                && lines[0].contains("[REDACTED]")
+                && !lines[0].contains(secret),
+            "{lines:?}"
+        );
+        assert_eq!(lines[1], "the agent called Bash: cat .python-version");
+        let back = serde_json::json!({"type": "user", "message": {"content": [
+            {"type": "text", "text": "not the model's"},
+            {"type": "tool_result", "content": "fine"},
+            {"type": "tool_result", "content": "no such file", "is_error": true}]}});
+        assert_eq!(
+            lines_of_message(&SdkMessageFields::of(&back).body, &redactor),
+            ["the tool failed: no such file"]
+        );
+        let long = serde_json::json!({"type": "assistant", "message": {"content": [
+            {"type": "text", "text": "y".repeat(500)}]}});
+        let lines = lines_of_message(&SdkMessageFields::of(&long).body, &redactor);
+        assert!(lines[0].chars().count() <= MESSAGE_CHARS + 20, "{lines:?}");
+        let other = serde_json::json!({"type": "result", "result": "done"});
+        assert!(lines_of_message(&SdkMessageFields::of(&other).body, &redactor).is_empty());
     }
 }

@@ -133,7 +133,12 @@ impl Session<'_> {
 
     fn abort(&self, a: &AbortRequest) -> Reply {
         let by = format!("client:{}", self.hello.name);
-        match self.shared.runs.abort(&a.run_id, &by) {
+        let done = if a.compaction {
+            self.shared.runs.abort_compaction(&a.run_id, &by)
+        } else {
+            self.shared.runs.abort(&a.run_id, &by)
+        };
+        match done {
             Ok(()) => Reply::ok(&a.req, None),
             Err(e) => Reply::request_error(&a.req, e.code, e.message),
         }

@@ -104,6 +104,15 @@ impl Refused {
     }
 }
 
+/// What a client sends a running run besides an abort.
+#[derive(Debug)]
+pub(super) enum Nudge {
+    /// A follow-up user message.
+    Steer(String),
+    /// Stop a compaction under way, asked by (`client:NAME`).
+    AbortCompaction(String),
+}
+
 /// One run in the table, as `status` shows it.
 struct RunEntry {
     pid: u32,
@@ -116,8 +125,9 @@ struct RunEntry {
     session_id: Option<String>,
     state: &'static str,
     aborts: mpsc::UnboundedSender<String>,
-    /// Follow-up user messages for the supervisor to hand the adapter.
-    steers: mpsc::UnboundedSender<String>,
+    /// Follow-up user messages (and compaction aborts) for the supervisor
+    /// to hand the adapter.
+    steers: mpsc::UnboundedSender<Nudge>,
     /// The prompt's first [`PROMPT_SUMMARY_CHARS`] characters.
     prompt: String,
     /// Assistant messages so far (one per model turn).
@@ -463,13 +473,30 @@ impl Runs {
         }
     }
 
+    /// Asks run `run_id` to stop a context compaction under way (Pi's
+    /// `abortCompaction()`; the Claude SDK has no such call, its adapter
+    /// says so in the daemon's log). The run goes on. `by` says who asked.
+    pub fn abort_compaction(&self, run_id: &str, by: &str) -> Result<(), Refused> {
+        let table = self.table.lock().unwrap_or_else(|e| e.into_inner());
+        match table.get(run_id) {
+            Some(entry) => {
+                let _ = entry.steers.send(Nudge::AbortCompaction(by.to_string()));
+                Ok(())
+            }
+            None => Err(Refused {
+                code: ErrorCode::NotFound,
+                message: format!("no run {run_id} (it may have ended already)"),
+            }),
+        }
+    }
+
     /// Sends `text` into run `run_id` as a follow-up user message (the
     /// SDK's streaming input).
     pub fn steer(&self, run_id: &str, text: &str) -> Result<(), Refused> {
         let table = self.table.lock().unwrap_or_else(|e| e.into_inner());
         match table.get(run_id) {
             Some(entry) if entry.state == "running" => {
-                let _ = entry.steers.send(text.to_string());
+                let _ = entry.steers.send(Nudge::Steer(text.to_string()));
                 Ok(())
             }
             Some(entry) => Err(Refused::invalid(format!(

@@ -82,7 +82,7 @@ pub(super) async fn supervise(
     stdout: tokio::process::ChildStdout,
     go: oneshot::Receiver<()>,
     mut aborts: mpsc::UnboundedReceiver<String>,
-    mut steers: mpsc::UnboundedReceiver<String>,
+    mut steers: mpsc::UnboundedReceiver<super::Nudge>,
     shared: &Arc<Shared>,
     shutdown: &CancellationToken,
 ) -> Outcome {
@@ -119,10 +119,16 @@ pub(super) async fn supervise(
                 }
                 Some(Ok(line)) => s.on_line(&line),
             },
-            Some(text) = steers.recv() => {
-                tracing::info!(run = %run.link.run_id, chars = text.chars().count(), "steering run");
-                let _ = s.to_adapter.send(ToAdapter::Steer(crate::protocol::adapter::Steer { text }));
-            }
+            Some(nudge) = steers.recv() => match nudge {
+                super::Nudge::Steer(text) => {
+                    tracing::info!(run = %run.link.run_id, chars = text.chars().count(), "steering run");
+                    let _ = s.to_adapter.send(ToAdapter::Steer(crate::protocol::adapter::Steer { text }));
+                }
+                super::Nudge::AbortCompaction(by) => {
+                    tracing::info!(run = %run.link.run_id, by, "aborting the run's compaction");
+                    let _ = s.to_adapter.send(ToAdapter::AbortCompaction(Empty {}));
+                }
+            },
             Some(by) = aborts.recv(), if s.outcome.aborted_by.is_none() => {
                 tracing::info!(run = %run.link.run_id, by, "aborting run");
                 s.abort(by, ABORT_GRACE);
@@ -351,6 +357,18 @@ fn on_sdk_message(run: &Run, message: Value, outcome: &mut Outcome, shared: &Arc
             outcome.session_id = Some(session.to_string());
             let session = session.to_string();
             shared.runs.update(run_id, |e| e.session_id = Some(session));
+        }
+    }
+    // What the run says and does, for the narrator beside its hook events.
+    if let Some(session) = outcome.session_id.as_deref() {
+        if shared.config().narrator.enabled {
+            let harness = match run.runtime {
+                Runtime::ClaudeSdk => "agent-sdk",
+                Runtime::Pi => "pi",
+            };
+            for line in crate::narrator::lines_of_message(&fields.body, &shared.redactor()) {
+                shared.narrator.note(shared, session, harness, line, None);
+            }
         }
     }
     match fields.body {
