@@ -201,13 +201,25 @@ pub(crate) struct Env<'a> {
 }
 
 /// Regex, `contains` and glob conditions of all rules in a set, grouped by
-/// field: one `RegexSet` (a `contains` is an escaped literal in it) or
-/// `GlobSet` per field. A 1,000-rule file may test `cwd` or `$command.args`
-/// in hundreds of rules; with the groups, each field is matched once per
-/// evaluation (per Bash command view for `$command…`, per pipeline for
-/// `$pipeline`) and each leaf only looks up its bits. So evaluation reads
-/// each field's text a bounded number of times, whatever the number of
-/// rules: linear in the input (the regex engine is linear too).
+/// field: `RegexSet`s of up to [`REGEX_CHUNK`] patterns (a `contains` is
+/// an escaped literal in one) or one `GlobSet` per field. A 1,000-rule file
+/// may test `cwd` or `$command.args` in hundreds of rules; with the groups,
+/// each group is matched at most once per evaluation (per Bash command view
+/// for `$command…`, per pipeline for `$pipeline`), only when one of its
+/// leaves is asked, and each leaf only looks up its bits. So evaluation
+/// reads each field's text once per group it needs: for a given rule set,
+/// linear in the input (the regex engine is linear too).
+/// The most regex patterns of one field in one `RegexSet`; a field's
+/// patterns beyond it start another set (a leaf's own patterns are never
+/// split: a leaf with more gets a set of its own). One set of the standard
+/// profile's 118 `$command` patterns overflows the lazy DFA's 2 MiB cache
+/// and the search falls back to a slower engine: 458 µs per command of the
+/// corpora against 6.4 µs for sets of 24, and 4.6 µs for 32 (48 overflowed
+/// again, 16 took 12.5 µs: more sets, each a search). Each set is matched
+/// only when a candidate rule's leaf asks for it, so a command judged by
+/// few rules runs few sets. Measured in docs/performance.md (#28).
+const REGEX_CHUNK: usize = 24;
+
 #[derive(Debug, Clone, Default)]
 pub(crate) struct CondSets {
     groups: Vec<Group>,
@@ -310,10 +322,18 @@ impl CondSets {
                         return;
                     }
                 };
-                let g = *keys.entry((name.to_string(), is_regex)).or_insert_with(|| {
+                let key = (name.to_string(), is_regex);
+                let mut g = *keys.entry(key.clone()).or_insert_with(|| {
                     pending.push((field.clone(), is_regex, Vec::new()));
                     pending.len() - 1
                 });
+                // A full regex chunk: the field's next patterns start another.
+                let held = pending[g].2.len();
+                if is_regex && held > 0 && held + pats.len() > REGEX_CHUNK {
+                    pending.push((field.clone(), is_regex, Vec::new()));
+                    g = pending.len() - 1;
+                    keys.insert(key, g);
+                }
                 let first = pending[g].2.len() as u32;
                 let len = pats.len() as u32;
                 pending[g].2.extend(pats);
@@ -821,6 +841,46 @@ mod tests {
             };
             let grouped: Vec<bool> = conds.iter().map(|c| c.holds(&e)).collect();
             assert_eq!(grouped, plain[i], "input {input}");
+        }
+    }
+
+    #[test]
+    fn regex_groups_are_chunked_and_agree_with_single_matching() {
+        // Fifty leaves on one field: three sets of up to REGEX_CHUNK, and a
+        // leaf of thirty patterns (more than a chunk) in a set of its own.
+        let pats: Vec<String> = (0..50).map(|i| format!("^x{i}y")).collect();
+        let mut conds: Vec<Cond> = pats
+            .iter()
+            .map(|p| leaf_cond("a", Op::Regex(vec![LazyRegex::new(p).unwrap()])))
+            .collect();
+        let big: Vec<LazyRegex> = (0..30)
+            .map(|i| LazyRegex::new(&format!("^z{i}$")).unwrap())
+            .collect();
+        conds.push(leaf_cond("a", Op::Regex(big)));
+        let inputs: Vec<Value> = ["x0y", "x23y", "x24y", "x49y", "x50y", "z29", "z30", "q"]
+            .iter()
+            .map(|a| json!({ "a": a }))
+            .collect();
+        let plain: Vec<Vec<bool>> = inputs
+            .iter()
+            .map(|i| conds.iter().map(|c| c.holds(&env(i))).collect())
+            .collect();
+        let mut refs: Vec<&mut Cond> = conds.iter_mut().collect();
+        let sets = CondSets::build(&mut refs);
+        let lens: Vec<usize> = sets.groups.iter().map(|g| g.len).collect();
+        assert_eq!(lens, [REGEX_CHUNK, REGEX_CHUNK, 50 - 2 * REGEX_CHUNK, 30]);
+        for (i, input) in inputs.iter().enumerate() {
+            let cache = SetCache::default();
+            let e = Env {
+                sets: Some((&sets, &cache)),
+                ..env(input)
+            };
+            let grouped: Vec<bool> = conds.iter().map(|c| c.holds(&e)).collect();
+            assert_eq!(grouped, plain[i], "input {input}");
+            assert_eq!(
+                grouped.iter().filter(|h| **h).count(),
+                usize::from(i < 4 || i == 5)
+            );
         }
     }
 
