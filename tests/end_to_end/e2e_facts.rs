@@ -334,7 +334,11 @@ fn a_push_after_an_mcp_result_is_asked_and_a_fresh_sessions_is_not() {
         pushed.is_error && pushed.content.contains("not after reading that page"),
         "the push ran: {pushed:?}"
     );
-    assert_eq!(remote_branches(&remote), "", "the tainted push reached the remote");
+    assert_eq!(
+        remote_branches(&remote),
+        "",
+        "the tainted push reached the remote"
+    );
     let decision = bash_decisions(&d, push, 1).remove(0);
     assert_eq!(decision["verdict"], "deny", "{decision}");
     assert_eq!(decision["source"], "client:person", "{decision}");
@@ -355,7 +359,11 @@ fn a_push_after_an_mcp_result_is_asked_and_a_fresh_sessions_is_not() {
         "{}",
         mock.describe_requests()
     );
-    assert_eq!(remote_branches(&remote), "main", "the fresh push did not run");
+    assert_eq!(
+        remote_branches(&remote),
+        "main",
+        "the fresh push did not run"
+    );
     let decisions = bash_decisions(&d, push, 2);
     assert_ne!(decision_session(&d, &decisions[1]), session);
     assert_eq!(decisions[1]["verdict"], "none", "{:#}", decisions[1]);
