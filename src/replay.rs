@@ -102,11 +102,28 @@ impl std::fmt::Display for ReplayReport {
     }
 }
 
-/// Replays the log at `log` under `rules`.
+/// Replays the log at `log` under `rules`, with the signal values each
+/// decision line recorded.
 pub fn replay(
     log: &Path,
     rules: Arc<RuleSet>,
     home: Option<&Path>,
+) -> std::io::Result<ReplayReport> {
+    replay_with(log, rules, home, None)
+}
+
+/// The `[signals]` values of a project directory, now: what `hookd replay
+/// --rerun-signals` judges with instead of the recorded ones.
+pub type RerunSignals<'a> = &'a mut dyn FnMut(&Path) -> crate::rules::signal::Signals;
+
+/// [`replay`], but with `rerun` given every decision is judged with the
+/// signal values it returns for the event's project (none, for an event
+/// with no project) instead of the values its decision line recorded.
+pub fn replay_with(
+    log: &Path,
+    rules: Arc<RuleSet>,
+    home: Option<&Path>,
+    mut rerun: Option<RerunSignals<'_>>,
 ) -> std::io::Result<ReplayReport> {
     let file = std::fs::File::open(log)
         .map_err(|e| std::io::Error::new(e.kind(), format!("{}: {e}", log.display())))?;
@@ -169,7 +186,11 @@ pub fn replay(
             .iter()
             .filter_map(|v| serde_json::from_value(v.clone()).ok())
             .collect();
-        let signals = crate::rules::signal::Signals(logged.decision.signals.clone());
+        let signals = match (&mut rerun, &project_dir) {
+            (Some(run), Some(dir)) => run(dir),
+            (Some(_), None) => crate::rules::signal::Signals::new(),
+            (None, _) => crate::rules::signal::Signals(logged.decision.signals.clone()),
+        };
         let evaluation = crate::rules::evaluate(
             &layers,
             &agent.rule_inputs(&event.input),

@@ -116,6 +116,12 @@ pub struct AskedBy {
     /// The rules' reason, if they gave one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
+    /// What the session's facts say, when the rules read them (issue #25),
+    /// for the person deciding: `tainted by WebFetch https://… at 14:02:11
+    /// UTC; 37 tool calls so far; limit rm-burst: call 6`
+    /// ([`SessionFacts::note`](crate::facts::SessionFacts::note)).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub session: Option<String>,
 }
 
 /// What a client needs to decide an event that waits for one: carried by

@@ -53,4 +53,80 @@ impl SessionFacts {
     pub fn is_empty(&self) -> bool {
         *self == SessionFacts::default()
     }
+
+    /// What a person deciding for the session should know, or `None`:
+    /// `tainted by WebFetch https://… at 14:02:11 UTC (and 1 earlier); 37
+    /// tool calls so far; limit rm-burst: call 6` — the newest taint, the
+    /// session's tool calls before this one, and each limited rule's place
+    /// in its window (this call included).
+    pub fn note(&self) -> Option<String> {
+        let mut parts = Vec::new();
+        if let Some(t) = self.taint.last() {
+            let secs = (t.at_ms / 1000) % 86_400;
+            let mut part = format!("tainted by {}", t.tool);
+            if let Some(detail) = &t.detail {
+                part.push(' ');
+                part.push_str(detail);
+            }
+            part.push_str(&format!(
+                " at {:02}:{:02}:{:02} UTC",
+                secs / 3600,
+                secs / 60 % 60,
+                secs % 60
+            ));
+            if self.taint.len() > 1 {
+                part.push_str(&format!(" (and {} earlier)", self.taint.len() - 1));
+            }
+            parts.push(part);
+        }
+        if self.calls > 0 {
+            parts.push(format!(
+                "{} tool call{} so far",
+                self.calls,
+                if self.calls == 1 { "" } else { "s" }
+            ));
+        }
+        for (rule, earlier) in &self.counts {
+            parts.push(format!("limit {rule}: call {}", earlier.saturating_add(1)));
+        }
+        (!parts.is_empty()).then(|| parts.join("; "))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_note_names_the_newest_taint_the_calls_and_the_limits() {
+        assert_eq!(SessionFacts::default().note(), None);
+        let facts = SessionFacts {
+            calls: 37,
+            counts: BTreeMap::from([("rm-burst".to_string(), 5)]),
+            taint: vec![
+                Taint {
+                    tool: "mcp__github__get_issue".into(),
+                    detail: None,
+                    at_ms: 0,
+                },
+                Taint {
+                    tool: "WebFetch".into(),
+                    detail: Some("https://example.com/x".into()),
+                    // 1970-01-02 14:02:11 UTC
+                    at_ms: (86_400 + 14 * 3600 + 2 * 60 + 11) * 1000,
+                },
+            ],
+            now_ms: 1,
+        };
+        assert_eq!(
+            facts.note().unwrap(),
+            "tainted by WebFetch https://example.com/x at 14:02:11 UTC (and 1 earlier); \
+             37 tool calls so far; limit rm-burst: call 6"
+        );
+        let one = SessionFacts {
+            calls: 1,
+            ..SessionFacts::default()
+        };
+        assert_eq!(one.note().unwrap(), "1 tool call so far");
+    }
 }

@@ -52,6 +52,8 @@ pub enum Request {
     GrantRevoke(GrantRevoke),
     /// Client: send a follow-up user message into a running run.
     Steer(SteerRequest),
+    /// Client: what the daemon knows of one session (issue #25).
+    SessionFacts(SessionFactsRequest),
 }
 
 impl Request {
@@ -69,6 +71,7 @@ impl Request {
             Request::Abort(a) => Some(&a.req),
             Request::GrantRevoke(g) => Some(&g.req),
             Request::Steer(s) => Some(&s.req),
+            Request::SessionFacts(s) => Some(&s.req),
         }
     }
 }
@@ -238,6 +241,28 @@ pub struct SteerRequest {
     pub run_id: String,
     /// The message.
     pub text: String,
+}
+
+/// `session_facts`: the session facts of `session_id` (its tool calls so
+/// far and what tainted it), as the next judgement would read them; the
+/// `ok` carries [`SessionFactsReply`].
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SessionFactsRequest {
+    /// Chosen by the client, echoed in the reply.
+    pub req: String,
+    /// The agent's session id.
+    pub session_id: String,
+}
+
+/// The `ok` result of `session_facts`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct SessionFactsReply {
+    /// The facts (empty when the daemon tracks none: no rule reads facts,
+    /// or the session is unknown), taint details redacted.
+    pub facts: crate::facts::SessionFacts,
+    /// [`SessionFacts::note`](crate::facts::SessionFacts::note) of them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
 }
 
 /// A message the daemon sends to a peer: the one type the daemon writes
@@ -772,6 +797,7 @@ impl Request {
             "grants" => Request::Grants(parse(line)?),
             "grant_revoke" => Request::GrantRevoke(parse(line)?),
             "steer" => Request::Steer(parse(line)?),
+            "session_facts" => Request::SessionFacts(parse(line)?),
             _ => {
                 // The type is not quoted: it is the peer's text, and may be
                 // anything.
@@ -802,6 +828,7 @@ impl Request {
         "grants",
         "grant_revoke",
         "steer",
+        "session_facts",
     ];
 }
 

@@ -214,6 +214,9 @@ pub fn describe(item: &PendingItem, now: Instant) -> String {
         Some(_) => text.push_str("  rule: none decided\n"),
         None => {}
     }
+    if let Some(session) = item.asked_by.as_ref().and_then(|a| a.session.as_deref()) {
+        text.push_str(&format!("  session: {session}\n"));
+    }
     if let Some(narration) = &item.narration {
         text.push_str(&format!("  narrator: {narration}\n"));
     }
@@ -425,6 +428,25 @@ mod tests {
         );
         assert!(text.contains("\n  $ ls -la\n  echo two\n"), "{text}");
         assert!(text.contains("  s: Bash(ls:*)\n"), "{text}");
+    }
+
+    #[test]
+    fn a_tainted_session_is_said() {
+        let mut state = State::new("/s", Instant::now(), false);
+        state.apply_json(
+            &json!({"type": "event", "pending": true, "deadline_ms": 20000,
+            "short_id": "kmnpq", "verdicts": ["allow", "deny"], "suggestions": [],
+            "asked_by": {"rule_ids": ["tainted-push"], "reason": "confirm pushes",
+                         "session": "tainted by WebFetch https://example.com at 14:02:11 UTC; 3 tool calls so far"},
+            "event": {"id": "019ab0a4-1111-7000-8000-00000000abcd", "kind": "PreToolUse",
+                      "tool": "Bash", "session_id": "1fce3faa-62dc",
+                      "input": {"tool_input": {"command": "git push"}}}}),
+        );
+        let text = describe(&state.pending[0], state.now);
+        assert!(
+            text.contains("  rule: tainted-push (confirm pushes)\n  session: tainted by WebFetch https://example.com at 14:02:11 UTC; 3 tool calls so far\n"),
+            "{text}"
+        );
     }
 
     #[test]

@@ -262,6 +262,12 @@ fn item_text<'a>(item: &'a PendingItem, state: &State, theme: &Theme) -> Text<'a
         None => "asked by: the rules (this hookd does not say which)".to_string(),
     };
     lines.push(Line::styled(asked, theme.fg(Color::Cyan)));
+    if let Some(session) = item.asked_by.as_ref().and_then(|a| a.session.as_deref()) {
+        lines.push(Line::styled(
+            format!("session: {session}"),
+            theme.fg(Color::Yellow),
+        ));
+    }
     if let Some(narration) = &item.narration {
         lines.push(Line::styled(
             format!("narrator: {narration}"),

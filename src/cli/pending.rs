@@ -53,6 +53,9 @@ pub fn print(connection: &mut Client, json: bool) -> anyhow::Result<()> {
                 .collect::<Vec<_>>()
                 .join("|"),
         )?;
+        if let Some(session) = &item.info.asked_by.session {
+            writeln!(Stdout, "       session: {session}")?;
+        }
         match item.info.suggestions.first() {
             // The only rule matches every shell command: never a default.
             Some(suggestion) if suggestion.every_command => writeln!(

@@ -18,7 +18,38 @@ pub struct Args {
 /// `hookd statusline`.
 pub fn run(args: Args) -> anyhow::Result<Outcome> {
     let socket = args.socket.unwrap_or_else(crate::paths::socket_path);
-    let status = crate::statusline::fetch(&socket, crate::statusline::BUDGET);
-    writeln!(Stdout, "{}", crate::statusline::render(status.as_ref()))?;
+    let session = session_from_stdin();
+    let fetched =
+        crate::statusline::fetch_with(&socket, crate::statusline::BUDGET, session.as_deref());
+    let (status, note) = match &fetched {
+        Some((status, note)) => (Some(status), note.as_deref()),
+        None => (None, None),
+    };
+    writeln!(Stdout, "{}", crate::statusline::render_with(status, note))?;
     Ok(Outcome::Success)
 }
+
+/// The `session_id` of the JSON Claude Code writes on the status line
+/// command's stdin; `None` from a terminal, or when nothing readable came
+/// within [`STDIN_WAIT`] (a pipe nobody closes never holds the line up).
+fn session_from_stdin() -> Option<String> {
+    use std::io::{IsTerminal as _, Read as _};
+    if std::io::stdin().is_terminal() {
+        return None;
+    }
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let mut text = Vec::new();
+        let _ = std::io::stdin().take(1 << 20).read_to_end(&mut text);
+        let _ = tx.send(text);
+    });
+    let text = rx.recv_timeout(STDIN_WAIT).ok()?;
+    let input: serde_json::Value = serde_json::from_slice(&text).ok()?;
+    input
+        .get("session_id")
+        .and_then(|s| s.as_str())
+        .map(str::to_owned)
+}
+
+/// How long the line waits for Claude Code's JSON on stdin.
+const STDIN_WAIT: std::time::Duration = std::time::Duration::from_millis(50);

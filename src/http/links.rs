@@ -73,6 +73,8 @@ pub struct EventFacts {
     pub rule_ids: Vec<String>,
     /// Their reason.
     pub reason: Option<String>,
+    /// What the session's facts say (taint, calls, limits; issue #25).
+    pub session_facts: Option<String>,
     /// Whether the event has a session (so "for this session" can work).
     pub session: bool,
     /// The session, for the narrator's line.
@@ -379,6 +381,7 @@ fn facts_of(added: &PendingAdded<'_>) -> EventFacts {
         project,
         rule_ids: added.asked_by.rule_ids.clone(),
         reason: added.asked_by.reason.clone(),
+        session_facts: added.asked_by.session.clone(),
         session: added.meta.session.is_some(),
         session_id: added.meta.session.map(str::to_string),
         narration: None,
@@ -591,6 +594,9 @@ fn approval_body(facts: &EventFacts, verdict: LinkVerdict, approve: &str, deny: 
     if let Some(reason) = &facts.reason {
         row("Reason", reason, "");
     }
+    if let Some(session) = &facts.session_facts {
+        row("Session", session, "");
+    }
     if let Some(narration) = &facts.narration {
         row("Narrator", narration, "");
     }
@@ -738,6 +744,9 @@ mod tests {
             tool: Some("Bash".into()),
             subject: "echo </dd><script>alert(1)</script>".into(),
             reason: Some("<b>bold</b>".into()),
+            session_facts: Some(
+                "tainted by WebFetch https://example.com/<x> at 14:02:11 UTC".into(),
+            ),
             deadline: SystemTime::now() + Duration::from_secs(30),
             project: None,
             rule_ids: vec![],
@@ -759,6 +768,10 @@ mod tests {
             body.contains("<dt>Narrator</dt><dd class=\"\">I&#39;m &lt;testing&gt; the page.</dd>"),
             "the narrator's line, escaped: {body}"
         );
+        assert!(
+            body.contains("<dt>Session</dt><dd class=\"\">tainted by WebFetch https://example.com/&lt;x&gt; at 14:02:11 UTC</dd>"),
+            "the session's taint, escaped: {body}"
+        );
         assert_eq!(body.matches("<script>").count(), 1, "only the countdown's");
         assert!(
             body.contains("name=rule value=\"Bash(echo &quot;&lt;x&gt;&quot;:*)\"")
@@ -776,6 +789,7 @@ mod tests {
             tool: Some("Bash".into()),
             subject: "./deploy prod".into(),
             reason: None,
+            session_facts: None,
             deadline: SystemTime::now() + Duration::from_secs(30),
             project: None,
             rule_ids: vec!["team:ask-deploy".into()],

@@ -409,6 +409,7 @@ mod tests {
             project: None,
             rule_ids: Vec::new(),
             reason: None,
+            session_facts: None,
             session: false,
             session_id: None,
             narration: None,

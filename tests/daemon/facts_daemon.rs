@@ -290,3 +290,94 @@ fn after_a_web_fetch_a_push_asks_and_a_fresh_session_does_not() {
         "{text}"
     );
 }
+
+/// A Claude Code subagent sends its hooks with its parent's `session_id`
+/// (and its own `agent_id`, as `reference/claude-code-hooks.md` §5 and the
+/// captured `PreToolUse.subagent.json` show), so it inherits the parent's
+/// taint: its `git push` asks after the parent's WebFetch, while a subagent
+/// of another session does not. The person deciding sees what tainted the
+/// session in the pending item (`asked_by.session`) and in `hookd pending`.
+#[test]
+fn a_subagent_inherits_its_parents_taint_and_the_approver_is_told_why() {
+    let example = std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/rules/taint.toml"),
+    )
+    .unwrap();
+    let d = daemon_with(&example);
+    let in_subagent = |session: &str, command: &str| {
+        let mut e = bash_in(session, command);
+        e["agent_id"] = json!("acc6486aafe01fbb1");
+        e["agent_type"] = json!("general-purpose");
+        e
+    };
+    // The parent fetched a page.
+    d.forward(
+        &ran(
+            "parent",
+            "WebFetch",
+            json!({"url": "https://example.com/issue/7", "prompt": "read"}),
+        ),
+        &[],
+    );
+    // Another session's subagent is clean.
+    assert_eq!(
+        permission_decision(&d.forward(&in_subagent("other", "git push origin main"), &[])),
+        Value::Null
+    );
+
+    let mut client = daemon::RawClient::hello(&d.socket, "watcher");
+    let ok = client.call(json!({"type": "subscribe", "filter": {"pending_only": true}}));
+    assert_eq!(ok["type"], "ok");
+    let waiting = daemon::forward_in_background(
+        &d.socket,
+        &in_subagent("parent", "git push origin main"),
+        &["--timeout", "10"],
+    );
+    let event = client.wait_for("the pending push", |f| f["pending"] == true);
+    assert_eq!(event["asked_by"]["rule_ids"], json!(["tainted-push"]));
+    let session = event["asked_by"]["session"].as_str().unwrap_or_default();
+    assert!(
+        session.starts_with("tainted by WebFetch https://example.com/issue/7 at ")
+            && session.ends_with(" UTC"),
+        "{event:#}"
+    );
+    let listed = hookd(&["pending", "--socket", d.socket.to_str().unwrap()]);
+    let listed = String::from_utf8_lossy(&listed.stdout);
+    assert!(
+        listed.contains(&format!("\n       session: {session}\n")),
+        "{listed}"
+    );
+    let decided =
+        client.call(json!({"type": "decide", "event_id": event["event"]["id"], "verdict": "deny"}));
+    assert_eq!(decided["type"], "ok", "{decided}");
+    assert_eq!(permission_decision(&waiting.join().unwrap()), "deny");
+
+    // The status line of the parent's session (Claude Code writes the
+    // session on its stdin) shows the taint; another session's does not.
+    let line = |session: &str| {
+        // From a file: there when the line starts, as Claude Code's pipe is.
+        let input = d.dir.path().join(format!("statusline-{session}.json"));
+        std::fs::write(
+            &input,
+            json!({"session_id": session, "model": {"id": "x"}}).to_string(),
+        )
+        .unwrap();
+        let out = Command::new(daemon::hookd_bin())
+            .args(["statusline", "--socket", d.socket.to_str().unwrap()])
+            .stdin(std::fs::File::open(&input).unwrap())
+            .output()
+            .unwrap();
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let tainted = line("parent");
+    assert!(
+        tainted.starts_with("hookd ✓")
+            && tainted.contains(" · ⚠ tainted by WebFetch https://example.com/issue/7"),
+        "{tainted}"
+    );
+    let clean = line("other");
+    assert!(
+        clean.starts_with("hookd ✓") && !clean.contains('⚠'),
+        "{clean}"
+    );
+}

@@ -523,7 +523,7 @@ fn taint_example_and_fixtures() {
     let test = hookd(&["rules", "test", &fixtures, "--rules", &example]);
     let text = String::from_utf8_lossy(&test.stdout);
     assert!(test.status.success(), "{text}");
-    assert!(text.trim_end().ends_with("5 passed, 0 failed"), "{text}");
+    assert!(text.trim_end().ends_with("17 passed, 0 failed"), "{text}");
 }
 
 #[test]

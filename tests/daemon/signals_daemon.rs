@@ -130,6 +130,44 @@ fn a_signal_makes_a_rule_apply_on_one_branch_and_not_another() {
         .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stderr)));
     assert_eq!(out.status.code(), Some(0), "{report}");
     assert_eq!(report["changes"], json!([]), "{report}");
+
+    // `--rerun-signals` runs the config's signals again, now: both projects
+    // are on feature branches, so every deny would change.
+    let out = Command::new(daemon::hookd_bin())
+        .args(["replay", d.log.to_str().unwrap(), "--rules"])
+        .arg(d.dir.path().join("rules.toml"))
+        .args(["--json", "--rerun-signals", "--config"])
+        .arg(d.dir.path().join("config.toml"))
+        .env("XDG_CONFIG_HOME", "/nonexistent-hookd-test")
+        .output()
+        .unwrap();
+    let report: Value = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stderr)));
+    assert_eq!(out.status.code(), Some(1), "{report}");
+    let denied: Vec<&Value> = decisions
+        .iter()
+        .filter(|l| l["verdict"] == "deny")
+        .map(|l| &l["event_id"])
+        .collect();
+    let changed: Vec<&Value> = report["changes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| &c["event_id"])
+        .collect();
+    assert_eq!(changed, denied, "{report:#}");
+    assert!(report["changes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|c| c["old"] == "deny" && c["new"] == "none"));
+    // Off by default, and `--config` only with it.
+    let out = Command::new(daemon::hookd_bin())
+        .args(["replay", d.log.to_str().unwrap(), "--config"])
+        .arg(d.dir.path().join("config.toml"))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
 }
 
 /// A command that fails or hangs past its timeout leaves the signal

@@ -15,6 +15,7 @@ mod e2e_approve;
 mod e2e_claude;
 mod e2e_coverage;
 mod e2e_duplicates;
+mod e2e_facts;
 mod e2e_harness;
 mod e2e_http_hooks;
 mod e2e_install;

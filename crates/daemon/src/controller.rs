@@ -542,6 +542,13 @@ impl Controller {
         }
     }
 
+    /// What the daemon knows of `session` now (its calls and taint; no
+    /// limit counts): the `session_facts` request's answer.
+    pub fn session_facts(&self, session: &str) -> crate::rules::facts::SessionFacts {
+        self.facts
+            .gather(session, "", crate::session_facts::now_ms(), &[])
+    }
+
     /// The session facts for `event`, when some rule reads them.
     fn gather_facts(
         &self,

@@ -492,6 +492,13 @@ fn record_event(
             let asked_by = AskedBy {
                 rule_ids: judgement.rule_ids.clone(),
                 reason: judgement.answer.reason.clone(),
+                // What tainted the session, its calls and limits: its
+                // details (a URL, a path) redacted as the event is.
+                session: judgement
+                    .facts
+                    .as_ref()
+                    .and_then(|f| f.note())
+                    .map(|note| redactor.redact_str(&note).into_owned()),
             };
             let (resolution, info) = shared.hub.add_pending(
                 event.id,

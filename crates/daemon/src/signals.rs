@@ -247,7 +247,13 @@ async fn run(signal: &SignalConfig, dir: &Path) -> Result<String, String> {
     if !out.status.success() {
         return Err(format!("exited with {}", out.status));
     }
-    let text = String::from_utf8_lossy(&out.stdout);
+    Ok(value_of(&out.stdout))
+}
+
+/// A signal's value from its command's standard output: trimmed, its
+/// first [`MAX_VALUE`] bytes.
+fn value_of(stdout: &[u8]) -> String {
+    let text = String::from_utf8_lossy(stdout);
     let mut value = text.trim().to_string();
     if value.len() > MAX_VALUE {
         let mut end = MAX_VALUE;
@@ -256,7 +262,51 @@ async fn run(signal: &SignalConfig, dir: &Path) -> Result<String, String> {
         }
         value.truncate(end);
     }
-    Ok(value)
+    value
+}
+
+/// Runs `signal`'s command in `dir` now, on this thread, as the daemon
+/// would (killed at its `timeout`): its value, or why there is none. For
+/// `hookd replay --rerun-signals`, which has no runtime and no cache.
+pub fn run_blocking(signal: &SignalConfig, dir: &Path) -> Result<String, String> {
+    use std::io::Read as _;
+    let (program, args) = signal
+        .command
+        .split_first()
+        .ok_or_else(|| "no command".to_string())?;
+    let mut child = std::process::Command::new(program)
+        .args(args)
+        .current_dir(dir)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .map_err(|e| format!("{program}: {e}"))?;
+    // The output is read on another thread, so a command that fills the
+    // pipe cannot outlive its timeout.
+    let mut stdout = child.stdout.take().expect("stdout is piped");
+    let reader = std::thread::spawn(move || {
+        let mut out = Vec::new();
+        let _ = stdout.read_to_end(&mut out);
+        out
+    });
+    let deadline = Instant::now() + signal.timeout();
+    let status = loop {
+        match child.try_wait().map_err(|e| e.to_string())? {
+            Some(status) => break status,
+            None if Instant::now() >= deadline => {
+                let _ = child.kill();
+                let _ = child.wait();
+                return Err(format!("timed out after {:?}", signal.timeout()));
+            }
+            None => std::thread::sleep(Duration::from_millis(5)),
+        }
+    };
+    let out = reader.join().unwrap_or_default();
+    if !status.success() {
+        return Err(format!("exited with {status}"));
+    }
+    Ok(value_of(&out))
 }
 
 /// `"3s"`, `"500ms"`, `"1m"` in milliseconds.
@@ -282,6 +332,29 @@ fn duration_ms(s: &str) -> Option<u64> {
 mod tests {
     use crate::config::Config;
     use std::path::Path;
+
+    #[test]
+    fn a_blocking_run_gives_the_value_or_why_not() {
+        let config = |argv: &[&str], timeout: &str| super::SignalConfig {
+            command: argv.iter().map(|s| s.to_string()).collect(),
+            ttl: None,
+            timeout: Some(timeout.into()),
+        };
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("marker"), "").unwrap();
+        let ls = config(&["ls"], "2s");
+        assert_eq!(super::run_blocking(&ls, dir.path()).unwrap(), "marker");
+        let failing = config(&["false"], "2s");
+        assert!(super::run_blocking(&failing, dir.path())
+            .unwrap_err()
+            .contains("exited"));
+        let slow = config(&["sleep", "5"], "100ms");
+        assert!(super::run_blocking(&slow, dir.path())
+            .unwrap_err()
+            .contains("timed out"));
+        let missing = config(&["no-such-program-hookd"], "1s");
+        assert!(super::run_blocking(&missing, dir.path()).is_err());
+    }
 
     #[test]
     fn signals_are_read_and_checked_with_their_place() {

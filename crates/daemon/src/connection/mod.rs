@@ -63,6 +63,7 @@ pub const CAPABILITIES: &[&str] = &[
     "abort",
     "grants",
     "steer",
+    "session_facts",
 ];
 
 /// A connection's framed socket.

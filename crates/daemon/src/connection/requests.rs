@@ -7,7 +7,7 @@ use super::session::Session;
 use super::{send, Conn};
 use crate::protocol::{
     AbortRequest, Decide, ErrorCode, GrantChange, GrantRevoke, HookRequest, Reply, ReqOnly,
-    Request, RunRequest, SteerRequest, Subscribe,
+    Request, RunRequest, SessionFactsRequest, SteerRequest, Subscribe,
 };
 use crate::{grants, hook};
 
@@ -33,6 +33,7 @@ impl Session<'_> {
             Request::GrantRevoke(req) => self.grant_revoke(&req),
             Request::Steer(req) => self.steer(&req),
             Request::Abort(req) => self.abort(&req),
+            Request::SessionFacts(req) => self.session_facts(&req),
             Request::Decide(req) => Box::pin(self.decide(req)).await,
         };
         send(conn, &reply).await;
@@ -102,6 +103,24 @@ impl Session<'_> {
     fn status(&self, r: &ReqOnly) -> Reply {
         let status = serde_json::to_value(self.shared.status()).expect("status serializes");
         Reply::ok(&r.req, Some(status))
+    }
+
+    /// `session_facts`: what tainted the session and its calls, its
+    /// details redacted as the log's are (`hookd statusline` shows it).
+    fn session_facts(&self, r: &SessionFactsRequest) -> Reply {
+        let mut facts = self.shared.controller.session_facts(&r.session_id);
+        let redactor = self.shared.redactor();
+        for t in &mut facts.taint {
+            if let Some(d) = &mut t.detail {
+                *d = redactor.redact_str(d).into_owned();
+            }
+        }
+        let reply = crate::protocol::SessionFactsReply {
+            note: facts.note(),
+            facts,
+        };
+        let result = serde_json::to_value(reply).expect("session facts serialize");
+        Reply::ok(&r.req, Some(result))
     }
 
     fn grants(&self, r: &ReqOnly) -> Reply {
