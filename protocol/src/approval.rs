@@ -116,6 +116,11 @@ pub struct AskedBy {
     /// The rules' reason, if they gave one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
+    /// Escalated to the team (`escalate = "team"`): how many different
+    /// team approvers must allow it (`approvals_required`); any one's deny
+    /// denies. Absent: the ask is the local clients' alone.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub team_approvals: Option<u32>,
 }
 
 /// What a client needs to decide an event that waits for one: carried by

@@ -51,7 +51,11 @@ fn an_escalated_ask_carries_its_approvals_to_the_verdict() {
             approvals_required: 1
         })
     );
-    assert_eq!(q(&push("rm x")), None, "an ask without escalate stays local");
+    assert_eq!(
+        q(&push("rm x")),
+        None,
+        "an ask without escalate stays local"
+    );
     // Two asking rules: the most approvals either requires.
     assert_eq!(
         q(&push("curl x && git push")),
@@ -60,8 +64,14 @@ fn an_escalated_ask_carries_its_approvals_to_the_verdict() {
         })
     );
     // A deny beside an escalated ask is a deny: nothing to escalate.
-    let deny = format!("{TWO}\n[[rule]]\nid = \"d\"\naction = \"deny\"\ntool = \"Bash(git push *)\"\n");
-    assert_eq!(rules(&deny).evaluate(&Query::new(&push("git push"))).escalate, None);
+    let deny =
+        format!("{TWO}\n[[rule]]\nid = \"d\"\naction = \"deny\"\ntool = \"Bash(git push *)\"\n");
+    assert_eq!(
+        rules(&deny)
+            .evaluate(&Query::new(&push("git push")))
+            .escalate,
+        None
+    );
     // In the serialized evaluation only where there is one.
     let e = set.evaluate(&Query::new(&push("git push")));
     let v = serde_json::to_value(&e).unwrap();
@@ -129,6 +139,10 @@ fn bad_escalations_are_errors_at_their_place() {
         let err = RuleSet::parse(src, Path::new("t.toml")).expect_err(src);
         let errors: Vec<String> = err.errors().map(ToString::to_string).collect();
         assert_eq!(errors.len(), 1, "{src}\n=> {err}");
-        assert!(errors[0].contains(want), "want: {want}\n got: {}", errors[0]);
+        assert!(
+            errors[0].contains(want),
+            "want: {want}\n got: {}",
+            errors[0]
+        );
     }
 }
