@@ -237,6 +237,7 @@ mod tool;
 mod tests;
 #[cfg(test)]
 mod tests_judge;
+#[cfg(test)]
 mod tests_escalate;
 #[cfg(test)]
 mod tests_policy;
