@@ -102,6 +102,8 @@ pub struct PendingAdded<'a> {
     pub record: &'a Bytes,
     /// When the wait ends at the latest.
     pub deadline: Instant,
+    /// When its timeout ends it (at or before `deadline`).
+    pub times_out: Instant,
     /// The verdicts a decision may give.
     pub verdicts: &'a [crate::decision::Verdict],
     /// The rules that asked, and why.
@@ -711,6 +713,7 @@ impl Hub {
                 meta,
                 record: &entry.record,
                 deadline,
+                times_out,
                 verdicts: &info.verdicts,
                 asked_by: &entry.asked_by,
                 suggestions: &entry.suggestions,
