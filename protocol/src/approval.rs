@@ -122,6 +122,11 @@ pub struct AskedBy {
     /// ([`SessionFacts::note`](crate::facts::SessionFacts::note)).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub session: Option<String>,
+    /// Escalated to the team (`escalate = "team"`): how many different
+    /// team approvers must allow it (`approvals_required`); any one's deny
+    /// denies. Absent: the ask is the local clients' alone.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub team_approvals: Option<u32>,
 }
 
 /// What a client needs to decide an event that waits for one: carried by

@@ -109,6 +109,20 @@ pub struct TeamStatus {
     /// The last failure's cause (it stays after the database recovers).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub last_error: Option<String>,
+    /// Whether team approvals' connection listens for answers (the team
+    /// can decide escalated asks).
+    pub approvals_listening: bool,
+    /// Asks escalated to the team (published).
+    pub escalated: u64,
+    /// Escalated asks the team's answer decided.
+    pub team_answers: u64,
+    /// Escalated asks that ended here first (a local answer, the timeout).
+    pub settled_locally: u64,
+    /// Team approvals' attempts to reach or query the database that failed.
+    pub approvals_failures: u64,
+    /// The last of those failures' cause.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub approvals_last_error: Option<String>,
 }
 
 impl std::fmt::Display for TeamStatus {
@@ -127,6 +141,13 @@ impl std::fmt::Display for TeamStatus {
             self.fleet_updates,
             self.failures,
         )?;
+        if self.escalated > 0 {
+            write!(
+                f,
+                "; {} asks escalated, {} answered by the team",
+                self.escalated, self.team_answers
+            )?;
+        }
         if let Some(e) = &self.last_error {
             write!(f, "; last error: {e}")?;
         }

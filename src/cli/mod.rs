@@ -40,6 +40,7 @@ pub mod steer;
 pub mod suggest;
 pub mod tail;
 pub mod team;
+pub mod team_approvals;
 pub mod uninstall;
 
 pub use app::main;

@@ -44,6 +44,36 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// As an approver: list the team asks still open (machine, agent, rule,
+    /// reason, tool and input, allows so far, seconds left).
+    Pending {
+        /// The configuration file whose `[team]` to use (connecting as an
+        /// approver's role).
+        #[arg(long, value_name = "FILE")]
+        config: Option<PathBuf>,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// As an approver: answer a team ask (by its id or short id). The
+    /// database decides whether this role may answer and what the answers
+    /// add up to (`approvals_required` different approvers; any deny denies).
+    Answer {
+        /// The ask's id or short id (`hookd team pending`).
+        id: String,
+        /// `allow` or `deny`.
+        #[arg(value_parser = ["allow", "deny"])]
+        verdict: String,
+        /// Why: shown to the agent with a deny.
+        #[arg(long)]
+        reason: Option<String>,
+        /// The configuration file whose `[team]` to use.
+        #[arg(long, value_name = "FILE")]
+        config: Option<PathBuf>,
+        /// Print JSON: {id, verdict, allows, approvals_required}.
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 /// `hookd team …`.
@@ -59,6 +89,22 @@ pub fn run(command: Command) -> anyhow::Result<Outcome> {
             json,
         } => runtime.block_on(init(config.as_deref(), &machine_role, &approver_role, json)),
         Command::Status { config, json } => runtime.block_on(status(config.as_deref(), json)),
+        Command::Pending { config, json } => {
+            runtime.block_on(super::team_approvals::pending(config.as_deref(), json))
+        }
+        Command::Answer {
+            id,
+            verdict,
+            reason,
+            config,
+            json,
+        } => runtime.block_on(super::team_approvals::answer(
+            config.as_deref(),
+            &id,
+            verdict == "allow",
+            reason.as_deref(),
+            json,
+        )),
     }
 }
 

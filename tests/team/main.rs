@@ -4,5 +4,7 @@
 #[path = "../support/mod.rs"]
 mod support;
 
+mod team_approvals;
+mod team_approvals_rls;
 mod team_fleet;
 mod team_init;

@@ -9,7 +9,7 @@ use crate::support::postgres::{Postgres, ADMIN};
 use crate::support::process;
 
 /// A config.toml with `[team]` connecting as `role`.
-fn config(pg: &Postgres, name: &str, role: &str, machine: &str) -> PathBuf {
+pub(crate) fn config(pg: &Postgres, name: &str, role: &str, machine: &str) -> PathBuf {
     let path = pg.path().join(format!("{name}.toml"));
     std::fs::write(
         &path,
@@ -22,7 +22,7 @@ fn config(pg: &Postgres, name: &str, role: &str, machine: &str) -> PathBuf {
     path
 }
 
-fn hookd(pg: &Postgres, args: &[&str], config: &Path) -> Output {
+pub(crate) fn hookd(pg: &Postgres, args: &[&str], config: &Path) -> Output {
     let mut command = Command::new(hookd_bin());
     process::private_home(&mut command, &pg.path().join("client"));
     command
@@ -36,7 +36,7 @@ fn hookd(pg: &Postgres, args: &[&str], config: &Path) -> Output {
         .unwrap()
 }
 
-fn text(out: &Output) -> String {
+pub(crate) fn text(out: &Output) -> String {
     format!(
         "{}{}",
         String::from_utf8_lossy(&out.stdout),
@@ -54,7 +54,7 @@ fn init_applies_each_migration_once_and_status_says_what_is_there() {
     // Before init: everything pending, exit 1, told what to run.
     let out = hookd(&pg, &["team", "status"], &admin);
     assert_eq!(out.status.code(), Some(1), "{}", text(&out));
-    assert!(text(&out).contains("pending: 0001, 0002"), "{}", text(&out));
+    assert!(text(&out).contains("pending: 0001, 0002, 0100"), "{}", text(&out));
     assert!(text(&out).contains("hookd team init"), "{}", text(&out));
 
     let out = hookd(&pg, &["team", "init", "--json"], &admin);
@@ -62,7 +62,7 @@ fn init_applies_each_migration_once_and_status_says_what_is_there() {
     let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(
         report["applied"],
-        serde_json::json!(["0001_schema", "0002_roles"])
+        serde_json::json!(["0001_schema", "0002_roles", "0100_team_approvals"])
     );
 
     // Again: nothing applied, nothing changed.
@@ -80,13 +80,13 @@ fn init_applies_each_migration_once_and_status_says_what_is_there() {
     );
     assert_eq!(
         pg.admin("SELECT count(*) FROM hookd.schema_migrations"),
-        "2"
+        "3"
     );
 
     let out = hookd(&pg, &["team", "status", "--json"], &admin);
     assert!(out.status.success(), "{}", text(&out));
     let status: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    assert_eq!(status["applied"], serde_json::json!([1, 2]));
+    assert_eq!(status["applied"], serde_json::json!([1, 2, 100]));
     assert_eq!(status["pending"], serde_json::json!([]));
     assert_eq!(status["machine"], "admin-box");
     assert_eq!(status["fleet_rows"], 0);

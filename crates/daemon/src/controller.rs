@@ -65,6 +65,8 @@ pub struct Judgement {
     /// ([`matched_rules`]), so that a pending event holds one pointer
     /// rather than its rules' provenance.
     pub project_rules: Option<Arc<RuleSet>>,
+    /// An ask the rules escalate to the team (`escalate = "team"`).
+    pub escalate: Option<crate::rules::Escalation>,
     /// The session facts the judgement read, for the decision line.
     pub facts: Option<crate::rules::facts::SessionFacts>,
     /// The judge rules that matched, and the answers used (boxed: every
@@ -97,6 +99,7 @@ impl Judgement {
             remembered: None,
             enforced_by: None,
             project_rules: None,
+            escalate: None,
             facts: None,
             judging: None,
             signals: None,
@@ -520,6 +523,7 @@ impl Controller {
         let decided_by_rule =
             answer.verdict != Verdict::NoOpinion || answer.additional_context.is_some();
         let enforced_by = evaluation.enforced_by;
+        let escalate = evaluation.escalate;
         let mut rule_ids = evaluation.rule_ids;
         rule_ids.extend(evaluation.context_rule_ids);
         Judgement {
@@ -536,6 +540,7 @@ impl Controller {
             remembered: None,
             enforced_by,
             project_rules: layers.project.as_ref().map(|p| p.rules.clone()),
+            escalate,
             facts,
             judging: judging.filter(|_| event.resolved.decision_point),
             signals: None,

@@ -452,11 +452,10 @@ fn route(hook: &HookContext<'_>, event: &Event, judgement: &Judgement) -> Route 
         && (judgement.answer.verdict == Verdict::Ask
             || (judgement.source == Source::Default
                 && hook.shared.config().decisions.route_undecided));
+    let hub = &hook.shared.hub;
     let pending = routed
-        && hook
-            .shared
-            .hub
-            .has_decider(&meta_of(event, hook.agent, true));
+        && (hub.has_decider(&meta_of(event, hook.agent, true))
+            || (judgement.escalate.is_some() && hub.team_decides()));
     Route { routed, pending }
 }
 
@@ -499,6 +498,7 @@ fn record_event(
                     .as_ref()
                     .and_then(|f| f.note())
                     .map(|note| redactor.redact_str(&note).into_owned()),
+                team_approvals: judgement.escalate.map(|e| e.approvals_required),
             };
             let (resolution, info) = shared.hub.add_pending(
                 event.id,

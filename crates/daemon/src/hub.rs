@@ -102,6 +102,8 @@ pub struct PendingAdded<'a> {
     pub record: &'a Bytes,
     /// When the wait ends at the latest.
     pub deadline: Instant,
+    /// When its timeout ends it (at or before `deadline`).
+    pub times_out: Instant,
     /// The verdicts a decision may give.
     pub verdicts: &'a [crate::decision::Verdict],
     /// The rules that asked, and why.
@@ -121,6 +123,12 @@ pub trait PendingObserver: Send + Sync + std::fmt::Debug {
     fn added(&self, added: &PendingAdded<'_>);
     /// Event `id` waits no more; `by` ended it (`client:NAME`, `timeout`, …).
     fn ended(&self, id: Uuid, by: &str);
+    /// Whether it can decide an ask escalated to the team (`escalate =
+    /// "team"`) now: the team plane, while its database is reachable.
+    /// Asked live, whenever such an ask is routed.
+    fn decides_escalated(&self) -> bool {
+        false
+    }
 }
 
 /// The facts about an event that filters look at.
@@ -340,8 +348,8 @@ struct PendingEntry {
 
 #[derive(Default)]
 struct PendingTable {
-    /// See [`Hub::observe`].
-    observer: Option<Arc<dyn PendingObserver>>,
+    /// See [`Hub::observe_as`]: each observer with its slot's name.
+    observers: Vec<(&'static str, Arc<dyn PendingObserver>)>,
     /// Boxed: the table's slots are sized for its capacity, up to twice
     /// the entries; a slot is then a pointer, not a whole entry.
     waiting: HashMap<Uuid, Box<PendingEntry>>,
@@ -362,7 +370,7 @@ impl PendingTable {
         let entry = *self.waiting.remove(&id)?;
         self.short_ids.remove(&entry.short_id);
         self.timeouts.remove(&(entry.times_out, id));
-        if let Some(observer) = &self.observer {
+        for (_, observer) in &self.observers {
             observer.ended(id, &by);
         }
         if self.outcomes.len() == REMEMBERED_OUTCOMES {
@@ -454,8 +462,11 @@ pub struct Hub {
     next_client: AtomicU64,
     subscriber_count: AtomicU64,
     lagged_dropped: AtomicU64,
-    /// Whether the observer decides (read without the table's lock).
+    /// Whether some observer decides (read without the table's lock).
     observer_decides: std::sync::atomic::AtomicBool,
+    /// Whether an observer may decide escalated asks (then it is asked,
+    /// under the table's lock, whether it can now).
+    observer_escalates: std::sync::atomic::AtomicBool,
     /// Told when an event that times out before every other waits now.
     earliest_timeout: tokio::sync::Notify,
 }
@@ -471,19 +482,36 @@ impl std::fmt::Debug for Hub {
 
 impl Hub {
     /// Makes `observer` hear of every event added to and ended in the
-    /// pending table from now on.
+    /// pending table from now on (the HTTP face's slot; see
+    /// [`Hub::observe_as`]).
     pub fn observe(&self, observer: Arc<dyn PendingObserver>) {
-        self.observer_decides
-            .store(observer.decides(), Ordering::Relaxed);
-        self.pending
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .observer = Some(observer);
+        self.observe_as("http", observer);
     }
 
-    /// Whether the observer counts as a client that can decide anything.
+    /// Makes `observer` hear of every event added to and ended in the
+    /// pending table from now on, in place of the one in `slot` (the HTTP
+    /// face's links, the team plane's approvals).
+    pub fn observe_as(&self, slot: &'static str, observer: Arc<dyn PendingObserver>) {
+        let mut table = self.pending.lock().unwrap_or_else(|e| e.into_inner());
+        table.observers.retain(|(s, _)| *s != slot);
+        table.observers.push((slot, observer));
+        let decides = table.observers.iter().any(|(_, o)| o.decides());
+        self.observer_decides.store(decides, Ordering::Relaxed);
+        self.observer_escalates.store(true, Ordering::Relaxed);
+    }
+
+    /// Whether an observer counts as a client that can decide anything.
     fn observer_decides(&self) -> bool {
         self.observer_decides.load(Ordering::Relaxed)
+    }
+
+    /// Whether an observer can decide an ask escalated to the team now.
+    pub fn team_decides(&self) -> bool {
+        if !self.observer_escalates.load(Ordering::Relaxed) {
+            return false;
+        }
+        let table = self.pending.lock().unwrap_or_else(|e| e.into_inner());
+        table.observers.iter().any(|(_, o)| o.decides_escalated())
     }
 
     /// A fresh id for a client connection.
@@ -522,10 +550,12 @@ impl Hub {
         if self.observer_decides() {
             return;
         }
+        let team = self.team_decides();
         let mut table = self.pending.lock().unwrap_or_else(|e| e.into_inner());
         let orphaned: Vec<Uuid> = table
             .waiting
             .iter()
+            .filter(|(_, e)| !(team && e.asked_by.team_approvals.is_some()))
             .filter(|(_, e)| {
                 let meta = EventMeta {
                     kind: &e.names.name,
@@ -676,13 +706,14 @@ impl Hub {
             times_out: times_out.into(),
             resolve,
         };
-        if let Some(observer) = &table.observer {
+        for (_, observer) in &table.observers {
             observer.added(&PendingAdded {
                 id,
                 short_id: &short,
                 meta,
                 record: &entry.record,
                 deadline,
+                times_out,
                 verdicts: &info.verdicts,
                 asked_by: &entry.asked_by,
                 suggestions: &entry.suggestions,
@@ -1355,5 +1386,120 @@ mod tests {
         assert_eq!(queue.dropped.load(Ordering::Relaxed), 2);
         drop(rx);
         assert_eq!(queue.push(Bytes::from_static(b"{}\n")), Pushed::Closed);
+    }
+
+    /// The team plane's observer, as the hub sees it: hears what waits,
+    /// and can decide an escalated ask while its database is reachable.
+    #[derive(Debug, Default)]
+    struct TeamSeen {
+        up: std::sync::atomic::AtomicBool,
+        added: Mutex<Vec<(Uuid, Option<u32>)>>,
+        ended: Mutex<Vec<(Uuid, String)>>,
+    }
+
+    impl PendingObserver for TeamSeen {
+        fn decides(&self) -> bool {
+            false
+        }
+        fn added(&self, added: &PendingAdded<'_>) {
+            let approvals = added.asked_by.team_approvals;
+            self.added.lock().unwrap().push((added.id, approvals));
+        }
+        fn ended(&self, id: Uuid, by: &str) {
+            self.ended.lock().unwrap().push((id, by.to_string()));
+        }
+        fn decides_escalated(&self) -> bool {
+            self.up.load(Ordering::Relaxed)
+        }
+    }
+
+    /// An escalated ask joins the local clients in one pending table: the
+    /// first answer wins (the team's here, a local client's late one is
+    /// told who won), an escalated ask outlives the last local client
+    /// while the team can answer, and an observer in another slot (the
+    /// HTTP face's) is kept beside the team's.
+    #[tokio::test]
+    async fn the_team_is_one_more_decider_and_the_first_answer_wins() {
+        let hub = Hub::default();
+        let team = Arc::new(TeamSeen::default());
+        let links = Arc::new(TeamSeen::default());
+        hub.observe(links.clone());
+        hub.observe_as("team", team.clone());
+        assert!(!hub.team_decides(), "database down: nobody to escalate to");
+        team.up.store(true, Ordering::Relaxed);
+        assert!(hub.team_decides());
+        let add = |team_approvals: Option<u32>| {
+            let id = Uuid::now_v7();
+            let (rx, info) = hub.add_pending(
+                id,
+                HookEventKind::PreToolUse,
+                &meta("PreToolUse"),
+                EventNames::of(&meta("PreToolUse")),
+                Bytes::from_static(b"{}"),
+                Instant::now() + Duration::from_secs(60),
+                Instant::now() + Duration::from_secs(60),
+                Vec::new(),
+                AskedBy {
+                    rule_ids: vec!["push".into()],
+                    reason: None,
+                    session: None,
+                    team_approvals,
+                },
+            );
+            (id, rx, info)
+        };
+        let (escalated, rx, info) = add(Some(2));
+        assert_eq!(info.asked_by.team_approvals, Some(2));
+        assert_eq!(team.added.lock().unwrap()[0], (escalated, Some(2)));
+        assert_eq!(links.added.lock().unwrap().len(), 1, "both slots hear");
+        hub.decide(
+            &EventRef::from(escalated),
+            Answer::new(Verdict::Deny, Some("not on a Friday".into())),
+            "team:alice,bob",
+            None,
+        )
+        .unwrap();
+        match rx.await.unwrap() {
+            Resolution::Decided { answer, client, .. } => {
+                assert_eq!(answer.verdict, Verdict::Deny);
+                assert_eq!(client, "team:alice,bob");
+            }
+            other => panic!("{other:?}"),
+        }
+        let late = hub
+            .decide(
+                &EventRef::from(escalated),
+                Answer::new(Verdict::Allow, None),
+                "tui",
+                None,
+            )
+            .unwrap_err();
+        assert_eq!(late.code, ErrorCode::AlreadyDecided);
+        assert!(
+            late.message.contains("client:team:alice,bob"),
+            "{}",
+            late.message
+        );
+        assert_eq!(
+            team.ended.lock().unwrap()[0],
+            (escalated, "client:team:alice,bob".to_string())
+        );
+
+        // The last local client leaves: the local ask falls back, the
+        // escalated one still waits for the team.
+        let (client, _rx, _) = subscriber(&hub, Filter::default(), 16);
+        let (local, mut local_rx, _) = add(None);
+        let (escalated, mut escalated_rx, _) = add(Some(1));
+        hub.unsubscribe(client);
+        assert!(matches!(local_rx.try_recv(), Ok(Resolution::Abandoned)));
+        assert!(escalated_rx.try_recv().is_err(), "still waits for the team");
+        assert_eq!(hub.pending_count(), 1);
+        assert!(team
+            .ended
+            .lock()
+            .unwrap()
+            .iter()
+            .any(|(id, by)| *id == local && by.starts_with("fallback")));
+        let _ = escalated;
     }
 }

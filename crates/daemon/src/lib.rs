@@ -73,6 +73,7 @@ pub mod socket;
 pub mod stops;
 pub mod systemd;
 pub mod team;
+pub mod team_approvals;
 pub mod unjudged;
 pub mod watch;
 

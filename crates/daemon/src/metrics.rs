@@ -419,6 +419,36 @@ const FAMILIES: &[Family] = &[
         }),
     },
     Family {
+        name: "hookd_team_escalated_total",
+        kind: "counter",
+        help: "Asks escalated to the team's approvers ([team]; no sample when it is off).",
+        samples: Samples::Series(|name, s, out| {
+            if let Some(t) = &s.status.team {
+                let _ = writeln!(out, "{name} {}", t.escalated);
+            }
+        }),
+    },
+    Family {
+        name: "hookd_team_answers_total",
+        kind: "counter",
+        help: "Escalated asks the team's answer decided ([team]; no sample when it is off).",
+        samples: Samples::Series(|name, s, out| {
+            if let Some(t) = &s.status.team {
+                let _ = writeln!(out, "{name} {}", t.team_answers);
+            }
+        }),
+    },
+    Family {
+        name: "hookd_team_approvals_failures_total",
+        kind: "counter",
+        help: "Team approvals' attempts to reach or query the team database that failed ([team]; no sample when it is off).",
+        samples: Samples::Series(|name, s, out| {
+            if let Some(t) = &s.status.team {
+                let _ = writeln!(out, "{name} {}", t.approvals_failures);
+            }
+        }),
+    },
+    Family {
         name: "hookd_team_failures_total",
         kind: "counter",
         help: "Attempts to reach or write the team database that failed ([team]; no sample when it is off).",

@@ -30,6 +30,8 @@ pub struct TeamState {
     fleet_updates: AtomicU64,
     failures: AtomicU64,
     last_error: Mutex<Option<String>>,
+    /// Team approvals' counters ([`crate::team_approvals`]).
+    pub approvals: crate::team_approvals::Counters,
 }
 
 impl TeamState {
@@ -41,12 +43,28 @@ impl TeamState {
             connected: self.connected.load(Ordering::Relaxed),
             fleet_updates: self.fleet_updates.load(Ordering::Relaxed),
             failures: self.failures.load(Ordering::Relaxed),
+            approvals_listening: self.approvals.listening.load(Ordering::Relaxed),
+            escalated: self.approvals.escalated.load(Ordering::Relaxed),
+            team_answers: self.approvals.team_answers.load(Ordering::Relaxed),
+            settled_locally: self.approvals.settled_locally.load(Ordering::Relaxed),
+            approvals_failures: self.approvals.failures.load(Ordering::Relaxed),
+            approvals_last_error: self
+                .approvals
+                .last_error
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .clone(),
             last_error: self
                 .last_error
                 .lock()
                 .unwrap_or_else(|e| e.into_inner())
                 .clone(),
         }
+    }
+
+    /// This machine's name in the fleet.
+    pub fn machine(&self) -> &str {
+        &self.machine
     }
 
     /// A failure: counted; logged when it starts a streak.
@@ -91,6 +109,7 @@ pub fn start(shared: &Arc<Shared>, shutdown: &CancellationToken) -> Option<Arc<T
         machine: target.machine.clone(),
         ..TeamState::default()
     });
+    crate::team_approvals::start(shared, &state, target.clone(), shutdown);
     tokio::spawn(run(
         shared.clone(),
         state.clone(),

@@ -2,6 +2,8 @@
 //! database (docs/team.md). Off unless config.toml has `[team]`: without
 //! it nothing here runs, connects or wakes.
 //!
+//! - [`approvals`]: team approvals, a machine's asks and an approver's
+//!   answers (migration 0100);
 //! - [`config`]: `[team]` and how it resolves to a connection the way libpq
 //!   would (a URL or `key=value` string, the `PG*` variables, a service file);
 //! - [`connect`]: one connection, and reconnecting with backoff;
@@ -13,6 +15,7 @@
 //! Migrations 0001–0099 are the fleet's and the shipped decisions'; 0100 on
 //! are team approvals'.
 
+pub mod approvals;
 pub mod config;
 pub mod connect;
 pub mod fleet;

@@ -30,6 +30,11 @@ pub const MIGRATIONS: &[Migration] = &[
         name: "roles",
         sql: include_str!("../migrations/0002_roles.sql"),
     },
+    Migration {
+        version: 100,
+        name: "team_approvals",
+        sql: include_str!("../migrations/0100_team_approvals.sql"),
+    },
 ];
 
 /// The bookkeeping table, created before anything else.
@@ -109,11 +114,16 @@ mod tests {
     use super::*;
 
     #[test]
-    fn migrations_are_numbered_in_order_below_the_approvals_range() {
+    fn migrations_are_numbered_in_order_with_approvals_from_0100() {
         let mut last = 0;
         for m in MIGRATIONS {
             assert!(m.version > last, "{} out of order", m.version);
-            assert!(m.version < 100, "0100+ are team approvals'");
+            assert_eq!(
+                m.version >= 100,
+                m.name.starts_with("team_approvals"),
+                "0100+ are team approvals', and only they: {}",
+                m.name
+            );
             last = m.version;
         }
         // Every file under migrations/ is listed.

@@ -22,7 +22,7 @@
 
 use super::cond::{CommandScope, CondSets, Env, SetCache};
 use super::path::{normalize, normalize_dir, resolve, Base, PathPattern, PathSet, ResolvedPath};
-use super::rule::{Action, EventSet, Rule, StopLimit, STOP_EVENTS};
+use super::rule::{Action, Escalation, EventSet, Rule, StopLimit, STOP_EVENTS};
 use super::shell::{split, ParsedCommand};
 use super::tool::{path_field, url_host, CommandPattern, ToolPattern, Tri};
 use super::{Evaluation, Query, RuleSet};
@@ -877,6 +877,12 @@ pub(crate) fn verdict(layers: &[LayerRef<'_>], m: &Matches) -> Evaluation {
         limited: m.limited.clone(),
         gated: m.gated.clone(),
         judges: m.judges.clone(),
+        escalate: match action {
+            Some(Action::Ask) => deciding
+                .iter()
+                .fold(None, |e, h| Escalation::merge(e, rule(h).escalate)),
+            _ => None,
+        },
     }
 }
 

@@ -73,6 +73,9 @@ pub struct RuleReport {
     /// or a file started with `hookd rules init`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub profile: Option<&'static str>,
+    /// `escalate = "team"` and its `approvals_required`, on an ask rule.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub escalate: Option<super::Escalation>,
     /// Each check, passed or not.
     pub checks: Vec<Check>,
 }
@@ -144,6 +147,7 @@ pub(crate) fn explain(layers: &[LayerRef<'_>], q: &Query<'_>) -> Explanation {
                 action: rule.action,
                 reason: rule.reason.clone(),
                 profile: super::Profile::of_rule(&rule.id).map(super::Profile::name),
+                escalate: rule.escalate,
                 checks,
             };
             if matched {
@@ -577,6 +581,9 @@ impl fmt::Display for Explanation {
         if let Some(r) = &ev.reason {
             writeln!(f, "reason: {r}")?;
         }
+        if let Some(e) = &ev.escalate {
+            writeln!(f, "escalated to the team: {}", approvals(e))?;
+        }
         if let Some(layer) = &ev.enforced_by {
             writeln!(
                 f,
@@ -615,16 +622,27 @@ impl fmt::Display for Explanation {
     }
 }
 
+/// What a team escalation needs, in words.
+fn approvals(e: &super::Escalation) -> String {
+    match e.approvals_required {
+        1 => "one approver's allow (any approver's deny denies)".to_string(),
+        n => format!("{n} different approvers' allow (any approver's deny denies)"),
+    }
+}
+
 fn section(f: &mut fmt::Formatter<'_>, title: &str, rules: &[RuleReport]) -> fmt::Result {
     if rules.is_empty() {
         return Ok(());
     }
     writeln!(f, "\n{title}:")?;
     for r in rules {
-        let profile = r
+        let mut profile = r
             .profile
             .map(|p| format!(", profile {p}"))
             .unwrap_or_default();
+        if let Some(e) = &r.escalate {
+            profile.push_str(&format!(", escalate = \"team\": {}", approvals(e)));
+        }
         writeln!(
             f,
             "  {:<7} {}  ({}, {}{profile})",

@@ -8,7 +8,7 @@
 use super::cond::{Cond, Field, LazyRegex, Op, Scalar};
 use super::diag::{Diagnostic, RulesError, Severity, Sink};
 use super::path::{glob_error, string_glob, PathPattern, PathSet};
-use super::rule::{Action, EventSet, Rule, StopLimit, EVENTS};
+use super::rule::{Action, Escalation, EventSet, Rule, StopLimit, EVENTS};
 use super::tool;
 use crate::agent::claude::HookEventKind;
 use crate::agent::Agent;
@@ -62,7 +62,11 @@ const RULE_KEYS: &[&str] = &[
     "model",
     "timeout",
     "on_error",
+    "escalate",
+    "approvals_required",
 ];
+/// What `escalate` may name.
+const ESCALATE_TO: &[&str] = &["team"];
 const TOP_KEYS: &[&str] = &["rule", "trust"];
 const COND_OPS: &[&str] = &[
     "equals", "glob", "regex", "contains", "path", "exists", "not", "any", "all",
@@ -204,6 +208,10 @@ struct RuleKeys {
     gate: super::facts::Gate,
     /// Where `within` is written, to report it without `after`.
     within_at: Option<usize>,
+    /// `escalate = "team"`, with where it is written.
+    escalate: Option<usize>,
+    /// `approvals_required`, with where it is written.
+    approvals: Option<(u32, usize)>,
 }
 
 impl RuleKeys {
@@ -223,6 +231,8 @@ impl RuleKeys {
             max_blocks: None,
             gate: Default::default(),
             within_at: None,
+            escalate: None,
+            approvals: None,
         }
     }
 
@@ -233,6 +243,7 @@ impl RuleKeys {
         action: Action,
         events: EventSet,
         stop_limit: Option<StopLimit>,
+        escalate: Option<Escalation>,
         line: usize,
     ) -> Rule {
         let programs = self
@@ -258,6 +269,7 @@ impl RuleKeys {
             stop_limit,
             gate: self.gate,
             judge: self.judge.spec.map(Box::new),
+            escalate,
         }
     }
 }
@@ -428,13 +440,14 @@ impl Reader<'_> {
                 );
             }
         }
+        let escalate = self.escalation(action, &keys, &label);
         if self.sink.items[errors_before..]
             .iter()
             .any(|d| d.severity == Severity::Error)
         {
             return None;
         }
-        Some(keys.into_rule(id?, action, events, stop_limit, line))
+        Some(keys.into_rule(id?, action, events, stop_limit, escalate, line))
     }
 
     /// A rule's `id`, remembered with the rule's `line` so a second use is
@@ -509,6 +522,8 @@ impl Reader<'_> {
                 keys.within_at = Some(v.span().start);
                 keys.gate.within_secs = self.within(v, label);
             }
+            "escalate" => keys.escalate = self.escalate(v, label),
+            "approvals_required" => keys.approvals = self.approvals(v, label),
             other => self.unknown_key(k, other, &format!("key in {label}:"), RULE_KEYS),
         }
     }
@@ -711,6 +726,92 @@ impl Reader<'_> {
                 );
                 None
             }
+        }
+    }
+
+    /// `escalate`: where else the ask goes (`"team"`, the only place).
+    fn escalate(&mut self, v: &Value<'_>, label: &str) -> Option<usize> {
+        let at = v.span().start;
+        match v.get_ref() {
+            DeValue::String(s) if ESCALATE_TO.contains(&s.as_ref()) => Some(at),
+            DeValue::String(s) => {
+                let hint = suggest(s, ESCALATE_TO)
+                    .map(|x| format!("did you mean `{x}`?"))
+                    .unwrap_or_else(|| format!("expected {}", quote_list(ESCALATE_TO)));
+                self.sink.error(
+                    at,
+                    format!("{label}: `escalate`: unknown target {s:?}; {hint}"),
+                );
+                None
+            }
+            other => {
+                self.sink.error(
+                    at,
+                    format!(
+                        "{label}: `escalate` must be a string (\"team\"), found {}",
+                        other.type_str()
+                    ),
+                );
+                None
+            }
+        }
+    }
+
+    /// `approvals_required`, with where it is written.
+    fn approvals(&mut self, v: &Value<'_>, label: &str) -> Option<(u32, usize)> {
+        let at = v.span().start;
+        let max = Escalation::MAX_APPROVALS;
+        match v.get_ref() {
+            DeValue::Integer(i) => {
+                match i64::from_str_radix(i.as_str(), i.radix())
+                    .ok()
+                    .and_then(|n| u32::try_from(n).ok())
+                {
+                    Some(n) if (1..=max).contains(&n) => Some((n, at)),
+                    _ => {
+                        self.sink.error(
+                            at,
+                            format!("{label}: `approvals_required` must be a whole number from 1 to {max} (how many different team approvers must allow the ask)"),
+                        );
+                        None
+                    }
+                }
+            }
+            other => {
+                self.sink.error(
+                    at,
+                    format!(
+                        "{label}: `approvals_required` must be a whole number, found {}",
+                        other.type_str()
+                    ),
+                );
+                None
+            }
+        }
+    }
+
+    /// `escalate` and `approvals_required` across the rule: only an ask
+    /// is escalated, and approvals are counted only where it is.
+    fn escalation(&mut self, action: Action, keys: &RuleKeys, label: &str) -> Option<Escalation> {
+        if let Some(at) = keys.escalate.filter(|_| action != Action::Ask) {
+            self.sink.error(
+                at,
+                format!("{label}: `escalate` sends an ask to the team's approvers; only ask rules ask (this one is {action})"),
+            );
+            return None;
+        }
+        match (keys.escalate, keys.approvals) {
+            (Some(_), approvals) => Some(Escalation {
+                approvals_required: approvals.map_or(1, |(n, _)| n),
+            }),
+            (None, Some((_, at))) => {
+                self.sink.error(
+                    at,
+                    format!("{label}: `approvals_required` counts team approvers; add `escalate = \"team\"` so the ask goes to them"),
+                );
+                None
+            }
+            (None, None) => None,
         }
     }
 

@@ -102,6 +102,10 @@ pub fn combine(mut evaluations: Vec<Evaluation>) -> Evaluation {
         limited,
         gated,
         judges,
+        escalate: evaluations
+            .iter()
+            .filter(|e| decided == Some(Action::Ask) && e.action == decided)
+            .fold(None, |x, e| super::Escalation::merge(x, e.escalate)),
     }
 }
 

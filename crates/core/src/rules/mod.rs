@@ -238,6 +238,8 @@ mod tests;
 #[cfg(test)]
 mod tests_judge;
 #[cfg(test)]
+mod tests_escalate;
+#[cfg(test)]
 mod tests_policy;
 #[cfg(test)]
 mod tests_standard;
@@ -254,7 +256,7 @@ pub use fixtures::{run_fixtures, run_fixtures_layers, FixtureReport, FixtureResu
 pub use inputs::{combine, evaluate};
 pub use profile::{Profile, MINIMAL_TOML, STANDARD_TOML, STRICT_TOML};
 pub use revision::Revision;
-pub use rule::{Action, EVENTS, TOOL_EVENTS};
+pub use rule::{Action, Escalation, EVENTS, TOOL_EVENTS};
 pub use tool::KNOWN_TOOLS;
 
 use crate::agent::Agent;
@@ -816,6 +818,10 @@ pub struct Evaluation {
     /// evaluates again with the answers (see [`judge`]).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub judges: Vec<judge::JudgeHit>,
+    /// An `ask` whose deciding rules say `escalate = "team"`: its question
+    /// also goes to the team's approvers, needing this many to allow it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub escalate: Option<Escalation>,
 }
 
 impl Evaluation {

@@ -134,6 +134,34 @@ pub(crate) struct Rule {
     /// `action = "judge"`: the model's question (then `action` is
     /// [`Action::Deny`], the matching a judge rule uses).
     pub judge: Option<Box<super::judge::JudgeSpec>>,
+    /// `escalate = "team"` (with `approvals_required`): an ask rule whose
+    /// question also goes to the team's approvers.
+    pub escalate: Option<Escalation>,
+}
+
+/// Where an ask goes besides the local clients: `escalate = "team"`, and
+/// how many different approvers must allow it (`approvals_required`, 1
+/// when absent). A deny from any one approver denies.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+pub struct Escalation {
+    /// Different team approvers who must allow the ask (1 or more).
+    pub approvals_required: u32,
+}
+
+impl Escalation {
+    /// The most approvals `approvals_required` may ask for.
+    pub const MAX_APPROVALS: u32 = 10;
+
+    /// Two escalations of one verdict as one: the most approvals either
+    /// requires.
+    pub fn merge(a: Option<Escalation>, b: Option<Escalation>) -> Option<Escalation> {
+        match (a, b) {
+            (Some(x), Some(y)) => Some(Escalation {
+                approvals_required: x.approvals_required.max(y.approvals_required),
+            }),
+            (x, y) => x.or(y),
+        }
+    }
 }
 
 impl Rule {

@@ -9,6 +9,7 @@
 //! [decisions]
 //! route_undecided = false   # also hold decision points no rule decides for clients
 //! timeout = 60              # seconds a pending decision waits, or "never"
+//! escalate_after = "never"  # with [team]: seconds before an unanswered ask also goes to the team
 //! [decisions.timeouts]      # per event kind
 //! PermissionRequest = "never"
 //! Stop = 10
@@ -167,6 +168,15 @@ pub struct Decisions {
     /// Per-kind overrides, by `hook_event_name`.
     #[serde(default)]
     pub timeouts: BTreeMap<String, Timeout>,
+    /// With a team plane: an ask no local client answered this long after
+    /// it began waiting goes to the team's approvers too (`"never"`, the
+    /// default: only `escalate = "team"` rules do).
+    #[serde(default = "never")]
+    pub escalate_after: Timeout,
+}
+
+fn never() -> Timeout {
+    Timeout::Never
 }
 
 fn default_timeout() -> Timeout {
@@ -179,6 +189,7 @@ impl Default for Decisions {
             route_undecided: false,
             timeout: default_timeout(),
             timeouts: BTreeMap::new(),
+            escalate_after: never(),
         }
     }
 }
@@ -634,6 +645,22 @@ mod tests {
         assert_eq!(d.clients.queue_bytes, 16 * 1024 * 1024);
         assert_eq!(d.decisions.timeout, Timeout::After(Duration::from_secs(60)));
         assert_eq!(d.log.max_bytes, 64 * 1024 * 1024);
+        assert_eq!(d.decisions.escalate_after, Timeout::Never);
+        let c = Config::parse("[decisions]\nescalate_after = 30\n", Path::new("c.toml")).unwrap();
+        assert_eq!(
+            c.decisions.escalate_after,
+            Timeout::After(Duration::from_secs(30))
+        );
+        let err = Config::parse(
+            "[decisions]\nescalate_after = \"soon\"\n",
+            Path::new("c.toml"),
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(
+            err.contains("c.toml:2:") && err.contains("escalate_after"),
+            "{err}"
+        );
     }
 
     #[test]

@@ -1,0 +1,105 @@
+//! `hookd team pending` and `hookd team answer`: an approver's side of team
+//! approvals (docs/team.md#team-approvals), connecting as the approver's
+//! own role. The database decides who may answer and what the answers add
+//! up to; this only asks it and says what it said.
+
+use std::io::Write as _;
+use std::path::Path;
+
+use anyhow::Context;
+
+use super::output::{print_json, Stdout};
+use super::team::target;
+use super::Outcome;
+
+async fn client(config: Option<&Path>) -> anyhow::Result<hookd_team::approvals::Client> {
+    let target = target(config)?;
+    hookd_team::connect::connect(&target)
+        .await
+        .with_context(|| format!("connecting to {}", target.describe()))
+}
+
+/// `hookd team pending`.
+pub async fn pending(config: Option<&Path>, json: bool) -> anyhow::Result<Outcome> {
+    let client = client(config).await?;
+    let open = hookd_team::approvals::open(&client)
+        .await
+        .context("reading the open team asks")?;
+    if json {
+        print_json(&open)?;
+        return Ok(Outcome::Success);
+    }
+    if open.is_empty() {
+        writeln!(Stdout, "no team asks open")?;
+        return Ok(Outcome::Success);
+    }
+    for ask in &open {
+        writeln!(
+            Stdout,
+            "{}  {} on {}  rule {}  {}s left  allows {}/{}{}",
+            ask.short_id,
+            ask.agent,
+            ask.machine,
+            if ask.rule_ids.is_empty() {
+                "-".to_string()
+            } else {
+                ask.rule_ids.join(",")
+            },
+            ask.seconds_left.max(0.0).round(),
+            ask.allowed_by.len(),
+            ask.approvals_required,
+            if ask.allowed_by.is_empty() {
+                String::new()
+            } else {
+                format!(" ({})", ask.allowed_by.join(", "))
+            },
+        )?;
+        if let Some(reason) = &ask.reason {
+            writeln!(Stdout, "    reason: {reason}")?;
+        }
+        let input = match &ask.input {
+            serde_json::Value::Null => String::new(),
+            v => v
+                .get("command")
+                .and_then(|c| c.as_str())
+                .map(str::to_string)
+                .unwrap_or_else(|| v.to_string()),
+        };
+        writeln!(
+            Stdout,
+            "    {}: {}",
+            ask.tool.as_deref().unwrap_or("input"),
+            input
+        )?;
+        if let Some(line) = &ask.narration {
+            writeln!(Stdout, "    narrator: {line}")?;
+        }
+        writeln!(Stdout, "    id: {}", ask.id)?;
+    }
+    Ok(Outcome::Success)
+}
+
+/// `hookd team answer ID allow|deny [--reason …]`.
+pub async fn answer(
+    config: Option<&Path>,
+    id: &str,
+    allow: bool,
+    reason: Option<&str>,
+    json: bool,
+) -> anyhow::Result<Outcome> {
+    let client = client(config).await?;
+    let answered = hookd_team::approvals::answer(&client, id, allow, reason).await?;
+    if json {
+        print_json(&answered)?;
+        return Ok(Outcome::Success);
+    }
+    match &answered.verdict {
+        Some(v) => writeln!(Stdout, "{}: {v} (decided)", answered.id)?,
+        None => writeln!(
+            Stdout,
+            "{}: allowed by {} of {} approvers needed; waiting for another",
+            answered.id, answered.allows, answered.approvals_required
+        )?,
+    }
+    Ok(Outcome::Success)
+}
