@@ -160,3 +160,71 @@ fn the_approval_page_in_chromium_shows_the_narration_beside_the_item() {
     assert!(String::from_utf8_lossy(&out.stdout).contains("\"allow\""));
     drop(browser);
 }
+
+/// The narration of a waiting ask in OpenTelemetry, over both encodings,
+/// decoded by the official definitions: an event of the ask's span
+/// (`hookd.narration`, its line in `hookd.narration.text`), and its log
+/// record in the ask's trace.
+#[test]
+fn a_waiting_asks_narration_is_an_event_of_its_span_in_otlp() {
+    for protocol in ["http/protobuf", "http/json"] {
+        let line = "I'm deploying the fix to staging.";
+        let mock = MockServer::start(
+            ModelApi::Anthropic,
+            &json!({"side_replies": [{"match": "", "text": line}]}).to_string(),
+        );
+        let collector = crate::support::otlp::Receiver::start();
+        let d = Daemon::start_with(DaemonOptions {
+            rules: Some("[[rule]]\nid = \"ask-deploy\"\naction = \"ask\"\ntool = \"Bash(./deploy:*)\"\nreason = \"deploys need a person\"\n".into()),
+            config: Some(format!(
+                "[providers.cheap]\nkind = \"custom\"\nbase_url = \"{}\"\napi_key_env = \"HOOKD_TEST_NARRATOR_KEY\"\n\n\
+                 [narrator]\nenabled = true\nprovider = \"cheap\"\n\n\
+                 [otlp]\nendpoint = \"{}\"\ninterval = 0.05\nprotocol = \"{protocol}\"\n",
+                mock.base_url(),
+                collector.endpoint()
+            )),
+            env: vec![("HOOKD_TEST_NARRATOR_KEY".into(), "sk-test".into())],
+            ..DaemonOptions::default()
+        });
+        let mut input = fixture("PermissionRequest.json");
+        input["tool_input"]["command"] = "./deploy staging".into();
+        let mut approver = crate::support::daemon::RawClient::hello(&d.socket, "approver");
+        approver.call(json!({"type": "subscribe", "filter": {}}));
+        let waiting = forward_in_background(&d.socket, &input, &["--timeout", "60"]);
+        let narration = approver.wait_for("the narration", |f| f["type"] == "narration");
+        let event_id = narration["pending_event_id"].as_str().unwrap().to_string();
+        let reply =
+            approver.call(json!({"type": "decide", "event_id": event_id, "verdict": "allow"}));
+        assert_eq!(reply["type"], "ok", "{reply}");
+        waiting.join().unwrap();
+
+        let got = collector.wait_for(std::time::Duration::from_secs(30), |r| {
+            !r.spans().is_empty()
+                && r.log_records()
+                    .iter()
+                    .any(|l| l.event_name == "hookd.narration")
+        });
+        let spans = got.spans();
+        assert_eq!(spans.len(), 1, "{protocol}: {spans:?}");
+        let span = spans[0];
+        assert_eq!(span.events.len(), 1, "{protocol}: {span:?}");
+        assert_eq!(span.events[0].name, "hookd.narration");
+        assert_eq!(
+            crate::support::otlp::attr_str(&span.events[0].attributes, "hookd.narration.text"),
+            Some(line),
+            "{protocol}"
+        );
+        assert!(
+            span.events[0].time_unix_nano >= span.start_time_unix_nano
+                && span.events[0].time_unix_nano <= span.end_time_unix_nano,
+            "{protocol}: the event is within its span: {span:?}"
+        );
+        let record = got
+            .log_records()
+            .into_iter()
+            .find(|l| l.event_name == "hookd.narration")
+            .unwrap();
+        assert_eq!(record.trace_id, span.trace_id, "{protocol}");
+        assert_eq!(record.span_id, span.span_id, "{protocol}");
+    }
+}
