@@ -93,8 +93,8 @@ fn a_waiting_events_push_goes_again_with_the_narration_and_its_page_shows_it() {
 /// The narration as a person sees it: headless Chromium opens the approve
 /// link of a waiting ask after the narrator's line came, and the page shows
 /// that line beside the item (under "Narrator", next to the command and the
-/// rule). A screenshot is kept in a temp dir that outlives the test, its
-/// path printed, to look at.
+/// rule). A screenshot is kept in `target/test-artifacts/` (as the other
+/// browser tests keep theirs), its path printed, to look at.
 #[test]
 fn the_approval_page_in_chromium_shows_the_narration_beside_the_item() {
     let Some(chromium) = crate::support::browser::chromium() else {
@@ -144,12 +144,10 @@ fn the_approval_page_in_chromium_shows_the_narration_beside_the_item() {
          return dt && dt.nextElementSibling ? dt.nextElementSibling.textContent : null; })()",
     );
     assert_eq!(shown, json!(line), "{text}");
-    let shots = tempfile::Builder::new()
-        .prefix("hookd-narration-page")
-        .tempdir()
-        .unwrap()
-        .keep();
-    let shot = shots.join("approval-page-with-narration.png");
+    // Kept where the other browser tests keep theirs (inside the build's
+    // target dir, never in /tmp): target/test-artifacts/.
+    let shot = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("target/test-artifacts/approval-page-with-narration.png");
     browser.screenshot(&shot);
     eprintln!("the approval page with the narration: {}", shot.display());
     assert!(std::fs::metadata(&shot).unwrap().len() > 1000);
