@@ -55,7 +55,7 @@ pub struct Args {
     /// Run the agent again from a recording (or each *.jsonl of a directory), its model served from it; print the decisions that changed under today's rules (exit 1 if any).
     #[arg(long, value_name = "PATH", conflicts_with_all = ["prompt", "model", "max_turns", "max_budget_usd", "provider", "runtime", "resume", "permission_mode", "allowed_tools", "disallowed_tools"])]
     pub replay: Option<PathBuf>,
-    /// The config whose [redact] patterns a recording is redacted with (the daemon's, if it was started with --config) [default: $XDG_CONFIG_HOME/hookd/config.toml if it exists].
+    /// The config whose `[redact]` patterns a recording is redacted with (the daemon's, if it was started with --config) [default: $XDG_CONFIG_HOME/hookd/config.toml if it exists].
     #[arg(long, value_name = "FILE")]
     pub config: Option<PathBuf>,
 }

@@ -21,7 +21,7 @@ use serde_json::Value as Json;
 use uuid::Uuid;
 
 use super::wire::{
-    KeyValue, LogRecord, Span, Value, SEVERITY_INFO, SEVERITY_WARN, SPAN_KIND_SERVER,
+    KeyValue, LogRecord, Span, SpanEvent, Value, SEVERITY_INFO, SEVERITY_WARN, SPAN_KIND_SERVER,
 };
 use crate::agent::claude::HookEventKind;
 use crate::agent::Harness;
@@ -51,6 +51,8 @@ struct Opened {
     span_name: String,
     decision_point: bool,
     attributes: Vec<KeyValue>,
+    /// The narrator's lines written while it waited.
+    events: Vec<SpanEvent>,
 }
 
 /// Turns log lines into log records and spans.
@@ -114,7 +116,7 @@ impl Mapper {
             LogKind::UnjudgedToolCall => unjudged(json, observed),
             // An SDK message is the run's transcript, not a decision: it
             // stays in the event log.
-            LogKind::Narration => narration(json, observed),
+            LogKind::Narration => self.narration(json, observed),
             LogKind::SdkMessage | LogKind::ChainStart | LogKind::LogRepaired | LogKind::Unknown => {
                 Mapped::default()
             }
@@ -191,6 +193,7 @@ impl Mapper {
                 span_name,
                 decision_point,
                 attributes,
+                events: Vec::new(),
             },
         );
         Mapped {
@@ -299,6 +302,7 @@ impl Mapper {
             start_time_unix_nano: o.start_unix_nano,
             end_time_unix_nano: end,
             attributes: attributes.clone(),
+            events: o.events,
         });
         let warn = verdict == "deny";
         let log = LogRecord {
@@ -387,22 +391,43 @@ fn unjudged(json: Json, observed: u64) -> Mapped {
     )
 }
 
-/// The narrator's line (issue #24): an INFO log record of its session.
-fn narration(json: Json, observed: u64) -> Mapped {
-    let mut attributes = Vec::new();
-    for (key, field) in [
-        ("session.id", "session_id"),
-        ("gen_ai.conversation.id", "session_id"),
-        ("hookd.harness", "harness"),
-        ("hookd.event.id", "pending_event_id"),
-    ] {
-        push_text(&mut attributes, key, json[field].as_str());
+/// The narrator's line (issue #24): an INFO log record of its session. A
+/// line written for an event that waits for a person is in that event's
+/// trace, and, while the event waits, an event of its span
+/// (`hookd.narration`, the line as `hookd.narration.text`), exported when
+/// the decision closes it.
+impl Mapper {
+    fn narration(&mut self, json: Json, observed: u64) -> Mapped {
+        let mut attributes = Vec::new();
+        for (key, field) in [
+            ("session.id", "session_id"),
+            ("gen_ai.conversation.id", "session_id"),
+            ("hookd.harness", "harness"),
+            ("hookd.event.id", "pending_event_id"),
+        ] {
+            push_text(&mut attributes, key, json[field].as_str());
+        }
+        let time = json["at"]
+            .as_str()
+            .and_then(crate::time::parse_rfc3339)
+            .map_or(observed, unix_nano);
+        let waiting = uuid_of(&json["pending_event_id"]);
+        if let Some(opened) = waiting.and_then(|id| self.opened.get_mut(&id)) {
+            let mut event = Vec::new();
+            push_text(&mut event, "hookd.narration.text", json["text"].as_str());
+            opened.events.push(SpanEvent {
+                time_unix_nano: time,
+                name: "hookd.narration",
+                attributes: event,
+            });
+        }
+        let mut mapped = log_only(json, time, observed, "hookd.narration", false, attributes);
+        if let (Some(id), Some(log)) = (waiting, mapped.log.as_mut()) {
+            log.trace_id = trace_id(id);
+            log.span_id = span_id(id);
+        }
+        mapped
     }
-    let time = json["at"]
-        .as_str()
-        .and_then(crate::time::parse_rfc3339)
-        .map_or(observed, unix_nano);
-    log_only(json, time, observed, "hookd.narration", false, attributes)
 }
 
 /// Adds a string attribute when the value is there.
@@ -673,6 +698,51 @@ mod tests {
         assert_eq!(log.severity_text, "INFO");
         assert_eq!(attr(&log.attributes, "session.id"), Some(&s("s1")));
         assert_eq!(attr(&log.attributes, "hookd.event.id"), Some(&s("e1")));
+    }
+
+    #[test]
+    fn a_narration_for_a_waiting_event_is_in_its_trace_and_an_event_of_its_span() {
+        let mut mapper = Mapper::new(16);
+        let id = crate::event::new_id();
+        let now = SystemTime::now();
+        mapper.map(&event_line(id, "PreToolUse"), now).unwrap();
+        let line = serde_json::to_vec(&json!({
+            "type": "narration", "at": "2026-11-23T22:00:00.5Z",
+            "harness": "agent-sdk", "session_id": "s1",
+            "text": "I'm regenerating the lockfile.", "events": 4, "pending_event_id": id
+        }))
+        .unwrap();
+        let log = mapper.map(&line, now).unwrap().log.unwrap();
+        assert_eq!(log.trace_id, trace_id(id));
+        assert_eq!(log.span_id, span_id(id));
+        let span = mapper.map(&decision_line(id), now).unwrap().span.unwrap();
+        assert_eq!(span.events.len(), 1, "{span:?}");
+        let event = &span.events[0];
+        assert_eq!(event.name, "hookd.narration");
+        assert_eq!(
+            event.time_unix_nano,
+            crate::time::parse_rfc3339("2026-11-23T22:00:00.5Z").map_or(0, unix_nano)
+        );
+        assert_eq!(
+            attr(&event.attributes, "hookd.narration.text"),
+            Some(&s("I'm regenerating the lockfile."))
+        );
+        // A narration of nothing waiting: a record of no trace, no event.
+        let other = crate::event::new_id();
+        mapper.map(&event_line(other, "PreToolUse"), now).unwrap();
+        let line = serde_json::to_vec(&json!({
+            "type": "narration", "at": "2026-11-23T22:00:01Z", "harness": "pi",
+            "session_id": "s1", "text": "I'm reading.", "events": 3
+        }))
+        .unwrap();
+        let log = mapper.map(&line, now).unwrap().log.unwrap();
+        assert_eq!(log.trace_id, [0; 16]);
+        let span = mapper
+            .map(&decision_line(other), now)
+            .unwrap()
+            .span
+            .unwrap();
+        assert!(span.events.is_empty());
     }
 
     #[test]

@@ -132,6 +132,19 @@ pub struct Span {
     pub end_time_unix_nano: u64,
     /// Its attributes.
     pub attributes: Vec<KeyValue>,
+    /// What happened while it was open (`Span.Event`): the narrator's lines.
+    pub events: Vec<SpanEvent>,
+}
+
+/// A span's event (`Span.Event`): a moment of the span, named.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SpanEvent {
+    /// When, ns since the Unix epoch.
+    pub time_unix_nano: u64,
+    /// Its name (`hookd.narration`).
+    pub name: &'static str,
+    /// Its attributes.
+    pub attributes: Vec<KeyValue>,
 }
 
 /// `SeverityNumber` INFO.
@@ -252,10 +265,17 @@ impl Span {
         pb.fixed64(7, self.start_time_unix_nano);
         pb.fixed64(8, self.end_time_unix_nano);
         pb.attributes(9, &self.attributes);
+        for event in &self.events {
+            pb.message(11, |pb| {
+                pb.fixed64(1, event.time_unix_nano);
+                pb.string(2, event.name);
+                pb.attributes(3, &event.attributes);
+            });
+        }
     }
 
     fn to_json(&self) -> Json {
-        json!({
+        let mut span = json!({
             "traceId": hex::encode(&self.trace_id),
             "spanId": hex::encode(&self.span_id),
             "name": self.name,
@@ -263,7 +283,21 @@ impl Span {
             "startTimeUnixNano": self.start_time_unix_nano.to_string(),
             "endTimeUnixNano": self.end_time_unix_nano.to_string(),
             "attributes": json_attributes(&self.attributes),
-        })
+        });
+        if !self.events.is_empty() {
+            span["events"] = self
+                .events
+                .iter()
+                .map(|e| {
+                    json!({
+                        "timeUnixNano": e.time_unix_nano.to_string(),
+                        "name": e.name,
+                        "attributes": json_attributes(&e.attributes),
+                    })
+                })
+                .collect();
+        }
+        span
     }
 }
 

@@ -93,8 +93,8 @@ fn a_waiting_events_push_goes_again_with_the_narration_and_its_page_shows_it() {
 /// The narration as a person sees it: headless Chromium opens the approve
 /// link of a waiting ask after the narrator's line came, and the page shows
 /// that line beside the item (under "Narrator", next to the command and the
-/// rule). A screenshot is kept in a temp dir that outlives the test, its
-/// path printed, to look at.
+/// rule). A screenshot is kept in `target/test-artifacts/` (as the other
+/// browser tests keep theirs), its path printed, to look at.
 #[test]
 fn the_approval_page_in_chromium_shows_the_narration_beside_the_item() {
     let Some(chromium) = crate::support::browser::chromium() else {
@@ -144,12 +144,10 @@ fn the_approval_page_in_chromium_shows_the_narration_beside_the_item() {
          return dt && dt.nextElementSibling ? dt.nextElementSibling.textContent : null; })()",
     );
     assert_eq!(shown, json!(line), "{text}");
-    let shots = tempfile::Builder::new()
-        .prefix("hookd-narration-page")
-        .tempdir()
-        .unwrap()
-        .keep();
-    let shot = shots.join("approval-page-with-narration.png");
+    // Kept where the other browser tests keep theirs (inside the build's
+    // target dir, never in /tmp): target/test-artifacts/.
+    let shot = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("target/test-artifacts/approval-page-with-narration.png");
     browser.screenshot(&shot);
     eprintln!("the approval page with the narration: {}", shot.display());
     assert!(std::fs::metadata(&shot).unwrap().len() > 1000);
@@ -159,4 +157,72 @@ fn the_approval_page_in_chromium_shows_the_narration_beside_the_item() {
     let out = waiting.join().unwrap();
     assert!(String::from_utf8_lossy(&out.stdout).contains("\"allow\""));
     drop(browser);
+}
+
+/// The narration of a waiting ask in OpenTelemetry, over both encodings,
+/// decoded by the official definitions: an event of the ask's span
+/// (`hookd.narration`, its line in `hookd.narration.text`), and its log
+/// record in the ask's trace.
+#[test]
+fn a_waiting_asks_narration_is_an_event_of_its_span_in_otlp() {
+    for protocol in ["http/protobuf", "http/json"] {
+        let line = "I'm deploying the fix to staging.";
+        let mock = MockServer::start(
+            ModelApi::Anthropic,
+            &json!({"side_replies": [{"match": "", "text": line}]}).to_string(),
+        );
+        let collector = crate::support::otlp::Receiver::start();
+        let d = Daemon::start_with(DaemonOptions {
+            rules: Some("[[rule]]\nid = \"ask-deploy\"\naction = \"ask\"\ntool = \"Bash(./deploy:*)\"\nreason = \"deploys need a person\"\n".into()),
+            config: Some(format!(
+                "[providers.cheap]\nkind = \"custom\"\nbase_url = \"{}\"\napi_key_env = \"HOOKD_TEST_NARRATOR_KEY\"\n\n\
+                 [narrator]\nenabled = true\nprovider = \"cheap\"\n\n\
+                 [otlp]\nendpoint = \"{}\"\ninterval = 0.05\nprotocol = \"{protocol}\"\n",
+                mock.base_url(),
+                collector.endpoint()
+            )),
+            env: vec![("HOOKD_TEST_NARRATOR_KEY".into(), "sk-test".into())],
+            ..DaemonOptions::default()
+        });
+        let mut input = fixture("PermissionRequest.json");
+        input["tool_input"]["command"] = "./deploy staging".into();
+        let mut approver = crate::support::daemon::RawClient::hello(&d.socket, "approver");
+        approver.call(json!({"type": "subscribe", "filter": {}}));
+        let waiting = forward_in_background(&d.socket, &input, &["--timeout", "60"]);
+        let narration = approver.wait_for("the narration", |f| f["type"] == "narration");
+        let event_id = narration["pending_event_id"].as_str().unwrap().to_string();
+        let reply =
+            approver.call(json!({"type": "decide", "event_id": event_id, "verdict": "allow"}));
+        assert_eq!(reply["type"], "ok", "{reply}");
+        waiting.join().unwrap();
+
+        let got = collector.wait_for(std::time::Duration::from_secs(30), |r| {
+            !r.spans().is_empty()
+                && r.log_records()
+                    .iter()
+                    .any(|l| l.event_name == "hookd.narration")
+        });
+        let spans = got.spans();
+        assert_eq!(spans.len(), 1, "{protocol}: {spans:?}");
+        let span = spans[0];
+        assert_eq!(span.events.len(), 1, "{protocol}: {span:?}");
+        assert_eq!(span.events[0].name, "hookd.narration");
+        assert_eq!(
+            crate::support::otlp::attr_str(&span.events[0].attributes, "hookd.narration.text"),
+            Some(line),
+            "{protocol}"
+        );
+        assert!(
+            span.events[0].time_unix_nano >= span.start_time_unix_nano
+                && span.events[0].time_unix_nano <= span.end_time_unix_nano,
+            "{protocol}: the event is within its span: {span:?}"
+        );
+        let record = got
+            .log_records()
+            .into_iter()
+            .find(|l| l.event_name == "hookd.narration")
+            .unwrap();
+        assert_eq!(record.trace_id, span.trace_id, "{protocol}");
+        assert_eq!(record.span_id, span.span_id, "{protocol}");
+    }
 }
