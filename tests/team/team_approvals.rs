@@ -2,15 +2,14 @@
 //! PostgreSQL, the real forwarder asking, approvers answering with `hookd
 //! team answer` under their own roles.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::Output;
 use std::time::Duration;
 
 use serde_json::{json, Value};
 
 use crate::support::daemon::{
-    bash, forward_in_background, permission_decision, stdout_json, Daemon, DaemonOptions,
-    RawClient,
+    bash, forward_in_background, permission_decision, stdout_json, Daemon, DaemonOptions, RawClient,
 };
 use crate::support::postgres::{Postgres, DB};
 use crate::support::process::poll_for;
@@ -45,7 +44,7 @@ fn approver(pg: &Postgres, role: &str) -> PathBuf {
 }
 
 /// `hookd team pending --json` as `who`, once it lists `n` asks.
-fn open_asks(pg: &Postgres, who: &PathBuf, n: usize) -> Vec<Value> {
+fn open_asks(pg: &Postgres, who: &Path, n: usize) -> Vec<Value> {
     poll_for(
         &format!("{n} open team asks"),
         Duration::from_secs(20),
@@ -58,7 +57,7 @@ fn open_asks(pg: &Postgres, who: &PathBuf, n: usize) -> Vec<Value> {
     )
 }
 
-fn answer(pg: &Postgres, who: &PathBuf, id: &str, verdict: &str, reason: Option<&str>) -> Output {
+fn answer(pg: &Postgres, who: &Path, id: &str, verdict: &str, reason: Option<&str>) -> Output {
     let mut args = vec!["team", "answer", id, verdict];
     if let Some(r) = reason {
         args.extend(["--reason", r]);
@@ -106,7 +105,13 @@ fn an_approver_allows_or_denies_an_escalated_ask_and_the_forwarder_gets_it() {
         text(&listed)
     );
 
-    let out = answer(&pg, &alice, ask["short_id"].as_str().unwrap(), "allow", None);
+    let out = answer(
+        &pg,
+        &alice,
+        ask["short_id"].as_str().unwrap(),
+        "allow",
+        None,
+    );
     assert!(out.status.success(), "{}", text(&out));
     assert!(text(&out).contains("allow (decided)"), "{}", text(&out));
     let out = fwd.join().unwrap();
@@ -224,7 +229,11 @@ fn a_local_answer_first_wins_and_settles_the_team_row() {
     });
     open_asks(&pg, &alice, 0);
     let out = answer(&pg, &alice, &id, "allow", None);
-    assert!(text(&out).contains("ended on its machine"), "{}", text(&out));
+    assert!(
+        text(&out).contains("ended on its machine"),
+        "{}",
+        text(&out)
+    );
     assert_eq!(d.status()["team"]["settled_locally"], 1);
 }
 
