@@ -299,9 +299,10 @@ fn an_answer_given_while_the_listen_connection_was_down_is_still_read() {
         .as_str()
         .unwrap()
         .to_string();
-    // Restart the cluster: the LISTEN connection drops. The answer goes in
-    // before the daemon is back on it (its backoff is at least 1 s), so no
-    // notification reaches it: it must read the table on reconnecting.
+    // Restart the cluster: the LISTEN connection drops. The machine's role
+    // may not log in until the answer is in, so no notification can reach
+    // the daemon: it must read the table on reconnecting.
+    pg.admin("ALTER ROLE laptop NOLOGIN");
     pg.stop();
     d.wait_for_status("the LISTEN connection lost", |s| {
         s["team"]["approvals_listening"] == false
@@ -312,6 +313,13 @@ fn an_answer_given_while_the_listen_connection_was_down_is_still_read() {
         DB,
         &format!("INSERT INTO hookd.answers (ask, verdict) VALUES ('{id}', 'allow')"),
     );
+    assert_eq!(
+        pg.admin(&format!("SELECT verdict FROM hookd.asks WHERE id = '{id}'")),
+        "allow"
+    );
+    assert!(!fwd.is_finished(), "answered before the daemon was back");
+    assert_eq!(d.status()["team"]["approvals_listening"], false);
+    pg.admin("ALTER ROLE laptop LOGIN");
     let out = fwd.join().unwrap();
     assert_eq!(permission_decision(&out), "allow", "{}", d.stderr());
     let status = d.wait_for_status("listening again", |s| {
