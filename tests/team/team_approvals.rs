@@ -2,15 +2,14 @@
 //! PostgreSQL, the real forwarder asking, approvers answering with `hookd
 //! team answer` under their own roles.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::Output;
 use std::time::Duration;
 
 use serde_json::{json, Value};
 
 use crate::support::daemon::{
-    bash, forward_in_background, permission_decision, stdout_json, Daemon, DaemonOptions,
-    RawClient,
+    bash, forward_in_background, permission_decision, stdout_json, Daemon, DaemonOptions, RawClient,
 };
 use crate::support::postgres::{Postgres, DB};
 use crate::support::process::poll_for;
@@ -45,7 +44,7 @@ fn approver(pg: &Postgres, role: &str) -> PathBuf {
 }
 
 /// `hookd team pending --json` as `who`, once it lists `n` asks.
-fn open_asks(pg: &Postgres, who: &PathBuf, n: usize) -> Vec<Value> {
+fn open_asks(pg: &Postgres, who: &Path, n: usize) -> Vec<Value> {
     poll_for(
         &format!("{n} open team asks"),
         Duration::from_secs(20),
@@ -58,7 +57,7 @@ fn open_asks(pg: &Postgres, who: &PathBuf, n: usize) -> Vec<Value> {
     )
 }
 
-fn answer(pg: &Postgres, who: &PathBuf, id: &str, verdict: &str, reason: Option<&str>) -> Output {
+fn answer(pg: &Postgres, who: &Path, id: &str, verdict: &str, reason: Option<&str>) -> Output {
     let mut args = vec!["team", "answer", id, verdict];
     if let Some(r) = reason {
         args.extend(["--reason", r]);
@@ -106,7 +105,13 @@ fn an_approver_allows_or_denies_an_escalated_ask_and_the_forwarder_gets_it() {
         text(&listed)
     );
 
-    let out = answer(&pg, &alice, ask["short_id"].as_str().unwrap(), "allow", None);
+    let out = answer(
+        &pg,
+        &alice,
+        ask["short_id"].as_str().unwrap(),
+        "allow",
+        None,
+    );
     assert!(out.status.success(), "{}", text(&out));
     assert!(text(&out).contains("allow (decided)"), "{}", text(&out));
     let out = fwd.join().unwrap();
@@ -224,7 +229,11 @@ fn a_local_answer_first_wins_and_settles_the_team_row() {
     });
     open_asks(&pg, &alice, 0);
     let out = answer(&pg, &alice, &id, "allow", None);
-    assert!(text(&out).contains("ended on its machine"), "{}", text(&out));
+    assert!(
+        text(&out).contains("ended on its machine"),
+        "{}",
+        text(&out)
+    );
     assert_eq!(d.status()["team"]["settled_locally"], 1);
 }
 
@@ -290,9 +299,10 @@ fn an_answer_given_while_the_listen_connection_was_down_is_still_read() {
         .as_str()
         .unwrap()
         .to_string();
-    // Restart the cluster: the LISTEN connection drops. The answer goes in
-    // before the daemon is back on it (its backoff is at least 1 s), so no
-    // notification reaches it: it must read the table on reconnecting.
+    // Restart the cluster: the LISTEN connection drops. The machine's role
+    // may not log in until the answer is in, so no notification can reach
+    // the daemon: it must read the table on reconnecting.
+    pg.admin("ALTER ROLE laptop NOLOGIN");
     pg.stop();
     d.wait_for_status("the LISTEN connection lost", |s| {
         s["team"]["approvals_listening"] == false
@@ -303,6 +313,13 @@ fn an_answer_given_while_the_listen_connection_was_down_is_still_read() {
         DB,
         &format!("INSERT INTO hookd.answers (ask, verdict) VALUES ('{id}', 'allow')"),
     );
+    assert_eq!(
+        pg.admin(&format!("SELECT verdict FROM hookd.asks WHERE id = '{id}'")),
+        "allow"
+    );
+    assert!(!fwd.is_finished(), "answered before the daemon was back");
+    assert_eq!(d.status()["team"]["approvals_listening"], false);
+    pg.admin("ALTER ROLE laptop LOGIN");
     let out = fwd.join().unwrap();
     assert_eq!(permission_decision(&out), "allow", "{}", d.stderr());
     let status = d.wait_for_status("listening again", |s| {

@@ -57,7 +57,9 @@ fn ask(id: &str, machine: &str, approvals: u32) -> String {
 }
 
 fn answer(id: &str, verdict: &str) -> String {
-    format!("INSERT INTO hookd.answers (ask, verdict, reason) VALUES ('{id}', '{verdict}', 'because')")
+    format!(
+        "INSERT INTO hookd.answers (ask, verdict, reason) VALUES ('{id}', '{verdict}', 'because')"
+    )
 }
 
 #[test]
@@ -98,7 +100,9 @@ fn each_role_does_only_its_part_and_the_database_counts_two_different_approvers(
     let e = refused(
         &pg,
         "alice",
-        &format!("INSERT INTO hookd.answers (ask, approver, verdict) VALUES ('{A}', 'bob', 'allow')"),
+        &format!(
+            "INSERT INTO hookd.answers (ask, approver, verdict) VALUES ('{A}', 'bob', 'allow')"
+        ),
     );
     assert!(e.contains("row-level security"), "{e}");
     refused(

@@ -54,7 +54,11 @@ fn init_applies_each_migration_once_and_status_says_what_is_there() {
     // Before init: everything pending, exit 1, told what to run.
     let out = hookd(&pg, &["team", "status"], &admin);
     assert_eq!(out.status.code(), Some(1), "{}", text(&out));
-    assert!(text(&out).contains("pending: 0001, 0002, 0100"), "{}", text(&out));
+    assert!(
+        text(&out).contains("pending: 0001, 0002, 0100"),
+        "{}",
+        text(&out)
+    );
     assert!(text(&out).contains("hookd team init"), "{}", text(&out));
 
     let out = hookd(&pg, &["team", "init", "--json"], &admin);

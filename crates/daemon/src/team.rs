@@ -31,7 +31,7 @@ pub struct TeamState {
     failures: AtomicU64,
     last_error: Mutex<Option<String>>,
     /// Team approvals' counters ([`crate::team_approvals`]).
-    pub approvals: crate::team_approvals::Counters,
+    pub approvals: Arc<crate::team_approvals::Counters>,
 }
 
 impl TeamState {
@@ -60,11 +60,6 @@ impl TeamState {
                 .unwrap_or_else(|e| e.into_inner())
                 .clone(),
         }
-    }
-
-    /// This machine's name in the fleet.
-    pub fn machine(&self) -> &str {
-        &self.machine
     }
 
     /// A failure: counted; logged when it starts a streak.
@@ -109,7 +104,13 @@ pub fn start(shared: &Arc<Shared>, shutdown: &CancellationToken) -> Option<Arc<T
         machine: target.machine.clone(),
         ..TeamState::default()
     });
-    crate::team_approvals::start(shared, &state, target.clone(), shutdown);
+    crate::team_approvals::start(
+        shared,
+        &state.approvals,
+        state.machine.clone(),
+        target.clone(),
+        shutdown,
+    );
     tokio::spawn(run(
         shared.clone(),
         state.clone(),

@@ -33,7 +33,6 @@ use uuid::Uuid;
 use crate::decision::{Answer, Verdict};
 use crate::hub::{PendingAdded, PendingObserver};
 use crate::protocol::approval::EventRef;
-use crate::team::TeamState;
 use crate::Shared;
 
 /// The longest one query may take before the connection counts as lost.
@@ -85,7 +84,7 @@ enum Message {
 /// team can decide an escalated ask now.
 #[derive(Debug)]
 struct Observer {
-    counters: Arc<TeamState>,
+    counters: Arc<Counters>,
     escalate_after: Option<Duration>,
     tx: mpsc::UnboundedSender<Message>,
 }
@@ -122,17 +121,16 @@ impl PendingObserver for Observer {
     }
 
     fn decides_escalated(&self) -> bool {
-        self.counters
-            .approvals
-            .listening
-            .load(Ordering::Relaxed)
+        self.counters.listening.load(Ordering::Relaxed)
     }
 }
 
-/// Registers the team's slot in the hub and starts the task.
+/// Registers the team's slot in the hub and starts the task, which
+/// publishes as `machine` and keeps `counters` (`status.team` shows them).
 pub fn start(
     shared: &Arc<Shared>,
-    state: &Arc<TeamState>,
+    counters: &Arc<Counters>,
+    machine: String,
     target: ConnectTarget,
     shutdown: &CancellationToken,
 ) {
@@ -144,7 +142,7 @@ pub fn start(
     shared.hub.observe_as(
         "team",
         Arc::new(Observer {
-            counters: state.clone(),
+            counters: counters.clone(),
             escalate_after,
             tx,
         }),
@@ -152,7 +150,8 @@ pub fn start(
     tokio::spawn(
         Task {
             shared: shared.clone(),
-            state: state.clone(),
+            counters: counters.clone(),
+            machine,
             target,
             waiting: HashMap::new(),
             published: HashSet::new(),
@@ -165,7 +164,8 @@ pub fn start(
 
 struct Task {
     shared: Arc<Shared>,
-    state: Arc<TeamState>,
+    counters: Arc<Counters>,
+    machine: String,
     target: ConnectTarget,
     /// Every ask followed, published or not yet.
     waiting: HashMap<Uuid, Waiting>,
@@ -185,10 +185,7 @@ async fn bounded<T>(
     match tokio::time::timeout(QUERY_TIMEOUT, f).await {
         Ok(Ok(v)) => Ok(v),
         Ok(Err(e)) => Err(format!("{what}: {e}")),
-        Err(_) => Err(format!(
-            "{what}: no answer in {}s",
-            QUERY_TIMEOUT.as_secs()
-        )),
+        Err(_) => Err(format!("{what}: no answer in {}s", QUERY_TIMEOUT.as_secs())),
     }
 }
 
@@ -291,8 +288,7 @@ impl Task {
             Message::Ended(id, by) => {
                 self.waiting.remove(&id);
                 if self.published.remove(&id) && !by.starts_with("client:team:") {
-                    self.state
-                        .approvals
+                    self.counters
                         .settled_locally
                         .fetch_add(1, Ordering::Relaxed);
                     self.to_close.push((id, by));
@@ -315,7 +311,7 @@ impl Task {
             let w = &self.waiting[&id];
             let ask = Ask {
                 id: id.to_string(),
-                machine: self.state.machine().to_string(),
+                machine: self.machine.clone(),
                 short_id: w.short_id.clone(),
                 remaining: w.deadline.saturating_duration_since(now),
                 agent: w.agent.clone(),
@@ -330,7 +326,7 @@ impl Task {
             };
             bounded("publishing an ask", approvals::publish(client, &ask)).await?;
             self.published.insert(id);
-            self.state.approvals.escalated.fetch_add(1, Ordering::Relaxed);
+            self.counters.escalated.fetch_add(1, Ordering::Relaxed);
         }
         if !self.to_close.is_empty() {
             let closing: Vec<(String, String)> = self
@@ -376,10 +372,7 @@ impl Task {
             None,
         ) {
             Ok(()) => {
-                self.state
-                    .approvals
-                    .team_answers
-                    .fetch_add(1, Ordering::Relaxed);
+                self.counters.team_answers.fetch_add(1, Ordering::Relaxed);
             }
             // Ended here first (a local answer, the timeout): closed by
             // its `ended`.
@@ -388,24 +381,24 @@ impl Task {
     }
 
     fn up(&mut self) {
-        self.state.approvals.listening.store(true, Ordering::Relaxed);
+        self.counters.listening.store(true, Ordering::Relaxed);
         if std::mem::take(&mut self.streak) {
             tracing::info!("team approvals: database reachable again");
         }
     }
 
     fn failed(&mut self, message: String) {
-        self.state
-            .approvals
-            .listening
-            .store(false, Ordering::Relaxed);
+        self.counters.listening.store(false, Ordering::Relaxed);
         if !std::mem::replace(&mut self.streak, true) {
             tracing::warn!(
                 "team approvals: database unreachable (logged once until it is back): {message}"
             );
         }
-        let counters = &self.state.approvals;
+        let counters = &self.counters;
         counters.failures.fetch_add(1, Ordering::Relaxed);
-        *counters.last_error.lock().unwrap_or_else(|e| e.into_inner()) = Some(message);
+        *counters
+            .last_error
+            .lock()
+            .unwrap_or_else(|e| e.into_inner()) = Some(message);
     }
 }

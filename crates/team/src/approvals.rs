@@ -311,10 +311,7 @@ pub async fn answer(
                 (None, Some(by)) => format!("it ended on its machine ({by})"),
                 (None, None) => "its deadline passed".to_string(),
             };
-            return Err(AnswerError::NotOpen {
-                id: r.get(0),
-                why,
-            });
+            return Err(AnswerError::NotOpen { id: r.get(0), why });
         }
         (_, _) => return Err(AnswerError::Ambiguous(id.to_string())),
     };

@@ -236,9 +236,9 @@ mod tool;
 #[cfg(test)]
 mod tests;
 #[cfg(test)]
-mod tests_judge;
-#[cfg(test)]
 mod tests_escalate;
+#[cfg(test)]
+mod tests_judge;
 #[cfg(test)]
 mod tests_policy;
 #[cfg(test)]
