@@ -252,7 +252,41 @@ pub(crate) struct Slot {
 /// of thousands of simple commands has thousands of scopes: hashed, not
 /// searched.
 pub(crate) type SetCache =
-    RefCell<HashMap<(u32, u64), Vec<u64>, std::hash::BuildHasherDefault<ScopeHasher>>>;
+    RefCell<HashMap<(u32, u64), Bits, std::hash::BuildHasherDefault<ScopeHasher>>>;
+
+/// Which patterns of a group matched: one word for a group of up to 64
+/// (every regex group: see [`REGEX_CHUNK`]), so caching a group's result
+/// allocates nothing beyond the cache's own table.
+#[derive(Debug)]
+pub(crate) enum Bits {
+    One(u64),
+    Many(Box<[u64]>),
+}
+
+impl Bits {
+    fn new(len: usize) -> Bits {
+        if len <= 64 {
+            Bits::One(0)
+        } else {
+            Bits::Many(vec![0; len.div_ceil(64)].into_boxed_slice())
+        }
+    }
+
+    fn words(&self) -> &[u64] {
+        match self {
+            Bits::One(w) => std::slice::from_ref(w),
+            Bits::Many(ws) => ws,
+        }
+    }
+
+    fn set(&mut self, i: usize) {
+        let words = match self {
+            Bits::One(w) => std::slice::from_mut(w),
+            Bits::Many(ws) => ws,
+        };
+        words[i / 64] |= 1 << (i % 64);
+    }
+}
 
 /// Hashes [`SetCache`] keys, two small integers, in a multiply and a
 /// rotate: the cache is looked up for every condition of every candidate
@@ -393,24 +427,17 @@ impl CondSets {
         let bits = c
             .entry((slot.group, scope))
             .or_insert_with(|| self.compute(slot.group, env));
-        (slot.first..slot.first + slot.len).any(|b| bits[b as usize / 64] >> (b % 64) & 1 == 1)
+        let words = bits.words();
+        (slot.first..slot.first + slot.len).any(|b| words[b as usize / 64] >> (b % 64) & 1 == 1)
     }
 
     /// Match every pattern of a group against the field's value(s).
-    fn compute(&self, group: u32, env: &Env<'_>) -> Vec<u64> {
+    fn compute(&self, group: u32, env: &Env<'_>) -> Bits {
         let g = &self.groups[group as usize];
-        let mut bits = vec![0u64; g.len.div_ceil(64)];
+        let mut bits = Bits::new(g.len);
         let mut add = |s: &str| match &g.matcher {
-            SetMatcher::Regex(set) => {
-                for i in set.matches(s).iter() {
-                    bits[i / 64] |= 1 << (i % 64);
-                }
-            }
-            SetMatcher::Glob(set) => {
-                for i in set.matches(s) {
-                    bits[i / 64] |= 1 << (i % 64);
-                }
-            }
+            SetMatcher::Regex(set) => set.matches(s).iter().for_each(|i| bits.set(i)),
+            SetMatcher::Glob(set) => set.matches(s).into_iter().for_each(|i| bits.set(i)),
         };
         match &g.field {
             Field::Input(path) => {
