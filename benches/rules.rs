@@ -302,6 +302,7 @@ fn facts_in_play(src: &str, plain: &RuleSet, inputs: &[Value]) {
             at_ms: now_ms - 60_000,
         }],
         now_ms,
+        run_cost_usd: None,
     };
     let signals = hookd::rules::signal::Signals::new().with("branch", "main");
     let home = Path::new("/home/dev");

@@ -11,7 +11,7 @@ use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
 /// What the daemon knows about the session an event belongs to.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct SessionFacts {
     /// Tool calls the session made before this one (PreToolUse events), for
     /// `budget = { calls = N }`.
@@ -29,6 +29,10 @@ pub struct SessionFacts {
     /// `within` compares taint times with it. 0: unknown (every taint counts).
     #[serde(default, skip_serializing_if = "is_zero")]
     pub now_ms: u64,
+    /// For a `hookd run` run's session: the run's cost so far in dollars,
+    /// as its adapter last reported it, for `budget = { usd = X }`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub run_cost_usd: Option<f64>,
 }
 
 fn is_zero(n: &u64) -> bool {
@@ -89,6 +93,9 @@ impl SessionFacts {
         for (rule, earlier) in &self.counts {
             parts.push(format!("limit {rule}: call {}", earlier.saturating_add(1)));
         }
+        if let Some(cost) = self.run_cost_usd {
+            parts.push(format!("the run has cost ${cost:.4}"));
+        }
         (!parts.is_empty()).then(|| parts.join("; "))
     }
 }
@@ -117,6 +124,7 @@ mod tests {
                 },
             ],
             now_ms: 1,
+            run_cost_usd: None,
         };
         assert_eq!(
             facts.note().unwrap(),

@@ -336,6 +336,7 @@ mod tests {
                     at_ms: 7,
                 }],
                 now_ms: 9,
+                run_cost_usd: None,
             }),
             judgements: vec![
                 json!({"rule": "j", "verdict": "deny", "reason": "r", "cached": true}),

@@ -742,3 +742,63 @@ fn an_installed_hookd_runs_a_pi_run_from_its_data_directory() {
     assert!(sdk.project().join("victim.txt").exists());
     sdk.mock.expect_refusal("rm is not allowed in this project");
 }
+
+/// `budget = { usd = X }` (issue #25): a Pi run's cost, reported after each
+/// model reply, reaches its session's facts; a deny rule with a budget the
+/// first reply already spent blocks the run's first `touch`, while the same
+/// rule with a budget the run never reaches lets it run. The decision line
+/// records the cost it read.
+#[test]
+fn a_usd_budget_applies_once_a_pi_runs_cost_passed_it() {
+    if claude::node_absent("a_usd_budget_applies_once_a_pi_runs_cost_passed_it") {
+        return;
+    }
+    let rule = |usd: &str| {
+        format!(
+            "[[rule]]\nid = \"run-budget\"\naction = \"deny\"\ntool = \"Bash(touch *)\"\n\
+             budget = {{ usd = {usd} }}\nreason = \"this run spent its budget\"\n"
+        )
+    };
+    let mut outcomes = Vec::new();
+    for usd in ["0.000001", "1000"] {
+        let sdk = pi_daemon(&bash_script("touch made.txt"), Some(&rule(usd)), "");
+        let mut owner = sdk.client("owner");
+        // A loaded machine starts Pi slowly: more than the client's 10 s.
+        owner.set_read_timeout(Duration::from_secs(60));
+        run_pi(&sdk, &mut owner, json!({"max_turns": 5}));
+        let frames = frames_until_done(&mut owner);
+        assert_eq!(
+            frames.last().unwrap()["ok"],
+            true,
+            "{:?}\n{}",
+            frames.last(),
+            sdk.daemon.stderr()
+        );
+        let log = sdk.daemon.wait_log_lines(1);
+        let call = log
+            .iter()
+            .find(|l| l["type"] == "event" && l["input"]["hook_event_name"] == "tool_call")
+            .expect("Pi's tool_call in the log")
+            .clone();
+        let decision = sdk
+            .daemon
+            .wait_decisions(1)
+            .into_iter()
+            .find(|l| l["event_id"] == call["id"])
+            .expect("the tool_call's decision");
+        outcomes.push((sdk.project().join("made.txt").exists(), decision));
+    }
+    let (made, decision) = &outcomes[0];
+    assert!(!made, "the touch ran past a spent budget: {decision}");
+    assert_eq!(decision["verdict"], "deny", "{decision}");
+    assert_eq!(decision["rule_ids"], json!(["run-budget"]));
+    let cost = decision["facts"]["run_cost_usd"].as_f64().unwrap_or(0.0);
+    assert!(cost > 0.000001, "{decision}");
+    let (made, decision) = &outcomes[1];
+    assert!(made, "the touch did not run under the budget: {decision}");
+    assert_eq!(decision["verdict"], "none", "{decision}");
+    assert!(
+        decision["facts"]["run_cost_usd"].as_f64().unwrap_or(0.0) > 0.0,
+        "{decision}"
+    );
+}

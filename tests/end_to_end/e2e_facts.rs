@@ -98,15 +98,15 @@ fn bash_decisions(d: &Daemon, needle: &str, n: usize) -> Vec<Value> {
             })
             .collect()
     };
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
-    loop {
-        let got = pick(&d.log_lines());
-        if got.len() >= n || std::time::Instant::now() > deadline {
-            assert_eq!(got.len(), n, "decisions on {needle:?}: {got:#?}");
-            return got;
-        }
-        std::thread::sleep(std::time::Duration::from_millis(20));
-    }
+    // The log is written behind the answers.
+    let got = daemon::poll_last(
+        std::time::Duration::from_secs(10),
+        std::time::Duration::from_millis(20),
+        || pick(&d.log_lines()),
+        |got| got.len() >= n,
+    );
+    assert_eq!(got.len(), n, "decisions on {needle:?}: {got:#?}");
+    got
 }
 
 /// Runs `git args` in `dir`, panicking with its stderr on failure.

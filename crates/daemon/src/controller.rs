@@ -547,6 +547,13 @@ impl Controller {
         }
     }
 
+    /// The cost so far of the `hookd run` run whose session is `session`
+    /// (from its adapter's `usage` or result), for `budget = { usd = X }`.
+    pub fn note_run_cost(&self, session: &str, cost_usd: f64) {
+        self.facts
+            .record_cost(session, cost_usd, crate::session_facts::now_ms());
+    }
+
     /// What the daemon knows of `session` now (its calls and taint; no
     /// limit counts): the `session_facts` request's answer.
     pub fn session_facts(&self, session: &str) -> crate::rules::facts::SessionFacts {

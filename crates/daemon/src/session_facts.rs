@@ -35,6 +35,8 @@ struct Session {
     calls: u64,
     taint: VecDeque<Taint>,
     last_ms: u64,
+    /// A run's session: the run's cost so far, as its adapter reported.
+    cost_usd: Option<f64>,
 }
 
 #[derive(Default)]
@@ -76,6 +78,7 @@ impl FactsStore {
         if let Some(s) = inner.sessions.get(session) {
             facts.calls = s.calls;
             facts.taint = s.taint.iter().cloned().collect();
+            facts.run_cost_usd = s.cost_usd;
         }
         for (rule, limit) in limited {
             let key = (rule.clone(), scope_key(limit.scope, session, agent));
@@ -137,6 +140,13 @@ impl FactsStore {
         while s.taint.len() > MAX_TAINT {
             s.taint.pop_front();
         }
+    }
+
+    /// Notes the cost so far of the run whose session is `session`, for
+    /// `budget = { usd = X }`.
+    pub fn record_cost(&self, session: &str, cost_usd: f64, now_ms: u64) {
+        let mut inner = self.inner.lock().unwrap_or_else(|e| e.into_inner());
+        session_mut(&mut inner, session, now_ms).cost_usd = Some(cost_usd);
     }
 
     /// Sessions and windows held (for tests of the bounds).

@@ -18,6 +18,7 @@
 //! id = "long-session"
 //! action = "ask"
 //! budget = { calls = 500 }            # applies once the session made 500 tool calls
+//! # budget = { usd = 2.5 }            # a `hookd run` run: once its cost reached $2.50
 //!
 //! [[rule]]
 //! id = "push-after-web"
@@ -153,6 +154,8 @@ pub(crate) struct Gate {
     pub limit: Option<Limit>,
     /// `budget.calls`.
     pub budget_calls: Option<u64>,
+    /// `budget.usd`: a run's cost, in dollars.
+    pub budget_usd: Option<f64>,
     /// `after`.
     pub after: Vec<AfterPattern>,
     /// `within`, seconds.
@@ -161,7 +164,10 @@ pub(crate) struct Gate {
 
 impl Gate {
     pub fn is_empty(&self) -> bool {
-        self.limit.is_none() && self.budget_calls.is_none() && self.after.is_empty()
+        self.limit.is_none()
+            && self.budget_calls.is_none()
+            && self.budget_usd.is_none()
+            && self.after.is_empty()
     }
 
     /// Whether the gate lets the rule apply, and why (for explanations).
@@ -200,6 +206,27 @@ impl Gate {
                 return (false, format!("budget not spent: {} of {b} calls", f.calls));
             }
             why.push(format!("budget spent: {} of {b} calls", f.calls));
+        }
+        if let Some(b) = self.budget_usd {
+            match f.run_cost_usd {
+                Some(c) if c >= b => {
+                    why.push(format!("budget spent: ${c:.4} of ${b} (the run's cost)"))
+                }
+                Some(c) => {
+                    return (
+                        false,
+                        format!("budget not spent: ${c:.4} of ${b} (the run's cost)"),
+                    )
+                }
+                None => {
+                    return (
+                        false,
+                        format!(
+                            "budget not spent: no run's cost known (${b} is a `hookd run` budget)"
+                        ),
+                    )
+                }
+            }
         }
         if !self.after.is_empty() {
             let cause = f.taint.iter().rev().find(|t| {

@@ -516,7 +516,7 @@ impl Reader<'_> {
             "repeat" => keys.repeat = self.repeat(v, label),
             "max_blocks" => keys.max_blocks = self.max_blocks(v, label),
             "limit" => keys.gate.limit = self.limit(v, label),
-            "budget" => keys.gate.budget_calls = self.budget(v, label),
+            "budget" => (keys.gate.budget_calls, keys.gate.budget_usd) = self.budget(v, label),
             "after" => keys.gate.after = self.after(v, label),
             "within" => {
                 keys.within_at = Some(v.span().start);

@@ -124,8 +124,9 @@ impl Reader<'_> {
         })
     }
 
-    /// `budget = { calls = N }`; `usd` is accepted for `hookd run` runs.
-    pub(super) fn budget(&mut self, v: &Value<'_>, label: &str) -> Option<u64> {
+    /// `budget = { calls = N }` and/or `{ usd = X }` (a `hookd run` run's
+    /// cost): the calls and the dollars.
+    pub(super) fn budget(&mut self, v: &Value<'_>, label: &str) -> (Option<u64>, Option<f64>) {
         let DeValue::Table(t) = v.get_ref() else {
             self.sink.error(
                 v.span().start,
@@ -134,28 +135,57 @@ impl Reader<'_> {
                     v.get_ref().type_str()
                 ),
             );
-            return None;
+            return (None, None);
         };
         let mut calls = None;
+        let mut usd = None;
         for (k, val) in t.iter() {
             match k.get_ref().as_ref() {
                 "calls" => calls = self.positive(val, &format!("{label}: `budget.calls`")),
-                "usd" => self.sink.error(
-                    val.span().start,
-                    format!("{label}: `budget.usd` is not supported yet: use `budget.calls`"),
-                ),
+                "usd" => usd = self.dollars(val, &format!("{label}: `budget.usd`")),
                 other => {
                     self.unknown_key(k, other, &format!("key in {label}: `budget`:"), BUDGET_KEYS)
                 }
             }
         }
-        if calls.is_none() && t.get("calls").is_none() {
+        if t.get("calls").is_none() && t.get("usd").is_none() {
             self.sink.error(
                 v.span().start,
-                format!("{label}: `budget` needs `calls` (how many tool calls)"),
+                format!(
+                    "{label}: `budget` needs `calls` (how many tool calls) or `usd` (a run's cost in dollars)"
+                ),
             );
         }
-        calls
+        (calls, usd)
+    }
+
+    /// A positive number of dollars (`2`, `0.5`).
+    fn dollars(&mut self, v: &Value<'_>, what: &str) -> Option<f64> {
+        let at = v.span().start;
+        let n = match v.get_ref() {
+            DeValue::Integer(i) => i64::from_str_radix(i.as_str(), i.radix())
+                .ok()
+                .map(|n| n as f64),
+            DeValue::Float(f) => f.as_str().parse::<f64>().ok(),
+            other => {
+                self.sink.error(
+                    at,
+                    format!(
+                        "{what} must be a number of dollars such as 2.5, found {}",
+                        other.type_str()
+                    ),
+                );
+                return None;
+            }
+        };
+        match n {
+            Some(n) if n.is_finite() && n > 0.0 => Some(n),
+            _ => {
+                self.sink
+                    .error(at, format!("{what} must be more than 0 dollars"));
+                None
+            }
+        }
     }
 
     /// `after`: tool patterns, as in `tool`.

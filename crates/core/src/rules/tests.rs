@@ -1553,6 +1553,7 @@ mod session_facts {
                 })
                 .collect(),
             now_ms,
+            run_cost_usd: None,
         }
     }
 
@@ -1594,6 +1595,37 @@ mod session_facts {
         let e = set.evaluate(&query(&v).facts(&facts(500, None, &[], 0)));
         assert_eq!(verdict(&e), "ask");
         assert_eq!(e.gated, ["b: budget spent: 500 of 500 calls"]);
+    }
+
+    #[test]
+    fn a_usd_budget_applies_once_the_runs_cost_reached_it() {
+        let set = rules("[[rule]]\nid = \"b\"\naction = \"deny\"\nbudget = { usd = 0.5 }\n");
+        let v = bash("ls");
+        let with_cost = |cost: Option<f64>| SessionFacts {
+            run_cost_usd: cost,
+            ..facts(3, None, &[], 0)
+        };
+        // Not a run (no cost known), or under the budget: the rule waits.
+        assert_eq!(
+            verdict(&set.evaluate(&query(&v).facts(&with_cost(None)))),
+            "none"
+        );
+        let e = set.evaluate(&query(&v).facts(&with_cost(Some(0.4999))));
+        assert_eq!(verdict(&e), "none");
+        let e = set.evaluate(&query(&v).facts(&with_cost(Some(0.5))));
+        assert_eq!(verdict(&e), "deny");
+        assert_eq!(
+            e.gated,
+            ["b: budget spent: $0.5000 of $0.5 (the run's cost)"]
+        );
+        // Both budgets: both must be spent.
+        let both =
+            rules("[[rule]]\nid = \"b\"\naction = \"deny\"\nbudget = { calls = 10, usd = 1 }\n");
+        let f = SessionFacts {
+            run_cost_usd: Some(2.0),
+            ..facts(3, None, &[], 0)
+        };
+        assert_eq!(verdict(&both.evaluate(&query(&v).facts(&f))), "none");
     }
 
     #[test]
@@ -1657,6 +1689,15 @@ mod session_facts {
             ),
             ("limit = { count = 5, pr = \"1m\" }", "did you mean `per`?"),
             ("budget = { cals = 5 }", "did you mean `calls`?"),
+            (
+                "budget = { usd = 0 }",
+                "`budget.usd` must be more than 0 dollars",
+            ),
+            (
+                "budget = { usd = \"2\" }",
+                "`budget.usd` must be a number of dollars",
+            ),
+            ("budget = {}", "`budget` needs `calls`"),
             ("within = \"5m\"", "`within` needs `after`"),
             ("after = [\"WebFetch(\"]", "`after`"),
             ("limt = 3", "did you mean `limit`?"),

@@ -595,6 +595,15 @@ impl Runs {
         }
     }
 
+    /// The session of run `run_id`, while it is in the table.
+    pub fn session_of(&self, run_id: &str) -> Option<String> {
+        self.table
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(run_id)
+            .and_then(|e| e.session_id.clone())
+    }
+
     /// A run's `usage` report: its totals so far.
     fn record_usage(&self, run_id: &str, usage: &Usage) {
         self.update(run_id, |e| {

@@ -200,6 +200,7 @@ impl Supervision<'_> {
             }
             FromAdapter::Usage(usage) => {
                 self.shared.runs.record_usage(&self.run.link.run_id, &usage);
+                note_cost(self.shared, &self.run.link.run_id, usage.cost_usd);
             }
             FromAdapter::Done(done) => {
                 self.outcome.record_done(done);
@@ -348,6 +349,14 @@ pub(super) fn kill_group(pid: u32) {
     }
 }
 
+/// The run's cost so far, for its session's `budget = { usd = X }` rules:
+/// the next hook of the run is judged with it.
+fn note_cost(shared: &Shared, run_id: &str, cost_usd: f64) {
+    if let Some(session) = shared.runs.session_of(run_id) {
+        shared.controller.note_run_cost(&session, cost_usd);
+    }
+}
+
 /// One SDK message: remembered (session, usage), logged, pushed.
 fn on_sdk_message(run: &Run, message: Value, outcome: &mut Outcome, shared: &Arc<Shared>) {
     let run_id = &run.link.run_id;
@@ -391,6 +400,9 @@ fn on_sdk_message(run: &Run, message: Value, outcome: &mut Outcome, shared: &Arc
             shared
                 .runs
                 .update(run_id, |e| e.cost_usd = total_cost_usd.or(e.cost_usd));
+            if let Some(cost) = total_cost_usd {
+                note_cost(shared, run_id, cost);
+            }
             outcome.usage = usage.cloned();
             outcome.cost_usd = total_cost_usd;
             outcome.num_turns = num_turns;
