@@ -6,3 +6,4 @@ mod support;
 
 mod team_fleet;
 mod team_init;
+mod team_ship;

@@ -6,6 +6,7 @@
 //! service = "hookd"        # or a section of libpq's service file (PGSERVICEFILE, ~/.pg_service.conf)
 //! machine = "alice-laptop" # this machine's name in the fleet (default: the host name)
 //! role = "alice_laptop"    # the database role to connect as (default: the URL's user, PGUSER, the OS user)
+//! ship = true              # ship every log line to hookd.decisions (default true)
 //! ```
 //!
 //! What `database` leaves unset comes, as with libpq, from the service file
@@ -43,6 +44,10 @@ pub struct TeamConfig {
     /// The database role to connect as.
     #[serde(default)]
     pub role: Option<String>,
+    /// Ship every line of the event log to `hookd.decisions` (default
+    /// true; `false` keeps the fleet row only).
+    #[serde(default)]
+    pub ship: Option<bool>,
 }
 
 /// Where and as whom to connect, resolved.
@@ -95,6 +100,11 @@ const ENV: &[(&str, &str)] = &[
 ];
 
 impl TeamConfig {
+    /// Whether the daemon ships its log (`ship`, default true).
+    pub fn ships(&self) -> bool {
+        self.ship.unwrap_or(true)
+    }
+
     /// Checks what can be checked without the environment (the daemon's
     /// config parse): the database string parses and asks for no TLS.
     /// On error: the key at fault and why.

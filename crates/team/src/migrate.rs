@@ -30,6 +30,11 @@ pub const MIGRATIONS: &[Migration] = &[
         name: "roles",
         sql: include_str!("../migrations/0002_roles.sql"),
     },
+    Migration {
+        version: 3,
+        name: "decisions",
+        sql: include_str!("../migrations/0003_decisions.sql"),
+    },
 ];
 
 /// The bookkeeping table, created before anything else.
