@@ -386,12 +386,9 @@ impl Follower {
             f.resumed = "by seq (the cursor's file or line is gone)";
         }
         if let Some(at) = chosen {
+            // Lines between the cursor and this file's first are counted
+            // lost by `fill` when it meets the gap.
             let lf = files.swap_remove(at);
-            if let Some(first) = lf.first {
-                if cursor.is_some() && first > after {
-                    f.lost += first - after;
-                }
-            }
             f.open(lf.file, lf.id);
         }
         f
@@ -558,4 +555,95 @@ pub fn local_lines(path: &Path) -> io::Result<Vec<hookd_team::ship::LocalLine>> 
         }
     }
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::io::Write;
+
+    use super::*;
+    use crate::protocol::chain::ChainHead;
+
+    /// Appends sealed lines `{"type":"event","n":i}` to `path`.
+    fn append(path: &Path, head: &mut ChainHead, n: usize) {
+        let mut file = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(path)
+            .unwrap();
+        for _ in 0..n {
+            let line = format!(r#"{{"type":"event","n":{}}}"#, head.next_seq);
+            head.seal(line.as_bytes(), &mut file).unwrap();
+        }
+        file.flush().unwrap();
+    }
+
+    fn seqs(lines: &[Line]) -> Vec<u64> {
+        lines.iter().map(|l| l.seq).collect()
+    }
+
+    #[test]
+    fn the_follower_reads_a_rotated_file_to_its_end_then_the_next_by_seq() {
+        let dir = tempfile::tempdir().unwrap();
+        let log = dir.path().join("events.jsonl");
+        let mut head = ChainHead::genesis();
+        append(&log, &mut head, 3);
+        let mut f = Follower::resume(log.clone(), None);
+        let (lines, end) = f.fill();
+        assert_eq!(seqs(&lines), [0, 1, 2]);
+        assert!(end.is_some());
+        // The writer finishes the file, rotates it twice over before the
+        // follower looks again.
+        append(&log, &mut head, 1);
+        std::fs::rename(&log, numbered(&log, 1)).unwrap();
+        append(&log, &mut head, 2);
+        std::fs::rename(numbered(&log, 1), numbered(&log, 2)).unwrap();
+        std::fs::rename(&log, numbered(&log, 1)).unwrap();
+        append(&log, &mut head, 2);
+        let (lines, _) = f.fill();
+        assert_eq!(seqs(&lines), [3, 4, 5, 6, 7]);
+        assert_eq!(f.take_lost(), 0);
+        assert!(f.fill().0.is_empty(), "caught up");
+    }
+
+    #[test]
+    fn a_resume_takes_the_cursors_line_or_finds_the_next_by_seq_and_counts_the_rest_lost() {
+        let dir = tempfile::tempdir().unwrap();
+        let log = dir.path().join("events.jsonl");
+        let mut head = ChainHead::genesis();
+        append(&log, &mut head, 4);
+        let mut first = Follower::resume(log.clone(), None);
+        let (lines, end) = first.fill();
+        let (file_id, offset) = end.unwrap();
+        let cursor = |seq: u64, chain: &str, file_id: &str, offset: u64| Cursor {
+            file_id: file_id.into(),
+            line_offset: offset,
+            seq,
+            chain: chain.into(),
+            first_seq: 0,
+            shipped: 0,
+        };
+        // The very line: resumed right after it.
+        append(&log, &mut head, 2);
+        let at = cursor(3, &lines[3].chain, &file_id, offset);
+        let mut f = Follower::resume(log.clone(), Some(&at));
+        assert_eq!(f.resumed, "at the cursor's line");
+        assert_eq!(seqs(&f.fill().0), [4, 5]);
+        // Another file id: found by seq.
+        let moved = cursor(3, &lines[3].chain, "0:0", offset);
+        let mut f = Follower::resume(log.clone(), Some(&moved));
+        assert!(f.resumed.starts_with("by seq"), "{}", f.resumed);
+        assert_eq!(seqs(&f.fill().0), [4, 5]);
+        // The files holding seq 2..=5 are gone: what is left is shipped,
+        // what is gone counted.
+        std::fs::remove_file(&log).unwrap();
+        let mut rotated = ChainHead {
+            next_seq: 6,
+            ..head
+        };
+        append(&log, &mut rotated, 2);
+        let mut f = Follower::resume(log.clone(), Some(&cursor(1, "x", "0:0", 0)));
+        assert_eq!(seqs(&f.fill().0), [6, 7]);
+        assert_eq!(f.take_lost(), 4, "seq 2, 3, 4 and 5");
+    }
 }
