@@ -296,7 +296,11 @@ fn shipping_follows_rotation_live_and_across_an_outage() {
     init(&pg);
     let logs = tempfile::tempdir().unwrap();
     let log = logs.path().join("events.jsonl");
-    let d = daemon(&pg, &log, "\n[log]\nmax_bytes = 4096\nkeep = 100\n");
+    let d = daemon(
+        &pg,
+        &log,
+        "\n[log]\nmax_bytes = 4096\nkeep = 100\n[http]\nlisten = \"127.0.0.1:0\"\n",
+    );
     forward_bash(&d, 20, "live");
     d.wait_decisions(1);
     let shipped = wait_shipped(&pg, &log);
@@ -334,6 +338,35 @@ fn shipping_follows_rotation_live_and_across_an_outage() {
         "{}",
         String::from_utf8_lossy(&ok.stdout)
     );
+
+    // The same counters on /metrics.
+    let listen = status["http"]["listen"].as_str().unwrap().to_string();
+    let token = std::fs::read_to_string(d.dir.path().join("config/hookd/http-token"))
+        .unwrap()
+        .trim()
+        .to_string();
+    let bearer = format!("Bearer {token}");
+    let metrics = crate::support::http::get(&listen, "/metrics", &[("Authorization", &bearer)]);
+    assert_eq!(metrics.status, 200, "{}", metrics.body);
+    let sample = |series: &str| -> Option<u64> {
+        metrics
+            .body
+            .lines()
+            .filter(|l| !l.starts_with('#'))
+            .filter_map(|l| l.rsplit_once(' '))
+            .find(|(s, _)| *s == series)
+            .and_then(|(_, v)| v.parse().ok())
+    };
+    assert_eq!(
+        sample("hookd_team_shipped_total"),
+        Some(shipped.len() as u64),
+        "{}",
+        metrics.body
+    );
+    assert_eq!(sample("hookd_team_ship_pending_lines"), Some(0));
+    assert_eq!(sample("hookd_team_ship_lost_total"), Some(0));
+    assert!(sample("hookd_team_ship_failures_total") >= Some(1));
+    assert!(sample("hookd_team_ship_pending_bytes").is_some());
 }
 
 #[test]
