@@ -101,6 +101,7 @@ pub fn start(shared: &Arc<Shared>, shutdown: &CancellationToken) -> Option<Arc<T
         let ship = crate::team_ship::start(
             shared,
             target.clone(),
+            team.ship_interval(),
             move || fleet.fleet_updates.load(Ordering::Relaxed) > 0,
             shutdown,
         );

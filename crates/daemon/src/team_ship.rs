@@ -53,8 +53,6 @@ use crate::Shared;
 pub const BATCH_LINES: usize = 2_000;
 /// Most record bytes in one batch (a batch always takes one line).
 pub const BATCH_BYTES: usize = 4 << 20;
-/// How often a caught-up shipper looks at the log again.
-pub const IDLE: Duration = Duration::from_secs(1);
 /// How many rotated files (`<log>.1` …) are looked at at most.
 const MAX_ROTATED: u32 = 1000;
 
@@ -112,6 +110,7 @@ impl ShipState {
 pub fn start(
     shared: &Arc<Shared>,
     target: hookd_team::ConnectTarget,
+    interval: Duration,
     fleet_written: impl Fn() -> bool + Send + 'static,
     shutdown: &CancellationToken,
 ) -> Arc<ShipState> {
@@ -120,6 +119,7 @@ pub fn start(
     tokio::spawn(run(
         path,
         target,
+        interval,
         state.clone(),
         fleet_written,
         shutdown.clone(),
@@ -130,12 +130,15 @@ pub fn start(
 async fn run(
     path: PathBuf,
     target: hookd_team::ConnectTarget,
+    interval: Duration,
     state: Arc<ShipState>,
     fleet_written: impl Fn() -> bool,
     shutdown: CancellationToken,
 ) {
     let machine = target.machine.clone();
     let mut db = Reconnecting::new(target);
+    // How often a caught-up shipper looks at the log again.
+    let idle = interval;
     // Row-level security lets this machine write rows only under a name
     // whose fleet row it owns: the fleet task writes it first.
     while !fleet_written() {
@@ -218,7 +221,7 @@ async fn run(
                 if !busy {
                     tokio::select! {
                         _ = shutdown.cancelled() => return,
-                        _ = tokio::time::sleep(IDLE) => {}
+                        _ = tokio::time::sleep(idle) => {}
                     }
                 }
             }
