@@ -123,6 +123,31 @@ pub struct TeamStatus {
     /// The last of those failures' cause.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub approvals_last_error: Option<String>,
+    /// Shipping the event log to the database (absent with `ship = false`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ship: Option<ShipStatus>,
+}
+
+/// `status.team.ship`: the event log shipped to `hookd.decisions`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct ShipStatus {
+    /// Rows inserted since start (lines the database already held not counted).
+    pub shipped: u64,
+    /// The last seq the database holds (the cursor), once known.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub last_seq: Option<u64>,
+    /// Log lines written and not shipped yet.
+    pub pending_lines: u64,
+    /// Log bytes not read yet by the shipper.
+    pub pending_bytes: u64,
+    /// Lines never shipped: rotated away before the shipper read them.
+    pub lost: u64,
+    /// Batches that failed (connecting, inserting).
+    pub failures: u64,
+    /// The last failure's cause (it stays after shipping recovers).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub last_error: Option<String>,
 }
 
 impl std::fmt::Display for TeamStatus {
@@ -150,6 +175,16 @@ impl std::fmt::Display for TeamStatus {
         }
         if let Some(e) = &self.last_error {
             write!(f, "; last error: {e}")?;
+        }
+        if let Some(ship) = &self.ship {
+            write!(
+                f,
+                "\nteam shipping: {} lines shipped, {} pending ({} bytes), {} lost, {} failures",
+                ship.shipped, ship.pending_lines, ship.pending_bytes, ship.lost, ship.failures
+            )?;
+            if let Some(e) = &ship.last_error {
+                write!(f, "; last error: {e}")?;
+            }
         }
         Ok(())
     }

@@ -55,6 +55,22 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Check that what the database holds for this machine matches the
+    /// local event log's hash chain: every line shipped is there once with
+    /// the log's chain hash and record, none is missing after the first
+    /// shipped line up to the shipping cursor. Exit 1 on a mismatch,
+    /// naming the first bad seq.
+    Verify {
+        /// The configuration file whose `[team]` to use.
+        #[arg(long, value_name = "FILE")]
+        config: Option<PathBuf>,
+        /// The event log [default: $XDG_STATE_HOME/hookd/events.jsonl].
+        #[arg(long, value_name = "PATH")]
+        log: Option<PathBuf>,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
     /// As an approver: answer a team ask (by its id or short id). The
     /// database decides whether this role may answer and what the answers
     /// add up to (`approvals_required` different approvers; any deny denies).
@@ -105,6 +121,9 @@ pub fn run(command: Command) -> anyhow::Result<Outcome> {
             reason.as_deref(),
             json,
         )),
+        Command::Verify { config, log, json } => {
+            runtime.block_on(verify(config.as_deref(), log, json))
+        }
     }
 }
 
@@ -248,6 +267,66 @@ async fn status(config: Option<&Path>, json: bool) -> anyhow::Result<Outcome> {
             Stdout,
             "run `hookd team init` as the database owner to apply the pending migrations"
         )?;
+    }
+    Ok(Outcome::problems_unless(ok))
+}
+
+async fn verify(
+    config: Option<&Path>,
+    log: Option<PathBuf>,
+    json: bool,
+) -> anyhow::Result<Outcome> {
+    let target = target(config)?;
+    let log = super::args::log_path(log)?;
+    let lines = crate::daemon::team_ship::local_lines(&log)
+        .with_context(|| format!("reading the event log {}", log.display()))?;
+    let client = hookd_team::connect::connect(&target)
+        .await
+        .with_context(|| format!("connecting to {}", target.describe()))?;
+    let report = hookd_team::ship::verify(&client, &target.machine, lines).await?;
+    let ok = report.ok();
+    if json {
+        print_json(&report)?;
+        return Ok(Outcome::problems_unless(ok));
+    }
+    let seq = |s: Option<u64>| s.map_or("-".to_string(), |s| s.to_string());
+    writeln!(
+        Stdout,
+        "machine    {} ({})",
+        report.machine,
+        target.describe()
+    )?;
+    writeln!(
+        Stdout,
+        "log        {} (seq {})",
+        log.display(),
+        report
+            .log_range
+            .map_or("-".to_string(), |(a, b)| format!("{a}..{b}"))
+    )?;
+    writeln!(
+        Stdout,
+        "shipped    seq {}..{} ({} rows)",
+        seq(report.first_shipped),
+        seq(report.shipped_through),
+        report.rows
+    )?;
+    writeln!(
+        Stdout,
+        "matched {}, pending {}, before the first shipped line {}, rotated away here {}",
+        report.matched, report.pending, report.before_first_shipped, report.rotated_away
+    )?;
+    for m in &report.mismatches {
+        writeln!(Stdout, "seq {}: {}", m.seq, m.what)?;
+    }
+    if let Some(first) = report.first_bad() {
+        writeln!(
+            Stdout,
+            "MISMATCH: {} disagreements; the first at seq {first}",
+            report.mismatch_count
+        )?;
+    } else {
+        writeln!(Stdout, "ok: the database matches the log")?;
     }
     Ok(Outcome::problems_unless(ok))
 }

@@ -8,3 +8,4 @@ mod team_approvals;
 mod team_approvals_rls;
 mod team_fleet;
 mod team_init;
+mod team_ship;

@@ -74,6 +74,7 @@ pub mod stops;
 pub mod systemd;
 pub mod team;
 pub mod team_approvals;
+pub mod team_ship;
 pub mod unjudged;
 pub mod watch;
 
@@ -404,6 +405,9 @@ impl Shared {
         let log = self.log.counters();
         let n = |c: &AtomicU64| c.load(Ordering::Relaxed);
         let now = self.clock.now();
+        // Read before the literal below, which holds the head's lock.
+        let log_next_seq =
+            (log.chain_head.lock().unwrap_or_else(|e| e.into_inner())).map(|head| head.next_seq);
         Status {
             version: env!("CARGO_PKG_VERSION").to_string(),
             protocol: crate::protocol::VERSION,
@@ -488,7 +492,7 @@ impl Shared {
             judge: self.judges.status(self),
             narrator: self.narrator.status(self),
             signals: (!self.config().signals.is_empty()).then(|| self.controller.signals_status()),
-            team: self.team.get().map(|t| t.status()),
+            team: self.team.get().map(|t| t.status(log_next_seq)),
         }
     }
 }

@@ -459,6 +459,56 @@ const FAMILIES: &[Family] = &[
         }),
     },
     Family {
+        name: "hookd_team_shipped_total",
+        kind: "counter",
+        help: "Event log lines inserted into the team database's hookd.decisions since start ([team] with ship; no sample when off).",
+        samples: Samples::Series(|name, s, out| {
+            if let Some(ship) = s.status.team.as_ref().and_then(|t| t.ship.as_ref()) {
+                let _ = writeln!(out, "{name} {}", ship.shipped);
+            }
+        }),
+    },
+    Family {
+        name: "hookd_team_ship_pending_lines",
+        kind: "gauge",
+        help: "Event log lines written and not yet shipped to the team database.",
+        samples: Samples::Series(|name, s, out| {
+            if let Some(ship) = s.status.team.as_ref().and_then(|t| t.ship.as_ref()) {
+                let _ = writeln!(out, "{name} {}", ship.pending_lines);
+            }
+        }),
+    },
+    Family {
+        name: "hookd_team_ship_pending_bytes",
+        kind: "gauge",
+        help: "Event log bytes the shipper has not read yet.",
+        samples: Samples::Series(|name, s, out| {
+            if let Some(ship) = s.status.team.as_ref().and_then(|t| t.ship.as_ref()) {
+                let _ = writeln!(out, "{name} {}", ship.pending_bytes);
+            }
+        }),
+    },
+    Family {
+        name: "hookd_team_ship_failures_total",
+        kind: "counter",
+        help: "Shipping attempts that failed (connecting, reading the cursor, inserting a batch).",
+        samples: Samples::Series(|name, s, out| {
+            if let Some(ship) = s.status.team.as_ref().and_then(|t| t.ship.as_ref()) {
+                let _ = writeln!(out, "{name} {}", ship.failures);
+            }
+        }),
+    },
+    Family {
+        name: "hookd_team_ship_lost_total",
+        kind: "counter",
+        help: "Event log lines rotated away before the shipper read them (never shipped).",
+        samples: Samples::Series(|name, s, out| {
+            if let Some(ship) = s.status.team.as_ref().and_then(|t| t.ship.as_ref()) {
+                let _ = writeln!(out, "{name} {}", ship.lost);
+            }
+        }),
+    },
+    Family {
         name: "hookd_uptime_seconds",
         kind: "gauge",
         help: "Seconds since the daemon started.",

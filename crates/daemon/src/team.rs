@@ -4,7 +4,8 @@
 //! [`HEARTBEAT`]. Without `[team]` it is never started: no connection, no
 //! task, no timer. The database being away never touches a hook: only this
 //! task waits on it, reconnecting with backoff; failures are counted
-//! (`status.team`, `/metrics`) and logged once per streak.
+//! (`status.team`, `/metrics`) and logged once per streak. With `ship` (the
+//! default) it also starts [`crate::team_ship`], which ships the event log.
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
@@ -32,11 +33,14 @@ pub struct TeamState {
     last_error: Mutex<Option<String>>,
     /// Team approvals' counters ([`crate::team_approvals`]).
     pub approvals: Arc<crate::team_approvals::Counters>,
+    /// The log's shipper (`ship`, on by default; see [`crate::team_ship`]).
+    ship: std::sync::OnceLock<Arc<crate::team_ship::ShipState>>,
 }
 
 impl TeamState {
-    /// `status.team`.
-    pub fn status(&self) -> crate::protocol::status::TeamStatus {
+    /// `status.team`; `log_next_seq` is the log's chain head (the seq its
+    /// next line gets), for the lines not shipped yet.
+    pub fn status(&self, log_next_seq: Option<u64>) -> crate::protocol::status::TeamStatus {
         crate::protocol::status::TeamStatus {
             database: self.database.clone(),
             machine: self.machine.clone(),
@@ -59,6 +63,7 @@ impl TeamState {
                 .lock()
                 .unwrap_or_else(|e| e.into_inner())
                 .clone(),
+            ship: self.ship.get().map(|s| s.status(log_next_seq)),
         }
     }
 
@@ -111,6 +116,17 @@ pub fn start(shared: &Arc<Shared>, shutdown: &CancellationToken) -> Option<Arc<T
         target.clone(),
         shutdown,
     );
+    if team.ships() {
+        let fleet = state.clone();
+        let ship = crate::team_ship::start(
+            shared,
+            target.clone(),
+            team.ship_interval(),
+            move || fleet.fleet_updates.load(Ordering::Relaxed) > 0,
+            shutdown,
+        );
+        let _ = state.ship.set(ship);
+    }
     tokio::spawn(run(
         shared.clone(),
         state.clone(),

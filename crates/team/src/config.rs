@@ -6,6 +6,8 @@
 //! service = "hookd"        # or a section of libpq's service file (PGSERVICEFILE, ~/.pg_service.conf)
 //! machine = "alice-laptop" # this machine's name in the fleet (default: the host name)
 //! role = "alice_laptop"    # the database role to connect as (default: the URL's user, PGUSER, the OS user)
+//! ship = true              # ship every log line to hookd.decisions (default true)
+//! ship_interval = 1        # seconds a caught-up shipper waits for new lines (1 to 3600)
 //! ```
 //!
 //! What `database` leaves unset comes, as with libpq, from the service file
@@ -43,6 +45,14 @@ pub struct TeamConfig {
     /// The database role to connect as.
     #[serde(default)]
     pub role: Option<String>,
+    /// Ship every line of the event log to `hookd.decisions` (default
+    /// true; `false` keeps the fleet row only).
+    #[serde(default)]
+    pub ship: Option<bool>,
+    /// Seconds a caught-up shipper waits before looking for new lines
+    /// (default 1; larger: fewer, larger transactions for big fleets).
+    #[serde(default)]
+    pub ship_interval: Option<u64>,
 }
 
 /// Where and as whom to connect, resolved.
@@ -95,6 +105,16 @@ const ENV: &[(&str, &str)] = &[
 ];
 
 impl TeamConfig {
+    /// Whether the daemon ships its log (`ship`, default true).
+    pub fn ships(&self) -> bool {
+        self.ship.unwrap_or(true)
+    }
+
+    /// How long a caught-up shipper waits (`ship_interval`, default 1 s).
+    pub fn ship_interval(&self) -> std::time::Duration {
+        std::time::Duration::from_secs(self.ship_interval.unwrap_or(1))
+    }
+
     /// Checks what can be checked without the environment (the daemon's
     /// config parse): the database string parses and asks for no TLS.
     /// On error: the key at fault and why.
@@ -116,6 +136,11 @@ impl TeamConfig {
         if let Some(role) = &self.role {
             if role.trim().is_empty() {
                 return Err(("role", "must not be empty".into()));
+            }
+        }
+        if let Some(seconds) = self.ship_interval {
+            if !(1..=3600).contains(&seconds) {
+                return Err(("ship_interval", "must be 1 to 3600 seconds".into()));
             }
         }
         Ok(())
@@ -391,6 +416,20 @@ mod tests {
         assert_eq!(s["host"], "/run/pg");
         assert_eq!(s["dbname"], "team");
         assert!(parse_service(text, "nope").is_none());
+    }
+
+    #[test]
+    fn ship_interval_is_bounded() {
+        let team = |s| TeamConfig {
+            ship_interval: Some(s),
+            ..Default::default()
+        };
+        assert_eq!(team(10).ship_interval().as_secs(), 10);
+        assert_eq!(TeamConfig::default().ship_interval().as_secs(), 1);
+        let (key, why) = team(0).validate().unwrap_err();
+        assert_eq!(key, "ship_interval");
+        assert!(why.contains("1 to 3600"), "{why}");
+        assert!(team(3601).validate().is_err());
     }
 
     #[test]

@@ -104,6 +104,12 @@ impl Reconnecting {
         Ok(self.client.as_ref().expect("connected above"))
     }
 
+    /// [`Reconnecting::client`], mutable (for a transaction).
+    pub async fn client_mut(&mut self) -> crate::Result<&mut Client> {
+        self.client().await?;
+        Ok(self.client.as_mut().expect("connected above"))
+    }
+
     /// Drops the client after a failure, so the next call reconnects.
     pub fn failed(&mut self) {
         self.client = None;

@@ -10,6 +10,8 @@
 //! - [`fleet`]: this machine's row in `hookd.fleet`;
 //! - [`migrate`]: the schema, as numbered SQL files applied in order once
 //!   each (`hookd team init`);
+//! - [`ship`]: the event log's lines in `hookd.decisions`, the shipping
+//!   cursor, and `hookd team verify`;
 //! - [`status`]: what `hookd team status` reports.
 //!
 //! Migrations 0001–0099 are the fleet's and the shipped decisions'; 0100 on
@@ -20,6 +22,7 @@ pub mod config;
 pub mod connect;
 pub mod fleet;
 pub mod migrate;
+pub mod ship;
 pub mod status;
 
 pub use config::{ConnectTarget, TeamConfig};

@@ -31,6 +31,11 @@ pub const MIGRATIONS: &[Migration] = &[
         sql: include_str!("../migrations/0002_roles.sql"),
     },
     Migration {
+        version: 3,
+        name: "decisions",
+        sql: include_str!("../migrations/0003_decisions.sql"),
+    },
+    Migration {
         version: 100,
         name: "team_approvals",
         sql: include_str!("../migrations/0100_team_approvals.sql"),
