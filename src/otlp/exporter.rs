@@ -509,16 +509,17 @@ impl Worker {
             }
             Err(Failure::Refused(why)) => {
                 sent(self);
+                tracing::warn!(%why, dropped = count, "OpenTelemetry export: the collector refused a batch; dropped");
+                // The cause before the count: a reader that sees the
+                // failure counted finds its cause too.
+                self.set_error(why);
                 self.counters.failures.fetch_add(1, Ordering::Relaxed);
                 self.counters
                     .dropped
                     .fetch_add(count as u64, Ordering::Relaxed);
-                tracing::warn!(%why, dropped = count, "OpenTelemetry export: the collector refused a batch; dropped");
-                self.set_error(why);
                 true
             }
             Err(Failure::Retry(why, after)) => {
-                self.counters.failures.fetch_add(1, Ordering::Relaxed);
                 let wait = after.unwrap_or(self.backoff);
                 if std::mem::replace(&mut self.failing, true) {
                     tracing::debug!(%why, retry_in = ?wait, "OpenTelemetry export failed again; will retry");
@@ -527,7 +528,9 @@ impl Worker {
                 }
                 self.retry_at = Some(Instant::now() + wait);
                 self.backoff = (self.backoff * 2).min(MAX_BACKOFF);
+                // The cause before the count (as above).
                 self.set_error(why);
+                self.counters.failures.fetch_add(1, Ordering::Relaxed);
                 false
             }
         }

@@ -69,17 +69,18 @@ impl TeamState {
 
     /// A failure: counted; logged when it starts a streak.
     fn failed(&self, what: &str, error: &hookd_team::Error) {
-        self.failures.fetch_add(1, Ordering::Relaxed);
         let message = format!("{what}: {error}");
-        if self.connected.swap(false, Ordering::Relaxed)
-            || self.failures.load(Ordering::Relaxed) == 1
-        {
+        let first = self.failures.load(Ordering::Relaxed) == 0;
+        if self.connected.swap(false, Ordering::Relaxed) || first {
             tracing::warn!(
                 database = %self.database,
                 "team database unreachable (logged once until it is back): {message}"
             );
         }
+        // The cause before the count: a reader that sees the failure
+        // counted finds its cause too.
         *self.last_error.lock().unwrap_or_else(|e| e.into_inner()) = Some(message);
+        self.failures.fetch_add(1, Ordering::Relaxed);
     }
 
     fn succeeded(&self) {

@@ -395,10 +395,11 @@ impl Task {
             );
         }
         let counters = &self.counters;
-        counters.failures.fetch_add(1, Ordering::Relaxed);
+        // The cause before the count (a reader seeing one finds the other).
         *counters
             .last_error
             .lock()
             .unwrap_or_else(|e| e.into_inner()) = Some(message);
+        counters.failures.fetch_add(1, Ordering::Relaxed);
     }
 }

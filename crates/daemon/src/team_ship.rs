@@ -89,14 +89,16 @@ impl ShipState {
     }
 
     fn failed(&self, what: &str, error: &dyn std::fmt::Display) {
-        self.failures.fetch_add(1, Ordering::Relaxed);
         let message = format!("{what}: {error}");
         if !self.failing.swap(true, Ordering::Relaxed) {
             tracing::warn!(
                 "shipping the event log to the team database failed (logged once until it works again): {message}"
             );
         }
+        // The cause before the count: a reader that sees the failure
+        // counted finds its cause too.
         *self.last_error.lock().unwrap_or_else(|e| e.into_inner()) = Some(message);
+        self.failures.fetch_add(1, Ordering::Relaxed);
     }
 
     fn succeeded(&self) {
