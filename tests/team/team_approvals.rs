@@ -39,12 +39,12 @@ fn daemon(pg: &Postgres, approvals: u32, decisions: &str) -> Daemon {
 }
 
 /// An approver's config file.
-fn approver(pg: &Postgres, role: &str) -> PathBuf {
+pub(crate) fn approver(pg: &Postgres, role: &str) -> PathBuf {
     config(pg, role, role, &format!("{role}-box"))
 }
 
 /// `hookd team pending --json` as `who`, once it lists `n` asks.
-fn open_asks(pg: &Postgres, who: &Path, n: usize) -> Vec<Value> {
+pub(crate) fn open_asks(pg: &Postgres, who: &Path, n: usize) -> Vec<Value> {
     poll_for(
         &format!("{n} open team asks"),
         Duration::from_secs(20),
@@ -57,7 +57,13 @@ fn open_asks(pg: &Postgres, who: &Path, n: usize) -> Vec<Value> {
     )
 }
 
-fn answer(pg: &Postgres, who: &Path, id: &str, verdict: &str, reason: Option<&str>) -> Output {
+pub(crate) fn answer(
+    pg: &Postgres,
+    who: &Path,
+    id: &str,
+    verdict: &str,
+    reason: Option<&str>,
+) -> Output {
     let mut args = vec!["team", "answer", id, verdict];
     if let Some(r) = reason {
         args.extend(["--reason", r]);
