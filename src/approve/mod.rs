@@ -10,7 +10,8 @@
 //! - [`view`]: the pure screen, `draw(frame, &state)`;
 //! - [`term`]: the IO loop (terminal, socket, signals, reconnects);
 //! - [`plain`]: line mode;
-//! - [`explain`]: `e`, and `hookd rules explain`.
+//! - [`explain`]: `e`, and `hookd rules explain`;
+//! - [`team`]: the Team pane of `--team` (team asks in the database).
 //!
 //! Nothing is polled: after `subscribe` (events and runs) every change
 //! arrives as a pushed frame; the table and `status` are read once at
@@ -19,6 +20,7 @@
 pub mod explain;
 pub mod plain;
 pub mod state;
+pub mod team;
 pub mod term;
 pub mod view;
 pub mod wire;

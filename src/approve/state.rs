@@ -33,6 +33,8 @@ pub enum Pane {
     Feed,
     /// Agent-SDK runs.
     Runs,
+    /// Team asks open in the database (`hookd approve --team`).
+    Team,
 }
 
 /// What the keyboard does now.
@@ -54,6 +56,15 @@ pub enum Mode {
         /// What the item is called on screen.
         label: String,
         /// The reason so far (starts as [`DEFAULT_DENY_REASON`]).
+        text: String,
+    },
+    /// Typing a team deny's reason (`n` in the Team pane).
+    TeamReason {
+        /// The team ask's id.
+        id: String,
+        /// Its short id.
+        label: String,
+        /// The reason so far.
         text: String,
     },
     /// A yes/no question before something that lasts (`a`, `N`, `x`).
@@ -373,6 +384,8 @@ pub struct State {
     news: Vec<News>,
     /// The narrator's last line per session.
     narrations: HashMap<String, String>,
+    /// The Team pane (`--team`), else `None`.
+    pub team: Option<super::team::TeamPane>,
 }
 
 #[derive(Debug, Clone)]
@@ -414,6 +427,7 @@ impl State {
             in_flight: HashMap::new(),
             news: Vec::new(),
             narrations: HashMap::new(),
+            team: None,
         }
     }
 
@@ -448,7 +462,9 @@ impl State {
             }
             Request::Abort { run_id } => InFlight::Other(format!("abort run {run_id}")),
             Request::Steer { run_id, .. } => InFlight::Other(format!("message to run {run_id}")),
-            Request::Explain { .. } => unreachable!("explain has no frame"),
+            Request::Explain { .. } | Request::TeamAnswer { .. } => {
+                unreachable!("explain and team answers have no frame")
+            }
         };
         self.in_flight.insert(req, what);
         Some(frame)
@@ -998,6 +1014,7 @@ impl State {
                     Vec::new()
                 }
             },
+            Mode::TeamReason { id, label, text } => self.team_reason_key(id, label, text, key),
             Mode::Steer { run_id, text } => match edit(text, key) {
                 Edit::Typing(text) => {
                     self.mode = Mode::Steer { run_id, text };
@@ -1016,23 +1033,16 @@ impl State {
 
     fn normal_key(&mut self, key: KeyEvent) -> Vec<Request> {
         self.notice = None;
+        if self.focus == Pane::Team {
+            if let Some(requests) = self.team_key(&key) {
+                return requests;
+            }
+        }
         match key.code {
             KeyCode::Char('q') => self.quit = true,
             KeyCode::Char('?') => self.mode = Mode::Help,
-            KeyCode::Tab => {
-                self.focus = match self.focus {
-                    Pane::Pending => Pane::Feed,
-                    Pane::Feed => Pane::Runs,
-                    Pane::Runs => Pane::Pending,
-                }
-            }
-            KeyCode::BackTab => {
-                self.focus = match self.focus {
-                    Pane::Pending => Pane::Runs,
-                    Pane::Feed => Pane::Pending,
-                    Pane::Runs => Pane::Feed,
-                }
-            }
+            KeyCode::Tab => self.focus = self.step_pane(1),
+            KeyCode::BackTab => self.focus = self.step_pane(-1),
             KeyCode::Down | KeyCode::Char('j') => self.move_selection(1),
             KeyCode::Up | KeyCode::Char('k') => self.move_selection(-1),
             KeyCode::Char('y') => return self.decide_selected("allow", Remember::Once),
@@ -1123,6 +1133,8 @@ impl State {
                 self.selected_pending = step(self.selected_pending, self.pending.len())
             }
             Pane::Runs => self.selected_run = step(self.selected_run, self.runs.len()),
+            // Its keys are the Team pane's own (`team_key`).
+            Pane::Team => {}
             Pane::Feed => {
                 let rows = self.visible_feed();
                 let at = self
@@ -1235,14 +1247,14 @@ fn toggle(slot: &mut Option<String>, value: Option<String>) {
     *slot = if slot.is_some() { None } else { value };
 }
 
-enum Edit {
+pub(super) enum Edit {
     Typing(String),
     Done(String),
     Cancelled,
 }
 
 /// One key into a one-line text field.
-fn edit(mut text: String, key: KeyEvent) -> Edit {
+pub(super) fn edit(mut text: String, key: KeyEvent) -> Edit {
     match key.code {
         KeyCode::Enter => Edit::Done(text),
         KeyCode::Esc => Edit::Cancelled,

@@ -28,8 +28,13 @@ use super::wire::Request;
 use super::{connect, explain, next_frame, view, Backoff, Conn};
 
 /// Runs the approver on this terminal until `q`, Ctrl-C or a signal.
-/// `color`: false when `NO_COLOR` is set.
-pub fn run(socket: &Path, color: bool) -> anyhow::Result<()> {
+/// `color`: false when `NO_COLOR` is set; `team`: the Team pane's
+/// database, connected to as the approver (`--team`).
+pub fn run(
+    socket: &Path,
+    color: bool,
+    team: Option<hookd_team::ConnectTarget>,
+) -> anyhow::Result<()> {
     use std::io::IsTerminal;
     if !io::stdin().is_terminal() || !io::stdout().is_terminal() {
         anyhow::bail!(
@@ -48,7 +53,7 @@ pub fn run(socket: &Path, color: bool) -> anyhow::Result<()> {
         let mut terminal =
             Terminal::new(CrosstermBackend::new(io::stdout())).context("opening the terminal")?;
         terminal.clear()?;
-        event_loop(socket, color, &mut terminal, signals).await
+        event_loop(socket, color, team, &mut terminal, signals).await
     })
 }
 
@@ -80,10 +85,21 @@ impl Signals {
 async fn event_loop(
     socket: &Path,
     color: bool,
+    team: Option<hookd_team::ConnectTarget>,
     terminal: &mut Terminal<CrosstermBackend<Stdout>>,
     mut signals: Signals,
 ) -> anyhow::Result<()> {
     let mut state = State::new(&socket.display().to_string(), Instant::now(), color);
+    let mut team = team.map(|target| {
+        state.team = Some(super::team::TeamPane::default());
+        TeamLink {
+            target,
+            client: None,
+        }
+    });
+    // The team's asks are read once a second (and after each answer).
+    let mut team_tick = tokio::time::interval(Duration::from_secs(1));
+    team_tick.set_missed_tick_behavior(MissedTickBehavior::Delay);
     let mut keys = EventStream::new();
     let mut conn: Option<Conn> = None;
     let mut backoff = Backoff::new();
@@ -127,6 +143,13 @@ async fn event_loop(
                     Vec::new()
                 }
             },
+            _ = team_tick.tick(), if team.is_some() => {
+                if let Some(link) = team.as_mut() {
+                    state.now = Instant::now();
+                    link.refresh(&mut state).await;
+                }
+                Vec::new()
+            }
             _ = tick.tick(), if state.counting_down() => {
                 state.tick(Instant::now());
                 Vec::new()
@@ -154,6 +177,24 @@ async fn event_loop(
             _ = signals.any() => return Ok(()),
         };
         for request in requests {
+            if let Request::TeamAnswer {
+                id,
+                label,
+                allow,
+                reason,
+            } = &request
+            {
+                let outcome = match team.as_mut() {
+                    Some(link) => link.answer(id, *allow, reason.as_deref()).await,
+                    None => Err("no team database (`--team`)".to_string()),
+                };
+                state.team_answered(label, outcome);
+                if let Some(link) = team.as_mut() {
+                    state.now = Instant::now();
+                    link.refresh(&mut state).await;
+                }
+                continue;
+            }
             if let Request::Explain {
                 event_id,
                 input,
@@ -183,6 +224,58 @@ async fn event_loop(
                 break;
             }
         }
+    }
+}
+
+/// The Team pane's database: connected on first use and again after a
+/// loss, every call bounded so a slow database never freezes the screen
+/// for long.
+struct TeamLink {
+    target: hookd_team::ConnectTarget,
+    client: Option<hookd_team::approvals::Client>,
+}
+
+impl TeamLink {
+    const LIMIT: Duration = Duration::from_secs(5);
+
+    async fn client(&mut self) -> Result<&hookd_team::approvals::Client, String> {
+        if self.client.as_ref().is_some_and(|c| c.is_closed()) {
+            self.client = None;
+        }
+        if self.client.is_none() {
+            let connected =
+                tokio::time::timeout(Self::LIMIT, hookd_team::connect::connect(&self.target))
+                    .await
+                    .map_err(|_| "the team database did not answer in 5 s".to_string())?
+                    .map_err(|e| format!("connecting to {}: {e}", self.target.describe()))?;
+            self.client = Some(connected);
+        }
+        Ok(self.client.as_ref().expect("connected above"))
+    }
+
+    async fn refresh(&mut self, state: &mut State) {
+        let read = match self.client().await {
+            Ok(client) => tokio::time::timeout(Self::LIMIT, super::team::read(client))
+                .await
+                .unwrap_or_else(|_| Err("the team database did not answer in 5 s".into())),
+            Err(e) => Err(e),
+        };
+        if read.is_err() {
+            self.client = None;
+        }
+        state.team_read(read);
+    }
+
+    async fn answer(
+        &mut self,
+        id: &str,
+        allow: bool,
+        reason: Option<&str>,
+    ) -> Result<String, String> {
+        let client = self.client().await?;
+        tokio::time::timeout(Self::LIMIT, super::team::answer(client, id, allow, reason))
+            .await
+            .unwrap_or_else(|_| Err("the team database did not answer in 5 s".into()))
     }
 }
 

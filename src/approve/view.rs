@@ -33,6 +33,10 @@ pub const HELP: &[(&str, &str)] = &[
     ("N", "always deny: adds the rule as a deny (asks first)"),
     ("e", "explain: the rules that match it and the near misses"),
     ("Tab ⇧Tab", "next / previous pane"),
+    (
+        "y n (Team)",
+        "--team: allow / deny the selected team ask as you",
+    ),
     ("j k ↑ ↓", "move in the pane"),
     ("/", "search the feed (Enter keeps it, Esc clears it)"),
     (
@@ -115,9 +119,15 @@ pub fn draw(frame: &mut Frame, state: &State) {
     } else {
         (state.runs.len() as u16 + 3).min(7)
     };
-    let [header, pending, feed, runs, footer] = Layout::vertical([
+    // The Team pane (`--team`): two rows an ask, between 4 and 12 rows.
+    let team_height = state
+        .team
+        .as_ref()
+        .map_or(0, |t| (t.asks.len() as u16 * 3 + 3).clamp(4, 12));
+    let [header, pending, team, feed, runs, footer] = Layout::vertical([
         Constraint::Length(1),
         Constraint::Length(pending_height),
+        Constraint::Length(team_height),
         Constraint::Min(4),
         Constraint::Length(runs_height),
         Constraint::Length(1),
@@ -125,6 +135,9 @@ pub fn draw(frame: &mut Frame, state: &State) {
     .areas(area);
     draw_header(frame, header, state, &theme);
     draw_pending(frame, pending, state, &theme);
+    if team_height > 0 {
+        draw_team(frame, team, state, &theme);
+    }
     draw_feed(frame, feed, state, &theme);
     if runs_height > 0 {
         draw_runs(frame, runs, state, &theme);
@@ -540,17 +553,64 @@ fn draw_runs(frame: &mut Frame, area: Rect, state: &State, theme: &Theme) {
     frame.render_widget(table, area);
 }
 
+fn draw_team(frame: &mut Frame, area: Rect, state: &State, theme: &Theme) {
+    let Some(team) = state.team.as_ref() else {
+        return;
+    };
+    let focused = state.focus == Pane::Team;
+    let block = Block::bordered()
+        .title(format!(" Team asks ({}) ", team.asks.len()))
+        .border_style(theme.border(focused));
+    let mut lines: Vec<Line> = Vec::new();
+    if let Some(e) = &team.error {
+        lines.push(Line::styled(e.clone(), theme.fg(Color::Red)));
+    }
+    if team.asks.is_empty() && team.error.is_none() {
+        lines.push(Line::styled(
+            if team.read_at.is_some() {
+                "no team ask is open"
+            } else {
+                "reading the team's asks…"
+            },
+            theme.dim(),
+        ));
+    }
+    for (i, ask) in team.asks.iter().enumerate() {
+        let head = super::team::summary(ask, team.seconds_left(ask, state.now));
+        let selected = i == team.selected;
+        let marker = if selected { "▶ " } else { "  " };
+        let style = if selected && focused {
+            theme.selected()
+        } else {
+            Style::default()
+        };
+        lines.push(Line::styled(format!("{marker}{head}"), style));
+        if let Some(reason) = &ask.reason {
+            lines.push(Line::raw(format!("    reason: {reason}")));
+        }
+        lines.push(Line::raw(format!("    {}", super::team::input_line(ask))));
+    }
+    frame.render_widget(Paragraph::new(lines).block(block), area);
+}
+
 fn draw_footer(frame: &mut Frame, area: Rect, state: &State, theme: &Theme) {
     let line = match &state.mode {
         Mode::Search { text } => Line::raw(format!("/{text}▏  (Enter keep · Esc clear)")),
         Mode::Reason { label, text, .. } => Line::raw(format!(
             "deny {label}, reason: {text}▏  (Enter deny · Esc cancel)"
         )),
+        Mode::TeamReason { label, text, .. } => Line::raw(format!(
+            "deny team ask {label}, reason: {text}▏  (Enter deny · Esc cancel)"
+        )),
         Mode::Steer { run_id, text } => Line::raw(format!(
             "message to run {run_id}: {text}▏  (Enter send · Esc cancel)"
         )),
         _ => match &state.notice {
             Some(notice) => Line::styled(notice.clone(), theme.fg(Color::Yellow)),
+            None if state.focus == Pane::Team => Line::styled(
+                "team ask: y allow · n deny (with a reason) · j k move · Tab pane · ? help · q quit",
+                theme.dim(),
+            ),
             None => Line::styled(
                 "y allow · n deny · s session · a always · N never · e explain · Tab pane · / search · ? help · q quit",
                 theme.dim(),

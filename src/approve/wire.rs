@@ -60,6 +60,18 @@ pub enum Request {
         /// The event record's `harness`: which agent's hook it is.
         harness: String,
     },
+    /// Answer a team ask in the database (`--team`; done by the IO loop,
+    /// as `hookd team answer`).
+    TeamAnswer {
+        /// The team ask's id.
+        id: String,
+        /// Its short id, for what the footer says.
+        label: String,
+        /// Allow, else deny.
+        allow: bool,
+        /// The deny's reason.
+        reason: Option<String>,
+    },
 }
 
 impl Request {
@@ -104,7 +116,7 @@ impl Request {
                 run_id: run_id.clone(),
                 text: text.clone(),
             }),
-            Request::Explain { .. } => return None,
+            Request::Explain { .. } | Request::TeamAnswer { .. } => return None,
         })
     }
 }

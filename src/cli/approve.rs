@@ -13,16 +13,30 @@ pub struct Args {
     /// item and each resolution; reads `y|n|s|a|N ID [reason]` lines on stdin.
     #[arg(long)]
     pub plain: bool,
+    /// Add the Team pane: the team asks open in the team database
+    /// (`[team]` of the config file, connecting as an approver's role),
+    /// answered with y / n as `hookd team answer` does.
+    #[arg(long, conflicts_with = "plain")]
+    pub team: bool,
+    /// The configuration file whose `[team]` `--team` uses
+    /// [default: $XDG_CONFIG_HOME/hookd/config.toml].
+    #[arg(long, value_name = "PATH", requires = "team")]
+    pub config: Option<std::path::PathBuf>,
 }
 
-/// `hookd approve [--plain]`.
+/// `hookd approve [--plain | --team [--config PATH]]`.
 pub fn run(args: Args) -> anyhow::Result<Outcome> {
     let socket = args.client.socket_path();
     if args.plain {
         crate::approve::plain::run(&socket, &mut Stdout)?;
     } else {
         // --color and NO_COLOR, as for every command's output.
-        crate::approve::term::run(&socket, super::output::color_enabled())?;
+        let team = if args.team {
+            Some(super::team::target(args.config.as_deref())?)
+        } else {
+            None
+        };
+        crate::approve::term::run(&socket, super::output::color_enabled(), team)?;
     }
     Ok(Outcome::Success)
 }

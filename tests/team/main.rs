@@ -7,6 +7,7 @@ mod support;
 mod team_approvals;
 mod team_approvals_claude;
 mod team_approvals_rls;
+mod team_approve_pane;
 mod team_fleet;
 mod team_init;
 mod team_ship;
