@@ -950,6 +950,46 @@ mod tests {
     }
 
     #[test]
+    fn the_team_pane_lists_each_ask_with_its_reason_input_and_countdown() {
+        let mut state = state();
+        state.team = Some(crate::approve::team::TeamPane::default());
+        assert!(render(&state, 100, 30).contains("reading the team's asks"));
+        state.team_read(Ok(vec![hookd_team::approvals::OpenAsk {
+            id: "0193a0c4".into(),
+            short_id: "qhxbz".into(),
+            machine: "laptop".into(),
+            agent: "claude-code".into(),
+            rule_ids: vec!["push".into()],
+            reason: Some("pushing to main needs two approvers".into()),
+            narration: None,
+            tool: Some("Bash".into()),
+            input: json!({"command": "git push origin main"}),
+            approvals_required: 2,
+            allowed_by: vec!["alice".into()],
+            seconds_left: 30.0,
+        }]));
+        state.now += Duration::from_secs(3);
+        let screen = render(&state, 100, 30);
+        assert!(screen.contains("Team asks (1)"), "{screen}");
+        assert!(
+            screen.contains(
+                "▶ qhxbz  claude-code on laptop  rule push  27s left  allows 1/2 (alice)"
+            ),
+            "{screen}"
+        );
+        assert!(
+            screen.contains("reason: pushing to main needs two approvers"),
+            "{screen}"
+        );
+        assert!(screen.contains("Bash: git push origin main"), "{screen}");
+        state.team_read(Err("reading the open team asks: connection refused".into()));
+        assert!(render(&state, 100, 30).contains("connection refused"));
+        for (w, h) in [(1, 1), (10, 5), (40, 12)] {
+            render(&state, w, h);
+        }
+    }
+
+    #[test]
     fn a_tiny_terminal_does_not_panic() {
         let mut state = state();
         state.apply_json(

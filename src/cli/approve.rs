@@ -1,6 +1,8 @@
 //! `hookd approve`: the approver, full-screen or line by line (the UI is
 //! `crate::approve`'s).
 
+use anyhow::Context as _;
+
 use super::args::ClientArgs;
 use super::output::Stdout;
 use super::Outcome;
@@ -32,7 +34,10 @@ pub fn run(args: Args) -> anyhow::Result<Outcome> {
     } else {
         // --color and NO_COLOR, as for every command's output.
         let team = if args.team {
-            Some(super::team::target(args.config.as_deref())?)
+            Some(
+                super::team::target(args.config.as_deref())
+                    .context("hookd approve --team reads [team] from config.toml")?,
+            )
         } else {
             None
         };
