@@ -9,8 +9,30 @@ use crate::support::daemon::{bash, forward_in_background, hookd_bin, permission_
 use crate::support::tmux::Tmux;
 use crate::team_approvals::{approver, daemon, reason};
 use crate::team_approvals_rls::cluster;
+use crate::team_init::config;
 
 const WAIT: Duration = Duration::from_secs(20);
+
+/// `hookd approve --team` in tmux, with `config`'s `[team]`, on a box
+/// that runs no daemon of its own (the local panes say so; the Team pane
+/// works all the same).
+fn approver_in_tmux(socket: &std::path::Path, config: &std::path::Path) -> Tmux {
+    let env: [(&str, &OsStr); 0] = [];
+    let tmux = Tmux::start(
+        &hookd_bin(),
+        [
+            OsStr::new("approve"),
+            OsStr::new("--socket"),
+            socket.as_os_str(),
+            OsStr::new("--team"),
+            OsStr::new("--config"),
+            config.as_os_str(),
+        ],
+        &env,
+    );
+    tmux.wait_for("no team ask is open", WAIT);
+    tmux
+}
 
 #[test]
 fn the_team_pane_shows_an_escalated_ask_and_y_or_n_answers_it() {
@@ -19,23 +41,10 @@ fn the_team_pane_shows_an_escalated_ask_and_y_or_n_answers_it() {
     };
     let d = daemon(&pg, 1, "");
     let alice = approver(&pg, "alice");
-    // Alice's box runs no daemon of its own: the local panes say so, the
-    // Team pane works all the same.
-    let no_daemon = pg.path().join("alice-box.sock");
-    let env: [(&str, &OsStr); 0] = [];
-    let tmux = Tmux::start(
-        &hookd_bin(),
-        [
-            OsStr::new("approve"),
-            OsStr::new("--socket"),
-            no_daemon.as_os_str(),
-            OsStr::new("--team"),
-            OsStr::new("--config"),
-            alice.as_os_str(),
-        ],
-        &env,
-    );
-    tmux.wait_for("no team ask is open", WAIT);
+    let tmux = approver_in_tmux(&pg.path().join("alice-box.sock"), &alice);
+    // The machine's own role sees its ask but the database refuses its answer.
+    let laptop = config(&pg, "laptop-approver", "laptop", "laptop");
+    let machine = approver_in_tmux(&pg.path().join("laptop-box.sock"), &laptop);
 
     let fwd = forward_in_background(
         &d.socket,
@@ -50,6 +59,10 @@ fn the_team_pane_shows_an_escalated_ask_and_y_or_n_answers_it() {
             && s.contains("Bash: git push origin main")
     });
     assert!(screen.contains("s left"), "{screen}");
+    machine.wait_for("Bash: git push origin main", WAIT);
+    machine.send_keys(&["Tab", "y"]);
+    machine.wait_for("permission denied for table answers", WAIT);
+    assert!(!fwd.is_finished(), "a machine's answer was taken");
     tmux.send_keys(&["Tab"]);
     tmux.wait_for("team ask: y allow", WAIT);
     tmux.send_keys(&["y"]);
