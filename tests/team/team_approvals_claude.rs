@@ -12,10 +12,13 @@ use crate::team_approvals::{answer, approver, open_asks};
 use crate::team_approvals_rls::cluster;
 use crate::team_init::text;
 
-/// The machine `laptop`'s daemon: `touch` asks, escalated to the team.
+/// The machine `laptop`'s daemon: `touch` asks, escalated to the team;
+/// `mkdir` needs two different approvers.
 fn daemon(pg: &Postgres) -> Daemon {
     let rules = "[[rule]]\nid = \"touch-needs-team\"\naction = \"ask\"\ntool = \"Bash(touch *)\"\n\
-                 reason = \"creating files needs a teammate\"\nescalate = \"team\"\n";
+                 reason = \"creating files needs a teammate\"\nescalate = \"team\"\n\n\
+                 [[rule]]\nid = \"mkdir-needs-two\"\naction = \"ask\"\ntool = \"Bash(mkdir *)\"\n\
+                 reason = \"two approvers\"\nescalate = \"team\"\napprovals_required = 2\n";
     let d = Daemon::start_with(DaemonOptions {
         rules: Some(rules.to_string()),
         config: Some(format!(
@@ -108,13 +111,41 @@ fn claude_codes_bash_call_runs_only_when_a_team_approver_allows_it() {
     let refusal = mock.expect_refusal("no new files during the freeze");
     assert!(refusal.content.contains("bob"), "{:?}", refusal.raw);
 
+    // The two-person rule: one allow leaves the agent waiting; a second,
+    // different approver's lets the tool run.
+    let mock = MockApi::start(&claude::one_bash_call_script("mkdir twice-approved"));
+    let claude = claude_in_background(&d, &mock);
+    let id = open_asks(&pg, &alice, 1)[0]["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let out = answer(&pg, &alice, &id, "allow", None);
+    assert!(text(&out).contains("1 of 2"), "{}", text(&out));
+    assert_eq!(
+        open_asks(&pg, &bob, 1)[0]["allowed_by"],
+        serde_json::json!(["alice"])
+    );
+    assert!(
+        !claude.is_finished(),
+        "one approval of two let the tool run"
+    );
+    let out = answer(&pg, &bob, &id, "allow", None);
+    assert!(out.status.success(), "{}", text(&out));
+    let (run, out) = claude.join().unwrap();
+    out.assert_success();
+    assert!(
+        run.project_dir().join("twice-approved").is_dir(),
+        "the tool two approvers allowed did not run\n{}",
+        out.describe()
+    );
+
     let status = d.status();
-    assert_eq!(status["team"]["escalated"], 2, "{status}");
-    assert_eq!(status["team"]["team_answers"], 2, "{status}");
+    assert_eq!(status["team"]["escalated"], 3, "{status}");
+    assert_eq!(status["team"]["team_answers"], 3, "{status}");
     let verdicts: Vec<String> = d
-        .wait_decisions(2)
+        .wait_decisions(3)
         .iter()
         .map(|l| l["verdict"].as_str().unwrap_or_default().to_string())
         .collect();
-    assert_eq!(verdicts, ["allow", "deny"]);
+    assert_eq!(verdicts, ["allow", "deny", "allow"]);
 }
