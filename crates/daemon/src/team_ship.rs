@@ -42,7 +42,8 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use hookd_team::connect::{Backoff, Reconnecting};
-use hookd_team::ship::{Cursor, Joiner, Line};
+pub use hookd_team::ship::Cursor;
+use hookd_team::ship::{Joiner, Line};
 use tokio_util::sync::CancellationToken;
 
 use crate::protocol::chain::Sealed;
@@ -460,6 +461,38 @@ impl Follower {
         (lines, end)
     }
 
+    /// The next sealed line not read yet, raw (no newline), with where it
+    /// starts; `None` when caught up. A gap in `seq` is counted lost, as
+    /// in [`Follower::fill`]. The OpenTelemetry exporter reads the log
+    /// through this (`hookd::otlp::exporter`).
+    pub fn next_sealed(&mut self) -> Option<SealedLine> {
+        loop {
+            let (offset, raw) = self.next_raw()?;
+            let Some(sealed) = Sealed::read(&raw) else {
+                continue; // unsealed: from before the chain
+            };
+            let seq = sealed.seq;
+            if self.skip_through.is_some_and(|s| seq <= s) {
+                continue;
+            }
+            self.skip_through = None;
+            if let Some(last) = self.last_seq {
+                if seq > last + 1 {
+                    self.lost += seq - last - 1;
+                }
+            }
+            self.last_seq = Some(seq);
+            let chain = hex::encode(&sealed.chain);
+            return Some(SealedLine {
+                file_id: self.id.clone(),
+                offset,
+                seq,
+                chain,
+                raw,
+            });
+        }
+    }
+
     /// The next complete line and where it starts, following rotation.
     fn next_raw(&mut self) -> Option<(u64, Vec<u8>)> {
         loop {
@@ -509,6 +542,21 @@ impl Follower {
             self.open(next.file, next.id);
         }
     }
+}
+
+/// One line as [`Follower::next_sealed`] reads it.
+#[derive(Debug, Clone)]
+pub struct SealedLine {
+    /// Its file (`dev:inode`).
+    pub file_id: String,
+    /// Where it starts in that file.
+    pub offset: u64,
+    /// Its `seq`.
+    pub seq: u64,
+    /// Its chain hash, hex.
+    pub chain: String,
+    /// The line as written, without its newline.
+    pub raw: Vec<u8>,
 }
 
 /// When the line starting at `offset` in `file` has `seq` and `chain`,
