@@ -528,3 +528,66 @@ fn a_collector_that_never_answers_does_not_hold_up_hooks() {
     stop.store(true, std::sync::atomic::Ordering::Relaxed);
     holder.join().unwrap();
 }
+
+#[test]
+fn a_decision_exported_after_a_restart_still_gets_its_events_span() {
+    let receiver = Receiver::start();
+    let rules = format!(
+        "{RULES}[[rule]]\nid = \"ask-npm\"\naction = \"ask\"\ntool = \"Bash(npm test*)\"\nreason = \"tests\"\n"
+    );
+    let options = |log: Option<String>| DaemonOptions {
+        rules: Some(rules.clone()),
+        config: Some(format!(
+            "[otlp]\nendpoint = \"{}\"\ninterval = 0.05\n",
+            receiver.endpoint()
+        )),
+        log_path: log,
+        ..DaemonOptions::default()
+    };
+    let mut first = Daemon::start_with(options(None));
+    let mut approver = daemon::RawClient::hello(&first.socket, "approve");
+    let ok = approver.call(serde_json::json!({"type": "subscribe", "filter": {}}));
+    assert_eq!(ok["type"], "ok", "{ok}");
+    let hook = daemon::forward_in_background(&first.socket, &daemon::bash("npm test"), &[]);
+    let pending = approver.wait_for("the pending npm test", |f| {
+        f["type"] == "event" && f["pending"] == true
+    });
+    // The event is exported (the cursor passes it) while it waits.
+    wait_status(&first, "the event exported", |s| s["logs_exported"] == 1);
+    // Its decision is not: the collector refuses until the daemon stops.
+    receiver.answer_with(503);
+    let reply = approver.call(serde_json::json!({
+        "type": "decide", "event_id": pending["short_id"], "verdict": "deny"
+    }));
+    assert_eq!(reply["type"], "ok", "{reply}");
+    hook.join().unwrap();
+    wait_status(&first, "a 503", |s| {
+        s["last_error"].as_str().is_some_and(|e| e.contains("503"))
+    });
+    drop(approver);
+    assert!(first.stop().success());
+    let cursor: Value = serde_json::from_str(
+        &std::fs::read_to_string(first.log.parent().unwrap().join("otlp.cursor")).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(
+        cursor["replay_from"], cursor["seq"],
+        "the event waited at the cursor: {cursor}"
+    );
+    assert!(receiver.received().spans().is_empty());
+
+    receiver.answer_with(200);
+    let second = Daemon::start_with(options(Some(first.log.display().to_string())));
+    let received = receiver.wait_for(PATIENCE, |r| !r.spans().is_empty());
+    let span = received.spans()[0].clone();
+    assert_eq!(span.name, "PreToolUse Bash", "{span:?}");
+    assert_eq!(attr_str(&span.attributes, "hookd.verdict"), Some("deny"));
+    assert_eq!(
+        attr_str(&span.attributes, "gen_ai.tool.name"),
+        Some("Bash"),
+        "the event's attributes, read again from the log"
+    );
+    wait_status(&second, "caught up", |s| s["behind_lines"] == 0);
+    // The event's record was not sent again.
+    assert_eq!(received_seqs(&receiver), logged_seqs(&first.log));
+}
