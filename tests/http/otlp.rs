@@ -406,7 +406,7 @@ fn the_log_rotating_while_the_collector_is_down_loses_nothing() {
     let port = free_port();
     let d = daemon_exporting_to(
         &format!("http://127.0.0.1:{port}"),
-        "max_batch = 5\n[log]\nmax_bytes = 4096\nkeep = 50\n",
+        "max_batch = 5\n[log]\nmax_bytes = 4096\nkeep = 50\n[http]\nlisten = \"127.0.0.1:0\"\n",
     );
     for _ in 0..15 {
         denied_hook(&d);
@@ -422,6 +422,34 @@ fn the_log_rotating_while_the_collector_is_down_loses_nothing() {
     assert_eq!(status["lost"], 0, "{status}");
     assert_eq!(status["spans_exported"], 15, "{status}");
     assert_eq!(received_seqs(&receiver), logged_seqs(&d.log));
+
+    // The same counters on /metrics.
+    let listen = d.status()["http"]["listen"].as_str().unwrap().to_string();
+    let token = std::fs::read_to_string(d.dir.path().join("config/hookd/http-token")).unwrap();
+    let bearer = format!("Bearer {}", token.trim());
+    let metrics = crate::support::http::get(&listen, "/metrics", &[("Authorization", &bearer)]);
+    assert_eq!(metrics.status, 200, "{}", metrics.body);
+    let sample = |series: &str| -> Option<u64> {
+        metrics
+            .body
+            .lines()
+            .filter(|l| !l.starts_with('#'))
+            .filter_map(|l| l.rsplit_once(' '))
+            .find(|(s, _)| *s == series)
+            .and_then(|(_, v)| v.parse().ok())
+    };
+    assert_eq!(
+        sample("hookd_otlp_logs_exported_total"),
+        Some(30),
+        "{}",
+        metrics.body
+    );
+    assert_eq!(sample("hookd_otlp_spans_exported_total"), Some(15));
+    assert_eq!(sample("hookd_otlp_behind_lines"), Some(0));
+    assert_eq!(sample("hookd_otlp_lost_total"), Some(0));
+    assert_eq!(sample("hookd_otlp_dropped_total"), Some(0));
+    assert!(sample("hookd_otlp_failures_total") >= Some(1));
+    assert!(sample("hookd_otlp_behind_bytes").is_some());
 }
 
 #[test]
