@@ -310,12 +310,12 @@ pub struct OtlpStatus {
     pub logs_exported: u64,
     /// Spans the collector accepted.
     pub spans_exported: u64,
-    /// Lines and records dropped (queue full, collector down too long, a
-    /// batch it refused).
+    /// Records dropped: batches the collector refused for good (a
+    /// collector down drops nothing: the log is the queue).
     pub dropped: u64,
     /// Requests that failed.
     pub failures: u64,
-    /// Records waiting to be sent.
+    /// Records read and waiting to be sent (one batch at most).
     pub queued: u64,
     /// The last log line the collector accepted (the exporter's cursor);
     /// `None` before the first.
