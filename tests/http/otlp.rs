@@ -619,3 +619,27 @@ fn a_decision_exported_after_a_restart_still_gets_its_events_span() {
     // The event's record was not sent again.
     assert_eq!(received_seqs(&receiver), logged_seqs(&first.log));
 }
+
+#[test]
+fn an_unreadable_cursor_file_is_refused_naming_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("config.toml");
+    std::fs::write(&config, "[otlp]\nendpoint = \"http://127.0.0.1:9\"\n").unwrap();
+    let cursor = dir.path().join("otlp.cursor");
+    std::fs::write(&cursor, "{\"seq\": \"seven\"}").unwrap();
+    let out = std::process::Command::new(daemon::hookd_bin())
+        .args(["serve", "--socket"])
+        .arg(dir.path().join("s.sock"))
+        .arg("--log")
+        .arg(dir.path().join("events.jsonl"))
+        .arg("--config")
+        .arg(&config)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{stderr}");
+    assert!(
+        stderr.contains(&cursor.display().to_string()) && stderr.contains("delete it"),
+        "names the file and what to do: {stderr}"
+    );
+}

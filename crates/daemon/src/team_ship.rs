@@ -660,6 +660,45 @@ mod tests {
     }
 
     #[test]
+    fn next_sealed_gives_raw_lines_with_their_place_and_counts_gaps() {
+        let dir = tempfile::tempdir().unwrap();
+        let log = dir.path().join("events.jsonl");
+        let mut head = ChainHead::genesis();
+        append(&log, &mut head, 2);
+        let mut f = Follower::resume(log.clone(), None);
+        let first = f.next_sealed().unwrap();
+        let second = f.next_sealed().unwrap();
+        assert!(f.next_sealed().is_none(), "caught up");
+        assert_eq!((first.seq, second.seq), (0, 1));
+        assert_eq!(first.offset, 0);
+        assert_eq!(second.offset, first.raw.len() as u64 + 1);
+        assert!(std::str::from_utf8(&second.raw)
+            .unwrap()
+            .starts_with(r#"{"type":"event","n":1"#));
+        // Resumed at the second line: the next one follows.
+        append(&log, &mut head, 1);
+        let at = Cursor {
+            file_id: second.file_id.clone(),
+            line_offset: second.offset,
+            seq: second.seq,
+            chain: second.chain.clone(),
+            first_seq: 0,
+            shipped: 0,
+        };
+        let mut f = Follower::resume(log.clone(), Some(&at));
+        assert_eq!(f.resumed, "at the cursor's line");
+        assert_eq!(f.next_sealed().unwrap().seq, 2);
+        // A gap in seq (lines rotated away) is counted lost.
+        let mut skipped = ChainHead {
+            next_seq: 6,
+            ..head
+        };
+        append(&log, &mut skipped, 1);
+        assert_eq!(f.next_sealed().unwrap().seq, 6);
+        assert_eq!(f.take_lost(), 3);
+    }
+
+    #[test]
     fn a_resume_takes_the_cursors_line_or_finds_the_next_by_seq_and_counts_the_rest_lost() {
         let dir = tempfile::tempdir().unwrap();
         let log = dir.path().join("events.jsonl");
