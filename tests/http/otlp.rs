@@ -643,3 +643,42 @@ fn an_unreadable_cursor_file_is_refused_naming_it() {
         "names the file and what to do: {stderr}"
     );
 }
+
+/// The `hookd-otlp` thread's voluntary context switches (Linux).
+fn exporter_switches(pid: u32) -> u64 {
+    for task in std::fs::read_dir(format!("/proc/{pid}/task")).unwrap() {
+        let task = task.unwrap().path();
+        let comm = std::fs::read_to_string(task.join("comm")).unwrap_or_default();
+        if comm.trim() == "hookd-otlp" {
+            let status = std::fs::read_to_string(task.join("status")).unwrap();
+            return status
+                .lines()
+                .find_map(|l| l.strip_prefix("voluntary_ctxt_switches:"))
+                .unwrap()
+                .trim()
+                .parse()
+                .unwrap();
+        }
+    }
+    panic!("no hookd-otlp thread in {pid}");
+}
+
+#[test]
+fn a_caught_up_exporter_sleeps_until_the_next_hook() {
+    let receiver = Receiver::start();
+    let d = daemon_exporting_to(&receiver.endpoint(), "");
+    denied_hook(&d);
+    wait_status(&d, "caught up", |s| {
+        s["spans_exported"] == 1 && s["behind_lines"] == 0
+    });
+    // It polls once more after the read that found the lines, then
+    // sleeps in recv: no wake-up while no hook comes.
+    std::thread::sleep(Duration::from_millis(300));
+    let before = exporter_switches(d.pid());
+    std::thread::sleep(Duration::from_millis(700));
+    assert_eq!(exporter_switches(d.pid()), before, "the idle exporter woke");
+    // The next hook wakes it.
+    denied_hook(&d);
+    wait_status(&d, "the next hook", |s| s["spans_exported"] == 2);
+    assert!(exporter_switches(d.pid()) > before);
+}
