@@ -851,3 +851,38 @@ impl hookd_daemon::faces::RecordExport for Export {
         Export::close(self, grace)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_cursor_file_round_trips_and_a_bad_one_names_what_is_missing() {
+        let file = CursorFile {
+            at: Cursor {
+                file_id: "64768:1234".into(),
+                line_offset: 4096,
+                seq: 41,
+                chain: "ab".repeat(32),
+                first_seq: 0,
+                shipped: 0,
+            },
+            replay_from: Some(39),
+        };
+        assert_eq!(CursorFile::parse(&file.to_json()), Ok(file.clone()));
+        let none = CursorFile {
+            replay_from: None,
+            ..file
+        };
+        assert_eq!(CursorFile::parse(&none.to_json()), Ok(none));
+        assert_eq!(
+            CursorFile::parse(r#"{"file_id":"1:2","line_offset":0,"chain":"ab"}"#),
+            Err("no `seq`".to_string())
+        );
+        assert!(CursorFile::parse("{").is_err());
+        assert_eq!(
+            cursor_path(Path::new("/var/lib/hookd/events.jsonl")),
+            Path::new("/var/lib/hookd/otlp.cursor")
+        );
+    }
+}
