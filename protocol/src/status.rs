@@ -310,13 +310,23 @@ pub struct OtlpStatus {
     pub logs_exported: u64,
     /// Spans the collector accepted.
     pub spans_exported: u64,
-    /// Lines and records dropped (queue full, collector down too long, a
-    /// batch it refused).
+    /// Records dropped: batches the collector refused for good (a
+    /// collector down drops nothing: the log is the queue).
     pub dropped: u64,
     /// Requests that failed.
     pub failures: u64,
-    /// Records waiting to be sent.
+    /// Records read and waiting to be sent (one batch at most).
     pub queued: u64,
+    /// The last log line the collector accepted (the exporter's cursor);
+    /// `None` before the first.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cursor_seq: Option<u64>,
+    /// Log lines written and not yet exported (read from the cursor on).
+    pub behind_lines: u64,
+    /// Log bytes the exporter has not read yet.
+    pub behind_bytes: u64,
+    /// Log lines rotated away before the exporter read them.
+    pub lost: u64,
     /// The last failure's cause (it stays after the collector recovers).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub last_error: Option<String>,
@@ -335,6 +345,11 @@ impl std::fmt::Display for OtlpStatus {
             self.queued,
             self.dropped,
             self.failures
+        )?;
+        write!(
+            f,
+            ", {} log lines behind, {} lost to rotation",
+            self.behind_lines, self.lost
         )?;
         if let Some(error) = &self.last_error {
             write!(f, "\n  last failure: {error}")?;

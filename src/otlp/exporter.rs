@@ -1,46 +1,73 @@
-//! The exporter: fed by the hook path, which hands it each log line it
-//! writes (a reference-counted [`Bytes`], no copy) with a non-blocking
-//! `try_send` and nothing else; drained by one thread (`hookd-otlp`) that
-//! maps lines to records ([`super::records`]), batches them (up to
-//! `max_batch` records, or `interval` after the oldest arrived), sends them
-//! with [`crate::outbound`]'s blocking client and retries with backoff.
+//! The exporter: one thread (`hookd-otlp`) reads the event log **from the
+//! file**, behind its writer, through the log's follower
+//! ([`hookd_daemon::team_ship::Follower`], the one the team shipper
+//! reads with), maps lines to records ([`super::records`]), sends them in
+//! batches (up to `max_batch` log records and `max_batch` spans) with
+//! [`crate::outbound`]'s blocking client, and keeps its place in a cursor
+//! file (`otlp.cursor` beside the log).
 //!
-//! Nothing here can slow a decision: the queue is bounded in lines and in
-//! bytes, and a full queue drops the line (counted, `otlp.dropped`); the
-//! records waiting to be sent are bounded by `max_queue`, the oldest
-//! dropped first while the collector is down. The thread sleeps in `recv`
-//! while there is nothing to send: an idle daemon is not woken. It runs at
-//! a lower priority than the threads answering hooks (nice 10, Linux), so
-//! a load that saturates the cores drops records rather than decisions
-//! per second.
+//! **The log is the queue.** Nothing waits in memory but the batch being
+//! sent: while the collector is down or refusing the thread stops reading
+//! (it never drops for want of room) and the log grows on disk; once the
+//! collector is back the backlog is read from the cursor. Lines are lost
+//! only when the log rotates past `[log] keep` files before the thread
+//! reads them: counted (`otlp.lost`) and logged.
+//!
+//! **The cursor** names the last line of the last batch the collector
+//! accepted, logs and spans both (`dev:inode`, offset, `seq`, chain hash),
+//! and is written atomically after both were accepted. Delivery is at
+//! least once: a crash between an accepted request and the cursor's write
+//! sends that one batch again (record ids derive from event ids, so a
+//! backend can drop the copies). Without a cursor file (export just turned
+//! on) the thread starts at the log's end: the history is not sent.
+//!
+//! **Spans pair an event with its decision**, two lines of the log,
+//! perhaps far apart (a person deciding). The mapper keeps undecided
+//! events in memory; the cursor file also keeps `replay_from`, the `seq` of
+//! the oldest event still undecided (no more than [`REPLAY_WINDOW`] lines
+//! back). A restart reads again from there, feeding the lines up to the
+//! cursor to the mapper only (nothing sent twice), so a decision after the
+//! cursor still gets its span.
+//!
+//! The hook path only wakes the thread ([`Export::push`], a non-blocking
+//! `try_send` of nothing); the thread reads `interval` later, and once more
+//! after a read that found lines, then sleeps in `recv`: an idle daemon is
+//! not woken. It runs at a lower priority than the threads answering hooks
+//! (nice 10, Linux).
 //!
 //! Retries: a request that fails to connect, times out, or is answered 429,
 //! 502, 503 or 504 is retried (the OTLP/HTTP specification's retryable
 //! statuses), after 1 s, then twice as long each time up to 30 s (or the
 //! server's `Retry-After`, if shorter than a minute); any other answer drops
-//! its batch. Every failed request is counted (`otlp.failures`) and the last
-//! one's cause kept for `status`.
+//! its batch (counted in `dropped`). Every failed request is counted
+//! (`otlp.failures`) and the last one's cause kept for `status`.
 
-use std::collections::VecDeque;
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::io::BufRead;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError, SyncSender, TrySendError};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime};
 
 use anyhow::Context;
 use bytes::Bytes;
+use hookd_daemon::team_ship::{Cursor, Follower, SealedLine};
+use serde_json::json;
 
 use super::config::{OtlpConfig, Protocol};
 use super::records::Mapper;
 use super::wire::{self, KeyValue, LogRecord, Origin, Span, Value};
 
-/// Bytes of lines that may wait for the exporter's thread; a line beyond
-/// them is dropped (an input can be megabytes; the log has its own queue).
-const QUEUE_BYTES: usize = 16 * 1024 * 1024;
 /// The first retry's wait; each next one doubles, up to [`MAX_BACKOFF`].
 const FIRST_BACKOFF: Duration = Duration::from_secs(1);
 /// The longest wait between retries.
 const MAX_BACKOFF: Duration = Duration::from_secs(30);
+/// How far back (in log lines) a restart reads again to pair an event
+/// still undecided at the cursor with its decision; an older one's
+/// decision is exported without a span.
+pub const REPLAY_WINDOW: u64 = 10_000;
+/// The cursor file's name, in the log's directory.
+pub const CURSOR_FILE: &str = "otlp.cursor";
 
 /// The exporter's counters, plain atomics (the metrics endpoint reads them
 /// as they are).
@@ -50,13 +77,18 @@ pub struct OtlpCounters {
     pub logs_exported: AtomicU64,
     /// Spans the collector accepted.
     pub spans_exported: AtomicU64,
-    /// Lines and records dropped: queue full, collector down too long, or
-    /// a batch it refused.
+    /// Records dropped: a batch the collector refused (not retryable).
     pub dropped: AtomicU64,
     /// Requests that failed (not sent, or not accepted).
     pub failures: AtomicU64,
-    /// Records waiting to be sent now.
+    /// Records read and waiting to be sent now (one batch at most).
     pub queued: AtomicU64,
+    /// The cursor's `seq` + 1 (0: none yet).
+    pub next_seq: AtomicU64,
+    /// Log bytes not read yet.
+    pub behind_bytes: AtomicU64,
+    /// Log lines rotated away before they were read.
+    pub lost: AtomicU64,
 }
 
 /// The daemon's handle on the exporter; [`Export::disabled`] without
@@ -68,8 +100,7 @@ pub struct Export {
 
 #[derive(Debug)]
 struct Running {
-    lines: SyncSender<Message>,
-    queued_bytes: Arc<AtomicUsize>,
+    wake: SyncSender<Message>,
     counters: Arc<OtlpCounters>,
     last_error: Arc<Mutex<Option<String>>>,
     endpoint: String,
@@ -80,9 +111,64 @@ struct Running {
 
 #[derive(Debug)]
 enum Message {
-    Line(Bytes),
-    /// Send what is left (once, no retries) and end.
+    /// Lines were handed to the log.
+    Wake,
+    /// Read to the log's end, send (once, no retries) and end.
     Close,
+}
+
+/// Where the exporter is in the log: the last line the collector
+/// accepted, and where a restart reads from to pair spans.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CursorFile {
+    /// The last exported line.
+    pub at: Cursor,
+    /// The oldest event undecided then (a restart reads from it).
+    pub replay_from: Option<u64>,
+}
+
+impl CursorFile {
+    /// The file's JSON.
+    pub fn to_json(&self) -> String {
+        json!({
+            "file_id": self.at.file_id,
+            "line_offset": self.at.line_offset,
+            "seq": self.at.seq,
+            "chain": self.at.chain,
+            "replay_from": self.replay_from,
+        })
+        .to_string()
+    }
+
+    /// Reads the file's JSON; an error names what is wrong.
+    pub fn parse(text: &str) -> Result<CursorFile, String> {
+        let v: serde_json::Value = serde_json::from_str(text).map_err(|e| e.to_string())?;
+        let text_of = |key: &str| {
+            v[key]
+                .as_str()
+                .map(str::to_string)
+                .ok_or_else(|| format!("no `{key}`"))
+        };
+        let int_of = |key: &str| v[key].as_u64().ok_or_else(|| format!("no `{key}`"));
+        Ok(CursorFile {
+            at: Cursor {
+                file_id: text_of("file_id")?,
+                line_offset: int_of("line_offset")?,
+                seq: int_of("seq")?,
+                chain: text_of("chain")?,
+                first_seq: 0,
+                shipped: 0,
+            },
+            replay_from: v["replay_from"].as_u64(),
+        })
+    }
+}
+
+/// The cursor file of the log at `log`.
+pub fn cursor_path(log: &Path) -> PathBuf {
+    log.parent()
+        .unwrap_or_else(|| Path::new("."))
+        .join(CURSOR_FILE)
 }
 
 impl Export {
@@ -91,19 +177,20 @@ impl Export {
         Export { inner: None }
     }
 
-    /// Starts exporting as `config` says: reads its headers' secrets
-    /// (`env` reads one environment variable) and starts the thread.
+    /// Starts exporting the log at `log` as `config` says: reads its
+    /// headers' secrets (`env` reads one environment variable), the cursor
+    /// file, and starts the thread.
     pub fn start(
         config: &OtlpConfig,
+        log: &Path,
         env: impl Fn(&str) -> Option<String>,
     ) -> anyhow::Result<Export> {
         let headers = config
             .resolve_headers(env)
             .map_err(|e| anyhow::anyhow!(e))?;
         let capacity = config.max_queue.max(1);
-        let (lines, receiver) = mpsc::sync_channel(capacity);
+        let (wake, receiver) = mpsc::sync_channel(1);
         let (done, finished) = mpsc::channel();
-        let queued_bytes = Arc::new(AtomicUsize::new(0));
         let counters = Arc::new(OtlpCounters::default());
         let last_error = Arc::new(Mutex::new(None));
         let sender = Sender {
@@ -114,21 +201,42 @@ impl Export {
             headers,
             origin: origin(config),
         };
+        let cursor_path = cursor_path(log);
+        // Before the log's writer starts: the end found here is the end of
+        // what was written before this start.
+        let saved = match std::fs::read_to_string(&cursor_path) {
+            Ok(text) => match CursorFile::parse(&text) {
+                Ok(saved) => Some(saved),
+                Err(e) => anyhow::bail!(
+                    "{}: the OpenTelemetry exporter's cursor is unreadable ({e}); delete it to start at the log's end",
+                    cursor_path.display()
+                ),
+            },
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+            Err(e) => {
+                return Err(e).with_context(|| format!("reading {}", cursor_path.display()))
+            }
+        };
+        let (follower, replay_through) = resume(log, saved.as_ref(), &counters);
         let worker = Worker {
             receiver,
-            queued_bytes: queued_bytes.clone(),
             counters: counters.clone(),
             last_error: last_error.clone(),
             mapper: Mapper::new(capacity),
-            logs: VecDeque::new(),
-            spans: VecDeque::new(),
-            oldest: None,
+            follower,
+            replay_through,
+            cursor_path,
+            logs: Vec::new(),
+            spans: Vec::new(),
+            logs_done: false,
+            batch_end: None,
+            more: false,
             retry_at: None,
             backoff: FIRST_BACKOFF,
             failing: false,
+            cursor_failing: false,
             interval: config.interval,
             max_batch: config.max_batch.max(1),
-            max_queue: capacity,
             sender,
         };
         std::thread::Builder::new()
@@ -146,8 +254,7 @@ impl Export {
         );
         Ok(Export {
             inner: Some(Running {
-                lines,
-                queued_bytes,
+                wake,
                 counters,
                 last_error,
                 endpoint: config.endpoint.as_str().to_string(),
@@ -157,23 +264,10 @@ impl Export {
         })
     }
 
-    /// Hands one log line (with its newline) to the exporter, never
-    /// waiting: when the queue is full the line is dropped and counted.
-    pub fn push(&self, line: &Bytes) {
-        let Some(running) = &self.inner else {
-            return;
-        };
-        let len = line.len();
-        if running.queued_bytes.fetch_add(len, Ordering::Relaxed) + len > QUEUE_BYTES {
-            running.queued_bytes.fetch_sub(len, Ordering::Relaxed);
-            running.counters.dropped.fetch_add(1, Ordering::Relaxed);
-            return;
-        }
-        if let Err(TrySendError::Full(_) | TrySendError::Disconnected(_)) =
-            running.lines.try_send(Message::Line(line.clone()))
-        {
-            running.queued_bytes.fetch_sub(len, Ordering::Relaxed);
-            running.counters.dropped.fetch_add(1, Ordering::Relaxed);
+    /// Wakes the exporter: a line was handed to the log. Never waits.
+    pub fn push(&self, _line: &Bytes) {
+        if let Some(running) = &self.inner {
+            let _ = running.wake.try_send(Message::Wake);
         }
     }
 
@@ -182,7 +276,8 @@ impl Export {
         self.inner.as_ref().map(|r| &r.counters)
     }
 
-    /// `status.otlp`; `None` when export is off.
+    /// `status.otlp`; `None` when export is off (`behind_lines` is the
+    /// daemon's to fill: it knows the log's head).
     pub fn status(&self) -> Option<crate::protocol::OtlpStatus> {
         let running = self.inner.as_ref()?;
         let n = |c: &AtomicU64| c.load(Ordering::Relaxed);
@@ -195,6 +290,10 @@ impl Export {
             dropped: n(&counters.dropped),
             failures: n(&counters.failures),
             queued: n(&counters.queued),
+            cursor_seq: n(&counters.next_seq).checked_sub(1),
+            behind_lines: 0,
+            behind_bytes: n(&counters.behind_bytes),
+            lost: n(&counters.lost),
             last_error: running
                 .last_error
                 .lock()
@@ -203,18 +302,18 @@ impl Export {
         })
     }
 
-    /// At shutdown: sends what is waiting (one attempt, no retries), for at
-    /// most `grace`. Returns the records that were not sent.
+    /// At shutdown (after the log's writer finished): reads to the log's
+    /// end and sends it (one attempt, no retries), for at most `grace`.
+    /// Returns the records read and not sent (they are sent from the
+    /// cursor at the next start).
     pub fn close(&self, grace: Duration) -> u64 {
         let Some(running) = &self.inner else {
             return 0;
         };
-        // Blocking for a moment at most: the queue may be full, and the
-        // thread is draining it.
         let deadline = Instant::now() + grace;
         let mut close = Message::Close;
         loop {
-            match running.lines.try_send(close) {
+            match running.wake.try_send(close) {
                 Ok(()) => break,
                 Err(TrySendError::Full(message)) if Instant::now() < deadline => {
                     close = message;
@@ -233,6 +332,78 @@ impl Export {
         }
         running.counters.queued.load(Ordering::Relaxed)
     }
+}
+
+/// The follower positioned for `saved`, and the `seq` through which lines
+/// are read again only to pair spans.
+fn resume(
+    log: &Path,
+    saved: Option<&CursorFile>,
+    counters: &OtlpCounters,
+) -> (Follower, Option<u64>) {
+    let Some(saved) = saved else {
+        // No cursor: start at the log's end (or its start, when it has no
+        // line yet).
+        let follower = Follower::resume(log.to_path_buf(), last_line(log).as_ref());
+        return (follower, None);
+    };
+    counters.next_seq.store(saved.at.seq + 1, Ordering::Relaxed);
+    let replay_from = saved
+        .replay_from
+        .filter(|&from| from <= saved.at.seq && saved.at.seq - from < REPLAY_WINDOW);
+    let follower = match replay_from {
+        // By seq: the line before `from` is named by seq alone.
+        Some(from) => Follower::resume(
+            log.to_path_buf(),
+            Some(&Cursor {
+                file_id: String::new(),
+                line_offset: 0,
+                seq: from.wrapping_sub(1),
+                chain: String::new(),
+                first_seq: 0,
+                shipped: 0,
+            })
+            .filter(|_| from > 0),
+        ),
+        None => Follower::resume(log.to_path_buf(), Some(&saved.at)),
+    };
+    tracing::info!(
+        "exporting the event log to OpenTelemetry after seq {}, {}",
+        saved.at.seq,
+        follower.resumed
+    );
+    (follower, replay_from.map(|_| saved.at.seq))
+}
+
+/// The live log's last sealed line, as a cursor.
+fn last_line(log: &Path) -> Option<Cursor> {
+    use std::os::unix::fs::MetadataExt;
+    let file = std::fs::File::open(log).ok()?;
+    let meta = file.metadata().ok()?;
+    let mut reader = std::io::BufReader::new(file);
+    let mut line = Vec::new();
+    let mut offset = 0u64;
+    let mut last = None;
+    loop {
+        line.clear();
+        let n = reader.read_until(b'\n', &mut line).ok()?;
+        if n == 0 || line.last() != Some(&b'\n') {
+            break;
+        }
+        line.pop();
+        if let Some(sealed) = crate::protocol::chain::Sealed::read(&line) {
+            last = Some(Cursor {
+                file_id: format!("{}:{}", meta.dev(), meta.ino()),
+                line_offset: offset,
+                seq: sealed.seq,
+                chain: crate::protocol::hex::encode(&sealed.chain),
+                first_seq: 0,
+                shipped: 0,
+            });
+        }
+        offset += n as u64;
+    }
+    last
 }
 
 /// Makes the calling thread yield the CPU to the daemon's others (nice
@@ -350,106 +521,168 @@ impl Sender {
 
 struct Worker {
     receiver: Receiver<Message>,
-    queued_bytes: Arc<AtomicUsize>,
     counters: Arc<OtlpCounters>,
     last_error: Arc<Mutex<Option<String>>>,
     mapper: Mapper,
-    logs: VecDeque<LogRecord>,
-    spans: VecDeque<Span>,
-    /// When the oldest record waiting arrived.
-    oldest: Option<Instant>,
+    follower: Follower,
+    /// Lines up to this seq were exported before this start: read again
+    /// only to pair events with their decisions.
+    replay_through: Option<u64>,
+    cursor_path: PathBuf,
+    /// The batch being sent.
+    logs: Vec<LogRecord>,
+    spans: Vec<Span>,
+    /// The collector accepted the batch's log records (its spans wait).
+    logs_done: bool,
+    /// The batch's last line: the cursor once it is accepted.
+    batch_end: Option<SealedLine>,
+    /// The last read stopped at a full batch: read again at once.
+    more: bool,
     /// After a failure: no request before this.
     retry_at: Option<Instant>,
     backoff: Duration,
     /// The last request failed: the next success is logged.
     failing: bool,
+    /// Writing the cursor failed: the next success is logged.
+    cursor_failing: bool,
     interval: Duration,
     max_batch: usize,
-    max_queue: usize,
     sender: Sender,
 }
 
 impl Worker {
     fn run(mut self) {
+        // Read `interval` from now: lines written while the daemon was
+        // down, or before the thread started, are read at once.
+        let mut poll = true;
+        // A wake-up came since the last read.
+        let mut fresh = true;
         loop {
-            let message = match self.next_send() {
-                // Nothing to send: sleep until a line comes.
+            let deadline = if self.batch_end.is_some() {
+                Some(self.retry_at.unwrap_or_else(Instant::now))
+            } else if self.more {
+                Some(Instant::now())
+            } else if poll {
+                Some(Instant::now() + self.interval)
+            } else {
+                None
+            };
+            match self.wait(deadline) {
+                Wait::Close => return self.finish(),
+                Wait::Woken => {
+                    fresh = true;
+                    poll = true;
+                }
+                Wait::Due => {}
+            }
+            if deadline.is_none() {
+                // Woken from sleep: read `interval` later (a batch fills).
+                continue;
+            }
+            if self.batch_end.is_none() {
+                let read = self.read();
+                // Once more after a read that found lines or followed a
+                // wake-up (the writer may not have written them yet);
+                // then sleep until the next.
+                poll = read || std::mem::take(&mut fresh);
+                if self.batch_end.is_none() {
+                    continue;
+                }
+            }
+            self.send_batch();
+        }
+    }
+
+    /// Waits until `deadline` (`None`: until woken), noting wake-ups.
+    fn wait(&mut self, deadline: Option<Instant>) -> Wait {
+        let mut woken = false;
+        loop {
+            let message = match deadline {
                 None => self
                     .receiver
                     .recv()
                     .map_err(|_| RecvTimeoutError::Disconnected),
-                Some(at) => self
-                    .receiver
-                    .recv_timeout(at.saturating_duration_since(Instant::now())),
+                Some(at) => {
+                    let left = at.saturating_duration_since(Instant::now());
+                    if left.is_zero() {
+                        return if woken { Wait::Woken } else { Wait::Due };
+                    }
+                    self.receiver.recv_timeout(left)
+                }
             };
             match message {
-                Ok(Message::Line(line)) => {
-                    self.queued_bytes.fetch_sub(line.len(), Ordering::Relaxed);
-                    self.take(&line);
+                Ok(Message::Wake) if deadline.is_none() => return Wait::Woken,
+                Ok(Message::Wake) => woken = true,
+                Ok(Message::Close) | Err(RecvTimeoutError::Disconnected) => return Wait::Close,
+                Err(RecvTimeoutError::Timeout) => {
+                    return if woken { Wait::Woken } else { Wait::Due };
                 }
-                Ok(Message::Close) | Err(RecvTimeoutError::Disconnected) => {
-                    // Lines sent before `Close` are in the queue before it.
-                    while let Ok(Message::Line(line)) = self.receiver.try_recv() {
-                        self.queued_bytes.fetch_sub(line.len(), Ordering::Relaxed);
-                        self.take(&line);
-                    }
-                    self.retry_at = None;
-                    while !self.logs.is_empty() || !self.spans.is_empty() {
-                        if !self.send_batch() {
-                            break;
-                        }
-                    }
+            }
+        }
+    }
+
+    /// At shutdown: read to the end and send, one attempt per batch.
+    fn finish(mut self) {
+        self.retry_at = None;
+        loop {
+            if self.batch_end.is_none() {
+                self.read();
+                if self.batch_end.is_none() {
                     return;
                 }
-                Err(RecvTimeoutError::Timeout) => {}
             }
-            if self.next_send().is_some_and(|at| at <= Instant::now()) {
-                self.send_batch();
-            }
-        }
-    }
-
-    /// When the next request is due: `None` when nothing waits.
-    fn next_send(&self) -> Option<Instant> {
-        let oldest = self.oldest?;
-        let due = if self.logs.len() >= self.max_batch || self.spans.len() >= self.max_batch {
-            Instant::now()
-        } else {
-            oldest + self.interval
-        };
-        Some(self.retry_at.map_or(due, |retry| retry.max(due)))
-    }
-
-    fn take(&mut self, line: &[u8]) {
-        let line = line.strip_suffix(b"\n").unwrap_or(line);
-        let mapped = match self.mapper.map(line, SystemTime::now()) {
-            Ok(mapped) => mapped,
-            Err(e) => {
-                tracing::warn!(error = %e, "OpenTelemetry export: a log line is not JSON; skipped");
+            if !self.send_batch() {
                 return;
             }
-        };
-        if mapped.forgot {
-            tracing::debug!(
-                "OpenTelemetry export: too many undecided events; the oldest will have no span"
+        }
+    }
+
+    /// Reads lines into the batch until it is full or the log's end;
+    /// true if any line was read.
+    fn read(&mut self) -> bool {
+        let mut any = false;
+        self.more = false;
+        let now = SystemTime::now();
+        loop {
+            if self.logs.len() >= self.max_batch || self.spans.len() >= self.max_batch {
+                self.more = true;
+                break;
+            }
+            let Some(line) = self.follower.next_sealed() else {
+                break;
+            };
+            any = true;
+            let replayed = self
+                .replay_through
+                .is_some_and(|through| line.seq <= through);
+            match self.mapper.map(&line.raw, now) {
+                Ok(mapped) if !replayed => {
+                    self.logs.extend(mapped.log);
+                    self.spans.extend(mapped.span);
+                }
+                Ok(_) => {}
+                Err(e) => {
+                    tracing::warn!(error = %e, seq = line.seq, "OpenTelemetry export: a log line is not JSON; skipped");
+                }
+            }
+            if !replayed {
+                self.replay_through = None;
+                self.batch_end = Some(line);
+            }
+        }
+        let lost = self.follower.take_lost();
+        if lost > 0 {
+            self.counters.lost.fetch_add(lost, Ordering::Relaxed);
+            tracing::error!(
+                lost,
+                "{lost} event log lines were rotated away before they could be exported to OpenTelemetry"
             );
         }
-        self.logs.extend(mapped.log);
-        self.spans.extend(mapped.span);
-        // The collector down for long: the oldest records make room.
-        let excess = (self.logs.len() + self.spans.len()).saturating_sub(self.max_queue);
-        if excess > 0 {
-            let from_logs = excess.min(self.logs.len());
-            self.logs.drain(..from_logs);
-            self.spans.drain(..excess - from_logs);
-            self.counters
-                .dropped
-                .fetch_add(excess as u64, Ordering::Relaxed);
-        }
-        if self.oldest.is_none() && !(self.logs.is_empty() && self.spans.is_empty()) {
-            self.oldest = Some(Instant::now());
-        }
+        self.counters
+            .behind_bytes
+            .store(self.follower.pending_bytes(), Ordering::Relaxed);
         self.note_queued();
+        any
     }
 
     fn note_queued(&self) {
@@ -459,47 +692,86 @@ impl Worker {
         );
     }
 
-    /// Sends one batch of logs and one of spans; false if a request failed.
+    /// Sends the batch's logs, then its spans; once both are accepted,
+    /// writes the cursor. False if a request failed (retried later).
     fn send_batch(&mut self) -> bool {
-        let ok = self.send(Signal::Logs) && self.send(Signal::Spans);
-        if ok {
-            self.backoff = FIRST_BACKOFF;
-            self.retry_at = None;
-            if std::mem::take(&mut self.failing) {
-                tracing::info!("OpenTelemetry export: the collector is reachable again");
+        if !self.logs_done {
+            if !self.send(Signal::Logs) {
+                return false;
             }
+            self.logs_done = true;
         }
-        self.oldest = (!(self.logs.is_empty() && self.spans.is_empty())).then(Instant::now);
+        if !self.send(Signal::Spans) {
+            return false;
+        }
+        self.backoff = FIRST_BACKOFF;
+        self.retry_at = None;
+        if std::mem::take(&mut self.failing) {
+            tracing::info!("OpenTelemetry export: the collector is reachable again");
+        }
+        self.logs.clear();
+        self.spans.clear();
+        self.logs_done = false;
+        if let Some(end) = self.batch_end.take() {
+            self.save_cursor(&end);
+            self.counters.next_seq.store(end.seq + 1, Ordering::Relaxed);
+        }
         self.note_queued();
-        ok
+        true
     }
 
+    fn save_cursor(&mut self, end: &SealedLine) {
+        let file = CursorFile {
+            at: Cursor {
+                file_id: end.file_id.clone(),
+                line_offset: end.offset,
+                seq: end.seq,
+                chain: end.chain.clone(),
+                first_seq: 0,
+                shipped: 0,
+            },
+            replay_from: self
+                .mapper
+                .oldest_open_seq()
+                .filter(|&from| end.seq.saturating_sub(from) < REPLAY_WINDOW),
+        };
+        match hookd_daemon::atomic::write_atomic(&self.cursor_path, file.to_json().as_bytes(), None)
+        {
+            Ok(()) => {
+                if std::mem::take(&mut self.cursor_failing) {
+                    tracing::info!("OpenTelemetry export: the cursor file is written again");
+                }
+            }
+            Err(e) => {
+                if !std::mem::replace(&mut self.cursor_failing, true) {
+                    tracing::warn!(
+                        error = %format!("{e:#}"),
+                        "OpenTelemetry export: could not write the cursor file (a restart sends again from the last one written)"
+                    );
+                }
+            }
+        }
+    }
+
+    /// Sends the batch's records of `signal`; true when accepted, or
+    /// refused for good (dropped, counted).
     fn send(&mut self, signal: Signal) -> bool {
         let (count, result) = match signal {
             Signal::Logs => {
-                let count = self.logs.len().min(self.max_batch);
-                if count == 0 {
+                if self.logs.is_empty() {
                     return true;
                 }
-                let batch = &self.logs.make_contiguous()[..count];
-                (count, self.sender.logs(batch))
+                (self.logs.len(), self.sender.logs(&self.logs))
             }
             Signal::Spans => {
-                let count = self.spans.len().min(self.max_batch);
-                if count == 0 {
+                if self.spans.is_empty() {
                     return true;
                 }
-                let batch = &self.spans.make_contiguous()[..count];
-                (count, self.sender.spans(batch))
+                (self.spans.len(), self.sender.spans(&self.spans))
             }
-        };
-        let sent = |this: &mut Worker| match signal {
-            Signal::Logs => drop(this.logs.drain(..count)),
-            Signal::Spans => drop(this.spans.drain(..count)),
         };
         match result {
             Ok(()) => {
-                sent(self);
                 let counter = match signal {
                     Signal::Logs => &self.counters.logs_exported,
                     Signal::Spans => &self.counters.spans_exported,
@@ -508,7 +780,6 @@ impl Worker {
                 true
             }
             Err(Failure::Refused(why)) => {
-                sent(self);
                 tracing::warn!(%why, dropped = count, "OpenTelemetry export: the collector refused a batch; dropped");
                 // The cause before the count: a reader that sees the
                 // failure counted finds its cause too.
@@ -524,7 +795,7 @@ impl Worker {
                 if std::mem::replace(&mut self.failing, true) {
                     tracing::debug!(%why, retry_in = ?wait, "OpenTelemetry export failed again; will retry");
                 } else {
-                    tracing::warn!(%why, retry_in = ?wait, "OpenTelemetry export failed; retrying with backoff (hooks are not affected)");
+                    tracing::warn!(%why, retry_in = ?wait, "OpenTelemetry export failed; retrying with backoff, reading the log no further meanwhile (hooks are not affected)");
                 }
                 self.retry_at = Some(Instant::now() + wait);
                 self.backoff = (self.backoff * 2).min(MAX_BACKOFF);
@@ -541,6 +812,16 @@ impl Worker {
     }
 }
 
+/// How [`Worker::wait`] ended.
+enum Wait {
+    /// The deadline passed, no wake-up meanwhile.
+    Due,
+    /// Lines were handed to the log meanwhile.
+    Woken,
+    /// Shutdown.
+    Close,
+}
+
 #[derive(Clone, Copy)]
 enum Signal {
     Logs,
@@ -550,8 +831,9 @@ enum Signal {
 /// environment gives the headers' secrets.
 pub fn start_export(
     config: &OtlpConfig,
+    log: &Path,
 ) -> anyhow::Result<Arc<dyn hookd_daemon::faces::RecordExport>> {
-    Ok(Arc::new(Export::start(config, |var| {
+    Ok(Arc::new(Export::start(config, log, |var| {
         std::env::var(var).ok()
     })?))
 }
@@ -567,5 +849,40 @@ impl hookd_daemon::faces::RecordExport for Export {
 
     fn close(&self, grace: Duration) -> u64 {
         Export::close(self, grace)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_cursor_file_round_trips_and_a_bad_one_names_what_is_missing() {
+        let file = CursorFile {
+            at: Cursor {
+                file_id: "64768:1234".into(),
+                line_offset: 4096,
+                seq: 41,
+                chain: "ab".repeat(32),
+                first_seq: 0,
+                shipped: 0,
+            },
+            replay_from: Some(39),
+        };
+        assert_eq!(CursorFile::parse(&file.to_json()), Ok(file.clone()));
+        let none = CursorFile {
+            replay_from: None,
+            ..file
+        };
+        assert_eq!(CursorFile::parse(&none.to_json()), Ok(none));
+        assert_eq!(
+            CursorFile::parse(r#"{"file_id":"1:2","line_offset":0,"chain":"ab"}"#),
+            Err("no `seq`".to_string())
+        );
+        assert!(CursorFile::parse("{").is_err());
+        assert_eq!(
+            cursor_path(Path::new("/var/lib/hookd/events.jsonl")),
+            Path::new("/var/lib/hookd/otlp.cursor")
+        );
     }
 }

@@ -8,9 +8,9 @@
 //! - [`wire`]: the OTLP messages hookd sends and their two encodings (pure);
 //! - [`records`]: log lines → log records and spans, ids derived from the
 //!   event id so a span and its logs correlate (pure);
-//! - [`exporter`]: the daemon's side: a bounded queue the hook path pushes
-//!   lines into without ever waiting, and one thread that batches, sends
-//!   and retries.
+//! - [`exporter`]: the daemon's side: one thread that reads the event log
+//!   from a cursor file, batches, sends and retries (the hook path only
+//!   wakes it).
 
 pub use crate::config::otlp as config;
 pub mod exporter;

@@ -53,6 +53,8 @@ struct Opened {
     attributes: Vec<KeyValue>,
     /// The narrator's lines written while it waited.
     events: Vec<SpanEvent>,
+    /// Its line's `seq` in the log (a sealed line's).
+    seq: Option<u64>,
 }
 
 /// Turns log lines into log records and spans.
@@ -92,6 +94,13 @@ impl Mapper {
         self.opened.len()
     }
 
+    /// The smallest log `seq` of an event remembered undecided: where a
+    /// reader of the log starts again to pair those events with their
+    /// decisions (the exporter's cursor file keeps it).
+    pub fn oldest_open_seq(&self) -> Option<u64> {
+        self.opened.values().filter_map(|o| o.seq).min()
+    }
+
     /// Maps one log line (without its newline), read at `now`.
     ///
     /// A line longer than [`MAX_BODY_BYTES`] (a large input or tool
@@ -109,7 +118,7 @@ impl Mapper {
         // type this build does not know.
         let kind = LogKind::of(line).unwrap_or(LogKind::Unknown);
         let mut mapped = match kind {
-            LogKind::Event => self.event(json, observed),
+            LogKind::Event => self.event(json, observed, seq),
             LogKind::Decision => self.decision(json, observed),
             LogKind::RunStart => run(json, "hookd.run_start", observed),
             LogKind::RunDone => run(json, "hookd.run_done", observed),
@@ -135,7 +144,7 @@ impl Mapper {
         Ok(mapped)
     }
 
-    fn event(&mut self, json: Json, observed: u64) -> Mapped {
+    fn event(&mut self, json: Json, observed: u64, seq: Option<i64>) -> Mapped {
         let Some(id) = uuid_of(&json["id"]) else {
             return Mapped::default();
         };
@@ -194,6 +203,7 @@ impl Mapper {
                 decision_point,
                 attributes,
                 events: Vec::new(),
+                seq: seq.and_then(|s| u64::try_from(s).ok()),
             },
         );
         Mapped {

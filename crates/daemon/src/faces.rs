@@ -7,9 +7,9 @@
 //!   runtime starts, so a taken port fails start-up, and started once the
 //!   daemon serves; a reload of `config.toml` that adds `[http]` starts it
 //!   then ([`Faces::http`]). The daemon reads only its status.
-//! - the **record exporter** (`hookd::otlp`, OpenTelemetry): every event
-//!   and decision line the log writes is also pushed to it
-//!   ([`RecordExport`]).
+//! - the **record exporter** (`hookd::otlp`, OpenTelemetry): it reads the
+//!   log file from its own cursor; every line the log is handed wakes it
+//!   ([`RecordExport::push`]).
 
 use std::any::Any;
 use std::sync::Arc;
@@ -46,7 +46,8 @@ pub type PreparedHttp =
 
 /// Where the daemon's log lines go besides the log file.
 pub trait RecordExport: Send + Sync + 'static {
-    /// One event or decision line as the log writes it (never blocks).
+    /// One event or decision line was handed to the log (never blocks): a
+    /// wake-up, the exporter reads the line from the file.
     fn push(&self, line: &Bytes);
     /// `status.otlp`; `None` when nothing is exported.
     fn status(&self) -> Option<OtlpStatus>;
@@ -77,8 +78,9 @@ pub struct Faces {
     /// Checks the `[http]` and `[notify]` of a configuration and binds the
     /// listener it asks for (`Ok(None)`: it asks for none).
     pub http: fn(&Config) -> anyhow::Result<Option<PreparedHttp>>,
-    /// Starts the exporter `[otlp]` asks for.
-    pub otlp: fn(&OtlpConfig) -> anyhow::Result<Arc<dyn RecordExport>>,
+    /// Starts the exporter `[otlp]` asks for, reading the event log at
+    /// the path given.
+    pub otlp: fn(&OtlpConfig, &std::path::Path) -> anyhow::Result<Arc<dyn RecordExport>>,
 }
 
 impl Faces {
@@ -89,7 +91,7 @@ impl Faces {
                 None => Ok(None),
                 Some(_) => anyhow::bail!("[http]: this daemon was built without its HTTP face"),
             },
-            otlp: |_| anyhow::bail!("[otlp]: this daemon was built without an exporter"),
+            otlp: |_, _| anyhow::bail!("[otlp]: this daemon was built without an exporter"),
         }
     }
 }

@@ -468,7 +468,11 @@ impl Shared {
                 .lock()
                 .unwrap_or_else(|e| e.into_inner())
                 .clone(),
-            otlp: self.otlp.status(),
+            otlp: self.otlp.status().map(|mut otlp| {
+                let exported = otlp.cursor_seq.map_or(0, |seq| seq + 1);
+                otlp.behind_lines = log_next_seq.map_or(0, |head| head.saturating_sub(exported));
+                otlp
+            }),
             http: self.http.get().map(|face| face.status()),
             config: self.config_file.as_ref().map(|file| {
                 let state = self.config_state.lock().unwrap_or_else(|e| e.into_inner());
@@ -597,7 +601,7 @@ pub fn run(options: ServeOptions, faces: faces::Faces) -> anyhow::Result<()> {
     let activated = systemd::take_listener().context("taking the socket passed by systemd")?;
     // Its thread starts only now that the environment is no longer changed.
     let otlp = match &options.config.otlp {
-        Some(config) => (faces.otlp)(config)?,
+        Some(config) => (faces.otlp)(config, &options.log)?,
         None => Arc::new(faces::NoExport),
     };
     let runtime = tokio::runtime::Builder::new_multi_thread()
@@ -650,11 +654,16 @@ pub fn run(options: ServeOptions, faces: faces::Faces) -> anyhow::Result<()> {
         }
         serve(listener, shared.clone(), shutdown).await?;
         drop(bound);
+        // The log first: the exporter reads what it wrote last from the
+        // file; what it cannot send now is sent from its cursor next time.
+        let lost = shared.log.close();
         let unsent = shared.otlp.close(OTLP_GRACE);
         if unsent > 0 {
-            tracing::info!(unsent, "{unsent} OpenTelemetry records were not sent");
+            tracing::info!(
+                unsent,
+                "{unsent} OpenTelemetry records were not sent (sent from the cursor at the next start)"
+            );
         }
-        let lost = shared.log.close();
         if lost > 0 {
             tracing::info!(lost, "hookd stopped; {lost} event log lines were lost");
         } else {

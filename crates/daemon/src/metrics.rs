@@ -509,6 +509,76 @@ const FAMILIES: &[Family] = &[
         }),
     },
     Family {
+        name: "hookd_otlp_logs_exported_total",
+        kind: "counter",
+        help: "Log records the OpenTelemetry collector accepted since start ([otlp]; no sample when off).",
+        samples: Samples::Series(|name, s, out| {
+            if let Some(otlp) = &s.status.otlp {
+                let _ = writeln!(out, "{name} {}", otlp.logs_exported);
+            }
+        }),
+    },
+    Family {
+        name: "hookd_otlp_spans_exported_total",
+        kind: "counter",
+        help: "Spans the OpenTelemetry collector accepted since start.",
+        samples: Samples::Series(|name, s, out| {
+            if let Some(otlp) = &s.status.otlp {
+                let _ = writeln!(out, "{name} {}", otlp.spans_exported);
+            }
+        }),
+    },
+    Family {
+        name: "hookd_otlp_failures_total",
+        kind: "counter",
+        help: "OpenTelemetry export requests that failed (not sent, or not accepted).",
+        samples: Samples::Series(|name, s, out| {
+            if let Some(otlp) = &s.status.otlp {
+                let _ = writeln!(out, "{name} {}", otlp.failures);
+            }
+        }),
+    },
+    Family {
+        name: "hookd_otlp_dropped_total",
+        kind: "counter",
+        help: "OpenTelemetry records dropped: batches the collector refused for good (a down collector drops nothing).",
+        samples: Samples::Series(|name, s, out| {
+            if let Some(otlp) = &s.status.otlp {
+                let _ = writeln!(out, "{name} {}", otlp.dropped);
+            }
+        }),
+    },
+    Family {
+        name: "hookd_otlp_behind_lines",
+        kind: "gauge",
+        help: "Event log lines written and not yet exported to OpenTelemetry (read from the exporter's cursor on).",
+        samples: Samples::Series(|name, s, out| {
+            if let Some(otlp) = &s.status.otlp {
+                let _ = writeln!(out, "{name} {}", otlp.behind_lines);
+            }
+        }),
+    },
+    Family {
+        name: "hookd_otlp_behind_bytes",
+        kind: "gauge",
+        help: "Event log bytes the OpenTelemetry exporter has not read yet.",
+        samples: Samples::Series(|name, s, out| {
+            if let Some(otlp) = &s.status.otlp {
+                let _ = writeln!(out, "{name} {}", otlp.behind_bytes);
+            }
+        }),
+    },
+    Family {
+        name: "hookd_otlp_lost_total",
+        kind: "counter",
+        help: "Event log lines rotated away before the OpenTelemetry exporter read them (never exported).",
+        samples: Samples::Series(|name, s, out| {
+            if let Some(otlp) = &s.status.otlp {
+                let _ = writeln!(out, "{name} {}", otlp.lost);
+            }
+        }),
+    },
+    Family {
         name: "hookd_uptime_seconds",
         kind: "gauge",
         help: "Seconds since the daemon started.",

@@ -42,7 +42,8 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use hookd_team::connect::{Backoff, Reconnecting};
-use hookd_team::ship::{Cursor, Joiner, Line};
+pub use hookd_team::ship::Cursor;
+use hookd_team::ship::{Joiner, Line};
 use tokio_util::sync::CancellationToken;
 
 use crate::protocol::chain::Sealed;
@@ -460,6 +461,38 @@ impl Follower {
         (lines, end)
     }
 
+    /// The next sealed line not read yet, raw (no newline), with where it
+    /// starts; `None` when caught up. A gap in `seq` is counted lost, as
+    /// in [`Follower::fill`]. The OpenTelemetry exporter reads the log
+    /// through this (`hookd::otlp::exporter`).
+    pub fn next_sealed(&mut self) -> Option<SealedLine> {
+        loop {
+            let (offset, raw) = self.next_raw()?;
+            let Some(sealed) = Sealed::read(&raw) else {
+                continue; // unsealed: from before the chain
+            };
+            let seq = sealed.seq;
+            if self.skip_through.is_some_and(|s| seq <= s) {
+                continue;
+            }
+            self.skip_through = None;
+            if let Some(last) = self.last_seq {
+                if seq > last + 1 {
+                    self.lost += seq - last - 1;
+                }
+            }
+            self.last_seq = Some(seq);
+            let chain = hex::encode(&sealed.chain);
+            return Some(SealedLine {
+                file_id: self.id.clone(),
+                offset,
+                seq,
+                chain,
+                raw,
+            });
+        }
+    }
+
     /// The next complete line and where it starts, following rotation.
     fn next_raw(&mut self) -> Option<(u64, Vec<u8>)> {
         loop {
@@ -509,6 +542,21 @@ impl Follower {
             self.open(next.file, next.id);
         }
     }
+}
+
+/// One line as [`Follower::next_sealed`] reads it.
+#[derive(Debug, Clone)]
+pub struct SealedLine {
+    /// Its file (`dev:inode`).
+    pub file_id: String,
+    /// Where it starts in that file.
+    pub offset: u64,
+    /// Its `seq`.
+    pub seq: u64,
+    /// Its chain hash, hex.
+    pub chain: String,
+    /// The line as written, without its newline.
+    pub raw: Vec<u8>,
 }
 
 /// When the line starting at `offset` in `file` has `seq` and `chain`,
@@ -609,6 +657,45 @@ mod tests {
         assert_eq!(seqs(&lines), [3, 4, 5, 6, 7]);
         assert_eq!(f.take_lost(), 0);
         assert!(f.fill().0.is_empty(), "caught up");
+    }
+
+    #[test]
+    fn next_sealed_gives_raw_lines_with_their_place_and_counts_gaps() {
+        let dir = tempfile::tempdir().unwrap();
+        let log = dir.path().join("events.jsonl");
+        let mut head = ChainHead::genesis();
+        append(&log, &mut head, 2);
+        let mut f = Follower::resume(log.clone(), None);
+        let first = f.next_sealed().unwrap();
+        let second = f.next_sealed().unwrap();
+        assert!(f.next_sealed().is_none(), "caught up");
+        assert_eq!((first.seq, second.seq), (0, 1));
+        assert_eq!(first.offset, 0);
+        assert_eq!(second.offset, first.raw.len() as u64 + 1);
+        assert!(std::str::from_utf8(&second.raw)
+            .unwrap()
+            .starts_with(r#"{"type":"event","n":1"#));
+        // Resumed at the second line: the next one follows.
+        append(&log, &mut head, 1);
+        let at = Cursor {
+            file_id: second.file_id.clone(),
+            line_offset: second.offset,
+            seq: second.seq,
+            chain: second.chain.clone(),
+            first_seq: 0,
+            shipped: 0,
+        };
+        let mut f = Follower::resume(log.clone(), Some(&at));
+        assert_eq!(f.resumed, "at the cursor's line");
+        assert_eq!(f.next_sealed().unwrap().seq, 2);
+        // A gap in seq (lines rotated away) is counted lost.
+        let mut skipped = ChainHead {
+            next_seq: 6,
+            ..head
+        };
+        append(&log, &mut skipped, 1);
+        assert_eq!(f.next_sealed().unwrap().seq, 6);
+        assert_eq!(f.take_lost(), 3);
     }
 
     #[test]

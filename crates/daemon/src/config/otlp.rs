@@ -36,8 +36,10 @@ pub struct OtlpConfig {
     /// Records per request, at most.
     #[serde(default = "default_max_batch")]
     pub max_batch: usize,
-    /// Records waiting to be sent (the collector slow or down), at most;
-    /// beyond it the oldest are dropped and counted.
+    /// Undecided events remembered to pair with their decisions as spans,
+    /// at most (an older one's decision is exported without a span). A
+    /// collector down drops nothing: the exporter reads the log from its
+    /// cursor and stops reading meanwhile.
     #[serde(default = "default_max_queue")]
     pub max_queue: usize,
     /// Seconds one request may take, connecting included.
