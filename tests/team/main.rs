@@ -6,6 +6,7 @@ mod support;
 
 mod team_approvals;
 mod team_approvals_rls;
+mod team_dashboard;
 mod team_fleet;
 mod team_init;
 mod team_ship;

@@ -18,7 +18,7 @@ use crate::team_init::{config, hookd, text};
 
 /// A daemon on `laptop` whose rule `push` asks about `git push` and
 /// escalates it to the team, needing `approvals` approvers.
-fn daemon(pg: &Postgres, approvals: u32, decisions: &str) -> Daemon {
+pub(crate) fn daemon(pg: &Postgres, approvals: u32, decisions: &str) -> Daemon {
     let rules = format!(
         "[[rule]]\nid = \"push\"\naction = \"ask\"\ntool = \"Bash(git push *)\"\n\
          reason = \"pushing needs the team\"\nescalate = \"team\"\napprovals_required = {approvals}\n\n\
