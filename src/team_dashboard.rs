@@ -7,9 +7,9 @@
 //! holds its machine's role and could do neither.
 //!
 //! The security model is the face's, through its code: every request
-//! passes [`crate::http::check_request`] (Host against DNS rebinding, a
+//! passes `crate::http::check_request` (Host against DNS rebinding, a
 //! non-GET's Origin, the body cap), and every `/api/` route
-//! [`crate::http::check_bearer`] with `hookd http token`'s file. The page
+//! `crate::http::check_bearer` with `hookd http token`'s file. The page
 //! itself (`GET /`) is a shell with no data in it: its script takes the
 //! token from the URL's fragment (`#token=…`, never sent to a server or
 //! in a Referer), keeps it in the tab's `sessionStorage` and sends it as
@@ -169,21 +169,21 @@ async fn guard(State(state): State<Arc<Dash>>, request: Request, next: Next) -> 
         MAX_BODY_BYTES,
         &request,
     ) {
-        Ok(()) => next.run(request).await,
-        Err(refused) => refused,
+        None => next.run(request).await,
+        Some(refused) => refused,
     }
 }
 
 async fn bearer(State(state): State<Arc<Dash>>, request: Request, next: Next) -> Response {
     match check_bearer(&state.token_file, request.headers()).await {
-        Ok(()) => {
+        None => {
             let mut response = next.run(request).await;
             response
                 .headers_mut()
                 .insert(header::CACHE_CONTROL, "no-store".parse().expect("a header"));
             response
         }
-        Err(refused) => refused,
+        Some(refused) => refused,
     }
 }
 

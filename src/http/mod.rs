@@ -333,7 +333,7 @@ async fn guard(State(shared): State<Arc<Shared>>, request: Request, next: Next) 
             "the HTTP listener is not set up",
         );
     };
-    if let Err(refused) = check_request(
+    if let Some(refused) = check_request(
         &face.allowed_hosts,
         &face.public.authority,
         "Set `public_url` in [http]",
@@ -350,20 +350,21 @@ async fn guard(State(shared): State<Arc<Shared>>, request: Request, next: Next) 
 /// rebinding; `name` is the one shown, `hint` says how to add another), a
 /// non-GET's Origin, when it
 /// has one, must be too, and a declared body must fit `max_body_bytes`.
+/// The refusal to send, if any.
 pub(crate) fn check_request(
     hosts: &[String],
     name: &str,
     hint: &str,
     max_body_bytes: usize,
     request: &Request,
-) -> Result<(), Response> {
+) -> Option<Response> {
     let host = request
         .headers()
         .get(header::HOST)
         .and_then(|h| h.to_str().ok())
         .unwrap_or_default();
     if !hosts.contains(&host.to_ascii_lowercase()) {
-        return Err(refuse(
+        return Some(refuse(
             StatusCode::FORBIDDEN,
             format!(
                 "403 Forbidden: Host `{host}` is not this listener's ({name}); requests must name \
@@ -382,7 +383,7 @@ pub(crate) fn check_request(
                     .is_some_and(|host| hosts.iter().any(|h| h == host))
             });
             if !own {
-                return Err(refuse(
+                return Some(refuse(
                     StatusCode::FORBIDDEN,
                     format!(
                         "403 Forbidden: a page from `{origin}` may not send requests here; only \
@@ -397,7 +398,7 @@ pub(crate) fn check_request(
         .get(header::CONTENT_LENGTH)
         .and_then(|v| v.to_str().ok()?.parse::<u64>().ok());
     if declared.is_some_and(|n| n > max_body_bytes as u64) {
-        return Err(refuse(
+        return Some(refuse(
             StatusCode::PAYLOAD_TOO_LARGE,
             format!(
                 "413 Payload Too Large: bodies are capped at {max_body_bytes} bytes \
@@ -405,7 +406,7 @@ pub(crate) fn check_request(
             ),
         ));
     }
-    Ok(())
+    None
 }
 
 /// `Authorization: Bearer <token>`, checked against the token file as it
@@ -422,26 +423,27 @@ async fn require_bearer(
         );
     };
     match check_bearer(&face.token_file, request.headers()).await {
-        Ok(()) => next.run(request).await,
-        Err(refused) => refused,
+        None => next.run(request).await,
+        Some(refused) => refused,
     }
 }
 
 /// `headers`' `Authorization: Bearer <token>` against the token in `token_file` as
-/// it is now (so a rotation takes effect at once).
-pub(crate) async fn check_bearer(token_file: &Path, headers: &HeaderMap) -> Result<(), Response> {
+/// it is now (so a rotation takes effect at once). The refusal to send,
+/// if any.
+pub(crate) async fn check_bearer(token_file: &Path, headers: &HeaderMap) -> Option<Response> {
     let token_file = token_file.to_path_buf();
     let expected = match tokio::task::spawn_blocking(move || token::read(&token_file)).await {
         Ok(Ok(token)) => token,
         Ok(Err(e)) => {
             tracing::error!(error = %e, "refusing HTTP requests: the token file is unusable");
-            return Err(refuse(
+            return Some(refuse(
                 StatusCode::INTERNAL_SERVER_ERROR,
                 "500: the token file is unusable; the log says why",
             ));
         }
         Err(_) => {
-            return Err(refuse(
+            return Some(refuse(
                 StatusCode::INTERNAL_SERVER_ERROR,
                 "500: reading the token failed",
             ))
@@ -453,12 +455,12 @@ pub(crate) async fn check_bearer(token_file: &Path, headers: &HeaderMap) -> Resu
         .and_then(|v| v.strip_prefix("Bearer "))
         .map(str::trim);
     match given {
-        Some(given) if token::matches(given.as_bytes(), expected.as_bytes()) => Ok(()),
-        Some(_) => Err(refuse(
+        Some(given) if token::matches(given.as_bytes(), expected.as_bytes()) => None,
+        Some(_) => Some(refuse(
             StatusCode::UNAUTHORIZED,
             "401 Unauthorized: wrong bearer token (`hookd http token` prints the right one)",
         )),
-        None => Err(refuse(
+        None => Some(refuse(
             StatusCode::UNAUTHORIZED,
             "401 Unauthorized: send `Authorization: Bearer <token>` (`hookd http token` prints it)",
         )),
