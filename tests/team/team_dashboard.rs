@@ -237,3 +237,84 @@ fn approving_a_team_ask_from_the_dashboard_in_chromium() {
     browser.screenshot(&artifacts.join("team-dashboard-search.png"));
     drop(browser);
 }
+
+/// The JSON routes without a browser: a deny with its reason reaches the
+/// agent; a second answer, a verdict that is neither, a wrong token and a
+/// listen address other machines could reach are refused, each saying why.
+#[test]
+fn the_dashboards_answer_route_denies_with_a_reason_and_refuses_plainly() {
+    let Some(pg) = cluster("the_dashboards_answer_route") else {
+        return;
+    };
+    let d = daemon(&pg, 1, "");
+    let bob = config(&pg, "bob", "bob", "bob-box");
+
+    let out = hookd(&pg, &["team", "dashboard", "--listen", "0.0.0.0:0"], &bob);
+    assert!(!out.status.success(), "{}", text(&out));
+    assert!(text(&out).contains("--allow-remote"), "{}", text(&out));
+
+    let dash = Dashboard::start(&pg, &bob);
+    assert_eq!(dash.api("/api/me")["role"], "bob");
+    let fleet = dash.api("/api/fleet");
+    assert_eq!(fleet[0]["machine"], "laptop", "{fleet}");
+    assert_eq!(fleet[0]["version"], env!("CARGO_PKG_VERSION"), "{fleet}");
+
+    let waiting = forward_in_background(
+        &d.socket,
+        &bash("git push --force origin main"),
+        &["--timeout", "60"],
+    );
+    let id = poll_for("the ask", Duration::from_secs(20), || {
+        let asks = dash.api("/api/asks");
+        asks[0]["id"].as_str().map(str::to_string)
+    });
+    let post = |token: &str, body: &str| {
+        http::request(
+            &dash.addr,
+            "POST",
+            &format!("/api/asks/{id}/answer"),
+            &[
+                ("Authorization", &format!("Bearer {token}")),
+                ("Origin", &format!("http://{}", dash.addr)),
+                ("Content-Type", "application/json"),
+            ],
+            body.as_bytes(),
+        )
+    };
+    let r = post("not-the-token", r#"{"verdict":"deny"}"#);
+    assert_eq!(r.status, 401, "{}", r.body);
+    assert!(r.body.contains("wrong bearer token"), "{}", r.body);
+    let r = post(&dash.token, r#"{"verdict":"maybe"}"#);
+    assert_eq!(r.status, 400, "{}", r.body);
+    let error: Value = serde_json::from_str(&r.body).unwrap();
+    assert_eq!(
+        error["error"],
+        "verdict must be \"allow\" or \"deny\", not \"maybe\""
+    );
+    assert!(!waiting.is_finished(), "a refused answer decided nothing");
+
+    let r = post(
+        &dash.token,
+        r#"{"verdict":"deny","reason":"not on a Friday"}"#,
+    );
+    assert_eq!(r.status, 200, "{}", r.body);
+    let answered: Value = serde_json::from_str(&r.body).unwrap();
+    assert_eq!(answered["verdict"], "deny", "{answered}");
+    let out = waiting.join().unwrap();
+    assert_eq!(permission_decision(&out), "deny");
+    let reason = String::from_utf8_lossy(&out.stdout).to_string();
+    assert!(
+        reason.contains("not on a Friday") && reason.contains("bob"),
+        "{reason}"
+    );
+
+    let r = post(&dash.token, r#"{"verdict":"allow"}"#);
+    assert_eq!(r.status, 409, "{}", r.body);
+    assert!(r.body.contains("no longer open"), "{}", r.body);
+    let r = dash_get_status(&dash, "/api/decisions?limit=0");
+    assert_eq!(r, 400);
+}
+
+fn dash_get_status(dash: &Dashboard, path: &str) -> u16 {
+    http::get(&dash.addr, path, &[("Authorization", &dash.bearer())]).status
+}
