@@ -24,3 +24,4 @@ pub mod statusline;
 pub mod style;
 pub mod suggest;
 pub mod tail;
+pub mod team_dashboard;

@@ -55,6 +55,25 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// As an approver: serve the team dashboard, a web page showing the
+    /// fleet, the open team asks with Approve/Deny, and the recent
+    /// decisions searched by machine, agent, rule and verdict. It reads and
+    /// answers as this config's `[team]` role (an approver's); requests need
+    /// `hookd http token`'s bearer token, which the printed address carries
+    /// in its fragment.
+    Dashboard {
+        /// The address to listen on (`127.0.0.1:0` picks a port).
+        #[arg(long, value_name = "ADDR")]
+        listen: std::net::SocketAddr,
+        /// Listen on an address other machines can reach (no TLS: a
+        /// private network only).
+        #[arg(long)]
+        allow_remote: bool,
+        /// The configuration file whose `[team]` (an approver's role) and
+        /// `[http] token_file` to use.
+        #[arg(long, value_name = "FILE")]
+        config: Option<PathBuf>,
+    },
     /// Check that what the database holds for this machine matches the
     /// local event log's hash chain: every line shipped is there once with
     /// the log's chain hash and record, none is missing after the first
@@ -121,10 +140,46 @@ pub fn run(command: Command) -> anyhow::Result<Outcome> {
             reason.as_deref(),
             json,
         )),
+        Command::Dashboard {
+            listen,
+            allow_remote,
+            config,
+        } => runtime.block_on(dashboard(config.as_deref(), listen, allow_remote)),
         Command::Verify { config, log, json } => {
             runtime.block_on(verify(config.as_deref(), log, json))
         }
     }
+}
+
+/// `hookd team dashboard`: prints the page's address (with the token in
+/// its fragment) and serves until interrupted.
+async fn dashboard(
+    config: Option<&Path>,
+    listen: std::net::SocketAddr,
+    allow_remote: bool,
+) -> anyhow::Result<Outcome> {
+    let target = target(config)?;
+    let token_file = super::http::token_file(config)?;
+    let dashboard =
+        crate::team_dashboard::prepare(target, listen, token_file.clone(), allow_remote).await?;
+    let token = crate::http::token::read(&token_file)?;
+    writeln!(Stdout, "{}", dashboard.url(&token))?;
+    writeln!(
+        Stdout,
+        "team dashboard on http://{} as {} ({}); the address above carries the bearer token \
+         (`hookd http token`); Ctrl-C ends it",
+        dashboard.addr, dashboard.role, dashboard.database
+    )?;
+    let shutdown = async {
+        let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
+            .expect("a SIGTERM handler");
+        tokio::select! {
+            _ = tokio::signal::ctrl_c() => {}
+            _ = term.recv() => {}
+        }
+    };
+    dashboard.serve(shutdown).await?;
+    Ok(Outcome::Success)
 }
 
 /// `[team]` of `config` (or the default config file), resolved.

@@ -29,14 +29,14 @@ pub mod notify;
 pub mod token;
 
 use std::net::SocketAddr;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::Context;
 use axum::extract::{DefaultBodyLimit, Request, State};
-use axum::http::{header, Method, StatusCode};
+use axum::http::{header, HeaderMap, Method, StatusCode};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
@@ -134,26 +134,10 @@ impl Face {
             notify: self.links.notifier().map(|n| n.status()),
         }
     }
-
-    /// Whether `host` (a Host header) names this listener.
-    fn allows_host(&self, host: &str) -> bool {
-        let host = host.to_ascii_lowercase();
-        self.allowed_hosts.contains(&host)
-    }
-
-    /// Whether `origin` (an Origin header) is a page of this listener.
-    fn allows_origin(&self, origin: &str) -> bool {
-        let origin = origin.to_ascii_lowercase();
-        ["http://", "https://"].iter().any(|scheme| {
-            origin
-                .strip_prefix(scheme)
-                .is_some_and(|host| self.allowed_hosts.iter().any(|h| h == host))
-        })
-    }
 }
 
 /// The `Host` values a listener on `listen` reached as `public` answers to.
-fn allowed_hosts(listen: SocketAddr, public: &PublicUrl) -> Vec<String> {
+pub(crate) fn allowed_hosts(listen: SocketAddr, public: &PublicUrl) -> Vec<String> {
     let mut hosts = vec![listen.to_string().to_ascii_lowercase()];
     if listen.ip().is_loopback() {
         hosts.push(format!("localhost:{}", listen.port()));
@@ -330,7 +314,7 @@ pub async fn serve(listener: TcpListener, shared: Arc<Shared>, shutdown: Cancell
 }
 
 /// A refusal with a plain-text body that says why.
-fn refuse(status: StatusCode, why: impl Into<String>) -> Response {
+pub(crate) fn refuse(status: StatusCode, why: impl Into<String>) -> Response {
     let mut body = why.into();
     body.push('\n');
     (
@@ -349,33 +333,63 @@ async fn guard(State(shared): State<Arc<Shared>>, request: Request, next: Next) 
             "the HTTP listener is not set up",
         );
     };
+    if let Some(refused) = check_request(
+        &face.allowed_hosts,
+        &face.public.authority,
+        "Set `public_url` in [http]",
+        face.max_body_bytes,
+        &request,
+    ) {
+        return refused;
+    }
+    next.run(request).await
+}
+
+/// The checks every request to a listener of hookd's passes (this face's
+/// and `hookd team dashboard`'s): its Host must be one of `hosts` (DNS
+/// rebinding; `name` is the one shown, `hint` says how to add another), a
+/// non-GET's Origin, when it
+/// has one, must be too, and a declared body must fit `max_body_bytes`.
+/// The refusal to send, if any.
+pub(crate) fn check_request(
+    hosts: &[String],
+    name: &str,
+    hint: &str,
+    max_body_bytes: usize,
+    request: &Request,
+) -> Option<Response> {
     let host = request
         .headers()
         .get(header::HOST)
         .and_then(|h| h.to_str().ok())
         .unwrap_or_default();
-    if !face.allows_host(host) {
-        return refuse(
+    if !hosts.contains(&host.to_ascii_lowercase()) {
+        return Some(refuse(
             StatusCode::FORBIDDEN,
             format!(
-                "403 Forbidden: Host `{host}` is not this listener's ({}); requests must name \
+                "403 Forbidden: Host `{host}` is not this listener's ({name}); requests must name \
                  it as their Host (a guard against DNS rebinding). Reaching it under another \
-                 name? Set `public_url` in [http]",
-                face.public.authority
+                 name? {hint}"
             ),
-        );
+        ));
     }
     if !matches!(*request.method(), Method::GET | Method::HEAD) {
         if let Some(origin) = request.headers().get(header::ORIGIN) {
             let origin = origin.to_str().unwrap_or("(not text)");
-            if !face.allows_origin(origin) {
-                return refuse(
+            let lower = origin.to_ascii_lowercase();
+            let own = ["http://", "https://"].iter().any(|scheme| {
+                lower
+                    .strip_prefix(scheme)
+                    .is_some_and(|host| hosts.iter().any(|h| h == host))
+            });
+            if !own {
+                return Some(refuse(
                     StatusCode::FORBIDDEN,
                     format!(
                         "403 Forbidden: a page from `{origin}` may not send requests here; only \
                          this listener's own pages may"
                     ),
-                );
+                ));
             }
         }
     }
@@ -383,16 +397,16 @@ async fn guard(State(shared): State<Arc<Shared>>, request: Request, next: Next) 
         .headers()
         .get(header::CONTENT_LENGTH)
         .and_then(|v| v.to_str().ok()?.parse::<u64>().ok());
-    if declared.is_some_and(|n| n > face.max_body_bytes as u64) {
-        return refuse(
+    if declared.is_some_and(|n| n > max_body_bytes as u64) {
+        return Some(refuse(
             StatusCode::PAYLOAD_TOO_LARGE,
             format!(
-                "413 Payload Too Large: bodies are capped at {} bytes (`http.max_body_bytes`)",
-                face.max_body_bytes
+                "413 Payload Too Large: bodies are capped at {max_body_bytes} bytes \
+                 (`http.max_body_bytes`)"
             ),
-        );
+        ));
     }
-    next.run(request).await
+    None
 }
 
 /// `Authorization: Bearer <token>`, checked against the token file as it
@@ -408,41 +422,48 @@ async fn require_bearer(
             "the HTTP listener is not set up",
         );
     };
-    let token_file = face.token_file.clone();
+    match check_bearer(&face.token_file, request.headers()).await {
+        None => next.run(request).await,
+        Some(refused) => refused,
+    }
+}
+
+/// `headers`' `Authorization: Bearer <token>` against the token in `token_file` as
+/// it is now (so a rotation takes effect at once). The refusal to send,
+/// if any.
+pub(crate) async fn check_bearer(token_file: &Path, headers: &HeaderMap) -> Option<Response> {
+    let token_file = token_file.to_path_buf();
     let expected = match tokio::task::spawn_blocking(move || token::read(&token_file)).await {
         Ok(Ok(token)) => token,
         Ok(Err(e)) => {
             tracing::error!(error = %e, "refusing HTTP requests: the token file is unusable");
-            return refuse(
+            return Some(refuse(
                 StatusCode::INTERNAL_SERVER_ERROR,
-                "500: the daemon's token file is unusable; its log says why",
-            );
+                "500: the token file is unusable; the log says why",
+            ));
         }
         Err(_) => {
-            return refuse(
+            return Some(refuse(
                 StatusCode::INTERNAL_SERVER_ERROR,
                 "500: reading the token failed",
-            )
+            ))
         }
     };
-    let given = request
-        .headers()
+    let given = headers
         .get(header::AUTHORIZATION)
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.strip_prefix("Bearer "))
         .map(str::trim);
     match given {
-        Some(given) if token::matches(given.as_bytes(), expected.as_bytes()) => {
-            next.run(request).await
-        }
-        Some(_) => refuse(
+        Some(given) if token::matches(given.as_bytes(), expected.as_bytes()) => None,
+        Some(_) => Some(refuse(
             StatusCode::UNAUTHORIZED,
             "401 Unauthorized: wrong bearer token (`hookd http token` prints the right one)",
-        ),
-        None => refuse(
+        )),
+        None => Some(refuse(
             StatusCode::UNAUTHORIZED,
             "401 Unauthorized: send `Authorization: Bearer <token>` (`hookd http token` prints it)",
-        ),
+        )),
     }
 }
 

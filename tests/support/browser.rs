@@ -176,6 +176,13 @@ impl Browser {
     /// Clicks the element `selector` names with real mouse events at its
     /// centre, as a finger would; then waits for the page it leads to.
     pub fn click_and_wait_load(&mut self, selector: &str) {
+        self.click(selector);
+        self.wait_event("Page.loadEventFired");
+    }
+
+    /// Clicks the element `selector` names with real mouse events at its
+    /// centre (for a button whose script answers in place: no new page).
+    pub fn click(&mut self, selector: &str) {
         let centre = self.eval(&format!(
             "(() => {{ const e = document.querySelector({sel}); if (!e) return null; \
              e.scrollIntoView({{block: 'center'}}); const r = e.getBoundingClientRect(); \
@@ -193,7 +200,6 @@ impl Browser {
                 json!({"type": kind, "x": x, "y": y, "button": "left", "clickCount": 1}),
             );
         }
-        self.wait_event("Page.loadEventFired");
     }
 
     /// Saves a PNG screenshot of the page to `path`.

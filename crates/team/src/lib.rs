@@ -7,6 +7,8 @@
 //! - [`config`]: `[team]` and how it resolves to a connection the way libpq
 //!   would (a URL or `key=value` string, the `PG*` variables, a service file);
 //! - [`connect`]: one connection, and reconnecting with backoff;
+//! - [`dashboard`]: what the team dashboard reads as an approver (the
+//!   fleet, decisions searched);
 //! - [`fleet`]: this machine's row in `hookd.fleet`;
 //! - [`migrate`]: the schema, as numbered SQL files applied in order once
 //!   each (`hookd team init`);
@@ -20,6 +22,7 @@
 pub mod approvals;
 pub mod config;
 pub mod connect;
+pub mod dashboard;
 pub mod fleet;
 pub mod migrate;
 pub mod ship;

@@ -1,0 +1,339 @@
+//! `hookd team dashboard`: the team dashboard, a web page for approvers
+//! (docs/team.md#the-team-dashboard). A process of its own, not a route of
+//! the daemon's HTTP face: it reads and answers **as the approver** whose
+//! `[team]` it connects with, because row-level security lets a machine's
+//! role read only its own rows, and the database attributes an answer to
+//! the role that gave it (`approver = current_user`). A daemon's face
+//! holds its machine's role and could do neither.
+//!
+//! The security model is the face's, through its code: every request
+//! passes `crate::http::check_request` (Host against DNS rebinding, a
+//! non-GET's Origin, the body cap), and every `/api/` route
+//! `crate::http::check_bearer` with `hookd http token`'s file. The page
+//! itself (`GET /`) is a shell with no data in it: its script takes the
+//! token from the URL's fragment (`#token=…`, never sent to a server or
+//! in a Referer), keeps it in the tab's `sessionStorage` and sends it as
+//! `Authorization: Bearer` with each `fetch`. A page of another origin can
+//! neither read the answers (no CORS) nor post one (no token, and its
+//! Origin is refused).
+//!
+//! Routes: `GET /api/fleet`, `GET /api/asks` (the open team asks, as
+//! `hookd team pending --json`), `GET /api/decisions?machine=&agent=&rule=&verdict=&limit=`,
+//! `POST /api/asks/{id}/answer` with `{"verdict": "allow"|"deny",
+//! "reason": …}` (the same database path as `hookd team answer`), and
+//! `GET /api/me` (the role answers are attributed to).
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::Context;
+use axum::extract::{DefaultBodyLimit, Path, Request, State};
+use axum::http::{header, StatusCode};
+use axum::middleware::{self, Next};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use axum::{Form, Json, Router};
+use hookd_team::approvals::AnswerError;
+use hookd_team::connect::Reconnecting;
+use hookd_team::dashboard::Search;
+use hookd_team::ConnectTarget;
+use serde::Deserialize;
+use serde_json::json;
+
+use crate::http::config::PublicUrl;
+use crate::http::{allowed_hosts, check_bearer, check_request, token};
+
+/// The body cap (an answer is a verdict and a reason).
+const MAX_BODY_BYTES: usize = 16 * 1024;
+
+/// How long one request may wait for the database (connecting included).
+const DB_DEADLINE: Duration = Duration::from_secs(10);
+
+/// A dashboard bound and connected, not serving yet.
+pub struct Dashboard {
+    listener: std::net::TcpListener,
+    /// The address bound (a `:0` port resolved).
+    pub addr: SocketAddr,
+    /// The role it reads and answers as.
+    pub role: String,
+    /// Where the database is (no password).
+    pub database: String,
+    state: Arc<Dash>,
+}
+
+struct Dash {
+    db: tokio::sync::Mutex<Reconnecting>,
+    token_file: PathBuf,
+    hosts: Vec<String>,
+    name: String,
+    role: String,
+}
+
+/// Checks that `target` connects as an approver, makes sure the token in
+/// `token_file` exists and binds `listen`. `allow_remote`: a listen address
+/// other than loopback is refused without it.
+pub async fn prepare(
+    target: ConnectTarget,
+    listen: SocketAddr,
+    token_file: PathBuf,
+    allow_remote: bool,
+) -> anyhow::Result<Dashboard> {
+    if !listen.ip().is_loopback() && !allow_remote {
+        anyhow::bail!(
+            "--listen {listen} is reachable from other machines: the dashboard has no TLS; \
+             listen on 127.0.0.1 (reach it through an SSH tunnel or a tailnet), or pass \
+             --allow-remote to mean it"
+        );
+    }
+    token::ensure(&token_file).context("the bearer token file")?;
+    let database = target.describe();
+    let client = hookd_team::connect::connect(&target)
+        .await
+        .with_context(|| format!("connecting to {database}"))?;
+    let (role, approver) = hookd_team::dashboard::whoami(&client)
+        .await
+        .context("asking the database who this role is (has `hookd team init` run?)")?;
+    if !approver {
+        anyhow::bail!(
+            "role {role} is not an approver (a member of hookd_approver): the dashboard reads the \
+             whole fleet and answers asks, which only an approver's role may. Give `--config` a \
+             config.toml whose [team] connects as an approver (`hookd team init --approver-role \
+             NAME` makes one)"
+        );
+    }
+    drop(client);
+    let listener = std::net::TcpListener::bind(listen)
+        .with_context(|| format!("binding {listen} (`--listen`)"))?;
+    listener.set_nonblocking(true)?;
+    let addr = listener.local_addr()?;
+    let public = PublicUrl::parse(&format!("http://{addr}"))
+        .map_err(|e| anyhow::anyhow!("--listen: {e}"))?;
+    let state = Arc::new(Dash {
+        db: tokio::sync::Mutex::new(Reconnecting::new(target)),
+        token_file,
+        hosts: allowed_hosts(addr, &public),
+        name: public.authority.clone(),
+        role: role.clone(),
+    });
+    Ok(Dashboard {
+        listener,
+        addr,
+        role,
+        database,
+        state,
+    })
+}
+
+impl Dashboard {
+    /// The page's address carrying `token` in its fragment.
+    pub fn url(&self, token: &str) -> String {
+        format!("http://{}/#token={token}", self.addr)
+    }
+
+    /// Serves until `shutdown` resolves.
+    pub async fn serve(
+        self,
+        shutdown: impl std::future::Future<Output = ()> + Send + 'static,
+    ) -> anyhow::Result<()> {
+        let listener = tokio::net::TcpListener::from_std(self.listener)?;
+        axum::serve(listener, router(self.state))
+            .with_graceful_shutdown(shutdown)
+            .await?;
+        Ok(())
+    }
+}
+
+fn router(state: Arc<Dash>) -> Router {
+    let api = Router::new()
+        .route("/api/me", get(me))
+        .route("/api/fleet", get(fleet))
+        .route("/api/asks", get(asks))
+        .route("/api/asks/{id}/answer", post(answer))
+        .route("/api/decisions", get(decisions))
+        .route_layer(middleware::from_fn_with_state(state.clone(), bearer));
+    Router::new()
+        .route("/", get(page))
+        .merge(api)
+        .layer(middleware::from_fn_with_state(state.clone(), guard))
+        .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
+        .with_state(state)
+}
+
+async fn guard(State(state): State<Arc<Dash>>, request: Request, next: Next) -> Response {
+    match check_request(
+        &state.hosts,
+        &state.name,
+        "Open it as the address `hookd team dashboard` printed (a tunnel keeps that name)",
+        MAX_BODY_BYTES,
+        &request,
+    ) {
+        None => next.run(request).await,
+        Some(refused) => refused,
+    }
+}
+
+async fn bearer(State(state): State<Arc<Dash>>, request: Request, next: Next) -> Response {
+    match check_bearer(&state.token_file, request.headers()).await {
+        None => {
+            let mut response = next.run(request).await;
+            response
+                .headers_mut()
+                .insert(header::CACHE_CONTROL, "no-store".parse().expect("a header"));
+            response
+        }
+        Some(refused) => refused,
+    }
+}
+
+fn failure(status: StatusCode, error: impl std::fmt::Display) -> Response {
+    (status, Json(json!({ "error": error.to_string() }))).into_response()
+}
+
+/// Runs `query` on the database connection (connecting again if it was
+/// lost), within [`DB_DEADLINE`]; a failure drops the connection, so the
+/// next request connects afresh.
+macro_rules! with_db {
+    ($state:expr, |$client:ident| $query:expr) => {{
+        let mut db = $state.db.lock().await;
+        let result = tokio::time::timeout(DB_DEADLINE, async {
+            let $client = db.client().await?;
+            $query.await
+        })
+        .await;
+        match result {
+            Ok(Ok(value)) => Ok(value),
+            Ok(Err(e)) => {
+                db.failed();
+                Err(failure(StatusCode::SERVICE_UNAVAILABLE, e))
+            }
+            Err(_) => {
+                db.failed();
+                Err(failure(
+                    StatusCode::SERVICE_UNAVAILABLE,
+                    "the team database did not answer within 10 s",
+                ))
+            }
+        }
+    }};
+}
+
+async fn me(State(state): State<Arc<Dash>>) -> Response {
+    Json(json!({ "role": state.role })).into_response()
+}
+
+async fn fleet(State(state): State<Arc<Dash>>) -> Response {
+    match with_db!(state, |client| hookd_team::dashboard::fleet(client)) {
+        Ok(rows) => Json(rows).into_response(),
+        Err(refused) => refused,
+    }
+}
+
+async fn asks(State(state): State<Arc<Dash>>) -> Response {
+    match with_db!(state, |client| hookd_team::approvals::open(client)) {
+        Ok(rows) => Json(rows).into_response(),
+        Err(refused) => refused,
+    }
+}
+
+async fn decisions(State(state): State<Arc<Dash>>, Form(search): Form<Search>) -> Response {
+    if let Some(limit) = search.limit {
+        if !(1..=Search::MAX).contains(&limit) {
+            return failure(
+                StatusCode::BAD_REQUEST,
+                format!("limit must be 1 to {}, not {limit}", Search::MAX),
+            );
+        }
+    }
+    match with_db!(state, |client| hookd_team::dashboard::decisions(
+        client, &search
+    )) {
+        Ok(rows) => Json(rows).into_response(),
+        Err(refused) => refused,
+    }
+}
+
+/// `POST /api/asks/{id}/answer`'s body.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct AnswerBody {
+    verdict: String,
+    #[serde(default)]
+    reason: Option<String>,
+}
+
+async fn answer(
+    State(state): State<Arc<Dash>>,
+    Path(id): Path<String>,
+    Json(body): Json<AnswerBody>,
+) -> Response {
+    let allow = match body.verdict.as_str() {
+        "allow" => true,
+        "deny" => false,
+        other => {
+            return failure(
+                StatusCode::BAD_REQUEST,
+                format!("verdict must be \"allow\" or \"deny\", not {other:?}"),
+            )
+        }
+    };
+    let reason = body
+        .reason
+        .as_deref()
+        .map(str::trim)
+        .filter(|r| !r.is_empty());
+    let mut db = state.db.lock().await;
+    let result = tokio::time::timeout(DB_DEADLINE, async {
+        let client = db.client().await.map_err(AnswerError::Db)?;
+        hookd_team::approvals::answer(client, &id, allow, reason).await
+    })
+    .await;
+    let error = match result {
+        Ok(Ok(answered)) => {
+            tracing::info!(ask = %answered.id, verdict = body.verdict, role = %state.role,
+                "answered a team ask from the dashboard");
+            return Json(answered).into_response();
+        }
+        Ok(Err(e)) => e,
+        Err(_) => {
+            db.failed();
+            return failure(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "the team database did not answer within 10 s",
+            );
+        }
+    };
+    let status = match &error {
+        AnswerError::NotFound(_) => StatusCode::NOT_FOUND,
+        AnswerError::Ambiguous(_) | AnswerError::NotOpen { .. } => StatusCode::CONFLICT,
+        AnswerError::AlreadyAnswered(_) => StatusCode::CONFLICT,
+        AnswerError::Refused(_) => StatusCode::FORBIDDEN,
+        AnswerError::Db(_) => {
+            db.failed();
+            StatusCode::SERVICE_UNAVAILABLE
+        }
+    };
+    failure(status, error)
+}
+
+async fn page() -> Response {
+    (
+        [
+            (header::CONTENT_TYPE, "text/html; charset=utf-8"),
+            (
+                header::CONTENT_SECURITY_POLICY,
+                "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; \
+                 connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
+            ),
+            (header::REFERRER_POLICY, "no-referrer"),
+            (header::CACHE_CONTROL, "no-store"),
+        ],
+        PAGE,
+    )
+        .into_response()
+}
+
+/// The page: no data in it, no external asset; its script builds every
+/// element with `textContent` (nothing the agents sent is parsed as HTML).
+const PAGE: &str = include_str!("team_dashboard.html");
