@@ -140,7 +140,7 @@ pub(crate) enum Op {
     Glob { set: GlobSet, src: Vec<String> },
     Regex(Vec<LazyRegex>),
     Contains(Vec<String>),
-    Path { set: PathSet, src: Vec<String> },
+    Path { set: Box<PathSet>, src: Vec<String> },
     Exists(bool),
 }
 
