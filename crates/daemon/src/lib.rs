@@ -726,8 +726,9 @@ pub async fn serve(
         std::process::id()
     ));
     // What start-up compiled and parsed is done with; an idle daemon keeps
-    // only what it uses.
+    // only what it uses, of its heap and of its code.
     memory::release_free_memory();
+    memory::release_startup_pages();
     // On a worker thread, not the caller's: a connection then reaches its
     // task without a hand-off between threads.
     tokio::spawn(accept_loop(listener, shared.clone(), shutdown))

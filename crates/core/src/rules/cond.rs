@@ -140,7 +140,7 @@ pub(crate) enum Op {
     Glob { set: GlobSet, src: Vec<String> },
     Regex(Vec<LazyRegex>),
     Contains(Vec<String>),
-    Path { set: PathSet, src: Vec<String> },
+    Path { set: Box<PathSet>, src: Vec<String> },
     Exists(bool),
 }
 
@@ -225,11 +225,44 @@ pub(crate) struct CondSets {
     groups: Vec<Group>,
 }
 
+/// A group's patterns, compiled into one set the first time a leaf of a
+/// candidate rule asks for it: a daemon holds only the sets its hooks have
+/// needed (the standard profile's held 3.6 MiB compiled at load; an idle
+/// daemon with it now holds none; docs/performance.md, #28). Every pattern
+/// was compiled on its own when the rules were read, so a bad one is still
+/// an error there; a group that fails to compile as a set (size limits)
+/// leaves its leaves matching one by one.
 #[derive(Debug, Clone)]
 struct Group {
     field: Field,
-    matcher: SetMatcher,
-    len: usize,
+    kind: Kind,
+    pats: Box<[Box<str>]>,
+    matcher: std::sync::OnceLock<Option<SetMatcher>>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    Regex,
+    Glob,
+}
+
+impl Group {
+    fn matcher(&self) -> Option<&SetMatcher> {
+        self.matcher
+            .get_or_init(|| match self.kind {
+                Kind::Regex => RegexSet::new(self.pats.iter().map(|p| &**p))
+                    .ok()
+                    .map(SetMatcher::Regex),
+                Kind::Glob => {
+                    let mut b = GlobSetBuilder::new();
+                    for p in self.pats.iter() {
+                        b.add(string_glob(p).ok()?);
+                    }
+                    b.build().ok().map(SetMatcher::Glob)
+                }
+            })
+            .as_ref()
+    }
 }
 
 #[derive(Debug, Clone)]
@@ -338,8 +371,8 @@ fn visit_leaves(c: &mut Cond, f: &mut impl FnMut(&str, &Field, &Op, &mut Option<
 
 impl CondSets {
     /// Group the regex and glob leaves of `conds`, filling in their slots.
-    /// A group that fails to compile as a set (size limits) is left out and
-    /// its leaves keep matching one by one.
+    /// Nothing is compiled here: each group is compiled the first time it is
+    /// asked (see [`Group`]).
     pub fn build(conds: &mut [&mut Cond]) -> CondSets {
         // Pass 1: collect the patterns per (field, kind).
         let mut keys: HashMap<(String, bool), usize> = HashMap::new();
@@ -378,64 +411,44 @@ impl CondSets {
                 }));
             });
         }
-        // Pass 2: compile each group.
-        let built: Vec<Option<Group>> = pending
+        // Pass 2: keep each group's patterns, to compile when first asked.
+        let groups = pending
             .into_iter()
-            .map(|(field, is_regex, pats)| {
-                let len = pats.len();
-                let matcher = if is_regex {
-                    SetMatcher::Regex(RegexSet::new(&pats).ok()?)
-                } else {
-                    let mut b = GlobSetBuilder::new();
-                    for p in &pats {
-                        b.add(string_glob(p).ok()?);
-                    }
-                    SetMatcher::Glob(b.build().ok()?)
-                };
-                Some(Group {
-                    field,
-                    matcher,
-                    len,
-                })
+            .map(|(field, is_regex, pats)| Group {
+                field,
+                kind: if is_regex { Kind::Regex } else { Kind::Glob },
+                pats: pats.into_iter().map(String::into_boxed_str).collect(),
+                matcher: std::sync::OnceLock::new(),
             })
             .collect();
-        // Keep only the groups that compiled, renumbered.
-        let mut renumber = vec![None; built.len()];
-        let mut groups = Vec::new();
-        for (i, g) in built.into_iter().enumerate() {
-            if let Some(g) = g {
-                renumber[i] = Some(groups.len() as u32);
-                groups.push(g);
-            }
-        }
         // Pass 3: set the slots, in the same order as pass 1.
         let mut it = slots.into_iter();
         for c in conds.iter_mut() {
-            visit_leaves(c, &mut |_, _, _, slot| {
-                *slot = it
-                    .next()
-                    .flatten()
-                    .and_then(|s| renumber[s.group as usize].map(|group| Slot { group, ..s }));
-            });
+            visit_leaves(c, &mut |_, _, _, slot| *slot = it.next().flatten());
         }
         CondSets { groups }
     }
 
-    /// Whether the leaf at `slot` holds, computing its group once per scope.
-    fn hit(&self, slot: Slot, scope: u64, env: &Env<'_>, cache: &SetCache) -> bool {
+    /// Whether the leaf at `slot` holds, computing its group once per scope;
+    /// `None` if the group does not compile as a set (match the leaf alone).
+    fn hit(&self, slot: Slot, scope: u64, env: &Env<'_>, cache: &SetCache) -> Option<bool> {
+        let g = &self.groups[slot.group as usize];
+        let matcher = g.matcher()?;
         let mut c = cache.borrow_mut();
         let bits = c
             .entry((slot.group, scope))
-            .or_insert_with(|| self.compute(slot.group, env));
+            .or_insert_with(|| Self::compute(g, matcher, env));
         let words = bits.words();
-        (slot.first..slot.first + slot.len).any(|b| words[b as usize / 64] >> (b % 64) & 1 == 1)
+        Some(
+            (slot.first..slot.first + slot.len)
+                .any(|b| words[b as usize / 64] >> (b % 64) & 1 == 1),
+        )
     }
 
     /// Match every pattern of a group against the field's value(s).
-    fn compute(&self, group: u32, env: &Env<'_>) -> Bits {
-        let g = &self.groups[group as usize];
-        let mut bits = Bits::new(g.len);
-        let mut add = |s: &str| match &g.matcher {
+    fn compute(g: &Group, matcher: &SetMatcher, env: &Env<'_>) -> Bits {
+        let mut bits = Bits::new(g.pats.len());
+        let mut add = |s: &str| match matcher {
             SetMatcher::Regex(set) => set.matches(s).iter().for_each(|i| bits.set(i)),
             SetMatcher::Glob(set) => set.matches(s).into_iter().for_each(|i| bits.set(i)),
         };
@@ -520,6 +533,7 @@ impl Cond {
                         u64::MAX
                     };
                     sets.hit(*slot, scope, env, cache)
+                        .unwrap_or_else(|| leaf(field, op, env))
                 }
                 _ => leaf(field, op, env),
             },
@@ -860,6 +874,22 @@ mod tests {
         let mut refs: Vec<&mut Cond> = conds.iter_mut().collect();
         let sets = CondSets::build(&mut refs);
         assert_eq!(sets.groups.len(), 6);
+        // Compiled when first asked, not when built: a leaf on `n` alone
+        // compiles `n`'s group and no other.
+        let compiled = |sets: &CondSets| {
+            sets.groups
+                .iter()
+                .map(|g| g.matcher.get().is_some())
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(compiled(&sets), [false; 6]);
+        let cache = SetCache::default();
+        let e = Env {
+            sets: Some((&sets, &cache)),
+            ..env(&inputs[0])
+        };
+        assert!(conds[2].holds(&e));
+        assert_eq!(compiled(&sets), [false, true, false, false, false, false]);
         for (i, input) in inputs.iter().enumerate() {
             let cache = SetCache::default();
             let e = Env {
@@ -894,7 +924,7 @@ mod tests {
             .collect();
         let mut refs: Vec<&mut Cond> = conds.iter_mut().collect();
         let sets = CondSets::build(&mut refs);
-        let lens: Vec<usize> = sets.groups.iter().map(|g| g.len).collect();
+        let lens: Vec<usize> = sets.groups.iter().map(|g| g.pats.len()).collect();
         assert_eq!(lens, [REGEX_CHUNK, REGEX_CHUNK, 50 - 2 * REGEX_CHUNK, 30]);
         for (i, input) in inputs.iter().enumerate() {
             let cache = SetCache::default();

@@ -1172,7 +1172,7 @@ impl Reader<'_> {
             }
         }
         Op::Path {
-            set: PathSet::new(&pats, false),
+            set: Box::new(PathSet::new(&pats, false)),
             src,
         }
     }

@@ -111,10 +111,16 @@ pub(crate) fn string_glob(glob: &str) -> Result<Glob, String> {
 }
 
 /// Many path patterns compiled into one set per anchor, so matching a path
-/// against hundreds of rules is three glob-set lookups.
+/// against hundreds of rules is three glob-set lookups. The sets are
+/// compiled the first time a path is matched, not when the rules are read
+/// (each pattern was validated then): the standard profile's path
+/// conditions held 1.7 MiB of compiled glob sets in an idle daemon
+/// (docs/performance.md, #28).
 #[derive(Debug, Clone, Default)]
 pub(crate) struct PathSet {
-    sets: [GlobSet; 3],
+    /// Per anchor: the globs, in set order.
+    globs: [Vec<String>; 3],
+    sets: std::sync::OnceLock<[GlobSet; 3]>,
     /// Per anchor: glob index in the set → pattern id.
     ids: [Vec<usize>; 3],
     len: usize,
@@ -132,21 +138,18 @@ impl PathSet {
     /// Compile `patterns` (already validated by [`PathPattern::parse`]).
     /// With `below`, each pattern also matches everything under what it names.
     pub fn new(patterns: &[PathPattern], below: bool) -> PathSet {
-        let mut builders = [
-            GlobSetBuilder::new(),
-            GlobSetBuilder::new(),
-            GlobSetBuilder::new(),
-        ];
+        let mut globs: [Vec<String>; 3] = Default::default();
         let mut ids: [Vec<usize>; 3] = Default::default();
         for (id, p) in patterns.iter().enumerate() {
             let s = slot(p.anchor);
-            let mut add = |g: &str| {
-                if let Ok(glob) = build_glob(g) {
-                    builders[s].add(glob);
+            let mut add = |g: String| {
+                // The pattern was validated; its `/**` form is valid too.
+                if build_glob(&g).is_ok() {
+                    globs[s].push(g);
                     ids[s].push(id);
                 }
             };
-            add(&p.glob);
+            add(p.glob.clone());
             if below {
                 let under = if p.glob.is_empty() {
                     "**".to_string()
@@ -155,15 +158,30 @@ impl PathSet {
                 } else {
                     format!("{}/**", p.glob)
                 };
-                add(&under);
+                add(under);
             }
         }
-        let sets = builders.map(|b| b.build().unwrap_or_else(|_| GlobSet::empty()));
         PathSet {
-            sets,
+            globs,
+            sets: std::sync::OnceLock::new(),
             ids,
             len: patterns.len(),
         }
+    }
+
+    /// The compiled sets, compiled on first use.
+    fn sets(&self) -> &[GlobSet; 3] {
+        self.sets.get_or_init(|| {
+            self.globs.each_ref().map(|globs| {
+                let mut b = GlobSetBuilder::new();
+                for g in globs {
+                    if let Ok(glob) = build_glob(g) {
+                        b.add(glob);
+                    }
+                }
+                b.build().unwrap_or_else(|_| GlobSet::empty())
+            })
+        })
     }
 
     /// Number of patterns.
@@ -185,16 +203,17 @@ impl PathSet {
                 continue;
             }
             scratch.clear();
-            self.sets[s].matches_into(c, scratch);
+            self.sets()[s].matches_into(c, scratch);
             out.extend(scratch.iter().map(|&i| self.ids[s][i]));
         }
     }
 
     /// Whether any pattern matches `p`.
     pub fn is_match(&self, p: &ResolvedPath<'_>) -> bool {
-        self.sets[0].is_match(p.abs)
-            || p.home_rel.is_some_and(|r| self.sets[1].is_match(r))
-            || p.project_rel.is_some_and(|r| self.sets[2].is_match(r))
+        let sets = self.sets();
+        sets[0].is_match(p.abs)
+            || p.home_rel.is_some_and(|r| sets[1].is_match(r))
+            || p.project_rel.is_some_and(|r| sets[2].is_match(r))
     }
 }
 
