@@ -24,10 +24,16 @@ pub(crate) fn daemon(pg: &Postgres, approvals: u32, decisions: &str) -> Daemon {
          reason = \"pushing needs the team\"\nescalate = \"team\"\napprovals_required = {approvals}\n\n\
          [[rule]]\nid = \"ls\"\naction = \"allow\"\ntool = \"Bash(ls *)\"\n"
     );
+    laptop_daemon(pg, &rules, decisions)
+}
+
+/// A daemon on machine `laptop` with `rules` and `[team]` (then `config`,
+/// more of config.toml), once team approvals listen.
+pub(crate) fn laptop_daemon(pg: &Postgres, rules: &str, config: &str) -> Daemon {
     let d = Daemon::start_with(DaemonOptions {
-        rules: Some(rules),
+        rules: Some(rules.to_string()),
         config: Some(format!(
-            "[team]\ndatabase = \"{}\"\nmachine = \"laptop\"\n{decisions}",
+            "[team]\ndatabase = \"{}\"\nmachine = \"laptop\"\n{config}",
             pg.conninfo("laptop")
         )),
         ..Default::default()
@@ -341,17 +347,7 @@ fn escalate_after_sends_an_unanswered_ask_to_the_team() {
         return;
     };
     let rules = "[[rule]]\nid = \"touch\"\naction = \"ask\"\ntool = \"Bash(touch *)\"\n";
-    let d = Daemon::start_with(DaemonOptions {
-        rules: Some(rules.to_string()),
-        config: Some(format!(
-            "[team]\ndatabase = \"{}\"\nmachine = \"laptop\"\n[decisions]\nescalate_after = 1\n",
-            pg.conninfo("laptop")
-        )),
-        ..Default::default()
-    });
-    d.wait_for_status("team approvals listening", |s| {
-        s["team"]["approvals_listening"] == true
-    });
+    let d = laptop_daemon(&pg, rules, "[decisions]\nescalate_after = 1\n");
     let alice = approver(&pg, "alice");
     // A local client is subscribed (so the ask waits), but does not answer.
     let mut client = RawClient::hello(&d.socket, "tui");

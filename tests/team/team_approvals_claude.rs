@@ -6,9 +6,9 @@
 use std::thread;
 
 use crate::support::claude::{self, ClaudeOutput, ClaudeRun, MockApi};
-use crate::support::daemon::{self, Daemon, DaemonOptions};
+use crate::support::daemon::{self, Daemon};
 use crate::support::postgres::Postgres;
-use crate::team_approvals::{answer, approver, open_asks};
+use crate::team_approvals::{answer, approver, laptop_daemon, open_asks};
 use crate::team_approvals_rls::cluster;
 use crate::team_init::text;
 
@@ -19,18 +19,7 @@ fn daemon(pg: &Postgres) -> Daemon {
                  reason = \"creating files needs a teammate\"\nescalate = \"team\"\n\n\
                  [[rule]]\nid = \"mkdir-needs-two\"\naction = \"ask\"\ntool = \"Bash(mkdir *)\"\n\
                  reason = \"two approvers\"\nescalate = \"team\"\napprovals_required = 2\n";
-    let d = Daemon::start_with(DaemonOptions {
-        rules: Some(rules.to_string()),
-        config: Some(format!(
-            "[team]\ndatabase = \"{}\"\nmachine = \"laptop\"\n",
-            pg.conninfo("laptop")
-        )),
-        ..Default::default()
-    });
-    d.wait_for_status("team approvals listening", |s| {
-        s["team"]["approvals_listening"] == true
-    });
-    d
+    laptop_daemon(pg, rules, "")
 }
 
 /// Runs `claude -p` in the background: its one Bash call is `command`, its
