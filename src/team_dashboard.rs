@@ -8,8 +8,12 @@
 //!
 //! The security model is the face's, through its code: every request
 //! passes `crate::http::check_request` (Host against DNS rebinding, a
-//! non-GET's Origin, the body cap), and every `/api/` route
-//! `crate::http::check_bearer` with `hookd http token`'s file. The page
+//! non-GET's Origin, the body cap: [`MAX_BODY_BYTES`], fixed), and every
+//! `/api/` route `crate::http::check_bearer` with `hookd http token`'s
+//! file. Connections are served by the face's
+//! `crate::http::serve_connections`: at most `[http] max_connections` at
+//! once (the excess closed at accept), a deadline for each request's head
+//! (a slow or idle client is dropped) and one for the whole connection. The page
 //! itself (`GET /`) is a shell with no data in it: its script takes the
 //! token from the URL's fragment (`#token=…`, never sent to a server or
 //! in a Referer), keeps it in the tab's `sessionStorage` and sends it as
@@ -25,10 +29,12 @@
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
+use std::sync::atomic::AtomicU64;
 use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::Context;
+use axum::extract::rejection::JsonRejection;
 use axum::extract::{DefaultBodyLimit, Path, Request, State};
 use axum::http::{header, StatusCode};
 use axum::middleware::{self, Next};
@@ -43,10 +49,14 @@ use serde::Deserialize;
 use serde_json::json;
 
 use crate::http::config::PublicUrl;
-use crate::http::{allowed_hosts, check_bearer, check_request, token};
+use crate::http::{allowed_hosts, check_bearer, check_request, token, too_large};
 
-/// The body cap (an answer is a verdict and a reason).
-const MAX_BODY_BYTES: usize = 16 * 1024;
+/// The body cap (an answer is a verdict and a reason), fixed: `[http]
+/// max_body_bytes` is the daemon's face's, whose hooks carry tool inputs.
+pub const MAX_BODY_BYTES: usize = 16 * 1024;
+
+/// What a 413 names as setting [`MAX_BODY_BYTES`].
+const BODY_CAP: &str = "the team dashboard's fixed cap: an answer is a verdict and a reason";
 
 /// How long one request may wait for the database (connecting included).
 const DB_DEADLINE: Duration = Duration::from_secs(10);
@@ -60,6 +70,8 @@ pub struct Dashboard {
     pub role: String,
     /// Where the database is (no password).
     pub database: String,
+    /// Connections served at once (`[http] max_connections`).
+    pub max_connections: usize,
     state: Arc<Dash>,
 }
 
@@ -73,12 +85,14 @@ struct Dash {
 
 /// Checks that `target` connects as an approver, makes sure the token in
 /// `token_file` exists and binds `listen`. `allow_remote`: a listen address
-/// other than loopback is refused without it.
+/// other than loopback is refused without it. `max_connections`: served at
+/// once, the excess closed at accept.
 pub async fn prepare(
     target: ConnectTarget,
     listen: SocketAddr,
     token_file: PathBuf,
     allow_remote: bool,
+    max_connections: usize,
 ) -> anyhow::Result<Dashboard> {
     if !listen.ip().is_loopback() && !allow_remote {
         anyhow::bail!(
@@ -122,6 +136,7 @@ pub async fn prepare(
         addr,
         role,
         database,
+        max_connections: max_connections.max(1),
         state,
     })
 }
@@ -132,15 +147,26 @@ impl Dashboard {
         format!("http://{}/#token={token}", self.addr)
     }
 
-    /// Serves until `shutdown` resolves.
+    /// Serves until `shutdown` resolves, with the HTTP face's connection
+    /// cap and deadlines.
     pub async fn serve(
         self,
         shutdown: impl std::future::Future<Output = ()> + Send + 'static,
     ) -> anyhow::Result<()> {
         let listener = tokio::net::TcpListener::from_std(self.listener)?;
-        axum::serve(listener, router(self.state))
-            .with_graceful_shutdown(shutdown)
-            .await?;
+        let cancel = tokio_util::sync::CancellationToken::new();
+        let on_shutdown = cancel.clone();
+        tokio::spawn(async move {
+            shutdown.await;
+            on_shutdown.cancel();
+        });
+        let refused = AtomicU64::new(0);
+        let limits = crate::http::Limits {
+            name: "the team dashboard",
+            max_connections: self.max_connections,
+            refused: &refused,
+        };
+        crate::http::serve_connections(listener, router(self.state), limits, cancel).await;
         Ok(())
     }
 }
@@ -166,7 +192,7 @@ async fn guard(State(state): State<Arc<Dash>>, request: Request, next: Next) -> 
         &state.hosts,
         &state.name,
         "Open it as the address `hookd team dashboard` printed (a tunnel keeps that name)",
-        MAX_BODY_BYTES,
+        (MAX_BODY_BYTES, BODY_CAP),
         &request,
     ) {
         None => next.run(request).await,
@@ -266,8 +292,17 @@ struct AnswerBody {
 async fn answer(
     State(state): State<Arc<Dash>>,
     Path(id): Path<String>,
-    Json(body): Json<AnswerBody>,
+    body: Result<Json<AnswerBody>, JsonRejection>,
 ) -> Response {
+    // A body past the cap without a Content-Length (chunked) is cut while
+    // read: said as the guard says a declared one.
+    let body = match body {
+        Ok(Json(body)) => body,
+        Err(e) if e.status() == StatusCode::PAYLOAD_TOO_LARGE => {
+            return failure(e.status(), too_large(MAX_BODY_BYTES, BODY_CAP))
+        }
+        Err(e) => return failure(e.status(), e.body_text()),
+    };
     let allow = match body.verdict.as_str() {
         "allow" => true,
         "deny" => false,

@@ -23,17 +23,21 @@ pub struct TokenReport {
     pub rotated: bool,
 }
 
+/// `[http]` of `config` (or of the default config file, if there is one).
+pub fn section(config: Option<&Path>) -> anyhow::Result<crate::config::http::HttpConfig> {
+    Ok(match config {
+        Some(path) => crate::config::Config::load(path)?.http,
+        None => match crate::paths::default_config_path().filter(|p| p.exists()) {
+            Some(path) => crate::config::Config::load(&path)?.http,
+            None => Default::default(),
+        },
+    })
+}
+
 /// The token file `hookd serve` uses with `config` (`[http] token_file`,
 /// else `http-token` beside config.toml).
 pub fn token_file(config: Option<&Path>) -> anyhow::Result<PathBuf> {
-    let configured = match config {
-        Some(path) => crate::config::Config::load(path)?.http.token_file,
-        None => match crate::paths::default_config_path().filter(|p| p.exists()) {
-            Some(path) => crate::config::Config::load(&path)?.http.token_file,
-            None => None,
-        },
-    };
-    match configured {
+    match section(config)?.token_file {
         Some(path) => Ok(path),
         None => crate::http::token::default_path()
             .context("no config directory for the token file: set HOME or XDG_CONFIG_HOME"),

@@ -69,8 +69,8 @@ pub enum Command {
         /// private network only).
         #[arg(long)]
         allow_remote: bool,
-        /// The configuration file whose `[team]` (an approver's role) and
-        /// `[http] token_file` to use.
+        /// The configuration file whose `[team]` (an approver's role),
+        /// `[http] token_file` and `[http] max_connections` to use.
         #[arg(long, value_name = "FILE")]
         config: Option<PathBuf>,
     },
@@ -160,8 +160,15 @@ async fn dashboard(
 ) -> anyhow::Result<Outcome> {
     let target = target(config)?;
     let token_file = super::http::token_file(config)?;
-    let dashboard =
-        crate::team_dashboard::prepare(target, listen, token_file.clone(), allow_remote).await?;
+    let max_connections = super::http::section(config)?.max_connections();
+    let dashboard = crate::team_dashboard::prepare(
+        target,
+        listen,
+        token_file.clone(),
+        allow_remote,
+        max_connections,
+    )
+    .await?;
     let token = crate::http::token::read(&token_file)?;
     writeln!(Stdout, "{}", dashboard.url(&token))?;
     writeln!(

@@ -270,9 +270,42 @@ pub async fn serve(listener: TcpListener, shared: Arc<Shared>, shutdown: Cancell
         return;
     };
     let router = router(shared.clone(), face.max_body_bytes);
-    let slots = Arc::new(Semaphore::new(face.max_connections));
+    let limits = Limits {
+        name: "the HTTP listener",
+        max_connections: face.max_connections,
+        refused: &face.refused_connections,
+    };
+    serve_connections(listener, router, limits, shutdown).await;
+}
+
+/// A listener's limits for [`serve_connections`].
+#[derive(Debug)]
+pub(crate) struct Limits<'a> {
+    /// The listener, as the log names it.
+    pub name: &'static str,
+    /// Connections served at once; the excess is closed at accept.
+    pub max_connections: usize,
+    /// Counts the connections closed at accept.
+    pub refused: &'a AtomicU64,
+}
+
+/// Serves `router` on `listener` until `shutdown`, as every listener of
+/// hookd's does (this face and `hookd team dashboard`): each connection a
+/// task of its own, at most `limits.max_connections` at once (the excess
+/// closed at accept, counted, and logged once per streak), each with
+/// [`HEADER_TIMEOUT`] for a request's head (which also ends a keep-alive
+/// connection idle that long) and [`CONNECTION_LIFETIME`] in all (which
+/// bounds a trickled body).
+pub(crate) async fn serve_connections(
+    listener: TcpListener,
+    router: Router,
+    limits: Limits<'_>,
+    shutdown: CancellationToken,
+) {
+    let slots = Arc::new(Semaphore::new(limits.max_connections.max(1)));
     let tracker = TaskTracker::new();
     let mut backoff = AcceptBackoff::default();
+    let mut refusing = false;
     loop {
         let failed = |e: &std::io::Error| tracing::warn!(error = %e, "HTTP accept failed");
         let stream = match backoff.accept(listener.accept(), &shutdown, failed).await {
@@ -283,10 +316,19 @@ pub async fn serve(listener: TcpListener, shared: Arc<Shared>, shutdown: Cancell
         // Full: close it now rather than let it wait; a client that holds
         // every slot delays only other HTTP clients, never a hook.
         let Ok(permit) = slots.clone().try_acquire_owned() else {
-            face.refused_connections.fetch_add(1, Ordering::Relaxed);
+            limits.refused.fetch_add(1, Ordering::Relaxed);
+            if !refusing {
+                refusing = true;
+                tracing::warn!(
+                    max_connections = limits.max_connections,
+                    "{}: every connection slot is taken; closing new connections until one ends",
+                    limits.name
+                );
+            }
             drop(stream);
             continue;
         };
+        refusing = false;
         let service = TowerToHyperService::new(router.clone());
         let shutdown = shutdown.clone();
         tracker.spawn(async move {
@@ -337,7 +379,7 @@ async fn guard(State(shared): State<Arc<Shared>>, request: Request, next: Next) 
         &face.allowed_hosts,
         &face.public.authority,
         "Set `public_url` in [http]",
-        face.max_body_bytes,
+        (face.max_body_bytes, "`http.max_body_bytes`"),
         &request,
     ) {
         return refused;
@@ -349,13 +391,13 @@ async fn guard(State(shared): State<Arc<Shared>>, request: Request, next: Next) 
 /// and `hookd team dashboard`'s): its Host must be one of `hosts` (DNS
 /// rebinding; `name` is the one shown, `hint` says how to add another), a
 /// non-GET's Origin, when it
-/// has one, must be too, and a declared body must fit `max_body_bytes`.
-/// The refusal to send, if any.
+/// has one, must be too, and a declared body must fit the cap `(bytes,
+/// what sets it)`. The refusal to send, if any.
 pub(crate) fn check_request(
     hosts: &[String],
     name: &str,
     hint: &str,
-    max_body_bytes: usize,
+    (max_body_bytes, cap): (usize, &str),
     request: &Request,
 ) -> Option<Response> {
     let host = request
@@ -400,13 +442,15 @@ pub(crate) fn check_request(
     if declared.is_some_and(|n| n > max_body_bytes as u64) {
         return Some(refuse(
             StatusCode::PAYLOAD_TOO_LARGE,
-            format!(
-                "413 Payload Too Large: bodies are capped at {max_body_bytes} bytes \
-                 (`http.max_body_bytes`)"
-            ),
+            too_large(max_body_bytes, cap),
         ));
     }
     None
+}
+
+/// A 413's text: the cap in bytes and `cap`, what sets it.
+pub(crate) fn too_large(max_body_bytes: usize, cap: &str) -> String {
+    format!("413 Payload Too Large: bodies are capped at {max_body_bytes} bytes ({cap})")
 }
 
 /// `Authorization: Bearer <token>`, checked against the token file as it

@@ -9,6 +9,7 @@ mod team_approvals_claude;
 mod team_approvals_rls;
 mod team_approve_pane;
 mod team_dashboard;
+mod team_dashboard_limits;
 mod team_fleet;
 mod team_init;
 mod team_ship;

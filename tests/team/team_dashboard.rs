@@ -24,19 +24,19 @@ use crate::team_approvals_rls::cluster;
 use crate::team_init::{config, hookd, text};
 
 /// `hookd team dashboard` as a child, ended by its pid on drop.
-struct Dashboard {
+pub(crate) struct Dashboard {
     child: Child,
     /// Its stdout, kept open (a closed pipe would end it at its next line).
     _stdout: BufReader<std::process::ChildStdout>,
     /// The address it printed, with the token in its fragment.
     url: String,
     /// `127.0.0.1:PORT`.
-    addr: String,
-    token: String,
+    pub(crate) addr: String,
+    pub(crate) token: String,
 }
 
 impl Dashboard {
-    fn start(pg: &Postgres, config: &Path) -> Dashboard {
+    pub(crate) fn start(pg: &Postgres, config: &Path) -> Dashboard {
         let mut command = Command::new(hookd_bin());
         process::private_home(&mut command, &pg.path().join("client"));
         let mut child = command
@@ -65,7 +65,7 @@ impl Dashboard {
         }
     }
 
-    fn bearer(&self) -> String {
+    pub(crate) fn bearer(&self) -> String {
         format!("Bearer {}", self.token)
     }
 
