@@ -9,7 +9,7 @@
 //!   selection, mode) with `apply(frame)` and `on_key(key)` → requests;
 //! - [`view`]: the pure screen, `draw(frame, &state)`;
 //! - [`term`]: the IO loop (terminal, socket, signals, reconnects);
-//! - [`plain`]: line mode;
+//! - [`plain`]: line mode; [`plain_team`]: its team asks (`--plain --team`);
 //! - [`explain`]: `e`, and `hookd rules explain`;
 //! - [`team`]: the Team pane of `--team` (team asks in the database).
 //!
@@ -19,6 +19,7 @@
 
 pub mod explain;
 pub mod plain;
+pub mod plain_team;
 pub mod state;
 pub mod team;
 pub mod term;

@@ -9,6 +9,8 @@
 //!
 //! A bad line gets one `error: …` line naming what was wrong, and the loop
 //! goes on. The same [`State`] as the full-screen approver keeps the table.
+//! With `--team`, the team asks open in the database are printed and
+//! answered beside the local items ([`super::plain_team`]).
 //! Ends at the end of stdin, or on SIGTERM / SIGINT / SIGHUP.
 
 use std::collections::HashSet;
@@ -21,6 +23,7 @@ use futures_util::SinkExt;
 use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::signal::unix::{signal, SignalKind};
 
+use super::plain_team::{self, Printed, TeamLink};
 use super::state::{News, PendingItem, State, DEFAULT_DENY_REASON};
 use super::wire::{Remember, Request};
 use super::{connect, next_frame, Backoff, Conn};
@@ -35,13 +38,18 @@ s allow for the session, a always allow, N always deny";
 const REPLY_GRACE: std::time::Duration = std::time::Duration::from_secs(5);
 
 /// Runs line mode on stdin and `out` until stdin ends (and the answers
-/// sent have their replies).
-pub fn run(socket: &Path, out: &mut impl Write) -> anyhow::Result<()> {
+/// sent have their replies). `team`: the team database, connected to as
+/// the approver (`--team`).
+pub fn run(
+    socket: &Path,
+    out: &mut impl Write,
+    team: Option<hookd_team::ConnectTarget>,
+) -> anyhow::Result<()> {
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .context("starting the async runtime")?;
-    let ended = runtime.block_on(lines(socket, out));
+    let ended = runtime.block_on(lines(socket, out, team));
     // tokio reads stdin with a blocking read on a thread of its own, which
     // nothing can cancel: dropping the runtime would wait for it, that is
     // for the next line typed, and a Ctrl-C would end nothing until Enter.
@@ -50,7 +58,11 @@ pub fn run(socket: &Path, out: &mut impl Write) -> anyhow::Result<()> {
     ended
 }
 
-async fn lines(socket: &Path, out: &mut impl Write) -> anyhow::Result<()> {
+async fn lines(
+    socket: &Path,
+    out: &mut impl Write,
+    team: Option<hookd_team::ConnectTarget>,
+) -> anyhow::Result<()> {
     let on = |kind| signal(kind).context("installing signal handlers");
     let (mut term, mut int, mut hup) = (
         on(SignalKind::terminate())?,
@@ -67,16 +79,30 @@ async fn lines(socket: &Path, out: &mut impl Write) -> anyhow::Result<()> {
     // After the end of stdin, the answers already sent still get their
     // replies printed (`echo "y kmnpq" | hookd approve --plain`), for a while.
     let mut stdin_done: Option<tokio::time::Instant> = None;
+    // --team: the open team asks, read once a second (and after each answer).
+    let mut team = team.map(|target| {
+        state.team = Some(super::team::TeamPane::default());
+        (TeamLink::new(target), Printed::default())
+    });
+    let mut team_tick = tokio::time::interval(std::time::Duration::from_secs(1));
+    team_tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     writeln!(out, "hookd approve: {USAGE}")?;
     out.flush()?;
     loop {
+        // Lines are read once what they can name is known: the daemon's
+        // table (or, with --team, the daemon is down) and the team's asks.
+        let team_known = state
+            .team
+            .as_ref()
+            .is_none_or(|t| t.read_at.is_some() || t.error.is_some());
+        let ready = (state.table_read || (team.is_some() && was_down)) && team_known;
         if let Some(since) = stdin_done {
             if !state.awaiting_replies() || since.elapsed() >= REPLY_GRACE || conn.is_none() {
                 return Ok(());
             }
         }
         let requests = tokio::select! {
-            line = stdin.next_line(), if stdin_done.is_none() && state.table_read => match line.context("reading stdin")? {
+            line = stdin.next_line(), if stdin_done.is_none() && ready => match line.context("reading stdin")? {
                 None => {
                     stdin_done = Some(tokio::time::Instant::now());
                     Vec::new()
@@ -124,12 +150,38 @@ async fn lines(socket: &Path, out: &mut impl Write) -> anyhow::Result<()> {
                 }
                 Vec::new()
             }
+            _ = team_tick.tick(), if team.is_some() => {
+                if let Some((link, _)) = team.as_mut() {
+                    link.refresh(&mut state).await;
+                    state.now = Instant::now();
+                }
+                Vec::new()
+            }
             _ = tokio::time::sleep(REPLY_GRACE), if stdin_done.is_some() => Vec::new(),
             _ = term.recv() => return Ok(()),
             _ = int.recv() => return Ok(()),
             _ = hup.recv() => return Ok(()),
         };
         for request in requests {
+            if let Request::TeamAnswer {
+                id,
+                label,
+                allow,
+                reason,
+            } = &request
+            {
+                let Some((link, team_printed)) = team.as_mut() else {
+                    continue;
+                };
+                match link.answer(id, *allow, reason.as_deref()).await {
+                    Ok(said) => writeln!(out, "ok: team ask {label}: {said}")?,
+                    Err(e) => writeln!(out, "error: team ask {label}: {e}")?,
+                }
+                link.refresh(&mut state).await;
+                state.now = Instant::now();
+                write!(out, "{}", team_printed.news(&state))?;
+                continue;
+            }
             let (Some(c), Some(frame)) = (conn.as_mut(), state.frame(&request)) else {
                 writeln!(out, "error: not connected to hookd; nothing was sent")?;
                 continue;
@@ -166,6 +218,9 @@ async fn lines(socket: &Path, out: &mut impl Write) -> anyhow::Result<()> {
             }
         }
         printed.retain(|id| state.pending.iter().any(|p| &p.event_id == id));
+        if let Some((_, team_printed)) = team.as_mut() {
+            write!(out, "{}", team_printed.news(&state))?;
+        }
         out.flush()?;
     }
 }
@@ -270,7 +325,19 @@ pub fn parse_line(line: &str, state: &State) -> Result<Option<Request>, String> 
         ));
     }
     let reason = reason.trim();
-    let item = find(id, state)?;
+    // An id no local item answers to may name a team ask (--team).
+    if !state.pending.iter().any(|p| p.answers_to(id)) {
+        if let Some(ask) = plain_team::find(id, state) {
+            return ask.and_then(|ask| plain_team::request(verb, ask, reason).map(Some));
+        }
+    }
+    let item = find(id, state).map_err(|e| {
+        if state.pending.iter().any(|p| p.answers_to(id)) {
+            e
+        } else {
+            plain_team::with_open_asks(e, state)
+        }
+    })?;
     if !reason.is_empty() && verdict == "allow" {
         return Err(format!(
             "only n and N take a reason; `{verb} {id}` was not sent"

@@ -3,10 +3,11 @@
 //! through pipes), the real forwarder fed a PreToolUse input.
 
 use crate::support::daemon;
+use crate::support::plain::Plain;
 use crate::support::tmux;
 
 use std::ffi::OsStr;
-use std::io::{BufRead, BufReader, Write};
+use std::io::Write;
 use std::process::{Child, Command, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
@@ -259,68 +260,21 @@ impl Drop for EndByPid {
     }
 }
 
-/// Line mode through pipes: its stdout lines arrive on a channel.
-struct Plain {
-    child: Child,
-    lines: mpsc::Receiver<String>,
-}
-
-impl Plain {
-    fn start(daemon: &Daemon) -> Plain {
-        let mut child = Command::new(hookd_bin())
+/// `hookd approve --plain` on `daemon`, once it has subscribed.
+fn start_plain(daemon: &Daemon) -> Plain {
+    let plain = Plain::spawn(
+        Command::new(hookd_bin())
             .args(["approve", "--plain", "--socket"])
-            .arg(&daemon.socket)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
-            .spawn()
-            .unwrap();
-        let stdout = child.stdout.take().unwrap();
-        let (tx, lines) = mpsc::channel();
-        std::thread::spawn(move || {
-            for line in BufReader::new(stdout).lines() {
-                let Ok(line) = line else { return };
-                if tx.send(line).is_err() {
-                    return;
-                }
-            }
-        });
-        wait_subscribers(daemon, 1);
-        Plain { child, lines }
-    }
-
-    fn say(&mut self, line: &str) {
-        let stdin = self.child.stdin.as_mut().unwrap();
-        writeln!(stdin, "{line}").unwrap();
-        stdin.flush().unwrap();
-    }
-
-    /// Reads lines until one contains `text`; returns it.
-    fn expect(&self, text: &str) -> String {
-        let deadline = Instant::now() + WAIT;
-        let mut seen = Vec::new();
-        loop {
-            let left = deadline.saturating_duration_since(Instant::now());
-            match self.lines.recv_timeout(left) {
-                Ok(line) if line.contains(text) => return line,
-                Ok(line) => seen.push(line),
-                Err(_) => panic!("no line with `{text}`; got:\n{}", seen.join("\n")),
-            }
-        }
-    }
-}
-
-impl Drop for Plain {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
+            .arg(&daemon.socket),
+    );
+    wait_subscribers(daemon, 1);
+    plain
 }
 
 #[test]
 fn line_mode_prints_items_reads_answers_and_names_bad_lines() {
     let daemon = daemon();
-    let mut plain = Plain::start(&daemon);
+    let mut plain = start_plain(&daemon);
 
     let forwarder = forward(&daemon, &pre_tool_use("npm test -- --grep approve"));
     let header = plain.expect("pending ");
@@ -406,7 +360,7 @@ fn line_mode_prints_items_reads_answers_and_names_bad_lines() {
 fn line_mode_says_an_always_would_change_nothing_before_it_is_written() {
     let daemon = daemon();
     let rules = daemon.dir.path().join("rules.toml");
-    let mut plain = Plain::start(&daemon);
+    let mut plain = start_plain(&daemon);
     for round in 0..2 {
         let forwarder = forward(&daemon, &pre_tool_use("npm test"));
         let header = plain.expect("pending ");
@@ -438,7 +392,7 @@ fn line_mode_says_an_always_would_change_nothing_before_it_is_written() {
 fn line_mode_ends_at_once_on_sigint_and_sigterm_while_reading_stdin() {
     let daemon = daemon();
     for (signal, name) in [(libc::SIGINT, "SIGINT"), (libc::SIGTERM, "SIGTERM")] {
-        let mut plain = Plain::start(&daemon);
+        let mut plain = start_plain(&daemon);
         // An answer read and refused: stdin is being read (only once the
         // table is known), and is read again, blocking, for the next line.
         plain.say("x");

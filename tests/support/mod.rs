@@ -11,6 +11,7 @@ pub mod claude;
 pub mod daemon;
 pub mod http;
 pub mod otlp;
+pub mod plain;
 pub mod plugin_agents;
 pub mod postgres;
 pub mod process;
