@@ -638,7 +638,7 @@ const OWN_DEADLINES: &[(&str, usize, &str)] = &[
          its stderr",
     ),
     (
-        "end_to_end/e2e_approve.rs",
+        "support/plain.rs",
         1,
         "a blocking channel read (recv_timeout on what is left), not a poll",
     ),

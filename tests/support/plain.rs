@@ -52,16 +52,7 @@ impl Plain {
 
     /// Reads lines until one contains `text` (within [`WAIT`]); returns it.
     pub fn expect(&self, text: &str) -> String {
-        let deadline = Instant::now() + WAIT;
-        let mut seen = Vec::new();
-        loop {
-            let left = deadline.saturating_duration_since(Instant::now());
-            match self.lines.recv_timeout(left) {
-                Ok(line) if line.contains(text) => return line,
-                Ok(line) => seen.push(line),
-                Err(_) => panic!("no line with `{text}`; got:\n{}", seen.join("\n")),
-            }
-        }
+        self.expect_lines(text).pop().expect("the line found")
     }
 
     /// Reads lines until one contains `text`, as [`Plain::expect`], and
