@@ -115,7 +115,7 @@ pub fn describe(ask: &OpenAsk, seconds_left: f64) -> String {
 pub struct Printed {
     /// Printed asks by id: their short id and the allows last said.
     asks: HashMap<String, (String, usize)>,
-    /// The read failure last said, until a read succeeds.
+    /// The streak's last read failure, until a read succeeds.
     error: Option<String>,
 }
 
@@ -129,10 +129,11 @@ impl Printed {
         };
         let mut text = String::new();
         if let Some(e) = &team.error {
-            if self.error.as_ref() != Some(e) {
+            // Once per streak, whatever each failed read said.
+            if self.error.is_none() {
                 text.push_str(&format!("team: {e}\n"));
-                self.error = Some(e.clone());
             }
+            self.error = Some(e.clone());
             return text;
         }
         if self.error.take().is_some() {
@@ -306,6 +307,8 @@ mod tests {
             "team: reading the open team asks: db error\n"
         );
         assert_eq!(printed.news(&state), "", "once per streak");
+        state.team_read(Err("connecting to the database: refused".into()));
+        assert_eq!(printed.news(&state), "", "whatever each read says");
         state.team_read(Ok(vec![]));
         assert_eq!(
             printed.news(&state),

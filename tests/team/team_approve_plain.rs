@@ -165,3 +165,38 @@ fn plain_mode_answers_team_asks_beside_local_ones_and_a_machine_role_is_refused(
     assert!(reason(&out).contains("alice"), "{}", reason(&out));
     assert_eq!(laptop.status()["team"]["team_answers"], 2);
 }
+
+/// The team database going away: line mode says so once, goes on reading
+/// and answering lines meanwhile, and says when it answers again.
+#[test]
+fn plain_mode_says_once_that_the_team_database_is_away_and_when_it_is_back() {
+    let Some(mut pg) = cluster("plain_mode_team_database_away") else {
+        return;
+    };
+    let alice = approver(&pg, "alice");
+    let mut plain = plain_approver(&pg, &pg.path().join("alice-box.sock"), &alice);
+    plain.expect("hookd is down at");
+    plain.say("y zzzzz");
+    plain.expect(
+        "error: nothing pending is called `zzzzz` (nothing is pending); no team ask is open",
+    );
+
+    pg.stop();
+    let said = plain.expect("team: ");
+    assert!(
+        said.contains("team database") || said.contains("connecting to"),
+        "{said}"
+    );
+    // Several failed reads (one a second) later, still one line, and
+    // lines are read and answered all the while.
+    std::thread::sleep(Duration::from_secs(3));
+    plain.say("y zzzzz");
+    let lines = plain.expect_lines("error: nothing pending is called `zzzzz`");
+    assert!(
+        !lines.iter().any(|l| l.starts_with("team: ")),
+        "said once per streak: {lines:?}"
+    );
+
+    pg.start_server();
+    plain.expect("team: the team database answers again");
+}
