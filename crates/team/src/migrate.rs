@@ -40,6 +40,11 @@ pub const MIGRATIONS: &[Migration] = &[
         name: "team_approvals",
         sql: include_str!("../migrations/0100_team_approvals.sql"),
     },
+    Migration {
+        version: 101,
+        name: "team_approvals_published",
+        sql: include_str!("../migrations/0101_team_approvals_published.sql"),
+    },
 ];
 
 /// The bookkeeping table, created before anything else.
