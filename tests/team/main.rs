@@ -8,6 +8,7 @@ mod team_approvals;
 mod team_approvals_claude;
 mod team_approvals_rls;
 mod team_approve_pane;
+mod team_asks_announced;
 mod team_dashboard;
 mod team_fleet;
 mod team_init;

@@ -24,7 +24,7 @@ use crate::team_approvals_rls::cluster;
 use crate::team_init::{config, hookd, text};
 
 /// `hookd team dashboard` as a child, ended by its pid on drop.
-struct Dashboard {
+pub(crate) struct Dashboard {
     child: Child,
     /// Its stdout, kept open (a closed pipe would end it at its next line).
     _stdout: BufReader<std::process::ChildStdout>,
@@ -37,8 +37,14 @@ struct Dashboard {
 
 impl Dashboard {
     fn start(pg: &Postgres, config: &Path) -> Dashboard {
+        Dashboard::start_with_env(pg, config, &[])
+    }
+
+    /// [`Dashboard::start`] with `env` added to its environment.
+    pub(crate) fn start_with_env(pg: &Postgres, config: &Path, env: &[(&str, &str)]) -> Dashboard {
         let mut command = Command::new(hookd_bin());
         process::private_home(&mut command, &pg.path().join("client"));
+        command.envs(env.iter().copied());
         let mut child = command
             .args(["team", "dashboard", "--listen", "127.0.0.1:0", "--config"])
             .arg(config)
@@ -69,7 +75,7 @@ impl Dashboard {
         format!("Bearer {}", self.token)
     }
 
-    fn api(&self, path: &str) -> Value {
+    pub(crate) fn api(&self, path: &str) -> Value {
         let r = http::get(&self.addr, path, &[("Authorization", &self.bearer())]);
         assert_eq!(r.status, 200, "{path}: {}", r.body);
         serde_json::from_str(&r.body).unwrap()
