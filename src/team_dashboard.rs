@@ -25,7 +25,7 @@
 //! "reason": …}` (the same database path as `hookd team answer`), and
 //! `GET /api/me` (the role answers are attributed to).
 //!
-//! **How the page hears of asks.** A task ([`follow_asks`]) holds a
+//! **How the page hears of asks.** A task (`follow_asks`) holds a
 //! connection of its own that LISTENs on `hookd_ask_published` (migration
 //! 0101: an ask published, answered, decided or closed) and reads the open
 //! asks back at once on each announcement, under the approver's grants,

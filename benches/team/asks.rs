@@ -12,8 +12,8 @@
 //!
 //! Measured per ask: from the daemon's publish to the verdict read back by
 //! that daemon. Three runs: a steady rate (each daemon one ask every
-//! `HOOKD_BENCH_ASK_EVERY` seconds, default 5, staggered, for
-//! `HOOKD_BENCH_ASKS` asks each, default 4), a burst (every daemon's ask at
+//! `HOOKD_BENCH_ASK_EVERY` seconds, default 20, staggered, for
+//! `HOOKD_BENCH_ASKS` asks each, default 2), a burst (every daemon's ask at
 //! the same instant), and the two-person rule (the steady rate, two
 //! approvers, `approvals_required = 2`).
 //!
@@ -61,8 +61,8 @@ struct Counters {
 }
 
 pub fn run(pg: &Postgres, runtime: &tokio::runtime::Runtime, daemons: usize, postmaster: u32) {
-    let every = Duration::from_secs(env("HOOKD_BENCH_ASK_EVERY", 5) as u64);
-    let asks = env("HOOKD_BENCH_ASKS", 4).max(1);
+    let every = Duration::from_secs(env("HOOKD_BENCH_ASK_EVERY", 20) as u64);
+    let asks = env("HOOKD_BENCH_ASKS", 2).max(1);
     let each = match std::env::var("HOOKD_BENCH_READBACK").as_deref() {
         Ok("each") => true,
         Ok("own") | Err(_) => false,
