@@ -1,25 +1,44 @@
-//! The team plane's shipping at scale (issue #26): several hundred
-//! simulated daemons, each a task with **its own connection** as its own
-//! machine role (what hookd does: one connection per daemon, no pool),
-//! ship synthetic sealed log lines to one throw-away PostgreSQL cluster
-//! (tests/support/postgres.rs: `fsync=off`, a Unix socket) through the
-//! shipper's own code (`hookd_team::ship::{parse, ship}`: the same insert,
-//! the same cursor, the same row-level security).
+//! The team plane at scale (issue #26), against one throw-away PostgreSQL
+//! cluster (tests/support/postgres.rs: `fsync=off`, a Unix socket,
+//! `max_connections` raised to fit): two phases, chosen by
+//! `HOOKD_BENCH_PHASES` (`ship,asks`, the default; or either alone).
 //!
-//! Reports: rows ingested per second, the table's size per million rows
-//! and per million decisions (each decision is two rows: its event and its
+//! **ship**: several hundred simulated daemons, each a task with **its own
+//! connection** as its own machine role (what hookd's shipper does: one
+//! connection of its own, no pool), ship synthetic sealed log lines
+//! through the shipper's own code (`hookd_team::ship::{parse, ship}`: the
+//! same insert, the same cursor, the same row-level security). Reports:
+//! rows ingested per second, the table's size per million rows and per
+//! million decisions (each decision is two rows: its event and its
 //! decision), and the database's CPU time (every server process's user +
 //! system time, children reaped included) per million rows.
 //!
+//! **asks** (`team/asks.rs`): team approvals' latency, ask published →
+//! team answer → verdict read back by the daemon, p50/p99/max, at a steady
+//! rate, in a burst and under the two-person rule.
+//!
 //! ```sh
-//! nice -n 10 cargo bench --bench team                 # 300 daemons × 2,000 lines
+//! nice -n 10 cargo bench --bench team --profile dev   # 300 daemons, both phases
 //! HOOKD_BENCH_DAEMONS=500 HOOKD_BENCH_LINES=1000 HOOKD_BENCH_BATCH=50 \
-//!     nice -n 10 cargo bench --bench team
+//!     nice -n 10 cargo bench --bench team --profile dev
+//! HOOKD_BENCH_PHASES=asks HOOKD_BENCH_ASK_EVERY=5 HOOKD_BENCH_ASKS=4 \
+//!     nice -n 10 cargo bench --bench team --profile dev
 //! ```
 //!
 //! `HOOKD_BENCH_BATCH` is the lines per batch: a daemon that ships behind a
 //! busy agent sends its whole backlog (up to 2,000 lines) at once; a quiet
 //! one, the few lines of the last second.
+//!
+//! Measured with `--profile dev` (a debug client) on the 2-core development
+//! machine at load average 11 to 18 (docs/team.md#scale-the-benchmarks-and-10000-machines-on-paper
+//! has the tables): shipping 23,100 rows/s, 43 s of database CPU and
+//! 872 MB per million rows; approvals with 300 daemons, ask published →
+//! verdict read back p50 31 ms, p99 107 ms, max 147 ms at 15 asks/s (one
+//! approver), p50 32 ms / p99 102 ms under the two-person rule (two
+//! approvers); a burst of 300 at once p50 4.4 s, p99 6.1 s, and 60 asks/s
+//! p50 9.6 s (one approver process answers 30 to 50 asks/s: the queue is
+//! its). Each answer's NOTIFY reaches every listening daemon (~225 heard
+//! per ask), hence the daemon reads back only on its own asks'.
 
 #[path = "../tests/support/mod.rs"]
 #[allow(dead_code, unused_imports)]
@@ -100,10 +119,32 @@ fn lines(machine: usize, n: usize) -> Vec<Vec<u8>> {
     out
 }
 
+/// How to connect as `user` (machine name = role name).
+fn target(pg: &Postgres, user: &str) -> hookd_team::ConnectTarget {
+    let team = hookd_team::TeamConfig {
+        database: Some(pg.conninfo(user)),
+        machine: Some(user.to_string()),
+        ..Default::default()
+    };
+    team.resolve().unwrap()
+}
+
 fn main() {
     let daemons = env("HOOKD_BENCH_DAEMONS", 300);
-    let per_daemon = env("HOOKD_BENCH_LINES", 2_000);
-    let batch = env("HOOKD_BENCH_BATCH", 200).max(1);
+    let approvers = 2;
+    let phases = std::env::var("HOOKD_BENCH_PHASES").unwrap_or_else(|_| "ship,asks".into());
+    let phases: Vec<&str> = phases.split(',').map(str::trim).collect();
+    for p in &phases {
+        assert!(
+            ["ship", "asks"].contains(p),
+            "HOOKD_BENCH_PHASES: {p:?} is not a phase (ship, asks)"
+        );
+    }
+    // Every simulated daemon and approver holds a connection, plus the
+    // admin's and psql's: the cluster's max_connections (400 in the tests)
+    // raised to fit.
+    let max_connections = (daemons + approvers + 50).max(400);
+    std::env::set_var("HOOKD_PG_MAX_CONNECTIONS", max_connections.to_string());
     let Some(pg) = Postgres::start("bench_team") else {
         eprintln!("PostgreSQL is not installed: nothing measured");
         return;
@@ -112,21 +153,19 @@ fn main() {
         .enable_all()
         .build()
         .unwrap();
-    let connect = |user: &str| {
-        let team = hookd_team::TeamConfig {
-            database: Some(pg.conninfo(user)),
-            machine: Some(user.to_string()),
-            ..Default::default()
-        };
-        team.resolve().unwrap()
-    };
-    // The schema, and one login role and fleet row per simulated daemon.
+    // The schema, one login role per simulated daemon (`m0`…) and per
+    // approver (`a0`, `a1`).
     let postmaster: u32 = runtime.block_on(async {
-        let mut admin = hookd_team::connect::connect(&connect(ADMIN)).await.unwrap();
+        let mut admin = hookd_team::connect::connect(&target(&pg, ADMIN))
+            .await
+            .unwrap();
         hookd_team::migrate::migrate(&mut admin).await.unwrap();
         let mut sql = String::new();
         for m in 0..daemons {
             sql.push_str(&format!("CREATE ROLE m{m} LOGIN IN ROLE hookd_machine;"));
+        }
+        for a in 0..approvers {
+            sql.push_str(&format!("CREATE ROLE a{a} LOGIN IN ROLE hookd_approver;"));
         }
         admin.batch_execute(&sql).await.unwrap();
         let backend: i32 = admin
@@ -138,6 +177,21 @@ fn main() {
         let rest = &stat[stat.rfind(')').unwrap() + 2..];
         rest.split(' ').nth(1).unwrap().parse().unwrap()
     });
+    println!(
+        "PostgreSQL: max_connections {}",
+        pg.admin("SHOW max_connections")
+    );
+    if phases.contains(&"ship") {
+        shipping(&pg, &runtime, daemons, postmaster);
+    }
+    if phases.contains(&"asks") {
+        asks::run(&pg, &runtime, daemons, postmaster);
+    }
+}
+
+fn shipping(pg: &Postgres, runtime: &tokio::runtime::Runtime, daemons: usize, postmaster: u32) {
+    let per_daemon = env("HOOKD_BENCH_LINES", 2_000);
+    let batch = env("HOOKD_BENCH_BATCH", 200).max(1);
     eprintln!("{daemons} daemons × {per_daemon} lines, {batch} lines a batch: preparing lines…");
     let prepared: Vec<Arc<Vec<hookd_team::ship::Line>>> = (0..daemons)
         .map(|m| {
@@ -154,7 +208,7 @@ fn main() {
     let latencies = runtime.block_on(async {
         let mut tasks = Vec::new();
         for (m, lines) in prepared.iter().enumerate() {
-            let target = connect(&format!("m{m}"));
+            let target = target(pg, &format!("m{m}"));
             let lines = lines.clone();
             tasks.push(tokio::spawn(async move {
                 let mut client = hookd_team::connect::connect(&target).await.unwrap();
@@ -234,3 +288,9 @@ fn main() {
         per_million(cpu)
     );
 }
+
+/// Team approvals' latency: simulated daemons publish asks and wait for
+/// the team's verdict exactly as the daemon's task does; approvers answer
+/// as `hookd approve --team` and the dashboard do.
+#[path = "team/asks.rs"]
+mod asks;

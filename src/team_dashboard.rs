@@ -22,10 +22,23 @@
 //! Origin is refused).
 //!
 //! Routes: `GET /api/fleet`, `GET /api/asks` (the open team asks, as
-//! `hookd team pending --json`), `GET /api/decisions?machine=&agent=&rule=&verdict=&limit=`,
+//! `hookd team pending --json`), `GET /api/asks/changes?after=N` (the
+//! same, as soon as they differ from generation `N`: a long poll, see
+//! below), `GET /api/decisions?machine=&agent=&rule=&verdict=&limit=`,
 //! `POST /api/asks/{id}/answer` with `{"verdict": "allow"|"deny",
 //! "reason": …}` (the same database path as `hookd team answer`), and
 //! `GET /api/me` (the role answers are attributed to).
+//!
+//! **How the page hears of asks.** A task (`follow_asks`) holds a
+//! connection of its own that LISTENs on `hookd_ask_published` (migration
+//! 0101: an ask published, answered, decided or closed) and reads the open
+//! asks back at once on each announcement, under the approver's grants,
+//! and on a slow poll as the fallback (10 s, `HOOKD_TEAM_ASKS_POLL`); a
+//! lost connection is made again with backoff and the asks read afresh.
+//! Each read that changes what an approver sees is a new generation, and
+//! `/api/asks/changes?after=N` answers as soon as there is one past `N`
+//! (else after [`LONG_POLL`] with the same), so the page shows a new ask
+//! as soon as the database commits it.
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -41,8 +54,8 @@ use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::{Form, Json, Router};
-use hookd_team::approvals::AnswerError;
-use hookd_team::connect::Reconnecting;
+use hookd_team::approvals::{AnswerError, OpenAsk};
+use hookd_team::connect::{Backoff, Reconnecting};
 use hookd_team::dashboard::Search;
 use hookd_team::ConnectTarget;
 use serde::Deserialize;
@@ -61,6 +74,9 @@ const BODY_CAP: &str = "the team dashboard's fixed cap: an answer is a verdict a
 /// How long one request may wait for the database (connecting included).
 const DB_DEADLINE: Duration = Duration::from_secs(10);
 
+/// The longest `/api/asks/changes` waits for a new generation.
+pub const LONG_POLL: Duration = Duration::from_secs(15);
+
 /// A dashboard bound and connected, not serving yet.
 pub struct Dashboard {
     listener: std::net::TcpListener,
@@ -77,6 +93,9 @@ pub struct Dashboard {
 
 struct Dash {
     db: tokio::sync::Mutex<Reconnecting>,
+    /// The open asks as [`follow_asks`] last read them.
+    asks: tokio::sync::watch::Sender<AsksView>,
+    target: ConnectTarget,
     token_file: PathBuf,
     hosts: Vec<String>,
     name: String,
@@ -125,7 +144,9 @@ pub async fn prepare(
     let public = PublicUrl::parse(&format!("http://{addr}"))
         .map_err(|e| anyhow::anyhow!("--listen: {e}"))?;
     let state = Arc::new(Dash {
-        db: tokio::sync::Mutex::new(Reconnecting::new(target)),
+        db: tokio::sync::Mutex::new(Reconnecting::new(target.clone())),
+        asks: tokio::sync::watch::Sender::new(AsksView::default()),
+        target,
         token_file,
         hosts: allowed_hosts(addr, &public),
         name: public.authority.clone(),
@@ -154,6 +175,11 @@ impl Dashboard {
         shutdown: impl std::future::Future<Output = ()> + Send + 'static,
     ) -> anyhow::Result<()> {
         let listener = tokio::net::TcpListener::from_std(self.listener)?;
+        let follower = tokio::spawn(follow_asks(
+            self.state.target.clone(),
+            self.state.asks.clone(),
+            hookd_team::approvals::open_asks_poll(),
+        ));
         let cancel = tokio_util::sync::CancellationToken::new();
         let on_shutdown = cancel.clone();
         tokio::spawn(async move {
@@ -167,7 +193,107 @@ impl Dashboard {
             refused: &refused,
         };
         crate::http::serve_connections(listener, router(self.state), limits, cancel).await;
+        follower.abort();
         Ok(())
+    }
+}
+
+/// The open asks as the dashboard's follower last read them.
+#[derive(Debug, Clone, Default)]
+struct AsksView {
+    /// Bumped by each read that changed `asks` or `error`.
+    generation: u64,
+    asks: Vec<OpenAsk>,
+    error: Option<String>,
+}
+
+/// What an approver sees of an ask change (not its countdown).
+fn same_asks(a: &[OpenAsk], b: &[OpenAsk]) -> bool {
+    a.len() == b.len()
+        && a.iter()
+            .zip(b)
+            .all(|(a, b)| a.id == b.id && a.allowed_by == b.allowed_by)
+}
+
+/// Keeps `view` current: LISTENs on `hookd_ask_published` on a connection
+/// of its own and reads the open asks at once on each announcement, and
+/// every `poll` as the fallback; a lost connection is noticed (its
+/// notification stream ends, or a read fails or takes past
+/// [`DB_DEADLINE`]) and made again with backoff, then the asks are read
+/// afresh (what changed meanwhile was announced to nobody).
+async fn follow_asks(
+    target: ConnectTarget,
+    view: tokio::sync::watch::Sender<AsksView>,
+    poll: Duration,
+) {
+    let fail = |error: String| {
+        view.send_if_modified(|v| {
+            if v.error.as_deref() == Some(error.as_str()) {
+                return false;
+            }
+            v.error = Some(error);
+            v.generation += 1;
+            true
+        });
+    };
+    let mut backoff = Backoff::default();
+    loop {
+        let listening = tokio::time::timeout(
+            DB_DEADLINE,
+            hookd_team::approvals::listen_on(&target, hookd_team::approvals::PUBLISHED),
+        )
+        .await;
+        let (client, mut notes) = match listening {
+            Ok(Ok(link)) => link,
+            Ok(Err(e)) => {
+                fail(format!("connecting to {}: {e}", target.describe()));
+                tokio::time::sleep(backoff.next_wait()).await;
+                continue;
+            }
+            Err(_) => {
+                fail("the team database did not answer within 10 s".into());
+                tokio::time::sleep(backoff.next_wait()).await;
+                continue;
+            }
+        };
+        backoff.reset();
+        loop {
+            match tokio::time::timeout(DB_DEADLINE, hookd_team::approvals::open(&client)).await {
+                Ok(Ok(asks)) => {
+                    view.send_if_modified(|v| {
+                        // The first read is a generation even when empty.
+                        if v.generation > 0 && v.error.is_none() && same_asks(&v.asks, &asks) {
+                            v.asks = asks; // the countdowns, silently
+                            return false;
+                        }
+                        v.asks = asks;
+                        v.error = None;
+                        v.generation += 1;
+                        true
+                    });
+                }
+                Ok(Err(e)) => {
+                    fail(format!("reading the open team asks: {e}"));
+                    break;
+                }
+                Err(_) => {
+                    fail("the team database did not answer within 10 s".into());
+                    break;
+                }
+            }
+            tokio::select! {
+                note = notes.recv() => match note {
+                    // Several announcements at once: one read.
+                    Some(_) => while notes.try_recv().is_ok() {},
+                    None => {
+                        fail("the team database connection was lost".into());
+                        break;
+                    }
+                },
+                _ = tokio::time::sleep(poll) => {}
+            }
+        }
+        tokio::time::sleep(backoff.next_wait()).await;
     }
 }
 
@@ -176,6 +302,7 @@ fn router(state: Arc<Dash>) -> Router {
         .route("/api/me", get(me))
         .route("/api/fleet", get(fleet))
         .route("/api/asks", get(asks))
+        .route("/api/asks/changes", get(asks_changes))
         .route("/api/asks/{id}/answer", post(answer))
         .route("/api/decisions", get(decisions))
         .route_layer(middleware::from_fn_with_state(state.clone(), bearer));
@@ -261,6 +388,24 @@ async fn asks(State(state): State<Arc<Dash>>) -> Response {
         Ok(rows) => Json(rows).into_response(),
         Err(refused) => refused,
     }
+}
+
+/// `GET /api/asks/changes`'s query.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Changes {
+    /// The generation the page has; answered once there is a later one.
+    #[serde(default)]
+    after: u64,
+}
+
+/// The open asks once they differ from generation `after` (or after
+/// [`LONG_POLL`]): `{"generation", "asks", "error"}`.
+async fn asks_changes(State(state): State<Arc<Dash>>, Form(changes): Form<Changes>) -> Response {
+    let mut view = state.asks.subscribe();
+    let _ = tokio::time::timeout(LONG_POLL, view.wait_for(|v| v.generation > changes.after)).await;
+    let v = view.borrow().clone();
+    Json(json!({ "generation": v.generation, "asks": v.asks, "error": v.error })).into_response()
 }
 
 async fn decisions(State(state): State<Arc<Dash>>, Form(search): Form<Search>) -> Response {

@@ -5,8 +5,10 @@
 //! who may answer and what the answers add up to).
 //!
 //! The pane's state is pure ([`TeamPane`], keys in [`State::team_key`]);
-//! the IO loop (`term`) reads the open asks once a second and after every
-//! answer, and runs the [`Request::TeamAnswer`]s the keys make.
+//! the IO loop (`term`) reads the open asks when the database announces a
+//! change (`LISTEN hookd_ask_published`), after every answer and on a slow
+//! poll (10 s; each second while the database is away), and runs the
+//! [`Request::TeamAnswer`]s the keys make.
 
 use std::time::Instant;
 

@@ -166,7 +166,12 @@ impl Postgres {
                 "unix_socket_directories={}",
                 self.socket_dir().display()
             ))
-            .args(["-c", "fsync=off", "-c", "max_connections=400"])
+            .args(["-c", "fsync=off", "-c"])
+            // 400, or more for a benchmark's hundreds of connections.
+            .arg(format!(
+                "max_connections={}",
+                std::env::var("HOOKD_PG_MAX_CONNECTIONS").unwrap_or_else(|_| "400".into())
+            ))
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(log)

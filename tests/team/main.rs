@@ -9,6 +9,7 @@ mod team_approvals_claude;
 mod team_approvals_rls;
 mod team_approve_pane;
 mod team_approve_plain;
+mod team_asks_announced;
 mod team_dashboard;
 mod team_dashboard_limits;
 mod team_fleet;

@@ -173,3 +173,69 @@ fn each_role_does_only_its_part_and_the_database_counts_two_different_approvers(
     );
     refused(&pg, "alice", &answer(C, "allow"));
 }
+
+/// Two approvers answering the same ask at the same instant: both answers
+/// count and the two-person rule decides (migration 0102; 0100's trigger
+/// deadlocked here, its lock conflicting with each insert's foreign key).
+#[test]
+fn two_approvers_answering_at_once_both_count() {
+    let Some(pg) = cluster("two_approvers_answering_at_once") else {
+        return;
+    };
+    let target = |role: &str| {
+        hookd_team::TeamConfig {
+            database: Some(pg.conninfo(role)),
+            machine: Some(role.to_string()),
+            ..Default::default()
+        }
+        .resolve()
+        .unwrap()
+    };
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    runtime.block_on(async {
+        let laptop = hookd_team::connect::connect(&target("laptop"))
+            .await
+            .unwrap();
+        let alice = hookd_team::connect::connect(&target("alice"))
+            .await
+            .unwrap();
+        let bob = hookd_team::connect::connect(&target("bob")).await.unwrap();
+        let ids: Vec<String> = (0..20)
+            .map(|i| format!("44444444-4444-4444-4444-{i:012}"))
+            .collect();
+        for (i, id) in ids.iter().enumerate() {
+            let ask = hookd_team::approvals::Ask {
+                id: id.clone(),
+                machine: "laptop".into(),
+                short_id: format!("b{i:04}"),
+                remaining: std::time::Duration::from_secs(60),
+                agent: "claude-code".into(),
+                event: serde_json::json!({"tool": "Bash"}),
+                rule_ids: vec!["push".into()],
+                reason: None,
+                narration: None,
+                approvals_required: 2,
+            };
+            hookd_team::approvals::publish(&laptop, &ask).await.unwrap();
+            let (a, b) = tokio::join!(
+                hookd_team::approvals::answer(&alice, id, true, None),
+                hookd_team::approvals::answer(&bob, id, true, None),
+            );
+            assert!(a.is_ok() && b.is_ok(), "ask {i}: {a:?} / {b:?}");
+        }
+        let outcomes = hookd_team::approvals::outcomes(&laptop, &ids)
+            .await
+            .unwrap();
+        assert_eq!(outcomes.len(), ids.len(), "{outcomes:?}");
+        for o in outcomes {
+            assert!(o.allow, "{o:?}");
+            let mut by = o.decided_by.clone();
+            by.sort();
+            assert_eq!(by, ["alice", "bob"], "{o:?}");
+        }
+    });
+}

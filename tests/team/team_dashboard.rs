@@ -37,8 +37,14 @@ pub(crate) struct Dashboard {
 
 impl Dashboard {
     pub(crate) fn start(pg: &Postgres, config: &Path) -> Dashboard {
+        Dashboard::start_with_env(pg, config, &[])
+    }
+
+    /// [`Dashboard::start`] with `env` added to its environment.
+    pub(crate) fn start_with_env(pg: &Postgres, config: &Path, env: &[(&str, &str)]) -> Dashboard {
         let mut command = Command::new(hookd_bin());
         process::private_home(&mut command, &pg.path().join("client"));
+        command.envs(env.iter().copied());
         let mut child = command
             .args(["team", "dashboard", "--listen", "127.0.0.1:0", "--config"])
             .arg(config)
@@ -69,7 +75,7 @@ impl Dashboard {
         format!("Bearer {}", self.token)
     }
 
-    fn api(&self, path: &str) -> Value {
+    pub(crate) fn api(&self, path: &str) -> Value {
         let r = http::get(&self.addr, path, &[("Authorization", &self.bearer())]);
         assert_eq!(r.status, 200, "{path}: {}", r.body);
         serde_json::from_str(&r.body).unwrap()

@@ -5,8 +5,9 @@
 //! client answered it in time — is published to `hookd.asks` with its
 //! redacted event, rules, reason, deadline and the narrator's line; the
 //! task LISTENs on [`CHANNEL`](hookd_team::approvals::CHANNEL) and, on a
-//! notification, on a reconnect and on a slow poll, reads the verdicts
-//! back from the table (never from a notification alone) and gives them
+//! notification naming one of its asks, on a reconnect and on a slow poll,
+//! reads the verdicts back from the table (never from a notification
+//! alone; every daemon hears every answer, and ignores the others') and gives them
 //! to the hub as a client's `decide`. The first answer wins: a local
 //! answer first closes the ask's row, so approvers see it settled.
 //!
@@ -261,9 +262,15 @@ impl Task {
                     None => return,
                 },
                 n = notified => match n {
+                    // Every daemon hears every answer on the one channel:
+                    // only one naming an ask of its own reads back (the
+                    // verdict still from the table; the poll and each
+                    // reconnect read back whatever the payload said).
                     Some(id) => {
-                        read_back = true;
-                        tracing::debug!(ask = %id, "team answer notified");
+                        if id.parse::<Uuid>().is_ok_and(|id| self.published.contains(&id)) {
+                            read_back = true;
+                            tracing::debug!(ask = %id, "team answer notified");
+                        }
                     }
                     None => {
                         conn = None;

@@ -1,7 +1,8 @@
-//! Team approvals in the database (migration 0100): a machine publishes
-//! an escalated ask, listens for `hookd_ask_answered` and reads the
-//! verdict back from `hookd.asks`; an approver lists the open asks and
-//! answers one as itself. Who may do which is the database's (row-level
+//! Team approvals in the database (migrations 0100, 0101): a machine
+//! publishes an escalated ask, listens for `hookd_ask_answered` and reads
+//! the verdict back from `hookd.asks`; an approver listens for
+//! `hookd_ask_published` ([`PUBLISHED`]), lists the open asks and answers
+//! one as itself. Who may do which is the database's (row-level
 //! security), and so is the two-person rule (a trigger): this module only
 //! says it in SQL and reads the outcome.
 
@@ -17,6 +18,28 @@ use crate::config::ConnectTarget;
 
 /// The channel the trigger notifies, with the ask's id as the payload.
 pub const CHANNEL: &str = "hookd_ask_answered";
+
+/// The channel announcing a change to the open asks (migration 0101): an
+/// ask published, decided or closed; the payload is its id. Listeners read
+/// the open asks back ([`open`]) under their own grants, never trusting
+/// the payload.
+pub const PUBLISHED: &str = "hookd_ask_published";
+
+/// How often an approver's client (the Team pane, the dashboard) reads the
+/// open asks while [`PUBLISHED`] says nothing: a fallback, since every
+/// change is announced.
+pub const OPEN_ASKS_POLL: Duration = Duration::from_secs(10);
+
+/// [`OPEN_ASKS_POLL`], or the whole seconds in `HOOKD_TEAM_ASKS_POLL` (a
+/// test hook: a long poll shows that announced asks need no poll; 1 to
+/// 86400).
+pub fn open_asks_poll() -> Duration {
+    std::env::var("HOOKD_TEAM_ASKS_POLL")
+        .ok()
+        .and_then(|v| v.trim().parse::<u64>().ok())
+        .filter(|s| (1..=86_400).contains(s))
+        .map_or(OPEN_ASKS_POLL, Duration::from_secs)
+}
 
 /// What a machine publishes for an escalated ask.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -132,6 +155,17 @@ pub async fn close(client: &Client, ids: &[(String, String)]) -> crate::Result<(
 pub async fn listen(
     target: &ConnectTarget,
 ) -> crate::Result<(Client, mpsc::UnboundedReceiver<String>)> {
+    listen_on(target, CHANNEL).await
+}
+
+/// A connection that listens on `channel` ([`CHANNEL`] or [`PUBLISHED`]):
+/// the client (usable for queries too), and the notifications' payloads.
+/// The receiver ends when the connection does: connect again and read the
+/// table back, since what changed meanwhile was announced to nobody.
+pub async fn listen_on(
+    target: &ConnectTarget,
+    channel: &str,
+) -> crate::Result<(Client, mpsc::UnboundedReceiver<String>)> {
     let (client, mut connection) = target.config.connect(NoTls).await?;
     let (tx, rx) = mpsc::unbounded_channel();
     tokio::spawn(async move {
@@ -151,7 +185,7 @@ pub async fn listen(
             }
         }
     });
-    client.batch_execute(&format!("LISTEN {CHANNEL}")).await?;
+    client.batch_execute(&format!("LISTEN {channel}")).await?;
     Ok((client, rx))
 }
 

@@ -40,6 +40,16 @@ pub const MIGRATIONS: &[Migration] = &[
         name: "team_approvals",
         sql: include_str!("../migrations/0100_team_approvals.sql"),
     },
+    Migration {
+        version: 101,
+        name: "team_approvals_published",
+        sql: include_str!("../migrations/0101_team_approvals_published.sql"),
+    },
+    Migration {
+        version: 102,
+        name: "team_approvals_answer_lock",
+        sql: include_str!("../migrations/0102_team_approvals_answer_lock.sql"),
+    },
 ];
 
 /// The bookkeeping table, created before anything else.
