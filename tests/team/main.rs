@@ -12,3 +12,4 @@ mod team_dashboard;
 mod team_fleet;
 mod team_init;
 mod team_ship;
+mod team_tls;

@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use serde::Serialize;
 use tokio::sync::mpsc;
-use tokio_postgres::{AsyncMessage, NoTls};
+use tokio_postgres::AsyncMessage;
 
 pub use tokio_postgres::Client;
 
@@ -132,7 +132,7 @@ pub async fn close(client: &Client, ids: &[(String, String)]) -> crate::Result<(
 pub async fn listen(
     target: &ConnectTarget,
 ) -> crate::Result<(Client, mpsc::UnboundedReceiver<String>)> {
-    let (client, mut connection) = target.config.connect(NoTls).await?;
+    let (client, mut connection) = crate::tls::connect(&target.config, &target.tls).await?;
     let (tx, rx) = mpsc::unbounded_channel();
     tokio::spawn(async move {
         loop {
