@@ -192,12 +192,12 @@ fn a_machine_role_touches_only_its_own_rows_and_an_approver_only_reads() {
 }
 
 #[test]
-fn a_team_section_that_asks_for_tls_is_refused_with_its_line() {
+fn a_team_section_with_a_bad_sslmode_is_refused_with_its_line() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("config.toml");
     std::fs::write(
         &path,
-        "[log]\n\n[team]\ndatabase = \"host=db.example.com sslmode=require\"\n",
+        "[log]\n\n[team]\ndatabase = \"host=db.example.com sslmode=verify\"\n",
     )
     .unwrap();
     let mut command = Command::new(hookd_bin());
@@ -211,7 +211,7 @@ fn a_team_section_that_asks_for_tls_is_refused_with_its_line() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("config.toml:4:"), "{err}");
     assert!(err.contains("`team.database`"), "{err}");
-    assert!(err.contains("sslmode"), "{err}");
+    assert!(err.contains("sslmode `verify`"), "{err}");
 
     // A config without [team] says where to add it.
     std::fs::write(&path, "[log]\n").unwrap();

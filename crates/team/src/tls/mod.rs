@@ -103,7 +103,8 @@ pub enum Source {
 }
 
 impl Source {
-    fn explicit(&self) -> bool {
+    /// Whether the setting was given (a default file may be absent).
+    pub fn explicit(&self) -> bool {
         !matches!(self, Source::Default)
     }
 }
