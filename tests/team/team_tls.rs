@@ -469,4 +469,53 @@ fn a_daemon_over_verify_full_ships_its_decisions_and_its_fleet_row() {
         "{text}{}",
         String::from_utf8_lossy(&out.stderr)
     );
+
+    // Another CA: the command says why and fails; a daemon keeps serving
+    // its hooks and says why in its status.
+    let other = format!("sslmode=verify-full sslrootcert={}", c.cert("other-ca.crt"));
+    let wrong = c.pg.path().join("wrong-ca.toml");
+    std::fs::write(
+        &wrong,
+        format!("[team]\ndatabase = \"{}\"\n", c.tcp(ADMIN, HOST, &other)),
+    )
+    .unwrap();
+    let mut status = Command::new(hookd_bin());
+    private_home(&mut status, &c.pg.path().join("status"));
+    let out = status
+        .args(["team", "status", "--config"])
+        .arg(&wrong)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("sslmode=verify-full: the server's certificate is not trusted")
+            && stderr.contains(&c.cert("other-ca.crt")),
+        "{stderr}"
+    );
+    let refused = Daemon::start_with(DaemonOptions {
+        rules: Some(rule_toml("no-bash", "deny", "Bash")),
+        config: Some(format!(
+            "[team]\ndatabase = \"{}\"\nmachine = \"laptop-2\"\n",
+            c.tcp("laptop_1", HOST, &other)
+        )),
+        ..Default::default()
+    });
+    let out = refused.forward(&bash("echo still-judged"), &[]);
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains("deny"),
+        "{out:?}"
+    );
+    let team = poll_for("the TLS failure in status", Duration::from_secs(30), || {
+        let team = refused.status()["team"].clone();
+        (team["failures"].as_u64()? >= 1).then_some(team)
+    });
+    assert_eq!(team["connected"], false, "{team}");
+    assert!(
+        team["last_error"]
+            .as_str()
+            .unwrap()
+            .contains("the server's certificate is not trusted"),
+        "{team}"
+    );
 }
