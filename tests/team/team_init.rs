@@ -104,6 +104,9 @@ fn init_applies_each_migration_once_and_status_says_what_is_there() {
     assert_eq!(status["pending"], serde_json::json!([]));
     assert_eq!(status["machine"], "admin-box");
     assert_eq!(status["fleet_rows"], 0);
+    // A Unix socket: no TLS, whatever the mode (as with libpq).
+    assert_eq!(status["tls"]["in_use"], false, "{status}");
+    assert_eq!(status["tls"]["sslmode"], "prefer");
     assert!(status["server_version"]
         .as_str()
         .unwrap()

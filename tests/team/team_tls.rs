@@ -470,6 +470,22 @@ fn a_daemon_over_verify_full_ships_its_decisions_and_its_fleet_row() {
         String::from_utf8_lossy(&out.stderr)
     );
 
+    // `hookd team status` says the connection is encrypted.
+    let mut status = Command::new(hookd_bin());
+    private_home(&mut status, &c.pg.path().join("status"));
+    let out = status
+        .args(["team", "status", "--config"])
+        .arg(&admin)
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.lines()
+            .any(|l| l.starts_with("tls        TLSv1.") && l.ends_with("(sslmode=verify-full)")),
+        "{text}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+
     // Another CA: the command says why and fails; a daemon keeps serving
     // its hooks and says why in its status.
     let other = format!("sslmode=verify-full sslrootcert={}", c.cert("other-ca.crt"));
