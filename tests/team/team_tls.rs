@@ -24,6 +24,9 @@ const HOST: &str = "db.hookd.test";
 /// The role `cert` authentication admits with a client certificate only.
 const CERT_ROLE: &str = "laptop_cert";
 
+/// The role that logs in with a password (SCRAM-SHA-256).
+const SCRAM_ROLE: &str = "laptop_scram";
+
 /// `openssl` with `args` (split at spaces: no value here has one) in `dir`.
 fn openssl(dir: &Path, args: &str) {
     let mut command = Command::new("openssl");
@@ -112,10 +115,12 @@ impl TlsCluster {
             &format!(
                 "local all all trust\n\
                  hostssl all {CERT_ROLE} 127.0.0.1/32 cert\n\
+                 hostssl all {SCRAM_ROLE} 127.0.0.1/32 scram-sha-256\n\
                  hostssl all all 127.0.0.1/32 trust\n"
             ),
         );
         pg.admin(&format!("CREATE ROLE {CERT_ROLE} LOGIN"));
+        pg.admin(&format!("CREATE ROLE {SCRAM_ROLE} LOGIN PASSWORD 'sesame'"));
         Some(TlsCluster { pg, certs })
     }
 
@@ -371,6 +376,25 @@ fn a_client_certificate_authenticates_under_cert_auth() {
     refused(
         connect(&c.tcp(CERT_ROLE, HOST, &mode), &env),
         &["postgresql.key", "group or world access"],
+    );
+    // A password over TLS: SCRAM bound to the TLS channel
+    // (SCRAM-SHA-256-PLUS, tls-server-end-point of the server's ECDSA
+    // SHA-256 certificate): the server checks the binding, so a wrong hash
+    // would fail the login.
+    let scram = |password: &str| {
+        c.tcp(
+            SCRAM_ROLE,
+            HOST,
+            &format!("{mode} password={password} channel_binding=require"),
+        )
+    };
+    let bare = c.home("scram");
+    let bare = bare.display().to_string();
+    let env = [("HOME", bare.as_str()), ("USER", "u")];
+    assert_eq!(connect(&scram("sesame"), &env), Ok(true));
+    refused(
+        connect(&scram("wrong"), &env),
+        &["password authentication failed"],
     );
     // A certificate named without its key.
     refused(

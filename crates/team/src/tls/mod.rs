@@ -25,8 +25,9 @@
 //!
 //! Not supported (refused by name): `sslcrl`, `sslcrldir`, `sslpassword`
 //! (an encrypted key), `sslcertmode`, `sslsni`, `ssl_min_protocol_version`,
-//! `ssl_max_protocol_version`, `sslcompression`. SCRAM's channel binding is
-//! not offered over TLS (`channel_binding=require` fails).
+//! `ssl_max_protocol_version`, `sslcompression`. Over TLS a password
+//! login (SCRAM) is bound to the channel (SCRAM-SHA-256-PLUS,
+//! `tls-server-end-point`) as libpq does; `channel_binding=require` works.
 
 use std::collections::BTreeMap;
 use std::fmt;

@@ -1,7 +1,8 @@
 //! The TLS connector: rustls with ring, a `MakeTlsConnect` of our own over
-//! tokio-rustls (tokio-postgres-rustls would bring an X.509 parser for
-//! channel binding and still leave verify-ca and libpq's `require` to a
-//! verifier of our own).
+//! tokio-rustls. Not tokio-postgres-rustls: it would bring an X.509 parser
+//! crate for channel binding (here: reading the signature algorithm's OID
+//! is a few lines of DER) and still leave verify-ca and libpq's `require`
+//! to a verifier of our own.
 
 use std::error::Error as StdError;
 use std::fmt;
@@ -498,8 +499,77 @@ impl<S: AsyncRead + AsyncWrite + Unpin> AsyncWrite for RustlsStream<S> {
 
 impl<S: AsyncRead + AsyncWrite + Unpin> TlsStream for RustlsStream<S> {
     fn channel_binding(&self) -> ChannelBinding {
-        // tls-server-end-point needs the certificate's signature hash,
-        // which needs an X.509 parser: not offered (SCRAM still runs).
-        ChannelBinding::none()
+        // SCRAM-SHA-256-PLUS's tls-server-end-point (RFC 5929): the
+        // server certificate's hash, by its signature's hash algorithm.
+        let (_, session) = self.0.get_ref();
+        match session
+            .peer_certificates()
+            .and_then(|certs| certs.first())
+            .and_then(|cert| tls_server_end_point(cert))
+        {
+            Some(hash) => ChannelBinding::tls_server_end_point(hash),
+            None => ChannelBinding::none(),
+        }
     }
+}
+
+/// RFC 5929's hash of a DER certificate: SHA-256 for signatures made with
+/// MD5, SHA-1 or SHA-256, else the signature's own hash (SHA-384, SHA-512);
+/// `None` for what names no hash here (RSASSA-PSS, EdDSA): then no channel
+/// binding is offered.
+fn tls_server_end_point(cert: &[u8]) -> Option<Vec<u8>> {
+    use sha2::Digest;
+    // Certificate ::= SEQUENCE { tbsCertificate, signatureAlgorithm, … }
+    let (certificate, _) = der(cert, 0x30)?;
+    let (_, rest) = der(certificate, 0x30)?;
+    let (algorithm, _) = der(rest, 0x30)?;
+    let (oid, _) = der(algorithm, 0x06)?;
+    const RSA: &[u8] = &[0x2a, 0x86, 0x48, 0x86, 0xf7, 0x0d, 0x01, 0x01];
+    const ECDSA_SHA2: &[u8] = &[0x2a, 0x86, 0x48, 0xce, 0x3d, 0x04, 0x03];
+    const ECDSA_SHA1: &[u8] = &[0x2a, 0x86, 0x48, 0xce, 0x3d, 0x04, 0x01];
+    enum Hash {
+        Sha256,
+        Sha384,
+        Sha512,
+    }
+    let hash = match oid {
+        // md5, sha1, sha256, sha384, sha512 WithRSAEncryption
+        [rsa @ .., 0x04 | 0x05 | 0x0b] if rsa == RSA => Hash::Sha256,
+        [rsa @ .., 0x0c] if rsa == RSA => Hash::Sha384,
+        [rsa @ .., 0x0d] if rsa == RSA => Hash::Sha512,
+        o if o == ECDSA_SHA1 => Hash::Sha256,
+        [ec @ .., 0x02] if ec == ECDSA_SHA2 => Hash::Sha256,
+        [ec @ .., 0x03] if ec == ECDSA_SHA2 => Hash::Sha384,
+        [ec @ .., 0x04] if ec == ECDSA_SHA2 => Hash::Sha512,
+        _ => return None,
+    };
+    Some(match hash {
+        Hash::Sha256 => sha2::Sha256::digest(cert).to_vec(),
+        Hash::Sha384 => sha2::Sha384::digest(cert).to_vec(),
+        Hash::Sha512 => sha2::Sha512::digest(cert).to_vec(),
+    })
+}
+
+/// One DER element of type `tag` at the start of `bytes`: its contents and
+/// what follows it.
+fn der(bytes: &[u8], tag: u8) -> Option<(&[u8], &[u8])> {
+    let (&first, rest) = bytes.split_first()?;
+    if first != tag {
+        return None;
+    }
+    let (&len, mut rest) = rest.split_first()?;
+    let len = if len < 0x80 {
+        usize::from(len)
+    } else {
+        let n = usize::from(len & 0x7f);
+        if n == 0 || n > 4 || rest.len() < n {
+            return None;
+        }
+        let (digits, after) = rest.split_at(n);
+        rest = after;
+        digits
+            .iter()
+            .fold(0usize, |acc, d| (acc << 8) | usize::from(*d))
+    };
+    (rest.len() >= len).then(|| rest.split_at(len))
 }
