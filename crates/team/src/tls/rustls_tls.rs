@@ -573,3 +573,42 @@ fn der(bytes: &[u8], tag: u8) -> Option<(&[u8], &[u8])> {
     };
     (rest.len() >= len).then(|| rest.split_at(len))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A certificate's outline: an empty tbsCertificate, then the
+    /// signature algorithm `oid` (long-form lengths where they are long).
+    fn outline(oid: &[u8]) -> Vec<u8> {
+        let mut algorithm = vec![0x06, oid.len() as u8];
+        algorithm.extend_from_slice(oid);
+        let mut body = vec![0x30, 0x00, 0x30, algorithm.len() as u8];
+        body.extend(algorithm);
+        body.extend(std::iter::repeat_n(0, 200)); // the "signature"
+        let mut cert = vec![0x30, 0x81, body.len() as u8];
+        cert.extend(body);
+        cert
+    }
+
+    #[test]
+    fn the_end_point_hash_follows_the_signature_algorithm() {
+        let rsa_sha1 = [0x2a, 0x86, 0x48, 0x86, 0xf7, 0x0d, 0x01, 0x01, 0x05];
+        let rsa_sha512 = [0x2a, 0x86, 0x48, 0x86, 0xf7, 0x0d, 0x01, 0x01, 0x0d];
+        let ecdsa_sha384 = [0x2a, 0x86, 0x48, 0xce, 0x3d, 0x04, 0x03, 0x03];
+        let rsa_pss = [0x2a, 0x86, 0x48, 0x86, 0xf7, 0x0d, 0x01, 0x01, 0x0a];
+        let len = |oid: &[u8]| tls_server_end_point(&outline(oid)).map(|h| h.len());
+        assert_eq!(len(&rsa_sha1), Some(32), "SHA-1 is raised to SHA-256");
+        assert_eq!(len(&rsa_sha512), Some(64));
+        assert_eq!(len(&ecdsa_sha384), Some(48));
+        assert_eq!(
+            len(&rsa_pss),
+            None,
+            "PSS names its hash elsewhere: no binding"
+        );
+        assert_eq!(tls_server_end_point(b"not DER"), None);
+        let mut cut = outline(&ecdsa_sha384);
+        cut.truncate(20);
+        assert_eq!(tls_server_end_point(&cut), None);
+    }
+}
