@@ -316,6 +316,15 @@ async fn status(config: Option<&Path>, json: bool) -> anyhow::Result<Outcome> {
         status.target, status.server_version
     )?;
     writeln!(Stdout, "machine    {}", status.machine)?;
+    let tls = &status.tls;
+    match (&tls.version, &tls.cipher) {
+        (Some(version), Some(cipher)) if tls.in_use => writeln!(
+            Stdout,
+            "tls        {version} {cipher} (sslmode={})",
+            tls.sslmode
+        )?,
+        _ => writeln!(Stdout, "tls        none (sslmode={})", tls.sslmode)?,
+    }
     writeln!(
         Stdout,
         "migrations applied: {}; pending: {}",

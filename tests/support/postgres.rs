@@ -31,6 +31,10 @@ pub struct Postgres {
     dir: tempfile::TempDir,
     bindir: PathBuf,
     server: Option<Child>,
+    /// The port (the Unix socket's name; TCP's once [`Postgres::enable_tls`]).
+    port: u16,
+    /// `-c` settings past the defaults ([`Postgres::enable_tls`]'s).
+    settings: Vec<String>,
 }
 
 /// Where the binaries are, if installed.
@@ -96,6 +100,8 @@ impl Postgres {
             dir,
             bindir,
             server: None,
+            port: 5432,
+            settings: Vec::new(),
         };
         let out = pg
             .as_server_user("initdb")
@@ -172,6 +178,7 @@ impl Postgres {
                 "max_connections={}",
                 std::env::var("HOOKD_PG_MAX_CONNECTIONS").unwrap_or_else(|_| "400".into())
             ))
+            .args(self.settings.iter().flat_map(|s| ["-c", s]))
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(log)
@@ -180,12 +187,12 @@ impl Postgres {
         self.server = Some(child);
         // Dropped on a panic here, `self` stops the server.
         let (bindir, socket, home) = (self.bindir.clone(), self.socket_dir(), self.home());
-        let log = home.join("postgres.log");
+        let (port, log) = (self.port, home.join("postgres.log"));
         process::poll_reporting(
             "postgres accepting connections",
             Duration::from_secs(60),
             || {
-                let out = psql_at(&bindir, &socket, &home, ADMIN, "postgres", "SELECT 1");
+                let out = psql_at(&bindir, &socket, port, &home, ADMIN, "postgres", "SELECT 1");
                 if out.status.success() {
                     Ok(())
                 } else {
@@ -221,9 +228,54 @@ impl Postgres {
     /// A libpq `key=value` connection string for `user` on [`DB`].
     pub fn conninfo(&self, user: &str) -> String {
         format!(
-            "host={} user={user} dbname={DB}",
-            self.socket_dir().display()
+            "host={} port={} user={user} dbname={DB}",
+            self.socket_dir().display(),
+            self.port
         )
+    }
+
+    /// The port: the Unix socket's, and TCP's on 127.0.0.1 once
+    /// [`Postgres::enable_tls`] ran.
+    pub fn port(&self) -> u16 {
+        self.port
+    }
+
+    /// Restarts the server with TLS on 127.0.0.1 (a free port): `cert` and
+    /// `key` its certificate and key, `ca` the roots it checks client
+    /// certificates against, `hba` the whole of pg_hba.conf (keep a
+    /// `local` line: the helpers connect over the Unix socket).
+    pub fn enable_tls(&mut self, cert: &Path, key: &Path, ca: &Path, hba: &str) {
+        self.stop();
+        let data = self.data();
+        for (from, to) in [(cert, "server.crt"), (key, "server.key"), (ca, "root.crt")] {
+            fs::copy(from, data.join(to)).unwrap();
+        }
+        fs::set_permissions(data.join("server.key"), fs::Permissions::from_mode(0o600)).unwrap();
+        fs::write(data.join("pg_hba.conf"), hba).unwrap();
+        if is_root() {
+            let mut chown = Command::new("chown");
+            process::private_home(&mut chown, &self.home());
+            let status = chown
+                .args(["postgres:postgres", "server.crt", "server.key", "root.crt"])
+                .current_dir(&data)
+                .status()
+                .unwrap();
+            assert!(status.success(), "chown to the postgres user");
+        }
+        self.port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        self.settings = vec![
+            "ssl=on".into(),
+            "ssl_cert_file=server.crt".into(),
+            "ssl_key_file=server.key".into(),
+            "ssl_ca_file=root.crt".into(),
+            "listen_addresses=127.0.0.1".into(),
+            format!("port={}", self.port),
+        ];
+        self.start_server();
     }
 
     /// Runs `sql` with psql as `user` on `db`.
@@ -231,6 +283,7 @@ impl Postgres {
         psql_at(
             &self.bindir,
             &self.socket_dir(),
+            self.port,
             &self.home(),
             user,
             db,
@@ -265,12 +318,22 @@ impl Postgres {
 }
 
 /// psql from `bindir` on the server at `socket`.
-fn psql_at(bindir: &Path, socket: &Path, home: &Path, user: &str, db: &str, sql: &str) -> Output {
+fn psql_at(
+    bindir: &Path,
+    socket: &Path,
+    port: u16,
+    home: &Path,
+    user: &str,
+    db: &str,
+    sql: &str,
+) -> Output {
     let mut command = Command::new(bindir.join("psql"));
     process::private_home(&mut command, home);
     command
         .arg("-h")
         .arg(socket)
+        .arg("-p")
+        .arg(port.to_string())
         .args([
             "-U",
             user,

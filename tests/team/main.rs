@@ -15,3 +15,4 @@ mod team_dashboard_limits;
 mod team_fleet;
 mod team_init;
 mod team_ship;
+mod team_tls;

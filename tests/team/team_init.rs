@@ -104,6 +104,9 @@ fn init_applies_each_migration_once_and_status_says_what_is_there() {
     assert_eq!(status["pending"], serde_json::json!([]));
     assert_eq!(status["machine"], "admin-box");
     assert_eq!(status["fleet_rows"], 0);
+    // A Unix socket: no TLS, whatever the mode (as with libpq).
+    assert_eq!(status["tls"]["in_use"], false, "{status}");
+    assert_eq!(status["tls"]["sslmode"], "prefer");
     assert!(status["server_version"]
         .as_str()
         .unwrap()
@@ -192,12 +195,12 @@ fn a_machine_role_touches_only_its_own_rows_and_an_approver_only_reads() {
 }
 
 #[test]
-fn a_team_section_that_asks_for_tls_is_refused_with_its_line() {
+fn a_team_section_with_a_bad_sslmode_is_refused_with_its_line() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("config.toml");
     std::fs::write(
         &path,
-        "[log]\n\n[team]\ndatabase = \"host=db.example.com sslmode=require\"\n",
+        "[log]\n\n[team]\ndatabase = \"host=db.example.com sslmode=verify\"\n",
     )
     .unwrap();
     let mut command = Command::new(hookd_bin());
@@ -211,7 +214,7 @@ fn a_team_section_that_asks_for_tls_is_refused_with_its_line() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("config.toml:4:"), "{err}");
     assert!(err.contains("`team.database`"), "{err}");
-    assert!(err.contains("sslmode"), "{err}");
+    assert!(err.contains("sslmode `verify`"), "{err}");
 
     // A config without [team] says where to add it.
     std::fs::write(&path, "[log]\n").unwrap();

@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use serde::Serialize;
 use tokio::sync::mpsc;
-use tokio_postgres::{AsyncMessage, NoTls};
+use tokio_postgres::AsyncMessage;
 
 pub use tokio_postgres::Client;
 
@@ -166,7 +166,7 @@ pub async fn listen_on(
     target: &ConnectTarget,
     channel: &str,
 ) -> crate::Result<(Client, mpsc::UnboundedReceiver<String>)> {
-    let (client, mut connection) = target.config.connect(NoTls).await?;
+    let (client, mut connection) = crate::tls::connect(&target.config, &target.tls).await?;
     let (tx, rx) = mpsc::unbounded_channel();
     tokio::spawn(async move {
         loop {

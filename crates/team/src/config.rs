@@ -12,13 +12,13 @@
 //!
 //! What `database` leaves unset comes, as with libpq, from the service file
 //! section (`service`, else `PGSERVICE`), then from `PGHOST`, `PGPORT`,
-//! `PGUSER`, `PGDATABASE`, `PGPASSWORD`, `PGSSLMODE`, `PGAPPNAME`; then the
+//! `PGUSER`, `PGDATABASE`, `PGPASSWORD`, `PGAPPNAME`; then the
 //! defaults: the Unix socket in `/var/run/postgresql`, port 5432, the OS user,
 //! a database named after the user.
 //!
-//! TLS: not built yet. `sslmode=disable` and `prefer` (which then connects
-//! in plain text) work; `require`, `verify-ca` and `verify-full` are refused
-//! with an error saying so. Use a Unix socket, a tunnel or a private network.
+//! TLS as libpq does it — `sslmode`, `sslrootcert`, `sslcert`, `sslkey`,
+//! `PGSSLMODE`, `PGSSLROOTCERT`, `PGSSLCERT`, `PGSSLKEY`, the files in
+//! `~/.postgresql/` — is [`crate::tls`]'s.
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -26,6 +26,7 @@ use std::str::FromStr;
 
 use serde::Deserialize;
 
+use crate::tls::{self, TlsSettings};
 use crate::Error;
 
 /// `[team]`.
@@ -62,6 +63,8 @@ pub struct ConnectTarget {
     pub config: tokio_postgres::Config,
     /// This machine's name.
     pub machine: String,
+    /// TLS: sslmode and the certificate files.
+    pub tls: TlsSettings,
 }
 
 impl std::fmt::Debug for ConnectTarget {
@@ -99,7 +102,6 @@ const ENV: &[(&str, &str)] = &[
     ("user", "PGUSER"),
     ("dbname", "PGDATABASE"),
     ("password", "PGPASSWORD"),
-    ("sslmode", "PGSSLMODE"),
     ("application_name", "PGAPPNAME"),
     ("connect_timeout", "PGCONNECT_TIMEOUT"),
 ];
@@ -116,17 +118,28 @@ impl TeamConfig {
     }
 
     /// Checks what can be checked without the environment (the daemon's
-    /// config parse): the database string parses and asks for no TLS.
+    /// config parse): the database string parses, its TLS parameters too.
     /// On error: the key at fault and why.
     pub fn validate(&self) -> Result<(), (&'static str, String)> {
         if let Some(db) = &self.database {
-            let config = tokio_postgres::Config::from_str(db).map_err(|e| {
+            let (rest, from_database) = tls::split_database(db).map_err(|e| ("database", e))?;
+            tokio_postgres::Config::from_str(&rest).map_err(|e| {
                 (
                     "database",
                     format!("not a postgresql:// URL or a key=value string: {e}"),
                 )
             })?;
-            check_sslmode(config.get_ssl_mode()).map_err(|e| ("database", e))?;
+            if let Some(mode) = from_database.get("sslmode") {
+                if tls::SslMode::parse(mode).is_none() {
+                    return Err((
+                        "database",
+                        format!(
+                            "sslmode `{mode}`: must be disable, allow, prefer, require, \
+                             verify-ca or verify-full"
+                        ),
+                    ));
+                }
+            }
         }
         if let Some(machine) = &self.machine {
             if machine.trim().is_empty() || machine.len() > 255 {
@@ -159,10 +172,15 @@ impl TeamConfig {
     ) -> crate::Result<ConnectTarget> {
         self.validate()
             .map_err(|(key, why)| Error::Config(format!("[team] {key}: {why}")))?;
-        let mut config = match &self.database {
-            Some(db) => tokio_postgres::Config::from_str(db)
-                .map_err(|e| Error::Config(format!("[team] database: {e}")))?,
-            None => tokio_postgres::Config::new(),
+        let (mut config, from_database) = match &self.database {
+            Some(db) => {
+                let (rest, tls) = tls::split_database(db)
+                    .map_err(|e| Error::Config(format!("[team] database: {e}")))?;
+                let config = tokio_postgres::Config::from_str(&rest)
+                    .map_err(|e| Error::Config(format!("[team] database: {e}")))?;
+                (config, tls)
+            }
+            None => (tokio_postgres::Config::new(), BTreeMap::new()),
         };
         let service = self.service.clone().or_else(|| env("PGSERVICE"));
         let from_service = match &service {
@@ -177,11 +195,6 @@ impl TeamConfig {
             "password" => c.get_password().is_none(),
             "application_name" => c.get_application_name().is_none(),
             "connect_timeout" => c.get_connect_timeout().is_none(),
-            // sslmode has a default in the client: the URL's wins if given.
-            "sslmode" => self
-                .database
-                .as_deref()
-                .is_none_or(|d| !d.contains("sslmode")),
             _ => false,
         };
         for (key, var) in ENV {
@@ -216,12 +229,17 @@ impl TeamConfig {
         if config.get_application_name().is_none() {
             config.application_name("hookd");
         }
-        check_sslmode(config.get_ssl_mode()).map_err(Error::Config)?;
+        let tls = tls::resolve(&from_database, &from_service, env)
+            .map_err(|e| Error::Config(format!("[team]: {e}")))?;
         let machine = match &self.machine {
             Some(m) => m.clone(),
             None => hostname(),
         };
-        Ok(ConnectTarget { config, machine })
+        Ok(ConnectTarget {
+            config,
+            machine,
+            tls,
+        })
     }
 }
 
@@ -253,9 +271,6 @@ fn set(config: &mut tokio_postgres::Config, key: &str, value: &str) -> crate::Re
         "password" => {
             config.password(parsed.get_password().unwrap_or_default());
         }
-        "sslmode" => {
-            config.ssl_mode(parsed.get_ssl_mode());
-        }
         "application_name" => {
             config.application_name(parsed.get_application_name().unwrap_or_default());
         }
@@ -267,18 +282,6 @@ fn set(config: &mut tokio_postgres::Config, key: &str, value: &str) -> crate::Re
         _ => {}
     }
     Ok(())
-}
-
-fn check_sslmode(mode: tokio_postgres::config::SslMode) -> Result<(), String> {
-    use tokio_postgres::config::SslMode;
-    match mode {
-        SslMode::Disable | SslMode::Prefer => Ok(()),
-        _ => Err(
-            "sslmode asks for TLS, which hookd's team plane does not support yet: \
-                  use a Unix socket or sslmode=disable|prefer over a private network or tunnel"
-                .into(),
-        ),
-    }
 }
 
 /// The named section of libpq's service file: `PGSERVICEFILE`, else
@@ -393,20 +396,26 @@ mod tests {
     }
 
     #[test]
-    fn tls_modes_are_refused_clearly() {
+    fn tls_comes_from_the_database_string_or_the_environment() {
         let team = TeamConfig {
-            database: Some("host=db sslmode=require".into()),
+            database: Some("host=db sslmode=verify-full sslrootcert=/ca.crt".into()),
             ..Default::default()
         };
-        assert!(team
-            .validate()
-            .unwrap_err()
-            .1
-            .contains("does not support yet"));
-        let e = TeamConfig::default()
+        team.validate().unwrap();
+        let t = team.resolve_with(&env(&[("USER", "u")])).unwrap();
+        assert_eq!(t.tls.mode, tls::SslMode::VerifyFull);
+        assert_eq!(t.describe(), "u@db:5432/u");
+        let t = TeamConfig::default()
             .resolve_with(&env(&[("PGSSLMODE", "require"), ("USER", "u")]))
-            .unwrap_err();
-        assert!(e.to_string().contains("sslmode"), "{e}");
+            .unwrap();
+        assert_eq!(t.tls.mode, tls::SslMode::Require);
+        let bad = TeamConfig {
+            database: Some("postgresql://db/x?sslmode=on".into()),
+            ..Default::default()
+        };
+        let (key, why) = bad.validate().unwrap_err();
+        assert_eq!(key, "database");
+        assert!(why.contains("sslmode `on`"), "{why}");
     }
 
     #[test]

@@ -2,16 +2,15 @@
 
 use std::time::Duration;
 
-use tokio_postgres::{Client, NoTls};
+use tokio_postgres::Client;
 
 use crate::config::ConnectTarget;
 
 /// Opens one connection and drives it on its own task; the client fails
 /// (`is_closed`) once the connection is gone.
 pub async fn connect(target: &ConnectTarget) -> crate::Result<Client> {
-    // sslmode=prefer falls back to plain text with NoTls (config.rs refuses
-    // the modes that require TLS).
-    let (client, connection) = target.config.connect(NoTls).await?;
+    // TLS as the target's sslmode says (crate::tls).
+    let (client, connection) = crate::tls::connect(&target.config, &target.tls).await?;
     tokio::spawn(async move {
         if let Err(e) = connection.await {
             tracing::debug!("team database connection ended: {e}");

@@ -14,7 +14,9 @@
 //!   each (`hookd team init`);
 //! - [`ship`]: the event log's lines in `hookd.decisions`, the shipping
 //!   cursor, and `hookd team verify`;
-//! - [`status`]: what `hookd team status` reports.
+//! - [`status`]: what `hookd team status` reports;
+//! - [`tls`]: TLS to the database as libpq does it (sslmode, the
+//!   certificate files), rustls with ring.
 //!
 //! Migrations 0001–0099 are the fleet's and the shipped decisions'; 0100 on
 //! are team approvals'.
@@ -27,6 +29,7 @@ pub mod fleet;
 pub mod migrate;
 pub mod ship;
 pub mod status;
+pub mod tls;
 
 pub use config::{ConnectTarget, TeamConfig};
 
@@ -36,9 +39,13 @@ pub enum Error {
     /// `[team]` or the libpq environment describes no usable connection.
     #[error("{0}")]
     Config(String),
-    /// The database refused or failed.
-    #[error("team database: {0}")]
-    Db(#[from] tokio_postgres::Error),
+    /// TLS to the database cannot be set up (a file, a mode).
+    #[error("team database TLS: {0}")]
+    Tls(String),
+    /// The database refused or failed (said with its causes: the client's
+    /// own text is only "db error", "error performing TLS handshake").
+    #[error("team database: {}", with_causes(.0))]
+    Db(tokio_postgres::Error),
     /// A migration failed (named).
     #[error("migration {version:04} ({name}): {source}")]
     Migration {
@@ -49,6 +56,24 @@ pub enum Error {
         /// What the database said.
         source: tokio_postgres::Error,
     },
+}
+
+impl From<tokio_postgres::Error> for Error {
+    fn from(e: tokio_postgres::Error) -> Error {
+        Error::Db(e)
+    }
+}
+
+/// An error and its sources, `: `-separated.
+fn with_causes(e: &dyn std::error::Error) -> String {
+    let mut text = e.to_string();
+    let mut source = e.source();
+    while let Some(cause) = source {
+        text.push_str(": ");
+        text.push_str(&cause.to_string());
+        source = cause.source();
+    }
+    text
 }
 
 /// The team plane's result.

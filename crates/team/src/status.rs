@@ -23,6 +23,21 @@ pub struct TeamStatus {
     pub fleet_rows: Option<i64>,
     /// Decisions this role can see.
     pub decisions: Option<i64>,
+    /// This connection's TLS, as the server sees it.
+    pub tls: TlsStatus,
+}
+
+/// This connection's TLS (`pg_stat_ssl`) and the sslmode asked for.
+#[derive(Debug, Clone, Serialize)]
+pub struct TlsStatus {
+    /// `sslmode` (crate::tls).
+    pub sslmode: String,
+    /// Whether the connection is encrypted.
+    pub in_use: bool,
+    /// `TLSv1.3`, … when in use.
+    pub version: Option<String>,
+    /// The cipher suite when in use.
+    pub cipher: Option<String>,
 }
 
 /// Reads the status.
@@ -45,6 +60,18 @@ pub async fn status(client: &Client, target: &crate::ConnectTarget) -> crate::Re
             .ok()
             .map(|r| r.get::<_, i64>(0))
     };
+    let ssl = client
+        .query_one(
+            "SELECT ssl, version, cipher FROM pg_stat_ssl WHERE pid = pg_backend_pid()",
+            &[],
+        )
+        .await?;
+    let tls = TlsStatus {
+        sslmode: target.tls.mode.to_string(),
+        in_use: ssl.get(0),
+        version: ssl.get(1),
+        cipher: ssl.get(2),
+    };
     let fleet_rows = count("fleet").await;
     let decisions = count("decisions").await;
     Ok(TeamStatus {
@@ -55,5 +82,6 @@ pub async fn status(client: &Client, target: &crate::ConnectTarget) -> crate::Re
         pending,
         fleet_rows,
         decisions,
+        tls,
     })
 }
