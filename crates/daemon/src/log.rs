@@ -108,6 +108,11 @@ pub struct LogCounters {
     /// The hash chain's head after the last line written (`None` before
     /// the writer has opened the file).
     pub chain_head: Mutex<Option<ChainHead>>,
+    /// Woken (`notify_waiters`) after each batch of lines is written: a
+    /// reader of the file (the team shipper) waits on it instead of
+    /// polling, so an idle daemon is not woken. Enable the `Notified`,
+    /// then compare [`LogCounters::written`], then wait.
+    pub wrote: tokio::sync::Notify,
 }
 
 impl EventLog {
@@ -280,6 +285,7 @@ impl Writer {
                     self.counters
                         .written
                         .fetch_add(batch.len() as u64, Ordering::Relaxed);
+                    self.counters.wrote.notify_waiters();
                     if self
                         .last_failure
                         .is_some_and(|at| at.elapsed() >= STREAK_QUIET)

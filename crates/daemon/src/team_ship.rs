@@ -118,9 +118,8 @@ pub fn start(
     shutdown: &CancellationToken,
 ) -> Arc<ShipState> {
     let state = Arc::new(ShipState::default());
-    let path = shared.log.path().to_path_buf();
     tokio::spawn(run(
-        path,
+        shared.clone(),
         target,
         interval,
         state.clone(),
@@ -131,7 +130,7 @@ pub fn start(
 }
 
 async fn run(
-    path: PathBuf,
+    shared: Arc<Shared>,
     target: hookd_team::ConnectTarget,
     interval: Duration,
     state: Arc<ShipState>,
@@ -139,9 +138,15 @@ async fn run(
     shutdown: CancellationToken,
 ) {
     let machine = target.machine.clone();
+    let path = shared.log.path().to_path_buf();
+    let log = shared.log.counters();
     let mut db = Reconnecting::new(target);
-    // How often a caught-up shipper looks at the log again.
-    let idle = interval;
+    // How long a caught-up shipper, told a line was written, waits for
+    // more before it reads: one transaction per interval at most.
+    let gather = interval;
+    // The log's `written` count when the last read of the file began: a
+    // caught-up shipper sleeps until it moves (never polls the file).
+    let mut seen = u64::MAX;
     // Row-level security lets this machine write rows only under a name
     // whose fleet row it owns: the fleet task writes it first.
     while !fleet_written() {
@@ -177,6 +182,7 @@ async fn run(
                 follower = Some(f);
             }
             if batch.is_empty() {
+                seen = log.written.load(Ordering::Relaxed);
                 let mut f = follower.take().expect("set above");
                 let (mut f, lines, end) = tokio::task::spawn_blocking(move || {
                     let (lines, end) = f.fill();
@@ -222,9 +228,20 @@ async fn run(
                 state.succeeded();
                 backoff.reset();
                 if !busy {
+                    // Caught up: sleep until the writer writes a line (an
+                    // idle daemon is not woken), then gather for `gather`.
+                    let wrote = log.wrote.notified();
+                    tokio::pin!(wrote);
+                    wrote.as_mut().enable();
+                    if log.written.load(Ordering::Relaxed) == seen {
+                        tokio::select! {
+                            _ = shutdown.cancelled() => return,
+                            _ = wrote => {}
+                        }
+                    }
                     tokio::select! {
                         _ = shutdown.cancelled() => return,
-                        _ = tokio::time::sleep(idle) => {}
+                        _ = tokio::time::sleep(gather) => {}
                     }
                 }
             }

@@ -7,7 +7,7 @@
 //! machine = "alice-laptop" # this machine's name in the fleet (default: the host name)
 //! role = "alice_laptop"    # the database role to connect as (default: the URL's user, PGUSER, the OS user)
 //! ship = true              # ship every log line to hookd.decisions (default true)
-//! ship_interval = 1        # seconds a caught-up shipper waits for new lines (1 to 3600)
+//! ship_interval = 1        # seconds the shipper gathers lines once one is written (1 to 3600)
 //! ```
 //!
 //! What `database` leaves unset comes, as with libpq, from the service file
@@ -112,7 +112,8 @@ impl TeamConfig {
         self.ship.unwrap_or(true)
     }
 
-    /// How long a caught-up shipper waits (`ship_interval`, default 1 s).
+    /// How long a caught-up shipper, woken by a line written, gathers more
+    /// before it reads (`ship_interval`, default 1 s).
     pub fn ship_interval(&self) -> std::time::Duration {
         std::time::Duration::from_secs(self.ship_interval.unwrap_or(1))
     }
