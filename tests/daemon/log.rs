@@ -369,9 +369,13 @@ fn a_torn_last_line_is_repaired_at_start_even_by_a_daemon_that_logs_nothing() {
         log_prefill: Some(format!("{good}{torn}")),
         ..DaemonOptions::default()
     });
-    // No hook, no client: the start alone repairs it.
+    // No hook, no client: the start alone repairs it. Cutting the torn
+    // line comes before the line that says so: wait for that line (and
+    // the warning), not only for the file to end with a newline.
     poll_until("the torn line repaired", Duration::from_secs(10), || {
-        std::fs::read_to_string(&d.log).is_ok_and(|text| text.ends_with('\n'))
+        std::fs::read_to_string(&d.log)
+            .is_ok_and(|text| text.ends_with('\n') && text.contains("\"log_repaired\""))
+            && d.stderr().contains("removed a torn last line")
     });
     let lines = d.log_lines();
     assert_eq!(lines.len(), 2, "{lines:?}");

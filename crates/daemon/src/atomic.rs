@@ -43,6 +43,18 @@ pub fn check_writable(file: &Path, dir: &Path) -> anyhow::Result<()> {
 /// given the old file's mode and owner (`like`), renamed over it. A new file
 /// gets the default mode (0666 less the umask).
 pub fn write_atomic(path: &Path, bytes: &[u8], like: Option<&fs::Metadata>) -> anyhow::Result<()> {
+    write_atomic_mode(path, bytes, like, 0o666)
+}
+
+/// [`write_atomic`], a new file (no `like`) created with `mode` (before the
+/// umask) from its first byte: a private file is never readable by others,
+/// not even between its write and a `chmod`.
+pub fn write_atomic_mode(
+    path: &Path,
+    bytes: &[u8],
+    like: Option<&fs::Metadata>,
+    mode: u32,
+) -> anyhow::Result<()> {
     let dir = match path.parent() {
         Some(d) if !d.as_os_str().is_empty() => d,
         _ => Path::new("."),
@@ -56,7 +68,7 @@ pub fn write_atomic(path: &Path, bytes: &[u8], like: Option<&fs::Metadata>) -> a
             .write(true)
             .create_new(true)
             // Private until it has the old file's mode.
-            .mode(if like.is_some() { 0o600 } else { 0o666 })
+            .mode(if like.is_some() { 0o600 } else { mode })
             .open(&temp)?;
         file.write_all(bytes)?;
         if let Some(meta) = like {

@@ -299,11 +299,7 @@ impl Grants {
             }
             // Private: the rules say what this user lets agents do.
             let like = std::fs::metadata(path).ok();
-            crate::atomic::write_atomic(path, &bytes, like.as_ref())?;
-            if like.is_none() {
-                use std::os::unix::fs::PermissionsExt;
-                std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600))?;
-            }
+            crate::atomic::write_atomic_mode(path, &bytes, like.as_ref(), 0o600)?;
             Ok(())
         })();
         if let Err(e) = written {
