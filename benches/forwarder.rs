@@ -770,7 +770,10 @@ fn print_report(subjects: &[Subject], iters: usize, forwarder: &Path) {
         .find(|(s, _)| s.label == NOOP)
         .map(|(_, &m)| m);
     for (subject, &median) in subjects.iter().zip(&medians) {
-        if !subject.forwards || subject.label.starts_with("node") || subject.label.starts_with("python") {
+        if !subject.forwards
+            || subject.label.starts_with("node")
+            || subject.label.starts_with("python")
+        {
             continue;
         }
         let vs_true = ratio(median, true_median);
