@@ -4,7 +4,7 @@
 //! It connects to the daemon, reads the hook's stdin to EOF, sends one `hook`
 //! frame, waits for one `hook_result` and prints it verbatim. It must cost
 //! about as much as spawning `/bin/true`, so it is std + serde_json only (and
-//! the `libc` crate's declarations for three system calls, see `sys`): no
+//! the `libc` crate's declarations for the few calls std lacks, see `sys`): no
 //! async runtime, no logging framework, no configuration file, no thread.
 //!
 //! Before it sends anything it checks that it talks to this user's daemon:
