@@ -4,7 +4,7 @@
 //! It connects to the daemon, reads the hook's stdin to EOF, sends one `hook`
 //! frame, waits for one `hook_result` and prints it verbatim. It must cost
 //! about as much as spawning `/bin/true`, so it is std + serde_json only (and
-//! the `libc` crate's declarations for three system calls, see `sys`): no
+//! the `libc` crate's declarations for the few calls std lacks, see `sys`): no
 //! async runtime, no logging framework, no configuration file, no thread.
 //!
 //! Before it sends anything it checks that it talks to this user's daemon:
@@ -44,10 +44,9 @@ mod sys;
 
 use std::collections::BTreeMap;
 use std::ffi::{c_char, c_int, CStr, OsStr, OsString};
-use std::fs::File;
-use std::io::{self, Read, Write};
+use std::io::{self, Write};
 use std::mem::ManuallyDrop;
-use std::os::fd::FromRawFd;
+use std::os::fd::AsRawFd;
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::net::UnixStream;
 use std::path::{Path, PathBuf};
@@ -476,7 +475,7 @@ pub fn run(args: &[OsString]) -> i32 {
             exchange(
                 stream,
                 agent,
-                &input,
+                input,
                 input_error,
                 options.fail_closed,
                 deadline(started, budget),
@@ -520,7 +519,7 @@ fn connect(socket: &Path, deadline: Instant) -> Result<UnixStream, Failure> {
             FallbackReason::NoSocket => Failure::from(FallbackReason::NoSocket),
             reason => Failure::new(reason, format!("socket directory {}: {e}", dir.display())),
         })?;
-    let uid = hookd_protocol::paths::current_uid();
+    let uid = sys::euid();
     if let Some(why) = hookd_protocol::paths::unsafe_dir_reason(dir, &meta, uid) {
         return Err(Failure::new(
             FallbackReason::UntrustedDir,
@@ -552,41 +551,42 @@ fn connect(socket: &Path, deadline: Instant) -> Result<UnixStream, Failure> {
 /// Reads stdin to its end, or until `deadline`. Whatever was read is
 /// returned either way (the event name may be in it).
 fn read_stdin(deadline: Instant) -> (Vec<u8>, Result<(), Failure>) {
-    // fd 0 is not ours to close.
-    // SAFETY: fd 0 is open for the life of the process (or reads fail with EBADF).
-    let stdin = ManuallyDrop::new(unsafe { File::from_raw_fd(0) });
-    // Read straight into `input`, growing it as read_to_end does, instead
-    // of through a zeroed 64 KiB buffer on the stack: a hook's input is a
-    // few KiB, and each page a buffer zeroes is a page fault on the path
-    // every hook takes (16 of them for 64 KiB: 54 faults per run against
-    // 39 with this, the `perf stat` in docs/performance.md).
-    let mut input = Vec::new();
+    // Read straight into `input`'s spare room (`sys::read_into`), growing
+    // it only when it is full, instead of through a zeroed 64 KiB buffer on
+    // the stack: a hook's input is a few KiB, and each page a buffer zeroes
+    // is a page fault on the path every hook takes (16 of them for 64 KiB:
+    // 54 faults per run against 39, the `perf stat` in
+    // docs/performance.md). Once `poll` has seen the writer hang up, what
+    // is left is in the pipe and the reads need no more waits.
+    let mut input: Vec<u8> = Vec::new();
+    let mut hung_up = false;
     loop {
-        let wait = deadline.saturating_duration_since(Instant::now());
-        match sys::wait_readable(0, wait) {
-            Ok(true) => {}
-            Ok(false) => {
-                return (
-                    input,
-                    Err(Failure::new(
-                        FallbackReason::StdinTimeout,
-                        "stdin was not closed before the deadline",
-                    )),
-                )
-            }
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-            Err(e) => {
-                return (
-                    input,
-                    Err(Failure::new(FallbackReason::BadInput, e.to_string())),
-                )
+        if !hung_up {
+            let wait = deadline.saturating_duration_since(Instant::now());
+            match sys::wait_readable(0, wait) {
+                Ok(sys::Readable::Now { hung_up: hup }) => hung_up = hup,
+                Ok(sys::Readable::TimedOut) => {
+                    return (
+                        input,
+                        Err(Failure::new(
+                            FallbackReason::StdinTimeout,
+                            "stdin was not closed before the deadline",
+                        )),
+                    )
+                }
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(e) => {
+                    return (
+                        input,
+                        Err(Failure::new(FallbackReason::BadInput, e.to_string())),
+                    )
+                }
             }
         }
-        let filled = input.len();
-        input.resize(filled + read_size(filled), 0);
-        let read = (&*stdin).read(&mut input[filled..]);
-        input.truncate(filled + *read.as_ref().unwrap_or(&0));
-        match read {
+        if input.capacity() - input.len() < MIN_READ {
+            input.reserve_exact(read_size(input.len()));
+        }
+        match sys::read_into(0, &mut input) {
             Ok(0) => return (input, Ok(())),
             Ok(_) => {}
             Err(e)
@@ -602,9 +602,14 @@ fn read_stdin(deadline: Instant) -> (Vec<u8>, Result<(), Failure>) {
     }
 }
 
-/// How much more to read after `filled` bytes: one page first (most hook
-/// inputs fit), then as much again as is there, up to 1 MiB at a time, so a
-/// large input takes few reads and zeroes no more than it fills, twice over.
+/// The least room a read is given: below it the buffer grows first. The
+/// read that finds the end of stdin usually fits in what the first read
+/// left free, so a small input costs one allocation.
+const MIN_READ: usize = 512;
+
+/// How much more room to make after `filled` bytes: one page first (most
+/// hook inputs fit), then as much again as is there, up to 1 MiB at a time,
+/// so a large input takes few reads.
 fn read_size(filled: usize) -> usize {
     filled.clamp(4096, 1 << 20)
 }
@@ -631,18 +636,21 @@ pub fn fallback_line(
     line
 }
 
-/// Sends the hook frame and waits for the matching `hook_result`.
+/// Sends the hook frame and waits for the matching `hook_result`. The
+/// connection is left open: the process ends right after, and its exit
+/// closes it (a `close` fewer on every hook).
 fn exchange(
-    mut stream: UnixStream,
+    stream: UnixStream,
     agent: Agent,
-    input: &[u8],
+    input: Vec<u8>,
     input_error: Option<&str>,
     fail_closed: FailClosed,
     deadline: Instant,
 ) -> Result<HookOutput, Failure> {
+    let mut stream = ManuallyDrop::new(stream);
     let id = request_id();
-    let env: BTreeMap<String, String> = std::env::vars()
-        .filter(|(k, _)| agent.relays_env(k))
+    let env: BTreeMap<String, String> = sys::env_matching(|name| agent.relays_env(name))
+        .into_iter()
         .collect();
     let budget_ms = u64::try_from(remaining(deadline)?.as_millis()).unwrap_or(u64::MAX);
     let frame = encode_hook(&HookFrame {
@@ -651,7 +659,7 @@ fn exchange(
         deadline_ms: budget_ms,
         fail_closed,
         env: &env,
-        input,
+        input: &input,
         input_error,
     });
 
@@ -659,7 +667,23 @@ fn exchange(
     // If the write fails, the daemon may already have said why before it
     // closed (an `error` frame, e.g. a refused uid): read that first.
     let mut write_failed = None;
-    let mut sent = 0;
+    // The frame nearly always fits the socket's buffer: sent without
+    // waiting, it needs no send timeout set (one system call fewer).
+    let mut sent = match sys::send_nowait(&stream, &frame) {
+        Ok(n) => n,
+        Err(e)
+            if matches!(
+                e.kind(),
+                io::ErrorKind::WouldBlock | io::ErrorKind::Interrupted
+            ) =>
+        {
+            0
+        }
+        Err(e) => {
+            write_failed = Some(io_err(e));
+            frame.len()
+        }
+    };
     while sent < frame.len() {
         // A large frame takes several writes; each gets only what is left.
         stream
@@ -679,17 +703,20 @@ fn exchange(
         }
     }
 
-    // Read into `reply` itself, as stdin is read: no zeroed buffer beside it.
-    let mut reply = Vec::new();
+    // Read into `reply`'s spare room, as stdin is read: nothing zeroed.
+    // It is stdin's buffer, whose pages the input has already touched: a
+    // new one would be page faults on every hook.
+    let mut reply = input;
+    reply.clear();
     let line_end = loop {
         stream
             .set_read_timeout(Some(remaining(deadline)?))
             .map_err(io_err)?;
         let scanned = reply.len();
-        reply.resize(scanned + read_size(scanned), 0);
-        let read = stream.read(&mut reply[scanned..]);
-        reply.truncate(scanned + *read.as_ref().unwrap_or(&0));
-        match read {
+        if reply.capacity() - scanned < MIN_READ {
+            reply.reserve_exact(read_size(scanned));
+        }
+        match sys::read_into(stream.as_raw_fd(), &mut reply) {
             Ok(0) => return Err(write_failed.unwrap_or(FallbackReason::Closed).into()),
             Ok(_) => {}
             Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
