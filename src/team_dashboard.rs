@@ -29,12 +29,14 @@
 //! "reason": …}` (the same database path as `hookd team answer`), and
 //! `GET /api/me` (the role answers are attributed to).
 //!
-//! **How the page hears of asks.** A task (`follow_asks`) holds a
+//! **How the page hears of asks.** A task (`follow_asks`) holds an
+//! approver's link (`hookd_team::asks_link`, as the Team pane does): a
 //! connection of its own that LISTENs on `hookd_ask_published` (migration
 //! 0101: an ask published, answered, decided or closed) and reads the open
 //! asks back at once on each announcement, under the approver's grants,
 //! and on a slow poll as the fallback (10 s, `HOOKD_TEAM_ASKS_POLL`); a
-//! lost connection is made again with backoff and the asks read afresh.
+//! lost connection is made again and the asks read afresh, with backoff
+//! while the database is away.
 //! Each read that changes what an approver sees is a new generation, and
 //! `/api/asks/changes?after=N` answers as soon as there is one past `N`
 //! (else after [`LONG_POLL`] with the same), so the page shows a new ask
@@ -55,7 +57,8 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::{Form, Json, Router};
 use hookd_team::approvals::{AnswerError, OpenAsk};
-use hookd_team::connect::{Backoff, Reconnecting};
+use hookd_team::asks_link::Wake;
+use hookd_team::connect::Reconnecting;
 use hookd_team::dashboard::Search;
 use hookd_team::ConnectTarget;
 use serde::Deserialize;
@@ -215,12 +218,14 @@ fn same_asks(a: &[OpenAsk], b: &[OpenAsk]) -> bool {
             .all(|(a, b)| a.id == b.id && a.allowed_by == b.allowed_by)
 }
 
-/// Keeps `view` current: LISTENs on `hookd_ask_published` on a connection
-/// of its own and reads the open asks at once on each announcement, and
-/// every `poll` as the fallback; a lost connection is noticed (its
-/// notification stream ends, or a read fails or takes past
-/// [`DB_DEADLINE`]) and made again with backoff, then the asks are read
-/// afresh (what changed meanwhile was announced to nobody).
+/// Keeps `view` current through an approver's link
+/// ([`hookd_team::asks_link::AsksLink`], bounded by [`DB_DEADLINE`]): the
+/// open asks are read at once on each announcement on
+/// `hookd_ask_published`, every `poll` as the fallback, at once when the
+/// connection is found lost (made again, and the asks read afresh: what
+/// changed meanwhile was announced to nobody) and with backoff while the
+/// database is away. A failure (a lost connection among them) is a
+/// generation when it says something new.
 async fn follow_asks(
     target: ConnectTarget,
     view: tokio::sync::watch::Sender<AsksView>,
@@ -236,64 +241,27 @@ async fn follow_asks(
             true
         });
     };
-    let mut backoff = Backoff::default();
+    let mut link = hookd_team::asks_link::AsksLink::new(target, poll, DB_DEADLINE);
     loop {
-        let listening = tokio::time::timeout(
-            DB_DEADLINE,
-            hookd_team::approvals::listen_on(&target, hookd_team::approvals::PUBLISHED),
-        )
-        .await;
-        let (client, mut notes) = match listening {
-            Ok(Ok(link)) => link,
-            Ok(Err(e)) => {
-                fail(format!("connecting to {}: {e}", target.describe()));
-                tokio::time::sleep(backoff.next_wait()).await;
-                continue;
-            }
-            Err(_) => {
-                fail("the team database did not answer within 10 s".into());
-                tokio::time::sleep(backoff.next_wait()).await;
-                continue;
-            }
-        };
-        backoff.reset();
-        loop {
-            match tokio::time::timeout(DB_DEADLINE, hookd_team::approvals::open(&client)).await {
-                Ok(Ok(asks)) => {
-                    view.send_if_modified(|v| {
-                        // The first read is a generation even when empty.
-                        if v.generation > 0 && v.error.is_none() && same_asks(&v.asks, &asks) {
-                            v.asks = asks; // the countdowns, silently
-                            return false;
-                        }
-                        v.asks = asks;
-                        v.error = None;
-                        v.generation += 1;
-                        true
-                    });
-                }
-                Ok(Err(e)) => {
-                    fail(format!("reading the open team asks: {e}"));
-                    break;
-                }
-                Err(_) => {
-                    fail("the team database did not answer within 10 s".into());
-                    break;
-                }
-            }
-            tokio::select! {
-                note = notes.recv() => match note {
-                    // Several announcements at once: one read.
-                    Some(_) => while notes.try_recv().is_ok() {},
-                    None => {
-                        fail("the team database connection was lost".into());
-                        break;
-                    }
-                },
-                _ = tokio::time::sleep(poll) => {}
-            }
+        if link.changed().await == Wake::Lost {
+            fail("the team database connection was lost".into());
         }
-        tokio::time::sleep(backoff.next_wait()).await;
+        match link.read().await {
+            Ok(asks) => {
+                view.send_if_modified(|v| {
+                    // The first read is a generation even when empty.
+                    if v.generation > 0 && v.error.is_none() && same_asks(&v.asks, &asks) {
+                        v.asks = asks; // the countdowns, silently
+                        return false;
+                    }
+                    v.asks = asks;
+                    v.error = None;
+                    v.generation += 1;
+                    true
+                });
+            }
+            Err(error) => fail(error),
+        }
     }
 }
 

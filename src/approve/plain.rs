@@ -23,7 +23,7 @@ use futures_util::SinkExt;
 use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::signal::unix::{signal, SignalKind};
 
-use super::plain_team::{self, Printed, TeamLink};
+use super::plain_team::{self, Printed};
 use super::state::{News, PendingItem, State, DEFAULT_DENY_REASON};
 use super::wire::{Remember, Request};
 use super::{connect, next_frame, Backoff, Conn};
@@ -79,13 +79,13 @@ async fn lines(
     // After the end of stdin, the answers already sent still get their
     // replies printed (`echo "y kmnpq" | hookd approve --plain`), for a while.
     let mut stdin_done: Option<tokio::time::Instant> = None;
-    // --team: the open team asks, read once a second (and after each answer).
+    // --team: the open team asks, read when the link says (the database
+    // announced a change, the slow poll, backoff while it is away) and
+    // after each answer.
     let mut team = team.map(|target| {
         state.team = Some(super::team::TeamPane::default());
-        (TeamLink::new(target), Printed::default())
+        (super::team::link(target), Printed::default())
     });
-    let mut team_tick = tokio::time::interval(std::time::Duration::from_secs(1));
-    team_tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     writeln!(out, "hookd approve: {USAGE}")?;
     out.flush()?;
     loop {
@@ -150,10 +150,9 @@ async fn lines(
                 }
                 Vec::new()
             }
-            _ = team_tick.tick(), if team.is_some() => {
+            _ = team_changed(&mut team) => {
                 if let Some((link, _)) = team.as_mut() {
-                    link.refresh(&mut state).await;
-                    state.now = Instant::now();
+                    super::team::refresh(link, &mut state).await;
                 }
                 Vec::new()
             }
@@ -173,12 +172,11 @@ async fn lines(
                 let Some((link, team_printed)) = team.as_mut() else {
                     continue;
                 };
-                match link.answer(id, *allow, reason.as_deref()).await {
+                match super::team::answer(link, id, *allow, reason.as_deref()).await {
                     Ok(said) => writeln!(out, "ok: team ask {label}: {said}")?,
                     Err(e) => writeln!(out, "error: team ask {label}: {e}")?,
                 }
-                link.refresh(&mut state).await;
-                state.now = Instant::now();
+                super::team::refresh(link, &mut state).await;
                 write!(out, "{}", team_printed.news(&state))?;
                 continue;
             }
@@ -222,6 +220,17 @@ async fn lines(
             write!(out, "{}", team_printed.news(&state))?;
         }
         out.flush()?;
+    }
+}
+
+/// When line mode's team asks are to be read again (pending without
+/// `--team`).
+async fn team_changed(team: &mut Option<(hookd_team::asks_link::AsksLink, Printed)>) {
+    match team.as_mut() {
+        Some((link, _)) => {
+            link.changed().await;
+        }
+        None => std::future::pending().await,
     }
 }
 

@@ -1,8 +1,10 @@
 //! The team asks in line mode, `hookd approve --plain --team`
-//! (docs/approvals.md): the asks open in the team database, read as the
-//! approver of `[team]` once a second, printed beside the local pending
-//! items and answered with the same lines (`y ID`, `n ID [reason]`).
-//! Answers go through [`super::team::answer`], the Team pane's path
+//! (docs/team.md): the asks open in the team database, read as the
+//! approver of `[team]` through the Team pane's link
+//! (`hookd_team::asks_link::AsksLink`: at once when the database announces
+//! a change), printed beside the local pending items and answered with the
+//! same lines (`y ID`, `n ID [reason]`). Answers go through
+//! [`super::team::answer`], the Team pane's path
 //! (`hookd_team::approvals::answer`): the database decides who may answer
 //! and what the answers add up to, and its refusal is printed as an
 //! `error:` line.
@@ -12,81 +14,12 @@
 //! of them and how a line names one.
 
 use std::collections::HashMap;
-use std::time::Duration;
 
-use hookd_team::approvals::{Client, OpenAsk};
+use hookd_team::approvals::OpenAsk;
 
 use super::state::State;
 use super::team::{input_line, summary, DEFAULT_TEAM_DENY_REASON};
 use super::wire::Request;
-
-/// The team database as line mode uses it: connected on first use and
-/// again after a loss, every call bounded so a slow database holds the
-/// loop for at most [`TeamLink::LIMIT`].
-pub struct TeamLink {
-    target: hookd_team::ConnectTarget,
-    client: Option<Client>,
-}
-
-impl TeamLink {
-    /// The bound on one call (connecting included).
-    pub const LIMIT: Duration = Duration::from_secs(5);
-
-    /// Not connected yet.
-    pub fn new(target: hookd_team::ConnectTarget) -> TeamLink {
-        TeamLink {
-            target,
-            client: None,
-        }
-    }
-
-    async fn client(&mut self) -> Result<&Client, String> {
-        if self.client.as_ref().is_some_and(|c| c.is_closed()) {
-            self.client = None;
-        }
-        if self.client.is_none() {
-            let connected =
-                tokio::time::timeout(Self::LIMIT, hookd_team::connect::connect(&self.target))
-                    .await
-                    .map_err(|_| "the team database did not answer in 5 s".to_string())?
-                    .map_err(|e| format!("connecting to {}: {e}", self.target.describe()))?;
-            self.client = Some(connected);
-        }
-        Ok(self.client.as_ref().expect("connected above"))
-    }
-
-    /// Reads the open asks into `state` (or why they could not be).
-    pub async fn refresh(&mut self, state: &mut State) {
-        let read = match self.client().await {
-            Ok(client) => tokio::time::timeout(Self::LIMIT, super::team::read(client))
-                .await
-                .unwrap_or_else(|_| Err("the team database did not answer in 5 s".into())),
-            Err(e) => Err(e),
-        };
-        if read.is_err() {
-            self.client = None;
-        }
-        state.team_read(read);
-    }
-
-    /// Answers the ask `id`; what that did, or why not.
-    pub async fn answer(
-        &mut self,
-        id: &str,
-        allow: bool,
-        reason: Option<&str>,
-    ) -> Result<String, String> {
-        let client = self.client().await?;
-        let answered =
-            tokio::time::timeout(Self::LIMIT, super::team::answer(client, id, allow, reason))
-                .await
-                .unwrap_or_else(|_| Err("the team database did not answer in 5 s".into()));
-        if answered.is_err() && self.client.as_ref().is_some_and(|c| c.is_closed()) {
-            self.client = None;
-        }
-        answered
-    }
-}
 
 /// A team ask as line mode prints it: the Team pane's summary line, then
 /// the tool's input (every line of a command), the reason and the

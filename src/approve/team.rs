@@ -5,15 +5,17 @@
 //! who may answer and what the answers add up to).
 //!
 //! The pane's state is pure ([`TeamPane`], keys in [`State::team_key`]);
-//! the IO loop (`term`) reads the open asks when the database announces a
-//! change (`LISTEN hookd_ask_published`), after every answer and on a slow
-//! poll (10 s; each second while the database is away), and runs the
+//! the IO loops (`term`, and line mode's) hold an [`AsksLink`], which says
+//! when to read the open asks again (the database announces a change,
+//! `LISTEN hookd_ask_published`; a slow poll; backoff while the database is
+//! away), read them after every answer too, and run the
 //! [`Request::TeamAnswer`]s the keys make.
 
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use crossterm::event::{KeyCode, KeyEvent};
 use hookd_team::approvals::OpenAsk;
+use hookd_team::asks_link::AsksLink;
 
 use super::state::{edit, Edit, Mode, Pane, State};
 use super::wire::Request;
@@ -203,30 +205,55 @@ impl State {
     }
 }
 
-/// Reads the open asks as the approver (`client`).
-pub async fn read(client: &hookd_team::approvals::Client) -> Result<Vec<OpenAsk>, String> {
-    hookd_team::approvals::open(client)
-        .await
-        .map_err(|e| format!("reading the open team asks: {e}"))
+/// The approver's link to the team asks, as the Team pane and line mode
+/// hold it: `poll` the fallback poll, each call bounded by [`TEAM_LIMIT`].
+pub fn link(target: hookd_team::ConnectTarget) -> AsksLink {
+    AsksLink::new(target, hookd_team::approvals::open_asks_poll(), TEAM_LIMIT)
 }
 
-/// Answers `id` as the approver, and says what that did as `hookd team
-/// answer` does.
+/// The bound on one call on the team database (connecting included), so
+/// a slow database holds the screen or the lines that long at most.
+pub const TEAM_LIMIT: Duration = Duration::from_secs(5);
+
+/// Reads the open asks through `link` into `state` (or why they could not
+/// be).
+pub async fn refresh(link: &mut AsksLink, state: &mut State) {
+    let read = link.read().await;
+    state.now = Instant::now();
+    state.team_read(read);
+}
+
+/// Answers `id` as the approver through `link`, and says what that did as
+/// `hookd team answer` does.
 pub async fn answer(
-    client: &hookd_team::approvals::Client,
+    link: &mut AsksLink,
     id: &str,
     allow: bool,
     reason: Option<&str>,
 ) -> Result<String, String> {
-    match hookd_team::approvals::answer(client, id, allow, reason).await {
-        Ok(a) => Ok(match &a.verdict {
+    let limit = link.limit();
+    let client = link.client().await?;
+    let answered = tokio::time::timeout(
+        limit,
+        hookd_team::approvals::answer(client, id, allow, reason),
+    )
+    .await;
+    match answered {
+        Err(_) => {
+            link.failed();
+            Err(format!(
+                "the team database did not answer within {} s",
+                limit.as_secs()
+            ))
+        }
+        Ok(Ok(a)) => Ok(match &a.verdict {
             Some(v) => format!("{v} (decided)"),
             None => format!(
                 "allowed by {} of {} approvers needed; waiting for another",
                 a.allows, a.approvals_required
             ),
         }),
-        Err(e) => Err(e.to_string()),
+        Ok(Err(e)) => Err(e.to_string()),
     }
 }
 

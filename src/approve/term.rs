@@ -92,12 +92,7 @@ async fn event_loop(
     let mut state = State::new(&socket.display().to_string(), Instant::now(), color);
     let mut team = team.map(|target| {
         state.team = Some(super::team::TeamPane::default());
-        TeamLink {
-            target,
-            link: None,
-            poll: hookd_team::approvals::open_asks_poll(),
-            next_read: tokio::time::Instant::now(),
-        }
+        super::team::link(target)
     });
     let mut keys = EventStream::new();
     let mut conn: Option<Conn> = None;
@@ -114,10 +109,9 @@ async fn event_loop(
         if state.quit {
             return Ok(());
         }
-        // The team's asks are read when the database announces a change
-        // (`hookd_ask_published`), after each answer, on a slow poll, and
-        // each second while the database is away.
-        let team_read_at = team.as_ref().map_or_else(far_future, |link| link.next_read);
+        // The team's asks are read when the link says (the database
+        // announced a change, the slow poll, backoff while it is away) and
+        // after each answer.
         let requests = tokio::select! {
             key = keys.next() => match key {
                 Some(Ok(Event::Key(key))) if key.kind == KeyEventKind::Press => {
@@ -146,21 +140,9 @@ async fn event_loop(
                     Vec::new()
                 }
             },
-            _ = tokio::time::sleep_until(team_read_at), if team.is_some() => {
+            _ = team_changed(&mut team) => {
                 if let Some(link) = team.as_mut() {
-                    state.now = Instant::now();
-                    link.refresh(&mut state).await;
-                }
-                Vec::new()
-            }
-            note = team_announced(&mut team) => {
-                if let Some(link) = team.as_mut() {
-                    if note.is_none() {
-                        // The LISTEN connection ended: connect again and read.
-                        link.link = None;
-                    }
-                    state.now = Instant::now();
-                    link.refresh(&mut state).await;
+                    super::team::refresh(link, &mut state).await;
                 }
                 Vec::new()
             }
@@ -199,13 +181,12 @@ async fn event_loop(
             } = &request
             {
                 let outcome = match team.as_mut() {
-                    Some(link) => link.answer(id, *allow, reason.as_deref()).await,
+                    Some(link) => super::team::answer(link, id, *allow, reason.as_deref()).await,
                     None => Err("no team database (`--team`)".to_string()),
                 };
                 state.team_answered(label, outcome);
                 if let Some(link) = team.as_mut() {
-                    state.now = Instant::now();
-                    link.refresh(&mut state).await;
+                    super::team::refresh(link, &mut state).await;
                 }
                 continue;
             }
@@ -241,85 +222,14 @@ async fn event_loop(
     }
 }
 
-/// The Team pane's database: connected on first use and again after a
-/// loss, every call bounded so a slow database never freezes the screen
-/// for long. The connection LISTENs on `hookd_ask_published`, so a new,
-/// decided or closed ask is read at once; the poll is the fallback.
-struct TeamLink {
-    target: hookd_team::ConnectTarget,
-    link: Option<(
-        hookd_team::approvals::Client,
-        tokio::sync::mpsc::UnboundedReceiver<String>,
-    )>,
-    /// The fallback poll (`hookd_team::approvals::open_asks_poll`).
-    poll: Duration,
-    /// When the open asks are read next without an announcement.
-    next_read: tokio::time::Instant,
-}
-
-/// A far instant, for a `sleep_until` branch that is disabled.
-fn far_future() -> tokio::time::Instant {
-    tokio::time::Instant::now() + Duration::from_secs(86_400 * 365)
-}
-
-/// The next announcement on the Team pane's connection: `Some(id)`, or
-/// `None` once that connection ended; pending while there is none.
-async fn team_announced(team: &mut Option<TeamLink>) -> Option<String> {
-    match team.as_mut().and_then(|link| link.link.as_mut()) {
-        Some((_, notes)) => notes.recv().await,
+/// When the Team pane's asks are to be read again (pending without
+/// `--team`).
+async fn team_changed(team: &mut Option<hookd_team::asks_link::AsksLink>) {
+    match team.as_mut() {
+        Some(link) => {
+            link.changed().await;
+        }
         None => std::future::pending().await,
-    }
-}
-
-impl TeamLink {
-    const LIMIT: Duration = Duration::from_secs(5);
-
-    async fn client(&mut self) -> Result<&hookd_team::approvals::Client, String> {
-        if self.link.as_ref().is_some_and(|(c, _)| c.is_closed()) {
-            self.link = None;
-        }
-        if self.link.is_none() {
-            let connected = tokio::time::timeout(
-                Self::LIMIT,
-                hookd_team::approvals::listen_on(&self.target, hookd_team::approvals::PUBLISHED),
-            )
-            .await
-            .map_err(|_| "the team database did not answer in 5 s".to_string())?
-            .map_err(|e| format!("connecting to {}: {e}", self.target.describe()))?;
-            self.link = Some(connected);
-        }
-        Ok(&self.link.as_ref().expect("connected above").0)
-    }
-
-    async fn refresh(&mut self, state: &mut State) {
-        let read = match self.client().await {
-            Ok(client) => tokio::time::timeout(Self::LIMIT, super::team::read(client))
-                .await
-                .unwrap_or_else(|_| Err("the team database did not answer in 5 s".into())),
-            Err(e) => Err(e),
-        };
-        // Away: try again each second; else the slow poll (announcements
-        // wake it sooner).
-        let wait = if read.is_err() {
-            self.link = None;
-            Duration::from_secs(1)
-        } else {
-            self.poll
-        };
-        self.next_read = tokio::time::Instant::now() + wait;
-        state.team_read(read);
-    }
-
-    async fn answer(
-        &mut self,
-        id: &str,
-        allow: bool,
-        reason: Option<&str>,
-    ) -> Result<String, String> {
-        let client = self.client().await?;
-        tokio::time::timeout(Self::LIMIT, super::team::answer(client, id, allow, reason))
-            .await
-            .unwrap_or_else(|_| Err("the team database did not answer in 5 s".into()))
     }
 }
 

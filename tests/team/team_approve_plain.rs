@@ -22,6 +22,16 @@ use crate::team_init::config;
 /// `hookd approve --plain --team` on `socket` with `config`'s `[team]`,
 /// once it has printed its usage line.
 fn plain_approver(pg: &Postgres, socket: &Path, config: &Path) -> Plain {
+    plain_approver_with_env(pg, socket, config, &[])
+}
+
+/// [`plain_approver`] with `env` set too.
+pub fn plain_approver_with_env(
+    pg: &Postgres,
+    socket: &Path,
+    config: &Path,
+    env: &[(&str, &str)],
+) -> Plain {
     let mut command = Command::new(hookd_bin());
     process::private_home(&mut command, &pg.path().join("client"));
     command
@@ -31,7 +41,8 @@ fn plain_approver(pg: &Postgres, socket: &Path, config: &Path) -> Plain {
         .arg(config)
         .env_remove("PGHOST")
         .env_remove("PGUSER")
-        .env_remove("PGSERVICE");
+        .env_remove("PGSERVICE")
+        .envs(env.iter().copied());
     let plain = Plain::spawn(&mut command);
     plain.expect("hookd approve: answer with `y|n|s|a|N ID [reason]`");
     plain

@@ -1,7 +1,8 @@
 //! Approvers are told of asks (migration 0101, `NOTIFY
-//! hookd_ask_published`): the Team pane of `hookd approve --team` and the
-//! dashboard's data source LISTEN on a connection of their own and read
-//! the open asks back at once. Both run with their fallback poll set to an
+//! hookd_ask_published`): the Team pane of `hookd approve --team`, its line
+//! mode (`--plain --team`) and the dashboard's data source LISTEN on a
+//! connection of their own (`hookd_team::asks_link`) and read the open
+//! asks back at once. All run with their fallback poll set to an
 //! hour (`HOOKD_TEAM_ASKS_POLL=3600`), so an ask that shows up within the
 //! test's bound was brought by the announcement, not the poll; a dropped
 //! LISTEN connection (terminated by the database) is made again and the
@@ -18,6 +19,7 @@ use crate::support::process::poll_for;
 use crate::support::tmux::Tmux;
 use crate::team_approvals::approver;
 use crate::team_approvals_rls::cluster;
+use crate::team_approve_plain::plain_approver_with_env;
 use crate::team_dashboard::Dashboard;
 
 const WAIT: Duration = Duration::from_secs(20);
@@ -102,6 +104,81 @@ fn the_team_pane_shows_an_announced_ask_without_waiting_for_its_poll() {
     tmux.wait_for("Bash: git push --force origin main", WAIT);
     let screen = tmux.wait_for("Team asks (1)", WAIT);
     assert!(!screen.contains("aaaaa"), "{screen}");
+}
+
+/// `role`'s one backend as `pid query_start` (when its last query
+/// started).
+fn last_query(pg: &Postgres, role: &str) -> String {
+    let rows = pg.admin(&format!(
+        "SELECT pid || ' ' || query_start FROM pg_stat_activity WHERE usename = '{role}'"
+    ));
+    assert_eq!(rows.lines().count(), 1, "one connection of {role}: {rows}");
+    rows
+}
+
+#[test]
+fn line_mode_prints_an_announced_ask_without_waiting_for_its_poll() {
+    let Some(pg) = cluster("line_mode_prints_an_announced_ask") else {
+        return;
+    };
+    let alice = approver(&pg, "alice");
+    let mut plain = plain_approver_with_env(
+        &pg,
+        &pg.path().join("alice-box.sock"),
+        &alice,
+        &[("HOOKD_TEAM_ASKS_POLL", "3600")],
+    );
+    // Lines are read once the first read is done (no daemon on this box).
+    plain.say("y zzzzz");
+    plain.expect("no team ask is open");
+
+    // Idle, line mode asks the database nothing: its one connection's
+    // last query stays the first read (line mode used to read every
+    // second).
+    let idle = last_query(&pg, "alice");
+    std::thread::sleep(Duration::from_secs(3));
+    assert_eq!(last_query(&pg, "alice"), idle, "no poll while idle");
+
+    // The poll is an hour away: the announcement brings it, read on the
+    // connection that LISTENs.
+    publish(&pg, A, "aaaaa", "git push origin main", 2);
+    plain.expect("team ask aaaaa  claude-code on laptop  rule push");
+    plain.expect("  Bash: git push origin main");
+    let read = last_query(&pg, "alice");
+    assert_ne!(read, idle, "read again on the announcement");
+    assert_eq!(
+        read.split(' ').next(),
+        idle.split(' ').next(),
+        "on the same connection"
+    );
+    // Another approver's allow, then the machine closing it.
+    pg.psql(
+        "bob",
+        DB,
+        &format!("INSERT INTO hookd.answers (ask, verdict) VALUES ('{A}', 'allow')"),
+    );
+    plain.expect("team ask aaaaa: allowed by 1 of 2 (bob)");
+    pg.psql(
+        "laptop",
+        DB,
+        &format!("UPDATE hookd.asks SET closed = 'client:tui' WHERE id = '{A}'"),
+    );
+    plain.expect("team ask aaaaa: no longer open");
+
+    // The database drops line mode's connection: made again at once (the
+    // database is up, so no `team:` failure is said), and the next ask is
+    // announced on the new one (or read right after it connected).
+    terminate(&pg, "alice");
+    publish(&pg, B, "bbbbb", "git push --force origin main", 1);
+    let lines = plain.expect_lines("team ask bbbbb  claude-code on laptop");
+    assert!(
+        !lines.iter().any(|l| l.starts_with("team: ")),
+        "a reconnect that succeeds says nothing: {lines:?}"
+    );
+    plain.expect("  Bash: git push --force origin main");
+    // And the new connection is listening: a third ask, announced.
+    publish(&pg, C, "ccccc", "git push origin v2", 1);
+    plain.expect("team ask ccccc  claude-code on laptop");
 }
 
 /// `GET /api/asks/changes?after=N` until its asks satisfy `done`, at most

@@ -4,6 +4,8 @@
 //!
 //! - [`approvals`]: team approvals, a machine's asks and an approver's
 //!   answers (migration 0100);
+//! - [`asks_link`]: an approver's connection to the open asks, read again
+//!   as the database announces them;
 //! - [`config`]: `[team]` and how it resolves to a connection the way libpq
 //!   would (a URL or `key=value` string, the `PG*` variables, a service file);
 //! - [`connect`]: one connection, and reconnecting with backoff;
@@ -22,6 +24,7 @@
 //! are team approvals'.
 
 pub mod approvals;
+pub mod asks_link;
 pub mod config;
 pub mod connect;
 pub mod dashboard;
