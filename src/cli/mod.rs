@@ -41,6 +41,7 @@ pub mod suggest;
 pub mod tail;
 pub mod team;
 pub mod team_approvals;
+pub mod team_follow;
 pub mod uninstall;
 
 pub use app::main;

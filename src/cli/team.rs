@@ -51,9 +51,13 @@ pub enum Command {
         /// approver's role).
         #[arg(long, value_name = "FILE")]
         config: Option<PathBuf>,
-        /// Print JSON.
+        /// Print JSON (with --follow: one object per line and change).
         #[arg(long)]
         json: bool,
+        /// Go on: print each change as the database announces it (an ask
+        /// opened, allowed, no longer open) until Ctrl-C or SIGTERM.
+        #[arg(long)]
+        follow: bool,
     },
     /// As an approver: serve the team dashboard, a web page showing the
     /// fleet, the open team asks with Approve/Deny, and the recent
@@ -124,7 +128,12 @@ pub fn run(command: Command) -> anyhow::Result<Outcome> {
             json,
         } => runtime.block_on(init(config.as_deref(), &machine_role, &approver_role, json)),
         Command::Status { config, json } => runtime.block_on(status(config.as_deref(), json)),
-        Command::Pending { config, json } => {
+        Command::Pending {
+            config,
+            json,
+            follow: true,
+        } => runtime.block_on(super::team_follow::follow(config.as_deref(), json)),
+        Command::Pending { config, json, .. } => {
             runtime.block_on(super::team_approvals::pending(config.as_deref(), json))
         }
         Command::Answer {

@@ -14,8 +14,9 @@ use std::time::Duration;
 use serde_json::Value;
 
 use crate::support::daemon::hookd_bin;
+use crate::support::plain::Plain;
 use crate::support::postgres::{Postgres, DB};
-use crate::support::process::poll_for;
+use crate::support::process::{self, poll_for};
 use crate::support::tmux::Tmux;
 use crate::team_approvals::approver;
 use crate::team_approvals_rls::cluster;
@@ -179,6 +180,75 @@ fn line_mode_prints_an_announced_ask_without_waiting_for_its_poll() {
     // And the new connection is listening: a third ask, announced.
     publish(&pg, C, "ccccc", "git push origin v2", 1);
     plain.expect("team ask ccccc  claude-code on laptop");
+}
+
+/// `hookd team pending --follow` as `config`'s role (`extra` args more),
+/// with the fallback poll an hour away; its stdout's lines.
+fn follower(pg: &Postgres, config: &std::path::Path, extra: &[&str]) -> Plain {
+    let mut command = std::process::Command::new(hookd_bin());
+    process::private_home(&mut command, &pg.path().join("follower"));
+    command
+        .args(["team", "pending", "--follow", "--config"])
+        .arg(config)
+        .args(extra)
+        .env("HOOKD_TEAM_ASKS_POLL", "3600")
+        .env_remove("PGHOST")
+        .env_remove("PGUSER")
+        .env_remove("PGSERVICE");
+    Plain::spawn(&mut command)
+}
+
+#[test]
+fn team_pending_follow_prints_each_announced_change_until_a_signal() {
+    let Some(pg) = cluster("team_pending_follow") else {
+        return;
+    };
+    let alice = approver(&pg, "alice");
+    let mut text = follower(&pg, &alice, &[]);
+    let mut json = follower(&pg, &alice, &["--json"]);
+    text.expect("following the open team asks on");
+    text.expect("no team asks open");
+    let first: Value = serde_json::from_str(&json.expect("{")).unwrap();
+    assert_eq!(first["change"], "none_open", "{first}");
+
+    // The poll is an hour away: each change comes by announcement.
+    publish(&pg, A, "aaaaa", "git push origin main", 2);
+    text.expect("aaaaa  claude-code on laptop  rule push  ");
+    text.expect("    Bash: git push origin main");
+    text.expect(&format!("    id: {A}"));
+    let opened: Value = serde_json::from_str(&json.expect("{")).unwrap();
+    assert_eq!(opened["change"], "opened", "{opened}");
+    assert_eq!(opened["ask"]["id"], A, "{opened}");
+    assert_eq!(opened["ask"]["input"]["command"], "git push origin main");
+    pg.psql(
+        "bob",
+        DB,
+        &format!("INSERT INTO hookd.answers (ask, verdict) VALUES ('{A}', 'allow')"),
+    );
+    text.expect("aaaaa: allowed by 1 of 2 (bob)");
+    let allowed: Value = serde_json::from_str(&json.expect("{")).unwrap();
+    assert_eq!(allowed["change"], "allowed", "{allowed}");
+    assert_eq!(
+        allowed["allowed_by"],
+        serde_json::json!(["bob"]),
+        "{allowed}"
+    );
+    pg.psql(
+        "laptop",
+        DB,
+        &format!("UPDATE hookd.asks SET closed = 'client:tui' WHERE id = '{A}'"),
+    );
+    text.expect("aaaaa: no longer open");
+    let gone: Value = serde_json::from_str(&json.expect("{")).unwrap();
+    assert_eq!(gone["change"], "no_longer_open", "{gone}");
+
+    // Interrupted, it ends with status 0.
+    for plain in [&mut text, &mut json] {
+        let pid = nix::unistd::Pid::from_raw(plain.child.id() as i32);
+        nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGTERM).unwrap();
+        let status = process::wait_with_deadline(&mut plain.child, WAIT).expect("it ended");
+        assert_eq!(status.code(), Some(0), "{status:?}");
+    }
 }
 
 /// `GET /api/asks/changes?after=N` until its asks satisfy `done`, at most
