@@ -39,44 +39,17 @@ pub async fn pending(config: Option<&Path>, json: bool) -> anyhow::Result<Outcom
     Ok(Outcome::Success)
 }
 
-/// An open ask as `hookd team pending` prints it: its line (short id,
-/// agent and machine, rules, seconds left, allows), then the reason, the
-/// tool's input, the narrator's line and the full id, indented.
+/// An open ask as `hookd team pending` prints it: the Team pane's line
+/// (short id, agent and machine, rules, seconds left, allows), then the
+/// reason, the tool's input, the narrator's line and the full id,
+/// indented.
 pub fn describe(ask: &hookd_team::approvals::OpenAsk) -> String {
-    let mut text = format!(
-        "{}  {} on {}  rule {}  {}s left  allows {}/{}{}\n",
-        ask.short_id,
-        ask.agent,
-        ask.machine,
-        if ask.rule_ids.is_empty() {
-            "-".to_string()
-        } else {
-            ask.rule_ids.join(",")
-        },
-        ask.seconds_left.max(0.0).round(),
-        ask.allowed_by.len(),
-        ask.approvals_required,
-        if ask.allowed_by.is_empty() {
-            String::new()
-        } else {
-            format!(" ({})", ask.allowed_by.join(", "))
-        },
-    );
+    use crate::approve::team::{input_line, summary};
+    let mut text = format!("{}\n", summary(ask, ask.seconds_left.max(0.0)));
     if let Some(reason) = &ask.reason {
         text.push_str(&format!("    reason: {reason}\n"));
     }
-    let input = match &ask.input {
-        serde_json::Value::Null => String::new(),
-        v => v
-            .get("command")
-            .and_then(|c| c.as_str())
-            .map(str::to_string)
-            .unwrap_or_else(|| v.to_string()),
-    };
-    text.push_str(&format!(
-        "    {}: {input}\n",
-        ask.tool.as_deref().unwrap_or("input")
-    ));
+    text.push_str(&format!("    {}\n", input_line(ask)));
     if let Some(line) = &ask.narration {
         text.push_str(&format!("    narrator: {line}\n"));
     }
