@@ -52,7 +52,7 @@ use tokio_util::sync::CancellationToken;
 use uuid::Uuid;
 
 use super::controller::{matched_rules, Judgement};
-use super::hub::{tool_call_key, EventMeta, EventNames, Hub, Resolution};
+use super::hub::{tool_call_key, ClientDecision, EventMeta, EventNames, Hub, Resolution};
 use super::stops::{ChainFields, StopChains};
 use super::{unjudged, Shared};
 use crate::agent::claude::{output, FailClosed, HookEventKind, InputFields};
@@ -579,9 +579,9 @@ async fn wait(
     };
     tokio::select! {
         resolved = resolution => match resolved {
-            Ok(Resolution::Decided { answer, client, remembered }) => {
+            Ok(Resolution::Decided(decided)) => {
                 shared.stats.client_decisions.fetch_add(1, Ordering::Relaxed);
-                WaitEnd::Decided { answer, client, remembered }
+                WaitEnd::Decided(decided)
             }
             Ok(Resolution::Terminal) => WaitEnd::Terminal,
             // The pending table's timer ended it (and took it out).
@@ -622,11 +622,7 @@ async fn wait(
 /// this future is the daemon's memory per pending decision).
 enum WaitEnd {
     /// A client decided.
-    Decided {
-        answer: Answer,
-        client: String,
-        remembered: Option<(crate::protocol::Remember, String)>,
-    },
+    Decided(Box<ClientDecision>),
     /// The person answered in Claude Code's own dialog.
     Terminal,
     /// Nobody decided (the source says why): the fallback applies.
@@ -637,11 +633,12 @@ impl WaitEnd {
     /// `judgement` once its wait ended this way.
     fn settle(self, judgement: Judgement, hook: &HookContext<'_>) -> Judgement {
         match self {
-            WaitEnd::Decided {
-                answer,
-                client,
-                remembered,
-            } => {
+            WaitEnd::Decided(decided) => {
+                let ClientDecision {
+                    answer,
+                    client,
+                    remembered,
+                } = *decided;
                 let (remembered, grant_rule) = remembered.unzip();
                 Judgement {
                     answer,
@@ -699,7 +696,7 @@ fn record_decision(
         rules,
         revision: Some(hook.rules.revision().clone()),
         project_revision: judgement.project_rules.map(|p| p.revision().clone()),
-        facts: judgement.facts,
+        facts: judgement.facts.map(|facts| *facts),
         judgements: judgement
             .judging
             .map(|j| {
@@ -1116,6 +1113,8 @@ fn suggestions_for(event: &Event, judgement: &Judgement) -> Vec<crate::protocol:
             _ => None,
         };
     }
+    // Kept by the pending table while the event waits.
+    all.shrink_to_fit();
     all
 }
 

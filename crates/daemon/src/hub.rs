@@ -49,16 +49,9 @@ const REMEMBERED_OUTCOMES: usize = 4096;
 /// What ended a pending event, as seen by the hook waiting on it.
 #[derive(Debug)]
 pub enum Resolution {
-    /// A client decided.
-    Decided {
-        /// The answer.
-        answer: Answer,
-        /// The client's name.
-        client: String,
-        /// How the answer was remembered, and as which rule, when it was
-        /// (`session`, `always`).
-        remembered: Option<(Remember, String)>,
-    },
+    /// A client decided (boxed: every pending event's channel has room
+    /// for a resolution while its hook waits).
+    Decided(Box<ClientDecision>),
     /// The last subscriber able to decide went away.
     Abandoned,
     /// The person answered in Claude Code's own permission dialog (see
@@ -67,6 +60,18 @@ pub enum Resolution {
     /// Nobody decided by the time the event may wait (see
     /// [`Hub::expire_timeouts`]).
     TimedOut,
+}
+
+/// A client's decision on a pending event.
+#[derive(Debug)]
+pub struct ClientDecision {
+    /// The answer.
+    pub answer: Answer,
+    /// The client's name.
+    pub client: String,
+    /// How the answer was remembered, and as which rule, when it was
+    /// (`session`, `always`).
+    pub remembered: Option<(Remember, String)>,
 }
 
 /// A PermissionRequest held for clients while Claude Code shows its own
@@ -826,11 +831,11 @@ impl Hub {
         // fallback stands and this decision was too late.
         entry
             .resolve
-            .send(Resolution::Decided {
+            .send(Resolution::Decided(Box::new(ClientDecision {
                 answer,
                 client: client.to_string(),
                 remembered,
-            })
+            })))
             .map_err(|_| DecideError {
                 code: ErrorCode::AlreadyDecided,
                 message: format!("event {id} reached its deadline before this decision"),
@@ -1025,10 +1030,7 @@ mod tests {
             None,
         )
         .unwrap();
-        assert!(matches!(
-            answered.try_recv(),
-            Ok(Resolution::Decided { .. })
-        ));
+        assert!(matches!(answered.try_recv(), Ok(Resolution::Decided(_))));
         // (Margins: the paused clock started a moment before the std
         // instants above were read.)
         tokio::time::advance(Duration::from_millis(10_050)).await;
@@ -1114,10 +1116,10 @@ mod tests {
             None,
         );
         assert!(bad.is_ok(), "none is supported everywhere");
-        let Resolution::Decided { client, .. } = rx.await.unwrap() else {
+        let Resolution::Decided(decided) = rx.await.unwrap() else {
             panic!()
         };
-        assert_eq!(client, "a");
+        assert_eq!(decided.client, "a");
         let late = hub
             .decide(&event.into(), Answer::new(Verdict::Deny, None), "b", None)
             .unwrap_err();
@@ -1166,7 +1168,7 @@ mod tests {
         assert_eq!(hub.view(&short).unwrap().id, event);
         hub.decide(&short, Answer::new(Verdict::Allow, None), "phone", None)
             .unwrap();
-        assert!(matches!(rx.await.unwrap(), Resolution::Decided { .. }));
+        assert!(matches!(rx.await.unwrap(), Resolution::Decided(_)));
         let late = hub
             .decide(&short, Answer::new(Verdict::Deny, None), "b", None)
             .unwrap_err();
@@ -1460,9 +1462,9 @@ mod tests {
         )
         .unwrap();
         match rx.await.unwrap() {
-            Resolution::Decided { answer, client, .. } => {
-                assert_eq!(answer.verdict, Verdict::Deny);
-                assert_eq!(client, "team:alice,bob");
+            Resolution::Decided(decided) => {
+                assert_eq!(decided.answer.verdict, Verdict::Deny);
+                assert_eq!(decided.client, "team:alice,bob");
             }
             other => panic!("{other:?}"),
         }
