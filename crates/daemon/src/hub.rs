@@ -155,24 +155,47 @@ pub struct EventMeta<'a> {
 
 /// An event's names, shared between the pending table's entry and the
 /// hook that waits: each waiting hook would otherwise hold two copies.
+/// One allocation for the three, two words plus their lengths: every
+/// pending event holds this twice.
 #[derive(Debug, Clone)]
 pub struct EventNames {
-    /// `hook_event_name`, in its agent's words.
-    pub name: Arc<str>,
-    /// Session id.
-    pub session: Option<Arc<str>>,
-    /// Tool name.
-    pub tool: Option<Arc<str>>,
+    /// `hook_event_name`, then the session id, then the tool name.
+    text: Arc<str>,
+    /// Where the name ends and the session id ends in `text`.
+    ends: [u32; 2],
+    /// Whether there is a session id (bit 0) and a tool name (bit 1).
+    present: u8,
 }
 
 impl EventNames {
     /// The names `meta` shows.
     pub fn of(meta: &EventMeta<'_>) -> EventNames {
+        let (session, tool) = (meta.session.unwrap_or(""), meta.tool.unwrap_or(""));
+        let mut text = String::with_capacity(meta.kind.len() + session.len() + tool.len());
+        text.push_str(meta.kind);
+        text.push_str(session);
+        text.push_str(tool);
+        let end = |n: usize| u32::try_from(n).expect("an event's names are less than 4 GiB");
         EventNames {
-            name: Arc::from(meta.kind),
-            session: meta.session.map(Arc::from),
-            tool: meta.tool.map(Arc::from),
+            ends: [end(meta.kind.len()), end(meta.kind.len() + session.len())],
+            text: text.into(),
+            present: u8::from(meta.session.is_some()) | (u8::from(meta.tool.is_some()) << 1),
         }
+    }
+
+    /// `hook_event_name`, in its agent's words.
+    pub fn name(&self) -> &str {
+        &self.text[..self.ends[0] as usize]
+    }
+
+    /// Session id.
+    pub fn session(&self) -> Option<&str> {
+        (self.present & 1 != 0).then(|| &self.text[self.ends[0] as usize..self.ends[1] as usize])
+    }
+
+    /// Tool name.
+    pub fn tool(&self) -> Option<&str> {
+        (self.present & 2 != 0).then(|| &self.text[self.ends[1] as usize..])
     }
 }
 
@@ -563,10 +586,10 @@ impl Hub {
             .filter(|(_, e)| !(team && e.asked_by.team_approvals.is_some()))
             .filter(|(_, e)| {
                 let meta = EventMeta {
-                    kind: &e.names.name,
+                    kind: e.names.name(),
                     agent: e.agent,
-                    session: e.names.session.as_deref(),
-                    tool: e.names.tool.as_deref(),
+                    session: e.names.session(),
+                    tool: e.names.tool(),
                     decision_point: true,
                     pending: true,
                 };
@@ -790,7 +813,7 @@ impl Hub {
         let entry = &table.waiting[&id];
         Ok(PendingView {
             id,
-            session: entry.names.session.as_deref().map(str::to_owned),
+            session: entry.names.session().map(str::to_owned),
             suggestions: entry.suggestions.clone(),
             record: entry.record.clone(),
         })
@@ -817,7 +840,7 @@ impl Hub {
                 message: format!(
                     "{}'s {} does not support verdict `{}`; use one of: {}",
                     entry.agent,
-                    entry.names.name,
+                    entry.names.name(),
                     answer.verdict,
                     list.join(", ")
                 ),
@@ -989,6 +1012,37 @@ mod tests {
             decision_point: true,
             pending: true,
         }
+    }
+
+    /// An event's names come back as they went in, each present or not,
+    /// empty or not.
+    #[test]
+    fn event_names_keep_each_name() {
+        for (session, tool) in [
+            (Some("s1"), Some("Bash")),
+            (None, Some("Bash")),
+            (Some("s1"), None),
+            (None, None),
+            (Some(""), Some("")),
+            (Some("é🦀"), Some("mcp__x")),
+        ] {
+            let names = EventNames::of(&EventMeta {
+                session,
+                tool,
+                ..meta("PreToolUse")
+            });
+            assert_eq!(names.name(), "PreToolUse");
+            assert_eq!(names.session(), session);
+            assert_eq!(names.tool(), tool);
+        }
+        let names = EventNames::of(&EventMeta {
+            kind: "",
+            ..meta("")
+        });
+        assert_eq!(
+            (names.name(), names.session(), names.tool()),
+            ("", Some("s1"), Some("Bash"))
+        );
     }
 
     /// One timer for the whole table: each waiting event is ended when it
