@@ -67,13 +67,15 @@ pub struct Judgement {
     pub project_rules: Option<Arc<RuleSet>>,
     /// An ask the rules escalate to the team (`escalate = "team"`).
     pub escalate: Option<crate::rules::Escalation>,
-    /// The session facts the judgement read, for the decision line.
-    pub facts: Option<crate::rules::facts::SessionFacts>,
+    /// The session facts the judgement read, for the decision line
+    /// (boxed, as `judging` and `signals`: rarely there, and every waiting
+    /// hook holds a judgement).
+    pub facts: Option<Box<crate::rules::facts::SessionFacts>>,
     /// The judge rules that matched, and the answers used (boxed: every
     /// waiting hook holds a judgement).
     pub judging: Option<Box<JudgeFacts>>,
     /// The `[signals]` values the judgement read, for the decision line.
-    pub signals: Option<crate::rules::signal::Signals>,
+    pub signals: Option<Box<crate::rules::signal::Signals>>,
 }
 
 /// A judgement's judge rules (`action = "judge"`): the questions, and the
@@ -426,8 +428,9 @@ impl Controller {
                 answers: Vec::new(),
             })
         });
-        let mut judgement = self.judgement_of(event, layers, evaluation, facts, judging);
-        judgement.signals = signals;
+        let mut judgement =
+            self.judgement_of(event, layers, evaluation, facts.map(Box::new), judging);
+        judgement.signals = signals.map(Box::new);
         judgement
     }
 
@@ -463,9 +466,9 @@ impl Controller {
         let evaluation = self.evaluate(
             event,
             layers,
-            first.facts.as_ref(),
+            first.facts.as_deref(),
             &answers,
-            first.signals.as_ref(),
+            first.signals.as_deref(),
         );
         let asked = first.judging.map(|j| j.asked).unwrap_or_default();
         let mut judgement = self.judgement_of(
@@ -513,7 +516,7 @@ impl Controller {
         event: &Event,
         layers: &Layers,
         mut evaluation: crate::rules::Evaluation,
-        facts: Option<crate::rules::facts::SessionFacts>,
+        facts: Option<Box<crate::rules::facts::SessionFacts>>,
         judging: Option<Box<JudgeFacts>>,
     ) -> Judgement {
         if !event.resolved.decision_point {

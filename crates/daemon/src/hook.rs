@@ -52,7 +52,7 @@ use tokio_util::sync::CancellationToken;
 use uuid::Uuid;
 
 use super::controller::{matched_rules, Judgement};
-use super::hub::{tool_call_key, EventMeta, EventNames, Hub, Resolution};
+use super::hub::{tool_call_key, ClientDecision, EventMeta, EventNames, Hub, Resolution};
 use super::stops::{ChainFields, StopChains};
 use super::{unjudged, Shared};
 use crate::agent::claude::{output, FailClosed, HookEventKind, InputFields};
@@ -274,9 +274,8 @@ async fn judge_and_record<'a>(
     let kind = event.kind();
     let hook = HookContext {
         shared,
-        skip: run.map(|r| r.owner.client_id),
-        // A copy's frames are not its run's: the owner gets the original.
-        run: run.filter(|_| event.copy_of.is_none()),
+        run_link: run,
+        copy: event.copy_of.is_some(),
         agent: event.agent(),
         kind,
         fail_closed,
@@ -332,11 +331,10 @@ async fn judge_and_record<'a>(
 /// kind, its budget and the daemon's shared state.
 struct HookContext<'a> {
     shared: &'a Arc<Shared>,
-    /// The run whose owner gets this hook's frames (none for a copy).
-    run: Option<&'a RunLink>,
-    /// The client not to publish to: the run's owner, which gets every
-    /// frame of its run directly (or, for a copy, none).
-    skip: Option<u64>,
+    /// The run the hook is of.
+    run_link: Option<&'a RunLink>,
+    /// A copy of a run's hook: its frames are not its run's.
+    copy: bool,
     agent: Agent,
     kind: HookEventKind,
     fail_closed: FailClosed,
@@ -348,6 +346,20 @@ struct HookContext<'a> {
     /// The user layer the event is judged under: its revision, and where
     /// its deciding rules are, go on the decision.
     rules: Arc<RuleSet>,
+}
+
+impl<'a> HookContext<'a> {
+    /// The run whose owner gets this hook's frames (none for a copy: the
+    /// owner gets the original).
+    fn run(&self) -> Option<&'a RunLink> {
+        self.run_link.filter(|_| !self.copy)
+    }
+
+    /// The client not to publish to: the run's owner, which gets every
+    /// frame of its run directly (or, for a copy, none).
+    fn skip(&self) -> Option<u64> {
+        self.run_link.map(|r| r.owner.client_id)
+    }
 }
 
 /// The event of a hook request's `input` (of run `run`, if any), and its
@@ -537,8 +549,8 @@ fn record_event(
             })
             .clone()
     };
-    shared.hub.publish(&meta, hook.skip, &mut frame);
-    if let Some(run) = hook.run {
+    shared.hub.publish(&meta, hook.skip(), &mut frame);
+    if let Some(run) = hook.run() {
         run.owner.push(frame(false));
     }
     resolution
@@ -572,16 +584,16 @@ async fn wait(
     shutdown: &CancellationToken,
 ) -> WaitEnd {
     let shared = hook.shared;
-    let watched = match (peer_gone, hook.run) {
+    let watched = match (peer_gone, hook.run()) {
         (Some(forwarder), _) => Some((forwarder, Gone::Forwarder)),
         (None, Some(run)) => Some((&run.ended, Gone::Run)),
         (None, None) => None,
     };
     tokio::select! {
         resolved = resolution => match resolved {
-            Ok(Resolution::Decided { answer, client, remembered }) => {
+            Ok(Resolution::Decided(decided)) => {
                 shared.stats.client_decisions.fetch_add(1, Ordering::Relaxed);
-                WaitEnd::Decided { answer, client, remembered }
+                WaitEnd::Decided(decided)
             }
             Ok(Resolution::Terminal) => WaitEnd::Terminal,
             // The pending table's timer ended it (and took it out).
@@ -622,11 +634,7 @@ async fn wait(
 /// this future is the daemon's memory per pending decision).
 enum WaitEnd {
     /// A client decided.
-    Decided {
-        answer: Answer,
-        client: String,
-        remembered: Option<(crate::protocol::Remember, String)>,
-    },
+    Decided(Box<ClientDecision>),
     /// The person answered in Claude Code's own dialog.
     Terminal,
     /// Nobody decided (the source says why): the fallback applies.
@@ -637,11 +645,12 @@ impl WaitEnd {
     /// `judgement` once its wait ended this way.
     fn settle(self, judgement: Judgement, hook: &HookContext<'_>) -> Judgement {
         match self {
-            WaitEnd::Decided {
-                answer,
-                client,
-                remembered,
-            } => {
+            WaitEnd::Decided(decided) => {
+                let ClientDecision {
+                    answer,
+                    client,
+                    remembered,
+                } = *decided;
                 let (remembered, grant_rule) = remembered.unzip();
                 Judgement {
                     answer,
@@ -699,7 +708,7 @@ fn record_decision(
         rules,
         revision: Some(hook.rules.revision().clone()),
         project_revision: judgement.project_rules.map(|p| p.revision().clone()),
-        facts: judgement.facts,
+        facts: judgement.facts.map(|facts| *facts),
         judgements: judgement
             .judging
             .map(|j| {
@@ -717,8 +726,8 @@ fn record_decision(
     {
         super::grants::note_last_decision(
             shared,
-            &event.names.name,
-            event.names.tool.as_deref(),
+            event.names.name(),
+            event.names.tool(),
             summary.into_string(),
             &decision,
         );
@@ -792,8 +801,8 @@ fn publish_decision(
             })
             .clone()
     };
-    shared.hub.publish(&meta, hook.skip, &mut frame);
-    if let Some(run) = hook.run {
+    shared.hub.publish(&meta, hook.skip(), &mut frame);
+    if let Some(run) = hook.run() {
         run.owner.push(frame(false));
     }
 }
@@ -942,7 +951,7 @@ impl Judged {
     }
 
     fn name(&self) -> &str {
-        &self.names.name
+        self.names.name()
     }
 
     /// See [`Event::known_name`].
@@ -955,10 +964,10 @@ impl Judged {
 
     fn meta(&self, agent: Agent, pending: bool) -> EventMeta<'_> {
         EventMeta {
-            kind: &self.names.name,
+            kind: self.names.name(),
             agent,
-            session: self.names.session.as_deref(),
-            tool: self.names.tool.as_deref(),
+            session: self.names.session(),
+            tool: self.names.tool(),
             decision_point: agent.is_decision_point(self.kind),
             pending,
         }
@@ -1116,6 +1125,8 @@ fn suggestions_for(event: &Event, judgement: &Judgement) -> Vec<crate::protocol:
             _ => None,
         };
     }
+    // Kept by the pending table while the event waits.
+    all.shrink_to_fit();
     all
 }
 

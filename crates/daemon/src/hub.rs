@@ -49,16 +49,9 @@ const REMEMBERED_OUTCOMES: usize = 4096;
 /// What ended a pending event, as seen by the hook waiting on it.
 #[derive(Debug)]
 pub enum Resolution {
-    /// A client decided.
-    Decided {
-        /// The answer.
-        answer: Answer,
-        /// The client's name.
-        client: String,
-        /// How the answer was remembered, and as which rule, when it was
-        /// (`session`, `always`).
-        remembered: Option<(Remember, String)>,
-    },
+    /// A client decided (boxed: every pending event's channel has room
+    /// for a resolution while its hook waits).
+    Decided(Box<ClientDecision>),
     /// The last subscriber able to decide went away.
     Abandoned,
     /// The person answered in Claude Code's own permission dialog (see
@@ -67,6 +60,18 @@ pub enum Resolution {
     /// Nobody decided by the time the event may wait (see
     /// [`Hub::expire_timeouts`]).
     TimedOut,
+}
+
+/// A client's decision on a pending event.
+#[derive(Debug)]
+pub struct ClientDecision {
+    /// The answer.
+    pub answer: Answer,
+    /// The client's name.
+    pub client: String,
+    /// How the answer was remembered, and as which rule, when it was
+    /// (`session`, `always`).
+    pub remembered: Option<(Remember, String)>,
 }
 
 /// A PermissionRequest held for clients while Claude Code shows its own
@@ -150,24 +155,47 @@ pub struct EventMeta<'a> {
 
 /// An event's names, shared between the pending table's entry and the
 /// hook that waits: each waiting hook would otherwise hold two copies.
+/// One allocation for the three, two words plus their lengths: every
+/// pending event holds this twice.
 #[derive(Debug, Clone)]
 pub struct EventNames {
-    /// `hook_event_name`, in its agent's words.
-    pub name: Arc<str>,
-    /// Session id.
-    pub session: Option<Arc<str>>,
-    /// Tool name.
-    pub tool: Option<Arc<str>>,
+    /// `hook_event_name`, then the session id, then the tool name.
+    text: Arc<str>,
+    /// Where the name ends and the session id ends in `text`.
+    ends: [u32; 2],
+    /// Whether there is a session id (bit 0) and a tool name (bit 1).
+    present: u8,
 }
 
 impl EventNames {
     /// The names `meta` shows.
     pub fn of(meta: &EventMeta<'_>) -> EventNames {
+        let (session, tool) = (meta.session.unwrap_or(""), meta.tool.unwrap_or(""));
+        let mut text = String::with_capacity(meta.kind.len() + session.len() + tool.len());
+        text.push_str(meta.kind);
+        text.push_str(session);
+        text.push_str(tool);
+        let end = |n: usize| u32::try_from(n).expect("an event's names are less than 4 GiB");
         EventNames {
-            name: Arc::from(meta.kind),
-            session: meta.session.map(Arc::from),
-            tool: meta.tool.map(Arc::from),
+            ends: [end(meta.kind.len()), end(meta.kind.len() + session.len())],
+            text: text.into(),
+            present: u8::from(meta.session.is_some()) | (u8::from(meta.tool.is_some()) << 1),
         }
+    }
+
+    /// `hook_event_name`, in its agent's words.
+    pub fn name(&self) -> &str {
+        &self.text[..self.ends[0] as usize]
+    }
+
+    /// Session id.
+    pub fn session(&self) -> Option<&str> {
+        (self.present & 1 != 0).then(|| &self.text[self.ends[0] as usize..self.ends[1] as usize])
+    }
+
+    /// Tool name.
+    pub fn tool(&self) -> Option<&str> {
+        (self.present & 2 != 0).then(|| &self.text[self.ends[1] as usize..])
     }
 }
 
@@ -558,10 +586,10 @@ impl Hub {
             .filter(|(_, e)| !(team && e.asked_by.team_approvals.is_some()))
             .filter(|(_, e)| {
                 let meta = EventMeta {
-                    kind: &e.names.name,
+                    kind: e.names.name(),
                     agent: e.agent,
-                    session: e.names.session.as_deref(),
-                    tool: e.names.tool.as_deref(),
+                    session: e.names.session(),
+                    tool: e.names.tool(),
                     decision_point: true,
                     pending: true,
                 };
@@ -785,7 +813,7 @@ impl Hub {
         let entry = &table.waiting[&id];
         Ok(PendingView {
             id,
-            session: entry.names.session.as_deref().map(str::to_owned),
+            session: entry.names.session().map(str::to_owned),
             suggestions: entry.suggestions.clone(),
             record: entry.record.clone(),
         })
@@ -812,7 +840,7 @@ impl Hub {
                 message: format!(
                     "{}'s {} does not support verdict `{}`; use one of: {}",
                     entry.agent,
-                    entry.names.name,
+                    entry.names.name(),
                     answer.verdict,
                     list.join(", ")
                 ),
@@ -826,11 +854,11 @@ impl Hub {
         // fallback stands and this decision was too late.
         entry
             .resolve
-            .send(Resolution::Decided {
+            .send(Resolution::Decided(Box::new(ClientDecision {
                 answer,
                 client: client.to_string(),
                 remembered,
-            })
+            })))
             .map_err(|_| DecideError {
                 code: ErrorCode::AlreadyDecided,
                 message: format!("event {id} reached its deadline before this decision"),
@@ -986,6 +1014,37 @@ mod tests {
         }
     }
 
+    /// An event's names come back as they went in, each present or not,
+    /// empty or not.
+    #[test]
+    fn event_names_keep_each_name() {
+        for (session, tool) in [
+            (Some("s1"), Some("Bash")),
+            (None, Some("Bash")),
+            (Some("s1"), None),
+            (None, None),
+            (Some(""), Some("")),
+            (Some("é🦀"), Some("mcp__x")),
+        ] {
+            let names = EventNames::of(&EventMeta {
+                session,
+                tool,
+                ..meta("PreToolUse")
+            });
+            assert_eq!(names.name(), "PreToolUse");
+            assert_eq!(names.session(), session);
+            assert_eq!(names.tool(), tool);
+        }
+        let names = EventNames::of(&EventMeta {
+            kind: "",
+            ..meta("")
+        });
+        assert_eq!(
+            (names.name(), names.session(), names.tool()),
+            ("", Some("s1"), Some("Bash"))
+        );
+    }
+
     /// One timer for the whole table: each waiting event is ended when it
     /// times out, in order, and one decided before never is.
     #[tokio::test(start_paused = true)]
@@ -1025,10 +1084,7 @@ mod tests {
             None,
         )
         .unwrap();
-        assert!(matches!(
-            answered.try_recv(),
-            Ok(Resolution::Decided { .. })
-        ));
+        assert!(matches!(answered.try_recv(), Ok(Resolution::Decided(_))));
         // (Margins: the paused clock started a moment before the std
         // instants above were read.)
         tokio::time::advance(Duration::from_millis(10_050)).await;
@@ -1114,10 +1170,10 @@ mod tests {
             None,
         );
         assert!(bad.is_ok(), "none is supported everywhere");
-        let Resolution::Decided { client, .. } = rx.await.unwrap() else {
+        let Resolution::Decided(decided) = rx.await.unwrap() else {
             panic!()
         };
-        assert_eq!(client, "a");
+        assert_eq!(decided.client, "a");
         let late = hub
             .decide(&event.into(), Answer::new(Verdict::Deny, None), "b", None)
             .unwrap_err();
@@ -1166,7 +1222,7 @@ mod tests {
         assert_eq!(hub.view(&short).unwrap().id, event);
         hub.decide(&short, Answer::new(Verdict::Allow, None), "phone", None)
             .unwrap();
-        assert!(matches!(rx.await.unwrap(), Resolution::Decided { .. }));
+        assert!(matches!(rx.await.unwrap(), Resolution::Decided(_)));
         let late = hub
             .decide(&short, Answer::new(Verdict::Deny, None), "b", None)
             .unwrap_err();
@@ -1460,9 +1516,9 @@ mod tests {
         )
         .unwrap();
         match rx.await.unwrap() {
-            Resolution::Decided { answer, client, .. } => {
-                assert_eq!(answer.verdict, Verdict::Deny);
-                assert_eq!(client, "team:alice,bob");
+            Resolution::Decided(decided) => {
+                assert_eq!(decided.answer.verdict, Verdict::Deny);
+                assert_eq!(decided.client, "team:alice,bob");
             }
             other => panic!("{other:?}"),
         }
