@@ -651,16 +651,22 @@ fn fast_rotation_while_tailing_loses_and_repeats_nothing() {
     );
 }
 
-/// The daemon's log writer thread (`hookd-log`): its `/proc` task directory.
+/// The daemon's log writer thread (`hookd-log`): its `/proc` task
+/// directory, once the thread is there (it may start after the socket).
 #[cfg(target_os = "linux")]
 fn log_writer_task(pid: u32) -> std::path::PathBuf {
-    std::fs::read_dir(format!("/proc/{pid}/task"))
-        .unwrap()
-        .filter_map(|task| Some(task.ok()?.path()))
-        .find(|task| {
-            std::fs::read_to_string(task.join("comm")).is_ok_and(|c| c.trim() == "hookd-log")
-        })
-        .expect("the daemon has a hookd-log thread")
+    let find = || {
+        std::fs::read_dir(format!("/proc/{pid}/task"))
+            .unwrap()
+            .filter_map(|task| Some(task.ok()?.path()))
+            .find(|task| {
+                std::fs::read_to_string(task.join("comm")).is_ok_and(|c| c.trim() == "hookd-log")
+            })
+    };
+    poll_until("the hookd-log thread", Duration::from_secs(10), || {
+        find().is_some()
+    });
+    find().unwrap()
 }
 
 /// Voluntary and involuntary context switches of one thread so far.
