@@ -650,3 +650,73 @@ fn fast_rotation_while_tailing_loses_and_repeats_nothing() {
         &missing[..missing.len().min(20)]
     );
 }
+
+/// The daemon's log writer thread (`hookd-log`): its `/proc` task
+/// directory, once the thread is there (it may start after the socket).
+#[cfg(target_os = "linux")]
+fn log_writer_task(pid: u32) -> std::path::PathBuf {
+    let find = || {
+        std::fs::read_dir(format!("/proc/{pid}/task"))
+            .unwrap()
+            .filter_map(|task| Some(task.ok()?.path()))
+            .find(|task| {
+                std::fs::read_to_string(task.join("comm")).is_ok_and(|c| c.trim() == "hookd-log")
+            })
+    };
+    poll_until("the hookd-log thread", Duration::from_secs(10), || {
+        find().is_some()
+    });
+    find().unwrap()
+}
+
+/// Voluntary and involuntary context switches of one thread so far.
+#[cfg(target_os = "linux")]
+fn switches_of(task: &std::path::Path) -> u64 {
+    std::fs::read_to_string(task.join("status"))
+        .unwrap()
+        .lines()
+        .filter(|l| l.contains("ctxt_switches"))
+        .filter_map(|l| l.split_whitespace().nth(1)?.parse::<u64>().ok())
+        .sum()
+}
+
+/// Parked until the next line: blocked in a futex wait, not in the
+/// nanosleep of a poll.
+#[cfg(target_os = "linux")]
+fn parked(task: &std::path::Path) -> bool {
+    std::fs::read_to_string(task.join("wchan")).is_ok_and(|w| w.contains("futex"))
+}
+
+#[cfg(target_os = "linux")]
+#[test]
+fn an_isolated_hook_costs_the_log_writer_a_few_wake_ups() {
+    // A Claude Code session sends a hook every few seconds. The writer used
+    // to poll its queue every millisecond for ~100 ms after each line (about
+    // 100 wake-ups a hook); it now lingers only while lines keep coming.
+    let d = Daemon::start();
+    let task = log_writer_task(d.pid());
+    let hooks = 10;
+    let mut total = 0;
+    for i in 1..=hooks {
+        poll_until("the log writer parked", Duration::from_secs(10), || {
+            parked(&task)
+        });
+        let before = switches_of(&task);
+        let out = d.forward(&fixture("PreToolUse.json"), &[]);
+        assert!(out.status.success(), "{out:?}");
+        d.wait_decisions(i);
+        poll_until(
+            "the log writer parked again",
+            Duration::from_secs(10),
+            || parked(&task),
+        );
+        total += switches_of(&task) - before;
+    }
+    // Woken for the line, a sleep to gather what follows it, two empty
+    // polls: about 4 each (a fixed 100 ms linger made it about 100).
+    assert!(
+        total < hooks as u64 * 10,
+        "{hooks} isolated hooks cost the log writer {total} context switches\n{}",
+        d.stderr()
+    );
+}

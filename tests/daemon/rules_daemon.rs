@@ -369,8 +369,8 @@ fn an_idle_daemon_is_not_woken_by_timers() {
         s["coverage"][0]["unjudged"] == 1
     });
     // What that work started ends with the log writer parked: after a
-    // line it polls its queue every millisecond for about 100 ms (a sender
-    // then never has to wake it), then waits on a futex for the next one.
+    // line it polls its queue every millisecond while lines keep coming (a
+    // sender then never has to wake it), then waits on a futex for the next one.
     d.wait_decisions(2);
     daemon::poll_until("the log writer parked", Duration::from_secs(10), || {
         log_writer_waits_on_futex(d.pid())
