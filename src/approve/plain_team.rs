@@ -195,18 +195,8 @@ mod tests {
 
     fn ask(id: &str, short: &str, machine: &str, allowed_by: &[&str]) -> OpenAsk {
         OpenAsk {
-            id: id.into(),
-            short_id: short.into(),
-            machine: machine.into(),
-            agent: "claude-code".into(),
-            rule_ids: vec!["push".into()],
-            reason: Some("pushing needs the team".into()),
-            narration: None,
-            tool: Some("Bash".into()),
             input: serde_json::json!({"command": "git push origin main\necho done"}),
-            approvals_required: 2,
-            allowed_by: allowed_by.iter().map(|s| s.to_string()).collect(),
-            seconds_left: 27.4,
+            ..crate::approve::team::test_ask(id, short, machine, allowed_by)
         }
     }
 

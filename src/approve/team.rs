@@ -257,26 +257,33 @@ pub async fn answer(
     }
 }
 
+/// A team ask for tests: `git push origin main` on `machine`, rule `push`,
+/// two approvals required, `allowed_by` so far, 27.4 s left.
+#[cfg(test)]
+pub(crate) fn test_ask(id: &str, short: &str, machine: &str, allowed_by: &[&str]) -> OpenAsk {
+    OpenAsk {
+        id: id.into(),
+        short_id: short.into(),
+        machine: machine.into(),
+        agent: "claude-code".into(),
+        rule_ids: vec!["push".into()],
+        reason: Some("pushing needs the team".into()),
+        narration: None,
+        tool: Some("Bash".into()),
+        input: serde_json::json!({"command": "git push origin main"}),
+        approvals_required: 2,
+        allowed_by: allowed_by.iter().map(|s| s.to_string()).collect(),
+        seconds_left: 27.4,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crossterm::event::KeyModifiers;
 
     fn ask(id: &str, short: &str) -> OpenAsk {
-        OpenAsk {
-            id: id.into(),
-            short_id: short.into(),
-            machine: "laptop".into(),
-            agent: "claude-code".into(),
-            rule_ids: vec!["push".into()],
-            reason: Some("pushing needs the team".into()),
-            narration: None,
-            tool: Some("Bash".into()),
-            input: serde_json::json!({"command": "git push origin main"}),
-            approvals_required: 2,
-            allowed_by: vec!["alice".into()],
-            seconds_left: 27.4,
-        }
+        test_ask(id, short, "laptop", &["alice"])
     }
 
     fn key(c: KeyCode) -> KeyEvent {

@@ -315,6 +315,29 @@ impl Postgres {
     pub fn path(&self) -> &Path {
         self.dir.path()
     }
+
+    /// `hookd team init --machine-role laptop_1`, connecting with
+    /// `database` (the owner's: [`Postgres::conninfo`] of [`ADMIN`], or a
+    /// TLS connection string), from a config file and a private home of
+    /// its own; panics with its stderr if it fails. Returns that config
+    /// file (the owner's, for later `hookd team` commands).
+    pub fn team_init_laptop(&self, database: &str) -> PathBuf {
+        let config = self.path().join("admin.toml");
+        fs::write(&config, format!("[team]\ndatabase = \"{database}\"\n")).unwrap();
+        let mut command = Command::new(super::daemon::hookd_bin());
+        super::process::private_home(&mut command, &self.path().join("init"));
+        let out = command
+            .args(["team", "init", "--machine-role", "laptop_1", "--config"])
+            .arg(&config)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        config
+    }
 }
 
 /// psql from `bindir` on the server at `socket`.

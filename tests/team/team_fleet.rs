@@ -21,24 +21,7 @@ fn a_daemon_keeps_its_fleet_row_current_through_a_database_restart() {
     let Some(mut pg) = Postgres::start("a_daemon_keeps_its_fleet_row_current") else {
         return;
     };
-    let init = pg.path().join("admin.toml");
-    std::fs::write(
-        &init,
-        format!("[team]\ndatabase = \"{}\"\n", pg.conninfo(ADMIN)),
-    )
-    .unwrap();
-    let mut init_command = std::process::Command::new(crate::support::daemon::hookd_bin());
-    crate::support::process::private_home(&mut init_command, &pg.path().join("init"));
-    let out = init_command
-        .args(["team", "init", "--machine-role", "laptop_1", "--config"])
-        .arg(&init)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    pg.team_init_laptop(&pg.conninfo(ADMIN));
 
     let daemon = Daemon::start_with(DaemonOptions {
         rules: Some(rule_toml("r1", "allow", "Read")),

@@ -17,24 +17,7 @@ const MACHINE: &str = "laptop-1";
 
 /// `hookd team init` as the owner, with `laptop_1` a machine role.
 fn init(pg: &Postgres) {
-    let config = pg.path().join("admin.toml");
-    std::fs::write(
-        &config,
-        format!("[team]\ndatabase = \"{}\"\n", pg.conninfo(ADMIN)),
-    )
-    .unwrap();
-    let mut command = Command::new(hookd_bin());
-    private_home(&mut command, &pg.path().join("init"));
-    let out = command
-        .args(["team", "init", "--machine-role", "laptop_1", "--config"])
-        .arg(&config)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    pg.team_init_laptop(&pg.conninfo(ADMIN));
 }
 
 fn team_config(pg: &Postgres, extra: &str) -> String {

@@ -416,25 +416,8 @@ fn a_daemon_over_verify_full_ships_its_decisions_and_its_fleet_row() {
         return;
     };
     // The schema and a machine role, by `hookd team init` over TLS.
-    let admin = c.pg.path().join("admin.toml");
     let full = format!("sslmode=verify-full sslrootcert={}", c.cert("ca.crt"));
-    std::fs::write(
-        &admin,
-        format!("[team]\ndatabase = \"{}\"\n", c.tcp(ADMIN, HOST, &full)),
-    )
-    .unwrap();
-    let mut init = Command::new(hookd_bin());
-    private_home(&mut init, &c.pg.path().join("init"));
-    let out = init
-        .args(["team", "init", "--machine-role", "laptop_1", "--config"])
-        .arg(&admin)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let admin = c.pg.team_init_laptop(&c.tcp(ADMIN, HOST, &full));
 
     let daemon = Daemon::start_with(DaemonOptions {
         rules: Some(rule_toml("no-bash", "deny", "Bash")),

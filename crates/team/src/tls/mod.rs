@@ -423,13 +423,7 @@ use rustls_tls::plain;
 mod tests {
     use super::*;
 
-    fn env(vars: &'static [(&'static str, &'static str)]) -> impl Fn(&str) -> Option<String> {
-        move |k| {
-            vars.iter()
-                .find(|(n, _)| *n == k)
-                .map(|(_, v)| v.to_string())
-        }
-    }
+    use crate::config::test_env as env;
 
     #[test]
     fn a_url_keeps_what_the_client_reads_and_gives_the_tls_keys() {
