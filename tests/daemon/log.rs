@@ -91,6 +91,55 @@ fn secrets_are_redacted_in_the_log_and_for_subscribers_that_ask() {
     );
 }
 
+/// Secrets the log line's JSON spells with escapes are hidden as those
+/// written plainly, and a clean input's line is the input as it came: the
+/// one scan of the line that finds nearly every hook clean never vouches
+/// for a line with an escape (a newline in a string is `\n` there, which a
+/// pattern's `\s` does not match), and the walk then reads the strings
+/// unescaped. A secret the frame spells with `\u` escapes is plain in the
+/// line, which is written from the parsed input.
+#[test]
+fn secrets_written_with_json_escapes_are_redacted() {
+    let d = Daemon::start_with(DaemonOptions {
+        config: Some("[redact]\npatterns = ['pin:\\s+(?P<secret>[0-9]{4})']\n".into()),
+        ..DaemonOptions::default()
+    });
+    let mut hooks = RawClient::hello(&d.socket, "escapes");
+    let mut input = fixture("PreToolUse.json");
+    input["tool_input"]["command"] = json!("echo SECRET");
+    let escaped = input
+        .to_string()
+        .replace("SECRET", r"\u0073k-ant-api03-0123456789abcdefghij");
+    let frame = format!(r#"{{"type":"hook","id":"h1","deadline_ms":5000,"input":{escaped}}}"#);
+    hooks.send_raw(format!("{frame}\n").as_bytes()).unwrap();
+    assert_eq!(hooks.recv().unwrap()["type"], "hook_result");
+    let mut pin = fixture("PreToolUse.json");
+    pin["tool_input"]["command"] = json!("unlock --pin:\n4711 && ls");
+    hooks.send(&json!({"type": "hook", "id": "h2", "deadline_ms": 5000, "input": pin}));
+    assert_eq!(hooks.recv().unwrap()["type"], "hook_result");
+    let mut clean = fixture("PreToolUse.json");
+    clean["tool_input"]["command"] = json!("echo \"quoted\" && ls");
+    hooks.send(&json!({"type": "hook", "id": "h3", "deadline_ms": 5000, "input": clean}));
+    assert_eq!(hooks.recv().unwrap()["type"], "hook_result");
+
+    let lines = d.wait_log_lines(6);
+    let text = std::fs::read_to_string(&d.log).unwrap();
+    assert!(
+        !text.contains("0123456789abcdefghij"),
+        "secret reached the log: {text}"
+    );
+    assert!(!text.contains("4711"), "secret reached the log: {text}");
+    assert_eq!(
+        lines[0]["input"]["tool_input"]["command"],
+        "echo [REDACTED]"
+    );
+    assert_eq!(
+        lines[2]["input"]["tool_input"]["command"],
+        "unlock --pin:\n[REDACTED] && ls"
+    );
+    assert_eq!(lines[4]["input"], clean);
+}
+
 /// A secret used as a JSON object's key, and one in the event's `cwd`
 /// (which the line also carries on its own, beside the input), are hidden
 /// in the log line, which is also what subscribers that ask, pushes and

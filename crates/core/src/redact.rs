@@ -150,11 +150,24 @@ pub const DEFAULT_PATTERNS: &[(&str, &str)] = &[
 /// A compiled set of redaction patterns.
 #[derive(Debug, Clone)]
 pub struct Redactor {
+    /// The patterns, then (with the defaults) [`SECRET_WORDS`]: one pass
+    /// over a text answers for both (see [`Redactor::leaves_json_alone`]).
     set: RegexSet,
     patterns: Vec<Pattern>,
     /// Keys whose values are hidden whole; `None` without the defaults.
     secret_key: Option<Regex>,
+    /// Whether one scan of a value's JSON text can prove it clean (see
+    /// [`Redactor::leaves_json_alone`]): no pattern anchors to the start or
+    /// end of a text or a line, which a string's text has and the JSON
+    /// around it does not.
+    scans_json: bool,
 }
+
+/// The words one of which every key [`SECRET_KEY`] matches holds, found
+/// anywhere (unanchored, case-insensitive alike): its names end with
+/// [`secret_word!`]'s, `authorization` holds `auth`. The last pattern of a
+/// redactor's set with the defaults; it hides nothing itself.
+const SECRET_WORDS: &str = concat!(r"(?i)", secret_word!(), r"|cookie");
 
 /// One pattern, compiled on its own the first time the set finds it in a
 /// text: the set answers whether any pattern matches, and most never do.
@@ -226,18 +239,20 @@ impl Redactor {
         // The set is all a redactor needs to start. Only when it does not
         // compile is each pattern compiled alone, to name the one at fault;
         // each is compiled alone again when the set first finds it.
-        let set = RegexSet::new(&sources).map_err(|too_large| {
-            sources
-                .iter()
-                .find_map(|p| {
-                    Regex::new(p).err().map(|error| PatternError::Invalid {
-                        pattern: p.clone(),
-                        error,
+        let in_set = sources.iter().map(String::as_str);
+        let set =
+            RegexSet::new(in_set.chain(defaults.then_some(SECRET_WORDS))).map_err(|too_large| {
+                sources
+                    .iter()
+                    .find_map(|p| {
+                        Regex::new(p).err().map(|error| PatternError::Invalid {
+                            pattern: p.clone(),
+                            error,
+                        })
                     })
-                })
-                .unwrap_or(PatternError::TooLarge(too_large))
-        })?;
-        let patterns = sources
+                    .unwrap_or(PatternError::TooLarge(too_large))
+            })?;
+        let patterns: Vec<Pattern> = sources
             .into_iter()
             .map(|source| Pattern {
                 source,
@@ -246,10 +261,15 @@ impl Redactor {
             .collect();
         let secret_key =
             defaults.then(|| Regex::new(SECRET_KEY).expect("the secret key pattern compiles"));
+        let scans_json = patterns.iter().all(|p| {
+            regex_syntax::parse(&p.source)
+                .is_ok_and(|hir| !hir.properties().look_set().contains_anchor())
+        });
         Ok(Redactor {
             set,
             patterns,
             secret_key,
+            scans_json,
         })
     }
 
@@ -270,7 +290,8 @@ impl Redactor {
         }
         let hits = self.set.matches(s);
         let mut spans: Vec<(usize, usize)> = Vec::new();
-        for i in hits.iter() {
+        // Not the secret words (the set's last), which hide nothing.
+        for i in hits.iter().filter(|&i| i < self.patterns.len()) {
             let pattern = self.patterns[i].compiled();
             for caps in pattern.regex.captures_iter(s) {
                 if pattern.secrets.is_empty() {
@@ -285,6 +306,9 @@ impl Redactor {
                     );
                 }
             }
+        }
+        if spans.is_empty() {
+            return Cow::Borrowed(s);
         }
         spans.sort_unstable();
         let mut out = String::with_capacity(s.len());
@@ -301,6 +325,29 @@ impl Redactor {
         }
         out.push_str(&s[last..]);
         Cow::Owned(out)
+    }
+
+    /// Whether `json`, the JSON text serde_json wrote for a value, proves
+    /// that [`Redactor::redact_value`] leaves that value alone and
+    /// [`Redactor::redact_str`] every string in it: one scan of the whole
+    /// text where the walk would scan each string and key on its own, for
+    /// the hook inputs (nearly all) that have nothing to hide. `false`
+    /// says only that the walk must look.
+    ///
+    /// Sound because, when the text has no backslash, every string and
+    /// key of the value is in it as it is, between quotes: a pattern that
+    /// matches in one of them matches in the text (a `"` is no word
+    /// character, as a text's ends are none, so `\b` holds alike), and a
+    /// key [`SECRET_KEY`] names holds one of the words its names end with. So it is
+    /// `false` for text with an escape (a secret spelled `\u0073k-…` is
+    /// found by the walk, which sees the string unescaped) and for
+    /// patterns anchored to a text's or a line's ends (`^`, `$`, `\A`),
+    /// which match at a string's ends and not inside the text.
+    pub fn leaves_json_alone(&self, json: &[u8]) -> bool {
+        let Ok(text) = std::str::from_utf8(json) else {
+            return false;
+        };
+        self.scans_json && !text.contains('\\') && !self.set.is_match(text)
     }
 
     /// Whether a JSON object member named `key` holds a secret, whatever
@@ -374,13 +421,20 @@ impl Redactor {
     /// Whether [`Redactor::redact_value`] changes anything in `value`.
     fn hides_anything_in(&self, value: &Value) -> bool {
         match value {
-            Value::String(s) => self.set.is_match(s),
+            Value::String(s) => self.finds(s),
             Value::Array(items) => items.iter().any(|v| self.hides_anything_in(v)),
             Value::Object(map) => map.iter().any(|(k, v)| {
-                self.set.is_match(k) || self.hides_member(k, v) || self.hides_anything_in(v)
+                self.finds(k) || self.hides_member(k, v) || self.hides_anything_in(v)
             }),
             _ => false,
         }
+    }
+
+    /// Whether a pattern matches in `s` (the secret words aside).
+    fn finds(&self, s: &str) -> bool {
+        self.set.is_match(s)
+            && (self.set.len() == self.patterns.len()
+                || self.set.matches(s).iter().any(|i| i < self.patterns.len()))
     }
 
     /// Whether the member `key: value` of an object is hidden whole: its key
@@ -601,6 +655,85 @@ mod tests {
             seen += 1;
         }
         assert!(seen > 30, "{seen} fixtures");
+    }
+
+    /// One scan of a value's JSON text proves it clean only when the walk
+    /// would find nothing: never for a secret in a string or a key, a key
+    /// named like a secret, a secret spelled with JSON escapes, or with a
+    /// pattern anchored to a text's ends.
+    #[test]
+    fn one_scan_of_the_json_proves_it_clean_only_when_the_walk_agrees() {
+        let r = Redactor::default();
+        let text = |v: &Value| serde_json::to_vec(v).unwrap();
+        let clean = json!({"tool_input": {"command": "cargo test --workspace && git status"},
+            "cwd": "/home/dev/project", "n": 1, "ok": true, "none": null});
+        assert!(r.leaves_json_alone(&text(&clean)));
+        assert!(matches!(r.redact_value(&clean), Cow::Borrowed(_)));
+        for dirty in [
+            json!({"command": "export ANTHROPIC_API_KEY=sk-ant-api03-abcdefghijklmnopqrstuv"}),
+            json!({"cache": {"sk-ant-api03-abcdefghijklmnopqrstuv": 1}}),
+            json!({"password": 12345}),
+            json!({"headers": {"Cookie": "sid"}}),
+            json!({"nested": [{"deep": {"clientSecret": {"a": 1}}}]}),
+        ] {
+            assert!(!r.leaves_json_alone(&text(&dirty)), "{dirty}");
+            assert!(matches!(r.redact_value(&dirty), Cow::Owned(_)), "{dirty}");
+        }
+        // A secret written with escapes in the raw text: the scan does not
+        // see it, so it refuses to vouch for any text with a backslash, and
+        // the walk (on the string unescaped) hides it.
+        let escaped = br#"{"command":"echo sk-ant-api03-abcdefghijklmnopqrstuv"}"#;
+        let value: Value = serde_json::from_slice(escaped).unwrap();
+        assert!(!r.leaves_json_alone(escaped));
+        assert_eq!(
+            r.redact_value(&value).into_owned(),
+            json!({"command": "echo [REDACTED]"})
+        );
+        // A newline is `\n` in the text, which `\s` does not match.
+        let pin = Redactor::new(false, &[r"pin:\s+(?P<secret>[0-9]{4})".into()]).unwrap();
+        let split = json!({"command": "unlock --pin:\n4711"});
+        assert!(!pin.leaves_json_alone(&text(&split)));
+        assert_eq!(
+            pin.redact_value(&split).into_owned(),
+            json!({"command": "unlock --pin:\n[REDACTED]"})
+        );
+        let quoted = json!({"command": "git commit -m \"fine\""});
+        assert!(!r.leaves_json_alone(&text(&quoted)));
+        assert!(matches!(r.redact_value(&quoted), Cow::Borrowed(_)));
+        // A pattern anchored to a string's start matches the string, not
+        // the text around it: with one, the scan never vouches.
+        let anchored = Redactor::new(true, &["^corp-[0-9]{4}".into()]).unwrap();
+        let ticket = json!({"prompt": "corp-1234 is down"});
+        assert!(!anchored.leaves_json_alone(&text(&ticket)));
+        assert!(!anchored.leaves_json_alone(&text(&clean)));
+        assert_eq!(
+            anchored.redact_value(&ticket).into_owned(),
+            json!({"prompt": "[REDACTED] is down"})
+        );
+        let unanchored = Redactor::new(false, &["corp-[0-9]{4}".into()]).unwrap();
+        assert!(unanchored.leaves_json_alone(&text(&clean)));
+        assert!(!unanchored.leaves_json_alone(&text(&ticket)));
+        assert!(!r.leaves_json_alone(b"\xff not utf-8"));
+    }
+
+    /// Over every real hook input: where the scan vouches, the walk leaves
+    /// the input alone (and it vouches for most of them).
+    #[test]
+    fn the_scan_agrees_with_the_walk_on_real_inputs() {
+        let r = Redactor::default();
+        let dir =
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures/events");
+        let (mut vouched, mut seen) = (0, 0);
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let input: Value =
+                serde_json::from_slice(&std::fs::read(entry.unwrap().path()).unwrap()).unwrap();
+            seen += 1;
+            if r.leaves_json_alone(&serde_json::to_vec(&input).unwrap()) {
+                vouched += 1;
+                assert!(matches!(r.redact_value(&input), Cow::Borrowed(_)));
+            }
+        }
+        assert!(vouched * 2 > seen, "{vouched} of {seen}");
     }
 
     #[test]

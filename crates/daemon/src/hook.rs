@@ -488,14 +488,22 @@ fn record_event(
     let shared = hook.shared;
     let meta = meta_of(event, hook.agent, pending);
     let redactor = shared.redactor();
-    let redacted = redactor.redact_value(&event.raw);
-    let view = event
-        .view_with_input(&redacted)
-        .redact_text(|text| redactor.redact_str(text));
-    let log_line = line(&serde_json::to_vec(&view).expect("records serialize"));
-    let log_json = log_line.slice(..log_line.len() - 1);
-    shared.otlp.push(&log_line);
-    shared.log.push(log_line);
+    // The event as it came, written once: when one scan of that text
+    // proves there is nothing to hide (nearly every hook), it is the log's
+    // line too; else the input is walked and redacted, and the log's line
+    // written from what the walk left.
+    let plain = json_line(&event.view());
+    let redacted = (!redactor.leaves_json_alone(json_of(&plain))).then(|| {
+        let input = redactor.redact_value(&event.raw);
+        let view = event
+            .view_with_input(&input)
+            .redact_text(|text| redactor.redact_str(text));
+        (matches!(input, Cow::Owned(_)), json_line(&view))
+    });
+    let (input_redacted, log_line) = match &redacted {
+        Some((changed, line)) => (*changed, line),
+        None => (false, &plain),
+    };
     // In the table before anyone is told it is pending: a client that
     // decides the instant it sees the event must find it there.
     let (resolution, info) = match pending {
@@ -517,7 +525,7 @@ fn record_event(
                 hook.kind,
                 &meta,
                 names.clone(),
-                log_json.clone(),
+                log_line.slice(..log_line.len() - 1),
                 hook.deadline,
                 waits_until(hook, event.name()),
                 suggestions_for(event, judgement),
@@ -540,12 +548,9 @@ fn record_event(
             info: info.as_ref(),
         };
         frames[redact as usize]
-            .get_or_insert_with(|| match (&redacted, redact) {
-                (Cow::Owned(_), false) => {
-                    let raw = serde_json::to_vec(&event.view()).expect("records serialize");
-                    push_frame(kind, &raw)
-                }
-                _ => push_frame(kind, &log_json),
+            .get_or_insert_with(|| match (input_redacted, redact) {
+                (true, false) => push_frame(kind, json_of(&plain)),
+                _ => push_frame(kind, json_of(log_line)),
             })
             .clone()
     };
@@ -553,6 +558,14 @@ fn record_event(
     if let Some(run) = hook.run() {
         run.owner.push(frame(false));
     }
+    // Last, so that the line is not copied for the frames above (a copy of
+    // `Bytes` is an allocation the first time); still before the decision's.
+    let log_line = match redacted {
+        Some((_, line)) => line,
+        None => plain,
+    };
+    shared.otlp.push(&log_line);
+    shared.log.push(log_line);
     resolution
 }
 
@@ -755,9 +768,9 @@ fn record_stop_chain(hook: &HookContext<'_>, judgement: &Judgement, chain: Optio
     );
 }
 
-/// Counts `decision` and hands it on: to the log, the OTLP exporter and
-/// the metrics, then to the subscribers and the run that own the event,
-/// redacted for those that asked.
+/// Counts `decision` and hands it on: to the metrics, the subscribers and
+/// the run that own the event (redacted for those that asked), then the
+/// log and the OTLP exporter.
 fn publish_decision(
     hook: &HookContext<'_>,
     event: &Judged,
@@ -777,14 +790,10 @@ fn publish_decision(
             ..decision.clone()
         }),
     };
-    let decision_json = serde_json::to_vec(&DecisionView::of(
+    let decision_line = json_line(&DecisionView::of(
         redacted_decision.as_ref().unwrap_or(decision),
         enforced,
-    ))
-    .expect("records serialize");
-    let decision_line = line(&decision_json);
-    shared.otlp.push(&decision_line);
-    shared.log.push(decision_line);
+    ));
     shared.metrics.record_decision(hook.kind, decision);
     let meta = event.meta(hook.agent, pending);
     // Built only if someone will receive it (most hooks have no subscriber).
@@ -797,7 +806,7 @@ fn publish_decision(
                         .expect("records serialize");
                     push_frame(PushKind::Decision, &raw)
                 }
-                _ => push_frame(PushKind::Decision, &decision_json),
+                _ => push_frame(PushKind::Decision, json_of(&decision_line)),
             })
             .clone()
     };
@@ -805,6 +814,9 @@ fn publish_decision(
     if let Some(run) = hook.run() {
         run.owner.push(frame(false));
     }
+    // Last, as the event's line (see `record_event`).
+    shared.otlp.push(&decision_line);
+    shared.log.push(decision_line);
 }
 
 /// The rules' judgement of decision point `event`, bounded by `deadline`
@@ -1130,11 +1142,31 @@ fn suggestions_for(event: &Event, judgement: &Judgement) -> Vec<crate::protocol:
     all
 }
 
-fn line(json: &[u8]) -> Bytes {
-    let mut line = Vec::with_capacity(json.len() + 1);
-    line.extend_from_slice(json);
-    line.push(b'\n');
-    line.into()
+/// A line's JSON, without its newline.
+fn json_of(line: &Bytes) -> &[u8] {
+    &line[..line.len() - 1]
+}
+
+/// `record`'s JSON and a newline, in one allocation of its size: written
+/// into this thread's buffer (grown to the largest line yet, and kept),
+/// then copied out, where writing into a new `Vec` grows it from 128 bytes
+/// by doubling, four or five allocations a line.
+fn json_line<T: serde::Serialize + ?Sized>(record: &T) -> Bytes {
+    /// A buffer grown past this by a huge line is let go of after it.
+    const KEEP: usize = 64 * 1024;
+    thread_local! {
+        static SCRATCH: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
+    }
+    SCRATCH.with_borrow_mut(|buf| {
+        buf.clear();
+        serde_json::to_writer(&mut *buf, record).expect("records serialize");
+        buf.push(b'\n');
+        let line = Bytes::copy_from_slice(buf);
+        if buf.capacity() > KEEP {
+            *buf = Vec::new();
+        }
+        line
+    })
 }
 
 #[cfg(test)]
