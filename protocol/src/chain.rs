@@ -106,20 +106,26 @@ impl ChainHead {
             out.write_all(b"\n")?;
             return Ok(line.len() + 1);
         };
-        let mut seq = itoa(self.next_seq);
-        seq.push(b'}');
+        // The number and its `}` on the stack: nothing allocated a line.
+        let mut number = [0u8; 21];
+        let digits = {
+            let mut cursor = &mut number[..];
+            write!(cursor, "{}}}", self.next_seq).expect("a u64 and a brace fit in 21 bytes");
+            21 - cursor.len()
+        };
+        let seq = &number[..digits];
         let mut hasher = Sha256::new();
-        hasher.update(hex::encode(&self.hash).as_bytes());
+        hasher.update(hex::encode_digest(&self.hash));
         hasher.update(body);
         hasher.update(SEQ_OPEN);
-        hasher.update(&seq);
+        hasher.update(seq);
         let hash: [u8; 32] = hasher.finalize().into();
-        seq.pop();
+        let seq = &seq[..seq.len() - 1];
         out.write_all(body)?;
         out.write_all(SEQ_OPEN)?;
-        out.write_all(&seq)?;
+        out.write_all(seq)?;
         out.write_all(CHAIN_OPEN)?;
-        out.write_all(hex::encode(&hash).as_bytes())?;
+        out.write_all(&hex::encode_digest(&hash))?;
         out.write_all(b"\"}\n")?;
         self.next_seq += 1;
         self.hash = hash;
@@ -506,10 +512,6 @@ fn unhex(digits: &[u8]) -> Option<[u8; 32]> {
         out[i] = value(pair[0])? << 4 | value(pair[1])?;
     }
     Some(out)
-}
-
-fn itoa(n: u64) -> Vec<u8> {
-    n.to_string().into_bytes()
 }
 
 #[cfg(test)]

@@ -347,10 +347,22 @@ pub fn input_summary(input: &Value, max_chars: usize) -> String {
     .or_else(|| field(Some(input), "hook_event_name"))
     .unwrap_or_default();
     // Built word by word and cut as soon as it is long enough: a command
-    // can be megabytes long.
-    let mut line = String::new();
+    // can be megabytes long. Sized for the text (its usual length, once
+    // its spaces are made single) and never more than the cut needs.
+    let mut line = String::with_capacity(text.len().min(max_chars.saturating_mul(4) + 3));
     let mut chars = 0;
     for word in text.split_whitespace() {
+        // A word that fits whole goes in at once.
+        let space = usize::from(chars > 0);
+        let fits = word.chars().take(max_chars + 1).count();
+        if chars + space + fits <= max_chars {
+            if space == 1 {
+                line.push(' ');
+            }
+            line.push_str(word);
+            chars += space + fits;
+            continue;
+        }
         for c in (chars > 0).then_some(' ').into_iter().chain(word.chars()) {
             if chars == max_chars {
                 line.pop();
@@ -408,6 +420,15 @@ mod tests {
         let bash = json!({"tool_name": "Bash", "tool_input": {"command": "rm  -rf\n /tmp/x"}});
         assert_eq!(input_summary(&bash, 60), "rm -rf /tmp/x");
         assert_eq!(input_summary(&bash, 5), "rm -…");
+        // Cut at, before and after a word's end: full is cut when more follows.
+        assert_eq!(input_summary(&bash, 13), "rm -rf /tmp/x");
+        assert_eq!(input_summary(&bash, 12), "rm -rf /tmp…");
+        assert_eq!(input_summary(&bash, 6), "rm -r…");
+        assert_eq!(input_summary(&bash, 7), "rm -rf…");
+        assert_eq!(input_summary(&bash, 3), "rm…");
+        assert_eq!(input_summary(&bash, 1), "…");
+        let wide = json!({"tool_input": {"command": "écho ü ÿÿÿ"}});
+        assert_eq!(input_summary(&wide, 8), "écho ü …");
         let prompt = json!({"hook_event_name": "UserPromptSubmit", "prompt": "fix it"});
         assert_eq!(input_summary(&prompt, 60), "fix it");
         let stop = json!({"hook_event_name": "Stop"});
