@@ -43,7 +43,7 @@ impl Decoder for FrameCodec {
     type Error = FrameError;
 
     fn decode(&mut self, buf: &mut BytesMut) -> Result<Option<BytesMut>, FrameError> {
-        match buf[self.scanned..].iter().position(|&b| b == b'\n') {
+        match memchr::memchr(b'\n', &buf[self.scanned..]) {
             Some(offset) => {
                 let end = self.scanned + offset;
                 self.scanned = 0;
