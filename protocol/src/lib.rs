@@ -59,6 +59,8 @@ pub mod frames;
 #[cfg(feature = "frames")]
 pub mod handshake;
 #[cfg(feature = "frames")]
+pub mod json_write;
+#[cfg(feature = "frames")]
 pub mod log;
 #[cfg(feature = "frames")]
 pub mod narration;

@@ -492,13 +492,16 @@ fn record_event(
     // proves there is nothing to hide (nearly every hook), it is the log's
     // line too; else the input is walked and redacted, and the log's line
     // written from what the walk left.
-    let plain = json_line(&event.view());
+    let plain = line_of(|buf| event.view().write_json(buf));
     let redacted = (!redactor.leaves_json_alone(json_of(&plain))).then(|| {
         let input = redactor.redact_value(&event.raw);
         let view = event
             .view_with_input(&input)
             .redact_text(|text| redactor.redact_str(text));
-        (matches!(input, Cow::Owned(_)), json_line(&view))
+        (
+            matches!(input, Cow::Owned(_)),
+            line_of(|buf| view.write_json(buf)),
+        )
     });
     let (input_redacted, log_line) = match &redacted {
         Some((changed, line)) => (*changed, line),
@@ -1147,11 +1150,16 @@ fn json_of(line: &Bytes) -> &[u8] {
     &line[..line.len() - 1]
 }
 
-/// `record`'s JSON and a newline, in one allocation of its size: written
-/// into this thread's buffer (grown to the largest line yet, and kept),
-/// then copied out, where writing into a new `Vec` grows it from 128 bytes
-/// by doubling, four or five allocations a line.
+/// `record`'s JSON and a newline (see [`line_of`]).
 fn json_line<T: serde::Serialize + ?Sized>(record: &T) -> Bytes {
+    line_of(|buf| serde_json::to_writer(buf, record).expect("records serialize"))
+}
+
+/// The JSON `write` appends and a newline, in one allocation of its size:
+/// written into this thread's buffer (grown to the largest line yet, and
+/// kept), then copied out, where writing into a new `Vec` grows it from
+/// 128 bytes by doubling, four or five allocations a line.
+fn line_of(write: impl FnOnce(&mut Vec<u8>)) -> Bytes {
     /// A buffer grown past this by a huge line is let go of after it.
     const KEEP: usize = 64 * 1024;
     thread_local! {
@@ -1159,7 +1167,7 @@ fn json_line<T: serde::Serialize + ?Sized>(record: &T) -> Bytes {
     }
     SCRATCH.with_borrow_mut(|buf| {
         buf.clear();
-        serde_json::to_writer(&mut *buf, record).expect("records serialize");
+        write(buf);
         buf.push(b'\n');
         let line = Bytes::copy_from_slice(buf);
         if buf.capacity() > KEEP {
