@@ -705,7 +705,7 @@ pub(crate) fn collect(layers: &[LayerRef<'_>], s: &Subject<'_>) -> Matches {
     }
     let mut path_ids = Vec::new();
     for layer in layers {
-        let cache = SetCache::default();
+        let cache = SetCache::new(s.command.as_ref());
         let fast = Some((&layer.set.sets, &cache));
         for ri in candidates(layer.set, s, &mut path_ids) {
             let rule = &layer.set.rules[ri as usize];
