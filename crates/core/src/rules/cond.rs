@@ -289,6 +289,21 @@ enum SetMatcher {
     Path(Box<PathSet>),
 }
 
+/// A rule's necessary condition on a command view: its per-command
+/// conditions can hold only if, for one of its `Need`s, some bit of `mask`
+/// is set in word `word` of group `group`'s bits for that view. Worked out
+/// once per rule from the first condition that has one: a `$command` or
+/// `$command.args` regex, `contains`, glob or path leaf, or an `any` of
+/// such (a `not` has none). The standard profile's Bash rules nearly all
+/// start with one (`^(curl|wget|…)`), so one look at the view's set bits
+/// settles most rules without walking their conditions.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Need {
+    group: u32,
+    word: u32,
+    mask: u64,
+}
+
 /// A leaf's patterns: `len` ids from `first` in group `group`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Slot {
@@ -469,11 +484,18 @@ impl CondSets {
     /// `None` if the group does not compile as a set (match the leaf alone).
     fn hit(&self, slot: Slot, scope: u64, env: &Env<'_>, cache: &SetCache) -> Option<bool> {
         let gi = slot.group as usize;
-        let g = &self.groups[gi];
-        let matcher = g.matcher()?;
-        let ordinal = cache.ordinal(scope);
+        let matcher = self.groups[gi].matcher()?;
         let mut blocks = cache.blocks.borrow_mut();
-        let Blocks { at, words } = &mut *blocks;
+        let block = self.block(&mut blocks, cache.ordinal(scope));
+        let bits = self.group_bits(block, gi, matcher, env);
+        Some(
+            (slot.first..slot.first + slot.len).any(|b| bits[b as usize / 64] >> (b % 64) & 1 == 1),
+        )
+    }
+
+    /// The block of the scope `ordinal`, zeroed the first time it is asked.
+    fn block<'b>(&self, blocks: &'b mut Blocks, ordinal: usize) -> &'b mut [u64] {
+        let Blocks { at, words } = blocks;
         let base = match at[ordinal] {
             0 => {
                 let base = words.len();
@@ -483,17 +505,101 @@ impl CondSets {
             }
             n => n as usize - 1,
         };
-        let block = &mut words[base..base + self.stride];
+        &mut words[base..base + self.stride]
+    }
+
+    /// Group `gi`'s bits in `block`, computed the first time they are asked.
+    fn group_bits<'b>(
+        &self,
+        block: &'b mut [u64],
+        gi: usize,
+        matcher: &SetMatcher,
+        env: &Env<'_>,
+    ) -> &'b [u64] {
+        let g = &self.groups[gi];
         let offset = self.offsets[gi] as usize;
+        let end = offset + g.pats.len().div_ceil(64);
         if block[gi / 64] >> (gi % 64) & 1 == 0 {
             block[gi / 64] |= 1 << (gi % 64);
-            let bits = &mut block[offset..offset + g.pats.len().div_ceil(64)];
-            Self::compute(g, matcher, env, bits);
+            Self::compute(g, matcher, env, &mut block[offset..end]);
         }
-        let bits = &block[offset..];
-        Some(
-            (slot.first..slot.first + slot.len).any(|b| bits[b as usize / 64] >> (b % 64) & 1 == 1),
-        )
+        &block[offset..end]
+    }
+
+    /// What `conds` (all of them) need to hold on a command view: see
+    /// [`Need`]. Empty when nothing is known.
+    pub fn needs(&self, conds: &[Cond]) -> Box<[Need]> {
+        let mut needs = conds
+            .iter()
+            .find_map(|c| self.need_of(c))
+            .unwrap_or_default();
+        // One test per word of a group (an `any` of five `$command` leaves
+        // is one mask), in block order.
+        needs.sort_unstable_by_key(|n| (n.group, n.word));
+        needs.dedup_by(|n, kept| {
+            let same = n.group == kept.group && n.word == kept.word;
+            if same {
+                kept.mask |= n.mask;
+            }
+            same
+        });
+        needs.into_boxed_slice()
+    }
+
+    /// Bits of view-scoped groups one of which `c` needs set to hold, if
+    /// `c` cannot hold without them.
+    fn need_of(&self, c: &Cond) -> Option<Vec<Need>> {
+        match c {
+            Cond::Leaf {
+                field: Field::Command | Field::CommandArgs,
+                slot: Some(slot),
+                ..
+            } => {
+                let mut out: Vec<Need> = Vec::new();
+                for b in slot.first..slot.first + slot.len {
+                    let (word, bit) = (b / 64, 1u64 << (b % 64));
+                    match out.last_mut() {
+                        Some(n) if n.word == word => n.mask |= bit,
+                        _ => out.push(Need {
+                            group: slot.group,
+                            word,
+                            mask: bit,
+                        }),
+                    }
+                }
+                (!out.is_empty()).then_some(out)
+            }
+            Cond::Any(cs) if !cs.is_empty() => {
+                let mut out = Vec::new();
+                for c in cs {
+                    out.extend(self.need_of(c)?);
+                }
+                Some(out)
+            }
+            Cond::All(cs) => cs.iter().find_map(|c| self.need_of(c)),
+            _ => None,
+        }
+    }
+
+    /// Whether conditions that need `needs` may hold on the view `scope`
+    /// (false: they do not; true: judge them). Computes the groups it
+    /// reads, once per view, as their leaves would.
+    pub fn may_hold(&self, needs: &[Need], scope: u64, env: &Env<'_>, cache: &SetCache) -> bool {
+        if needs.is_empty() {
+            return true;
+        }
+        let mut blocks = cache.blocks.borrow_mut();
+        let block = self.block(&mut blocks, cache.ordinal(scope));
+        needs.iter().any(|n| {
+            let gi = n.group as usize;
+            match self.groups[gi].matcher() {
+                Some(matcher) => {
+                    self.group_bits(block, gi, matcher, env)[n.word as usize] & n.mask != 0
+                }
+                // Its leaves are matched one by one: nothing known here.
+                None => true,
+            }
+        })
     }
 
     /// Match every pattern of a group against the field's value(s), setting

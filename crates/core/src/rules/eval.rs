@@ -551,6 +551,11 @@ fn match_command(
             key: ((si as u64) << 32) | vi as u64,
         };
         let env = s.env_with(Some(scope), fast);
+        if let Some((sets, cache)) = fast {
+            if !sets.may_hold(&rule.needs, scope.key, &env, cache) {
+                return false;
+            }
+        }
         rule.per_command.iter().all(|c| c.holds(&env))
     };
     for vi in 0..seg.views.len() {

@@ -265,6 +265,7 @@ impl RuleKeys {
             tool_src: self.tool_src,
             when: self.when,
             per_command: self.per_command,
+            needs: Box::default(),
             line,
             stop_limit,
             gate: self.gate,

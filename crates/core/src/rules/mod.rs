@@ -433,6 +433,9 @@ impl RuleSet {
             .flat_map(|r| r.when.iter_mut().chain(r.per_command.iter_mut()))
             .collect();
         let sets = cond::CondSets::build(&mut conds);
+        for rule in &mut rules {
+            rule.needs = sets.needs(&rule.per_command);
+        }
         let content_hash = revision::content_hash(src, kind);
         let mut set = RuleSet {
             rules,

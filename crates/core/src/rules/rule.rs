@@ -125,6 +125,10 @@ pub(crate) struct Rule {
     pub when: Vec<Cond>,
     /// Conditions judged per Bash command (they use `$command` and friends).
     pub per_command: Vec<Cond>,
+    /// What `per_command` needs of a command view's `$command` and
+    /// `$command.args` sets to hold at all (see [`super::cond::Need`]);
+    /// empty: nothing known, judge them. Set by `RuleSet::compile`.
+    pub needs: Box<[super::cond::Need]>,
     /// Line of the `[[rule]]` header.
     pub line: usize,
     /// `repeat` / `max_blocks` as written; `None`: [`StopLimit::DEFAULT`].
