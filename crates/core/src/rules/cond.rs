@@ -300,7 +300,8 @@ enum SetMatcher {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Need {
     group: u32,
-    word: u32,
+    /// The word's index in a scope's block (the group's offset + word).
+    at: u32,
     mask: u64,
 }
 
@@ -342,7 +343,7 @@ struct Blocks {
 impl SetCache {
     /// An empty cache for one evaluation of a subject with `command` (its
     /// views and pipelines are the scopes).
-    pub fn new(command: Option<&ParsedCommand>) -> SetCache {
+    pub fn new(sets: &CondSets, command: Option<&ParsedCommand>) -> SetCache {
         let mut view_base = Vec::new();
         let mut next = 1u32;
         let mut pipelines = 0;
@@ -360,7 +361,9 @@ impl SetCache {
             pipeline_base: next,
             blocks: RefCell::new(Blocks {
                 at: vec![0; scopes],
-                words: Vec::new(),
+                // Room for an ordinary command's scopes at once: a block is
+                // a few hundred bytes; one of thousands of commands grows.
+                words: Vec::with_capacity(sets.stride * scopes.min(16)),
             }),
         }
     }
@@ -535,9 +538,9 @@ impl CondSets {
             .unwrap_or_default();
         // One test per word of a group (an `any` of five `$command` leaves
         // is one mask), in block order.
-        needs.sort_unstable_by_key(|n| (n.group, n.word));
+        needs.sort_unstable_by_key(|n| n.at);
         needs.dedup_by(|n, kept| {
-            let same = n.group == kept.group && n.word == kept.word;
+            let same = n.at == kept.at;
             if same {
                 kept.mask |= n.mask;
             }
@@ -556,13 +559,14 @@ impl CondSets {
                 ..
             } => {
                 let mut out: Vec<Need> = Vec::new();
+                let offset = self.offsets[slot.group as usize];
                 for b in slot.first..slot.first + slot.len {
-                    let (word, bit) = (b / 64, 1u64 << (b % 64));
+                    let (at, bit) = (offset + b / 64, 1u64 << (b % 64));
                     match out.last_mut() {
-                        Some(n) if n.word == word => n.mask |= bit,
+                        Some(n) if n.at == at => n.mask |= bit,
                         _ => out.push(Need {
                             group: slot.group,
-                            word,
+                            at,
                             mask: bit,
                         }),
                     }
@@ -590,16 +594,20 @@ impl CondSets {
         }
         let mut blocks = cache.blocks.borrow_mut();
         let block = self.block(&mut blocks, cache.ordinal(scope));
-        needs.iter().any(|n| {
+        for n in needs {
             let gi = n.group as usize;
-            match self.groups[gi].matcher() {
-                Some(matcher) => {
-                    self.group_bits(block, gi, matcher, env)[n.word as usize] & n.mask != 0
-                }
-                // Its leaves are matched one by one: nothing known here.
-                None => true,
+            if block[gi / 64] >> (gi % 64) & 1 == 0 {
+                let Some(matcher) = self.groups[gi].matcher() else {
+                    // Its leaves are matched one by one: nothing known here.
+                    return true;
+                };
+                self.group_bits(block, gi, matcher, env);
             }
-        })
+            if block[n.at as usize] & n.mask != 0 {
+                return true;
+            }
+        }
+        false
     }
 
     /// Match every pattern of a group against the field's value(s), setting
@@ -610,7 +618,13 @@ impl CondSets {
         // `shell`: the text is a shell word (`$command.args`), as
         // `Op::on_str` takes it.
         let mut add = |s: &str, shell: bool| match matcher {
-            SetMatcher::Regex(re) => re.matches(s).iter().for_each(&mut set),
+            SetMatcher::Regex(re) => {
+                // Most sets match nothing: no walk over their patterns then.
+                let matched = re.matches(s);
+                if matched.matched_any() {
+                    matched.iter().for_each(&mut set);
+                }
+            }
             SetMatcher::Glob(globs) => globs.matches(s).into_iter().for_each(&mut set),
             SetMatcher::Path(paths) => {
                 // As `Op::on_str` does for a `path` leaf.
@@ -1082,7 +1096,7 @@ mod tests {
                 .collect::<Vec<_>>()
         };
         assert_eq!(compiled(&sets), [false; 8]);
-        let cache = SetCache::new(None);
+        let cache = SetCache::new(&sets, None);
         let e = Env {
             sets: Some((&sets, &cache)),
             ..env(&inputs[0])
@@ -1093,7 +1107,7 @@ mod tests {
             [false, true, false, false, false, false, false, false]
         );
         for (i, input) in inputs.iter().enumerate() {
-            let cache = SetCache::new(None);
+            let cache = SetCache::new(&sets, None);
             let e = Env {
                 sets: Some((&sets, &cache)),
                 ..env(input)
@@ -1137,7 +1151,7 @@ mod tests {
         let lens: Vec<usize> = sets.groups.iter().map(|g| g.pats.len()).collect();
         assert_eq!(lens, [REGEX_CHUNK, REGEX_CHUNK, 50 - 2 * REGEX_CHUNK, 30]);
         for (i, input) in inputs.iter().enumerate() {
-            let cache = SetCache::new(None);
+            let cache = SetCache::new(&sets, None);
             let e = Env {
                 sets: Some((&sets, &cache)),
                 ..env(input)

@@ -491,6 +491,48 @@ pub(crate) fn match_rule_with(
     out
 }
 
+/// Whether `rule`, judged only per command view (its `tool` is `Bash`
+/// patterns that fix no program, or none; no per-event `when`), has
+/// [`Rule::needs`] that no view of the Bash command meets: then
+/// [`match_rule`] would match nothing, and it is skipped without it (most
+/// of the standard profile's rules on most commands).
+fn cannot_match_any_view(rule: &Rule, s: &Subject<'_>, fast: Fast<'_>) -> bool {
+    let (Some((sets, cache)), Some(cmd)) = (fast, s.command.as_ref()) else {
+        return false;
+    };
+    if rule.needs.is_empty()
+        || !rule.when.is_empty()
+        || cmd.too_large
+        || !s.tool_is("Bash")
+        || !rule.programs.iter().all(Option::is_none)
+        || !rule
+            .tools
+            .iter()
+            .all(|p| matches!(p, ToolPattern::Command(_)))
+    {
+        return false;
+    }
+    for (si, segment) in cmd.segments.iter().enumerate() {
+        for (vi, view) in segment.views.iter().enumerate() {
+            let scope = CommandScope {
+                parsed: cmd,
+                segment,
+                view,
+                key: ((si as u64) << 32) | vi as u64,
+            };
+            if sets.may_hold(
+                &rule.needs,
+                scope.key,
+                &s.env_with(Some(scope), fast),
+                cache,
+            ) {
+                return false;
+            }
+        }
+    }
+    true
+}
+
 /// For a command too large to analyse: the pattern (index, or `usize::MAX`
 /// for a rule without `tool`) by which `rule` might match it, judged as the
 /// module doc says.
@@ -710,7 +752,7 @@ pub(crate) fn collect(layers: &[LayerRef<'_>], s: &Subject<'_>) -> Matches {
     }
     let mut path_ids = Vec::new();
     for layer in layers {
-        let cache = SetCache::new(s.command.as_ref());
+        let cache = SetCache::new(&layer.set.sets, s.command.as_ref());
         let fast = Some((&layer.set.sets, &cache));
         for ri in candidates(layer.set, s, &mut path_ids) {
             let rule = &layer.set.rules[ri as usize];
@@ -718,6 +760,9 @@ pub(crate) fn collect(layers: &[LayerRef<'_>], s: &Subject<'_>) -> Matches {
                 continue;
             }
             if stop_chain_check(rule, s).is_some_and(|(may_block, _)| !may_block) {
+                continue;
+            }
+            if cannot_match_any_view(rule, s, fast) {
                 continue;
             }
             let outcome = match_rule(rule, s, &path_ids, fast);
