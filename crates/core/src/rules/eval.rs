@@ -280,6 +280,7 @@ impl<'q> Subject<'q> {
     pub fn env_with<'a>(&'a self, command: Option<CommandScope<'a>>, fast: Fast<'a>) -> Env<'a> {
         Env {
             input: self.input,
+            tool_input: self.tool_input,
             base: self.base(),
             target: self.target.as_deref(),
             command,
