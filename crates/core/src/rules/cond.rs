@@ -596,6 +596,25 @@ impl CondSets {
         }
         let mut blocks = cache.blocks.borrow_mut();
         let block = self.block(&mut blocks, cache.ordinal(scope));
+        self.block_may_hold(needs, block, env)
+    }
+
+    /// [`CondSets::may_hold`] on any of `views` (each its scope key and its
+    /// environment).
+    pub fn may_hold_on_any(
+        &self,
+        needs: &[Need],
+        views: &[(u64, Env<'_>)],
+        cache: &SetCache,
+    ) -> bool {
+        let mut blocks = cache.blocks.borrow_mut();
+        views.iter().any(|(scope, env)| {
+            let block = self.block(&mut blocks, cache.ordinal(*scope));
+            self.block_may_hold(needs, block, env)
+        })
+    }
+
+    fn block_may_hold(&self, needs: &[Need], block: &mut [u64], env: &Env<'_>) -> bool {
         for n in needs {
             let gi = n.group as usize;
             if block[gi / 64] >> (gi % 64) & 1 == 0 {

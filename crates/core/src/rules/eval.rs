@@ -492,27 +492,18 @@ pub(crate) fn match_rule_with(
     out
 }
 
-/// Whether `rule`, judged only per command view (its `tool` is `Bash`
-/// patterns that fix no program, or none; no per-event `when`), has
-/// [`Rule::needs`] that no view of the Bash command meets: then
-/// [`match_rule`] would match nothing, and it is skipped without it (most
-/// of the standard profile's rules on most commands).
-fn cannot_match_any_view(rule: &Rule, s: &Subject<'_>, fast: Fast<'_>) -> bool {
-    let (Some((sets, cache)), Some(cmd)) = (fast, s.command.as_ref()) else {
-        return false;
+/// Every view of the subject's Bash command as a scope key and the
+/// environment its per-command conditions see; empty unless it is a Bash
+/// command that was split.
+fn command_views<'a>(s: &'a Subject<'_>, fast: Fast<'a>) -> Vec<(u64, Env<'a>)> {
+    let Some(cmd) = s
+        .command
+        .as_ref()
+        .filter(|c| !c.too_large && s.tool_is("Bash"))
+    else {
+        return Vec::new();
     };
-    if rule.needs.is_empty()
-        || !rule.when.is_empty()
-        || cmd.too_large
-        || !s.tool_is("Bash")
-        || !rule.programs.iter().all(Option::is_none)
-        || !rule
-            .tools
-            .iter()
-            .all(|p| matches!(p, ToolPattern::Command(_)))
-    {
-        return false;
-    }
+    let mut views = Vec::new();
     for (si, segment) in cmd.segments.iter().enumerate() {
         for (vi, view) in segment.views.iter().enumerate() {
             let scope = CommandScope {
@@ -521,17 +512,23 @@ fn cannot_match_any_view(rule: &Rule, s: &Subject<'_>, fast: Fast<'_>) -> bool {
                 view,
                 key: ((si as u64) << 32) | vi as u64,
             };
-            if sets.may_hold(
-                &rule.needs,
-                scope.key,
-                &s.env_with(Some(scope), fast),
-                cache,
-            ) {
-                return false;
-            }
+            views.push((scope.key, s.env_with(Some(scope), fast)));
         }
     }
-    true
+    views
+}
+
+/// Whether `rule`, judged only per command view ([`Rule::per_view_only`]),
+/// has [`Rule::needs`] that none of `views` (from [`command_views`]) meets:
+/// then [`match_rule`] would match nothing, and it is skipped without it
+/// (most of the standard profile's rules on most commands).
+fn cannot_match_any_view(rule: &Rule, views: &[(u64, Env<'_>)], fast: Fast<'_>) -> bool {
+    match fast {
+        Some((sets, cache)) if rule.per_view_only && !views.is_empty() => {
+            !sets.may_hold_on_any(&rule.needs, views, cache)
+        }
+        _ => false,
+    }
 }
 
 /// For a command too large to analyse: the pattern (index, or `usize::MAX`
@@ -755,6 +752,7 @@ pub(crate) fn collect(layers: &[LayerRef<'_>], s: &Subject<'_>) -> Matches {
     for layer in layers {
         let cache = SetCache::new(&layer.set.sets, s.command.as_ref());
         let fast = Some((&layer.set.sets, &cache));
+        let views = command_views(s, fast);
         for ri in candidates(layer.set, s, &mut path_ids) {
             let rule = &layer.set.rules[ri as usize];
             if !rule.events.has(s.event_bit) || rule.agent.is_some_and(|a| a != s.agent) {
@@ -763,7 +761,7 @@ pub(crate) fn collect(layers: &[LayerRef<'_>], s: &Subject<'_>) -> Matches {
             if stop_chain_check(rule, s).is_some_and(|(may_block, _)| !may_block) {
                 continue;
             }
-            if cannot_match_any_view(rule, s, fast) {
+            if cannot_match_any_view(rule, &views, fast) {
                 continue;
             }
             let outcome = match_rule(rule, s, &path_ids, fast);

@@ -266,6 +266,7 @@ impl RuleKeys {
             when: self.when,
             per_command: self.per_command,
             needs: Box::default(),
+            per_view_only: false,
             line,
             stop_limit,
             gate: self.gate,

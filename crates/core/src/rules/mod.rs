@@ -435,6 +435,13 @@ impl RuleSet {
         let sets = cond::CondSets::build(&mut conds);
         for rule in &mut rules {
             rule.needs = sets.needs(&rule.per_command);
+            rule.per_view_only = !rule.needs.is_empty()
+                && rule.when.is_empty()
+                && rule.programs.iter().all(Option::is_none)
+                && rule
+                    .tools
+                    .iter()
+                    .all(|p| matches!(p, tool::ToolPattern::Command(_)));
         }
         let content_hash = revision::content_hash(src, kind);
         let mut set = RuleSet {

@@ -271,12 +271,12 @@ fn normalize_owned(path: String) -> String {
 /// Whether `normalize` would give `path` back: absolute, no empty, `.` or
 /// `..` component, no trailing `/` (but `/` itself).
 fn is_normal(path: &str) -> bool {
-    match path.strip_prefix('/') {
-        Some("") => true,
-        Some(rest) => rest
-            .split('/')
-            .all(|c| !c.is_empty() && c != "." && c != ".."),
-        None => false,
+    match path.as_bytes() {
+        [b'/'] => true,
+        [b'/', rest @ ..] => rest
+            .split(|&b| b == b'/')
+            .all(|c| !matches!(c, b"" | b"." | b"..")),
+        _ => false,
     }
 }
 

@@ -129,6 +129,10 @@ pub(crate) struct Rule {
     /// `$command.args` sets to hold at all (see [`super::cond::Need`]);
     /// empty: nothing known, judge them. Set by `RuleSet::compile`.
     pub needs: Box<[super::cond::Need]>,
+    /// Judged only per command view, with `needs` to go by: its `tool` is
+    /// `Bash` patterns that fix no program, or none; no per-event `when`.
+    /// Set by `RuleSet::compile`.
+    pub per_view_only: bool,
     /// Line of the `[[rule]]` header.
     pub line: usize,
     /// `repeat` / `max_blocks` as written; `None`: [`StopLimit::DEFAULT`].
