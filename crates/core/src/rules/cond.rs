@@ -294,14 +294,16 @@ enum SetMatcher {
 /// A rule's necessary condition on a command view: its per-command
 /// conditions can hold only if, for one of its `Need`s, some bit of `mask`
 /// is set in word `word` of group `group`'s bits for that view. Worked out
-/// once per rule from the first condition that has one: a `$command` or
-/// `$command.args` regex, `contains`, glob or path leaf, or an `any` of
-/// such (a `not` has none). The standard profile's Bash rules nearly all
+/// once per rule from the first condition that has one: a `$command`,
+/// `$command.args` or `$pipeline` regex, `contains`, glob or path leaf, or
+/// an `any` of such (a `not` has none). The standard profile's Bash rules nearly all
 /// start with one (`^(curl|wget|…)`), so one look at the view's set bits
 /// settles most rules without walking their conditions.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Need {
     group: u32,
+    /// A `$pipeline` group: its bits are in the view's pipeline's block.
+    pipeline: bool,
     /// The word's index in a scope's block (the group's offset + word).
     at: u32,
     mask: u64,
@@ -556,10 +558,11 @@ impl CondSets {
     fn need_of(&self, c: &Cond) -> Option<Vec<Need>> {
         match c {
             Cond::Leaf {
-                field: Field::Command | Field::CommandArgs,
+                field: field @ (Field::Command | Field::CommandArgs | Field::Pipeline),
                 slot: Some(slot),
                 ..
             } => {
+                let pipeline = matches!(field, Field::Pipeline);
                 let mut out: Vec<Need> = Vec::new();
                 let offset = self.offsets[slot.group as usize];
                 for b in slot.first..slot.first + slot.len {
@@ -568,6 +571,7 @@ impl CondSets {
                         Some(n) if n.at == at => n.mask |= bit,
                         _ => out.push(Need {
                             group: slot.group,
+                            pipeline,
                             at,
                             mask: bit,
                         }),
@@ -589,14 +593,10 @@ impl CondSets {
 
     /// Whether conditions that need `needs` may hold on the view `scope`
     /// (false: they do not; true: judge them). Computes the groups it
-    /// reads, once per view, as their leaves would.
+    /// reads, once per view (per pipeline for `$pipeline`), as their
+    /// leaves would.
     pub fn may_hold(&self, needs: &[Need], scope: u64, env: &Env<'_>, cache: &SetCache) -> bool {
-        if needs.is_empty() {
-            return true;
-        }
-        let mut blocks = cache.blocks.borrow_mut();
-        let block = self.block(&mut blocks, cache.ordinal(scope));
-        self.block_may_hold(needs, block, env)
+        needs.is_empty() || self.needs_met(needs, &mut cache.blocks.borrow_mut(), cache, scope, env)
     }
 
     /// [`CondSets::may_hold`] on any of `views` (each its scope key and its
@@ -608,14 +608,27 @@ impl CondSets {
         cache: &SetCache,
     ) -> bool {
         let mut blocks = cache.blocks.borrow_mut();
-        views.iter().any(|(scope, env)| {
-            let block = self.block(&mut blocks, cache.ordinal(*scope));
-            self.block_may_hold(needs, block, env)
-        })
+        views
+            .iter()
+            .any(|(scope, env)| self.needs_met(needs, &mut blocks, cache, *scope, env))
     }
 
-    fn block_may_hold(&self, needs: &[Need], block: &mut [u64], env: &Env<'_>) -> bool {
+    fn needs_met(
+        &self,
+        needs: &[Need],
+        blocks: &mut Blocks,
+        cache: &SetCache,
+        view: u64,
+        env: &Env<'_>,
+    ) -> bool {
+        let pipeline = env.command.map(|c| pipeline_scope(c.segment.pipeline));
         for n in needs {
+            let scope = match (n.pipeline, pipeline) {
+                (false, _) => view,
+                (true, Some(p)) => p,
+                (true, None) => return true,
+            };
+            let block = self.block(blocks, cache.ordinal(scope));
             let gi = n.group as usize;
             if block[gi / 64] >> (gi % 64) & 1 == 0 {
                 let Some(matcher) = self.groups[gi].matcher() else {

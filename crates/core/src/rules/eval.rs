@@ -686,7 +686,7 @@ pub(crate) struct Matches {
 pub(crate) fn candidates(set: &RuleSet, s: &Subject<'_>, path_ids: &mut Vec<usize>) -> Vec<u32> {
     let ix = &set.index;
     let bit = s.event_bit;
-    let mut out: Vec<u32> = Vec::new();
+    let mut out: Vec<u32> = Vec::with_capacity(ix.any_program.len() + 8);
     // Rules reachable through several lists are taken once.
     let mut seen = vec![0u64; set.rules.len().div_ceil(64)];
     let mut add = |p: &PatRef| {

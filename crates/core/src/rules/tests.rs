@@ -1762,13 +1762,15 @@ when = [{ field = "$pipeline", regex = 'x \| y' }]
     // and the `$command.args` path group; the `not` before it needs nothing.
     assert_eq!(needs("any-first"), 2);
     assert_eq!(needs("not-only"), 0);
-    assert_eq!(needs("pipeline"), 0);
+    assert_eq!(needs("pipeline"), 1);
     let cases = [
         ("curl http://example.com", "deny"),
         ("cat ~/.ssh/id_rsa", "deny"),
         ("wget safe", "ask"),
         ("ls -la", "none"),
         ("ls x | y", "ask"),
+        ("ls x | ls y", "none"),
+        ("ls a; ls x | y && ls b", "ask"),
         ("ls && curl a", "deny"),
         ("sudo curl a", "deny"),
         ("ls ~/.ssh/config", "deny"),
