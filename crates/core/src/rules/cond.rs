@@ -229,10 +229,16 @@ const REGEX_CHUNK: usize = 24;
 #[derive(Debug, Clone, Default)]
 pub(crate) struct CondSets {
     groups: Vec<Group>,
-    /// Per group: where its bits start in a [`SetCache`] scope's block.
+    /// Per group: its computed bit in a [`SetCache`] scope's block, and
+    /// where its bits start there. A per-event field's group is in the
+    /// event's block, a `$command…` or `$pipeline` group in each view's or
+    /// pipeline's, which hold only those: a command of thousands of views
+    /// costs a block each of the per-command groups alone.
+    done: Vec<u32>,
     offsets: Vec<u32>,
-    /// A scope's block: the groups' computed bits, then their bits.
-    stride: usize,
+    /// The size of the event's block and of a view's or pipeline's.
+    event_stride: usize,
+    command_stride: usize,
 }
 
 /// A group's patterns, compiled into one set the first time a leaf of a
@@ -367,7 +373,9 @@ impl SetCache {
                 at: vec![0; scopes],
                 // Room for an ordinary command's scopes at once: a block is
                 // a few hundred bytes; one of thousands of commands grows.
-                words: Vec::with_capacity(sets.stride * scopes.min(16)),
+                words: Vec::with_capacity(
+                    sets.event_stride + sets.command_stride * (scopes - 1).min(16),
+                ),
             }),
         }
     }
@@ -469,21 +477,26 @@ impl CondSets {
         for c in conds.iter_mut() {
             visit_leaves(c, &mut |_, _, _, slot| *slot = it.next().flatten());
         }
-        // A scope's block: one bit per group (computed yet), then each
-        // group's bits.
-        let mut stride = groups.len().div_ceil(64);
-        let offsets = groups
-            .iter()
-            .map(|g| {
-                let at = stride as u32;
-                stride += g.pats.len().div_ceil(64);
-                at
-            })
-            .collect();
+        // A scope's block: one bit per group of its kind (computed yet),
+        // then each such group's bits.
+        let per_command = |g: &Group| g.field.per_command();
+        let count = |command: bool| groups.iter().filter(|g| per_command(g) == command).count();
+        let mut next_done = [0u32; 2];
+        let mut stride = [count(false).div_ceil(64), count(true).div_ceil(64)];
+        let (mut done, mut offsets) = (Vec::new(), Vec::new());
+        for g in &groups {
+            let kind = usize::from(per_command(g));
+            done.push(next_done[kind]);
+            next_done[kind] += 1;
+            offsets.push(stride[kind] as u32);
+            stride[kind] += g.pats.len().div_ceil(64);
+        }
         CondSets {
             groups,
+            done,
             offsets,
-            stride,
+            event_stride: stride[0],
+            command_stride: stride[1],
         }
     }
 
@@ -503,16 +516,20 @@ impl CondSets {
     /// The block of the scope `ordinal`, zeroed the first time it is asked.
     fn block<'b>(&self, blocks: &'b mut Blocks, ordinal: usize) -> &'b mut [u64] {
         let Blocks { at, words } = blocks;
+        let stride = match ordinal {
+            0 => self.event_stride,
+            _ => self.command_stride,
+        };
         let base = match at[ordinal] {
             0 => {
                 let base = words.len();
-                words.resize(base + self.stride, 0);
+                words.resize(base + stride, 0);
                 at[ordinal] = base as u32 + 1;
                 base
             }
             n => n as usize - 1,
         };
-        &mut words[base..base + self.stride]
+        &mut words[base..base + stride]
     }
 
     /// Group `gi`'s bits in `block`, computed the first time they are asked.
@@ -526,8 +543,9 @@ impl CondSets {
         let g = &self.groups[gi];
         let offset = self.offsets[gi] as usize;
         let end = offset + g.pats.len().div_ceil(64);
-        if block[gi / 64] >> (gi % 64) & 1 == 0 {
-            block[gi / 64] |= 1 << (gi % 64);
+        let done = self.done[gi] as usize;
+        if block[done / 64] >> (done % 64) & 1 == 0 {
+            block[done / 64] |= 1 << (done % 64);
             Self::compute(g, matcher, env, &mut block[offset..end]);
         }
         &block[offset..end]
@@ -630,7 +648,8 @@ impl CondSets {
             };
             let block = self.block(blocks, cache.ordinal(scope));
             let gi = n.group as usize;
-            if block[gi / 64] >> (gi % 64) & 1 == 0 {
+            let done = self.done[gi] as usize;
+            if block[done / 64] >> (done % 64) & 1 == 0 {
                 let Some(matcher) = self.groups[gi].matcher() else {
                     // Its leaves are matched one by one: nothing known here.
                     return true;
