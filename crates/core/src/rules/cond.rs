@@ -515,21 +515,32 @@ impl CondSets {
 
     /// The block of the scope `ordinal`, zeroed the first time it is asked.
     fn block<'b>(&self, blocks: &'b mut Blocks, ordinal: usize) -> &'b mut [u64] {
+        let base = self.block_base(blocks, ordinal);
+        let stride = self.stride(ordinal);
+        &mut blocks.words[base..base + stride]
+    }
+
+    /// Where the block of the scope `ordinal` starts in the cache's words.
+    fn block_base(&self, blocks: &mut Blocks, ordinal: usize) -> usize {
         let Blocks { at, words } = blocks;
-        let stride = match ordinal {
-            0 => self.event_stride,
-            _ => self.command_stride,
-        };
-        let base = match at[ordinal] {
+        match at[ordinal] {
             0 => {
                 let base = words.len();
-                words.resize(base + stride, 0);
+                words.resize(base + self.stride(ordinal), 0);
                 at[ordinal] = base as u32 + 1;
                 base
             }
             n => n as usize - 1,
-        };
-        &mut words[base..base + stride]
+        }
+    }
+
+    /// The size of the block of the scope `ordinal`: the event's, or a
+    /// view's or pipeline's.
+    fn stride(&self, ordinal: usize) -> usize {
+        match ordinal {
+            0 => self.event_stride,
+            _ => self.command_stride,
+        }
     }
 
     /// Group `gi`'s bits in `block`, computed the first time they are asked.
@@ -639,24 +650,34 @@ impl CondSets {
         view: u64,
         env: &Env<'_>,
     ) -> bool {
-        let pipeline = env.command.map(|c| pipeline_scope(c.segment.pipeline));
+        // The view's and its pipeline's blocks, found when first needed.
+        let (mut view_base, mut pipeline_base) = (None, None);
         for n in needs {
-            let scope = match (n.pipeline, pipeline) {
-                (false, _) => view,
-                (true, Some(p)) => p,
-                (true, None) => return true,
+            let base = match (n.pipeline, view_base, pipeline_base) {
+                (false, Some(base), _) | (true, _, Some(base)) => base,
+                (false, None, _) => {
+                    let base = self.block_base(blocks, cache.ordinal(view));
+                    *view_base.insert(base)
+                }
+                (true, _, None) => {
+                    let Some(c) = env.command else {
+                        return true;
+                    };
+                    let scope = pipeline_scope(c.segment.pipeline);
+                    *pipeline_base.insert(self.block_base(blocks, cache.ordinal(scope)))
+                }
             };
-            let block = self.block(blocks, cache.ordinal(scope));
             let gi = n.group as usize;
             let done = self.done[gi] as usize;
-            if block[done / 64] >> (done % 64) & 1 == 0 {
+            if blocks.words[base + done / 64] >> (done % 64) & 1 == 0 {
                 let Some(matcher) = self.groups[gi].matcher() else {
                     // Its leaves are matched one by one: nothing known here.
                     return true;
                 };
+                let block = &mut blocks.words[base..base + self.command_stride];
                 self.group_bits(block, gi, matcher, env);
             }
-            if block[n.at as usize] & n.mask != 0 {
+            if blocks.words[base + n.at as usize] & n.mask != 0 {
                 return true;
             }
         }
