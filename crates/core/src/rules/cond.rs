@@ -35,7 +35,7 @@
 //! judged per command: its `Bash(...)` pattern and those conditions must hold
 //! for the same command.
 
-use super::path::{resolve, string_glob, Base, PathSet, ResolvedPath};
+use super::path::{resolve, string_glob, Base, PathPattern, PathSet, ResolvedPath};
 use super::shell::{ParsedCommand, Segment, View};
 use globset::{GlobSet, GlobSetBuilder};
 use regex::{Regex, RegexSet};
@@ -189,6 +189,8 @@ pub(crate) struct CommandScope<'a> {
 /// Everything a condition can look at.
 pub(crate) struct Env<'a> {
     pub input: &'a Value,
+    /// The input's `tool_input` member, if it has one (`None`: look it up).
+    pub tool_input: Option<&'a Value>,
     pub base: Base<'a>,
     /// The path a file tool touches, resolved.
     pub target: Option<&'a str>,
@@ -200,9 +202,13 @@ pub(crate) struct Env<'a> {
     pub signals: Option<&'a super::signal::Signals>,
 }
 
-/// Regex, `contains` and glob conditions of all rules in a set, grouped by
-/// field: `RegexSet`s of up to [`REGEX_CHUNK`] patterns (a `contains` is
-/// an escaped literal in one) or one `GlobSet` per field. A 1,000-rule file
+/// Regex, `contains`, glob and path conditions of all rules in a set,
+/// grouped by field: `RegexSet`s of up to [`REGEX_CHUNK`] patterns (a
+/// `contains` is an escaped literal in one), one `GlobSet` per field, one
+/// [`PathSet`] per field (so each value is resolved to a path once per
+/// group, not once per `path` leaf: the standard profile's fifteen
+/// `$command.args` path leaves resolved every argument again each, a third
+/// of the rules' instructions per decision). A 1,000-rule file
 /// may test `cwd` or `$command.args` in hundreds of rules; with the groups,
 /// each group is matched at most once per evaluation (per Bash command view
 /// for `$command…`, per pipeline for `$pipeline`), only when one of its
@@ -223,6 +229,16 @@ const REGEX_CHUNK: usize = 24;
 #[derive(Debug, Clone, Default)]
 pub(crate) struct CondSets {
     groups: Vec<Group>,
+    /// Per group: its computed bit in a [`SetCache`] scope's block, and
+    /// where its bits start there. A per-event field's group is in the
+    /// event's block, a `$command…` or `$pipeline` group in each view's or
+    /// pipeline's, which hold only those: a command of thousands of views
+    /// costs a block each of the per-command groups alone.
+    done: Vec<u32>,
+    offsets: Vec<u32>,
+    /// The size of the event's block and of a view's or pipeline's.
+    event_stride: usize,
+    command_stride: usize,
 }
 
 /// A group's patterns, compiled into one set the first time a leaf of a
@@ -240,10 +256,13 @@ struct Group {
     matcher: std::sync::OnceLock<Option<SetMatcher>>,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 enum Kind {
     Regex,
     Glob,
+    /// `path` leaves: their patterns in one [`PathSet`], so a value is
+    /// resolved once per group, not once per leaf.
+    Path,
 }
 
 impl Group {
@@ -260,6 +279,12 @@ impl Group {
                     }
                     b.build().ok().map(SetMatcher::Glob)
                 }
+                Kind::Path => {
+                    let pats: Result<Vec<PathPattern>, String> =
+                        self.pats.iter().map(|p| PathPattern::parse(p)).collect();
+                    pats.ok()
+                        .map(|p| SetMatcher::Path(Box::new(PathSet::new(&p, false))))
+                }
             })
             .as_ref()
     }
@@ -269,6 +294,25 @@ impl Group {
 enum SetMatcher {
     Regex(RegexSet),
     Glob(GlobSet),
+    Path(Box<PathSet>),
+}
+
+/// A rule's necessary condition on a command view: its per-command
+/// conditions can hold only if, for one of its `Need`s, some bit of `mask`
+/// is set in word `word` of group `group`'s bits for that view. Worked out
+/// once per rule from the first condition that has one: a `$command`,
+/// `$command.args` or `$pipeline` regex, `contains`, glob or path leaf, or
+/// an `any` of such (a `not` has none). The standard profile's Bash rules nearly all
+/// start with one (`^(curl|wget|…)`), so one look at the view's set bits
+/// settles most rules without walking their conditions.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Need {
+    group: u32,
+    /// A `$pipeline` group: its bits are in the view's pipeline's block.
+    pipeline: bool,
+    /// The word's index in a scope's block (the group's offset + word).
+    at: u32,
+    mask: u64,
 }
 
 /// A leaf's patterns: `len` ids from `first` in group `group`.
@@ -280,71 +324,71 @@ pub(crate) struct Slot {
 }
 
 /// Per-evaluation results of [`CondSets`] groups, by (group, scope), where
-/// the scope is `u64::MAX` for per-event fields, [`CommandScope::key`] for
-/// per-command ones and [`pipeline_scope`] for `$pipeline`. A split command
-/// of thousands of simple commands has thousands of scopes: hashed, not
-/// searched.
-pub(crate) type SetCache =
-    RefCell<HashMap<(u32, u64), Bits, std::hash::BuildHasherDefault<ScopeHasher>>>;
-
-/// Which patterns of a group matched: one word for a group of up to 64
-/// (every regex group: see [`REGEX_CHUNK`]), so caching a group's result
-/// allocates nothing beyond the cache's own table.
-#[derive(Debug)]
-pub(crate) enum Bits {
-    One(u64),
-    Many(Box<[u64]>),
+/// the scope is the event (per-event fields), one view of one command
+/// ([`CommandScope::key`]) or one pipeline ([`pipeline_scope`] for
+/// `$pipeline`). Each scope that a leaf asked about holds one block of
+/// words: a bit per group saying it was computed, then each group's
+/// pattern bits at its offset ([`CondSets`] lays the block out). A lookup
+/// is an index and a bit test: no hashing, and no allocation beyond the
+/// scope's block the first time it is asked (the leaves of a decision are
+/// looked up a few hundred times; a `HashMap` keyed by (group, scope) was
+/// 15 % of the rules' instructions, docs/performance.md, #28). A split
+/// command of thousands of simple commands has thousands of scopes: a
+/// block each only when asked.
+pub(crate) struct SetCache {
+    /// Per command (segment): the ordinal of its first view's scope.
+    view_base: Vec<u32>,
+    /// The ordinal of pipeline 0's scope.
+    pipeline_base: u32,
+    blocks: RefCell<Blocks>,
 }
 
-impl Bits {
-    fn new(len: usize) -> Bits {
-        if len <= 64 {
-            Bits::One(0)
-        } else {
-            Bits::Many(vec![0; len.div_ceil(64)].into_boxed_slice())
-        }
-    }
-
-    fn words(&self) -> &[u64] {
-        match self {
-            Bits::One(w) => std::slice::from_ref(w),
-            Bits::Many(ws) => ws,
-        }
-    }
-
-    fn set(&mut self, i: usize) {
-        let words = match self {
-            Bits::One(w) => std::slice::from_mut(w),
-            Bits::Many(ws) => ws,
-        };
-        words[i / 64] |= 1 << (i % 64);
-    }
-}
-
-/// Hashes [`SetCache`] keys, two small integers, in a multiply and a
-/// rotate: the cache is looked up for every condition of every candidate
-/// rule, and SipHash's resistance to chosen keys buys nothing for keys the
-/// rule set and the splitter choose.
 #[derive(Default)]
-pub(crate) struct ScopeHasher(u64);
+struct Blocks {
+    /// Scope ordinal → 1 + the offset of its block in `words` (0: none yet).
+    at: Vec<u32>,
+    words: Vec<u64>,
+}
 
-impl std::hash::Hasher for ScopeHasher {
-    fn write(&mut self, bytes: &[u8]) {
-        for &b in bytes {
-            self.write_u64(u64::from(b));
+impl SetCache {
+    /// An empty cache for one evaluation of a subject with `command` (its
+    /// views and pipelines are the scopes).
+    pub fn new(sets: &CondSets, command: Option<&ParsedCommand>) -> SetCache {
+        let mut view_base = Vec::new();
+        let mut next = 1u32;
+        let mut pipelines = 0;
+        if let Some(cmd) = command {
+            view_base.reserve(cmd.segments.len());
+            for seg in &cmd.segments {
+                view_base.push(next);
+                next += seg.views.len() as u32;
+                pipelines = pipelines.max(seg.pipeline + 1);
+            }
+        }
+        let scopes = next as usize + pipelines;
+        SetCache {
+            view_base,
+            pipeline_base: next,
+            blocks: RefCell::new(Blocks {
+                at: vec![0; scopes],
+                // Room for an ordinary command's scopes at once: a block is
+                // a few hundred bytes; one of thousands of commands grows.
+                words: Vec::with_capacity(
+                    sets.event_stride + sets.command_stride * (scopes - 1).min(16),
+                ),
+            }),
         }
     }
 
-    fn write_u32(&mut self, n: u32) {
-        self.write_u64(u64::from(n));
-    }
-
-    fn write_u64(&mut self, n: u64) {
-        self.0 = (self.0.rotate_left(5) ^ n).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
-    }
-
-    fn finish(&self) -> u64 {
-        self.0
+    /// The scope's ordinal (see [`SetCache`]).
+    fn ordinal(&self, scope: u64) -> usize {
+        if scope == u64::MAX {
+            0
+        } else if scope & (1 << 62) != 0 {
+            self.pipeline_base as usize + (scope & !(1 << 62)) as usize
+        } else {
+            self.view_base[(scope >> 32) as usize] as usize + (scope & 0xffff_ffff) as usize
+        }
     }
 }
 
@@ -375,29 +419,36 @@ impl CondSets {
     /// asked (see [`Group`]).
     pub fn build(conds: &mut [&mut Cond]) -> CondSets {
         // Pass 1: collect the patterns per (field, kind).
-        let mut keys: HashMap<(String, bool), usize> = HashMap::new();
-        let mut pending: Vec<(Field, bool, Vec<String>)> = Vec::new();
+        let mut keys: HashMap<(String, Kind), usize> = HashMap::new();
+        let mut pending: Vec<(Field, Kind, Vec<String>)> = Vec::new();
         let mut slots: Vec<Option<Slot>> = Vec::new();
         for c in conds.iter_mut() {
             visit_leaves(c, &mut |name, field, op, _| {
-                let (is_regex, pats): (bool, Vec<String>) = match op {
-                    Op::Regex(rs) => (true, rs.iter().map(|r| r.as_str().to_string()).collect()),
-                    Op::Contains(texts) => (true, texts.iter().map(|t| regex::escape(t)).collect()),
-                    Op::Glob { src, .. } => (false, src.clone()),
+                let (kind, pats): (Kind, Vec<String>) = match op {
+                    Op::Regex(rs) => (
+                        Kind::Regex,
+                        rs.iter().map(|r| r.as_str().to_string()).collect(),
+                    ),
+                    Op::Contains(texts) => (
+                        Kind::Regex,
+                        texts.iter().map(|t| regex::escape(t)).collect(),
+                    ),
+                    Op::Glob { src, .. } => (Kind::Glob, src.clone()),
+                    Op::Path { src, .. } => (Kind::Path, src.clone()),
                     _ => {
                         slots.push(None);
                         return;
                     }
                 };
-                let key = (name.to_string(), is_regex);
+                let key = (name.to_string(), kind);
                 let mut g = *keys.entry(key.clone()).or_insert_with(|| {
-                    pending.push((field.clone(), is_regex, Vec::new()));
+                    pending.push((field.clone(), kind, Vec::new()));
                     pending.len() - 1
                 });
                 // A full regex chunk: the field's next patterns start another.
                 let held = pending[g].2.len();
-                if is_regex && held > 0 && held + pats.len() > REGEX_CHUNK {
-                    pending.push((field.clone(), is_regex, Vec::new()));
+                if kind == Kind::Regex && held > 0 && held + pats.len() > REGEX_CHUNK {
+                    pending.push((field.clone(), kind, Vec::new()));
                     g = pending.len() - 1;
                     keys.insert(key, g);
                 }
@@ -412,11 +463,11 @@ impl CondSets {
             });
         }
         // Pass 2: keep each group's patterns, to compile when first asked.
-        let groups = pending
+        let groups: Vec<Group> = pending
             .into_iter()
-            .map(|(field, is_regex, pats)| Group {
+            .map(|(field, kind, pats)| Group {
                 field,
-                kind: if is_regex { Kind::Regex } else { Kind::Glob },
+                kind,
                 pats: pats.into_iter().map(String::into_boxed_str).collect(),
                 matcher: std::sync::OnceLock::new(),
             })
@@ -426,51 +477,275 @@ impl CondSets {
         for c in conds.iter_mut() {
             visit_leaves(c, &mut |_, _, _, slot| *slot = it.next().flatten());
         }
-        CondSets { groups }
+        // A scope's block: one bit per group of its kind (computed yet),
+        // then each such group's bits.
+        let per_command = |g: &Group| g.field.per_command();
+        let count = |command: bool| groups.iter().filter(|g| per_command(g) == command).count();
+        let mut next_done = [0u32; 2];
+        let mut stride = [count(false).div_ceil(64), count(true).div_ceil(64)];
+        let (mut done, mut offsets) = (Vec::new(), Vec::new());
+        for g in &groups {
+            let kind = usize::from(per_command(g));
+            done.push(next_done[kind]);
+            next_done[kind] += 1;
+            offsets.push(stride[kind] as u32);
+            stride[kind] += g.pats.len().div_ceil(64);
+        }
+        CondSets {
+            groups,
+            done,
+            offsets,
+            event_stride: stride[0],
+            command_stride: stride[1],
+        }
     }
 
     /// Whether the leaf at `slot` holds, computing its group once per scope;
     /// `None` if the group does not compile as a set (match the leaf alone).
     fn hit(&self, slot: Slot, scope: u64, env: &Env<'_>, cache: &SetCache) -> Option<bool> {
-        let g = &self.groups[slot.group as usize];
-        let matcher = g.matcher()?;
-        let mut c = cache.borrow_mut();
-        let bits = c
-            .entry((slot.group, scope))
-            .or_insert_with(|| Self::compute(g, matcher, env));
-        let words = bits.words();
+        let gi = slot.group as usize;
+        let matcher = self.groups[gi].matcher()?;
+        let mut blocks = cache.blocks.borrow_mut();
+        let block = self.block(&mut blocks, cache.ordinal(scope));
+        let bits = self.group_bits(block, gi, matcher, env);
         Some(
-            (slot.first..slot.first + slot.len)
-                .any(|b| words[b as usize / 64] >> (b % 64) & 1 == 1),
+            (slot.first..slot.first + slot.len).any(|b| bits[b as usize / 64] >> (b % 64) & 1 == 1),
         )
     }
 
-    /// Match every pattern of a group against the field's value(s).
-    fn compute(g: &Group, matcher: &SetMatcher, env: &Env<'_>) -> Bits {
-        let mut bits = Bits::new(g.pats.len());
-        let mut add = |s: &str| match matcher {
-            SetMatcher::Regex(set) => set.matches(s).iter().for_each(|i| bits.set(i)),
-            SetMatcher::Glob(set) => set.matches(s).into_iter().for_each(|i| bits.set(i)),
+    /// The block of the scope `ordinal`, zeroed the first time it is asked.
+    fn block<'b>(&self, blocks: &'b mut Blocks, ordinal: usize) -> &'b mut [u64] {
+        let base = self.block_base(blocks, ordinal);
+        let stride = self.stride(ordinal);
+        &mut blocks.words[base..base + stride]
+    }
+
+    /// Where the block of the scope `ordinal` starts in the cache's words.
+    fn block_base(&self, blocks: &mut Blocks, ordinal: usize) -> usize {
+        let Blocks { at, words } = blocks;
+        match at[ordinal] {
+            0 => {
+                let base = words.len();
+                words.resize(base + self.stride(ordinal), 0);
+                at[ordinal] = base as u32 + 1;
+                base
+            }
+            n => n as usize - 1,
+        }
+    }
+
+    /// The size of the block of the scope `ordinal`: the event's, or a
+    /// view's or pipeline's.
+    fn stride(&self, ordinal: usize) -> usize {
+        match ordinal {
+            0 => self.event_stride,
+            _ => self.command_stride,
+        }
+    }
+
+    /// Group `gi`'s bits in `block`, computed the first time they are asked.
+    fn group_bits<'b>(
+        &self,
+        block: &'b mut [u64],
+        gi: usize,
+        matcher: &SetMatcher,
+        env: &Env<'_>,
+    ) -> &'b [u64] {
+        let g = &self.groups[gi];
+        let offset = self.offsets[gi] as usize;
+        let end = offset + g.pats.len().div_ceil(64);
+        let done = self.done[gi] as usize;
+        if block[done / 64] >> (done % 64) & 1 == 0 {
+            block[done / 64] |= 1 << (done % 64);
+            Self::compute(g, matcher, env, &mut block[offset..end]);
+        }
+        &block[offset..end]
+    }
+
+    /// What `conds` (all of them) need to hold on a command view: see
+    /// [`Need`]. Empty when nothing is known.
+    pub fn needs(&self, conds: &[Cond]) -> Box<[Need]> {
+        let mut needs = conds
+            .iter()
+            .find_map(|c| self.need_of(c))
+            .unwrap_or_default();
+        // One test per word of a group (an `any` of five `$command` leaves
+        // is one mask), in block order.
+        needs.sort_unstable_by_key(|n| n.at);
+        needs.dedup_by(|n, kept| {
+            let same = n.at == kept.at;
+            if same {
+                kept.mask |= n.mask;
+            }
+            same
+        });
+        needs.into_boxed_slice()
+    }
+
+    /// Bits of view-scoped groups one of which `c` needs set to hold, if
+    /// `c` cannot hold without them.
+    fn need_of(&self, c: &Cond) -> Option<Vec<Need>> {
+        match c {
+            Cond::Leaf {
+                field: field @ (Field::Command | Field::CommandArgs | Field::Pipeline),
+                slot: Some(slot),
+                ..
+            } => {
+                let pipeline = matches!(field, Field::Pipeline);
+                let mut out: Vec<Need> = Vec::new();
+                let offset = self.offsets[slot.group as usize];
+                for b in slot.first..slot.first + slot.len {
+                    let (at, bit) = (offset + b / 64, 1u64 << (b % 64));
+                    match out.last_mut() {
+                        Some(n) if n.at == at => n.mask |= bit,
+                        _ => out.push(Need {
+                            group: slot.group,
+                            pipeline,
+                            at,
+                            mask: bit,
+                        }),
+                    }
+                }
+                (!out.is_empty()).then_some(out)
+            }
+            Cond::Any(cs) if !cs.is_empty() => {
+                let mut out = Vec::new();
+                for c in cs {
+                    out.extend(self.need_of(c)?);
+                }
+                Some(out)
+            }
+            Cond::All(cs) => cs.iter().find_map(|c| self.need_of(c)),
+            _ => None,
+        }
+    }
+
+    /// Whether conditions that need `needs` may hold on the view `scope`
+    /// (false: they do not; true: judge them). Computes the groups it
+    /// reads, once per view (per pipeline for `$pipeline`), as their
+    /// leaves would.
+    pub fn may_hold(&self, needs: &[Need], scope: u64, env: &Env<'_>, cache: &SetCache) -> bool {
+        needs.is_empty() || self.needs_met(needs, &mut cache.blocks.borrow_mut(), cache, scope, env)
+    }
+
+    /// [`CondSets::may_hold`] on any of `views` (each its scope key and its
+    /// environment).
+    pub fn may_hold_on_any(
+        &self,
+        needs: &[Need],
+        views: &[(u64, Env<'_>)],
+        cache: &SetCache,
+    ) -> bool {
+        let mut blocks = cache.blocks.borrow_mut();
+        views
+            .iter()
+            .any(|(scope, env)| self.needs_met(needs, &mut blocks, cache, *scope, env))
+    }
+
+    fn needs_met(
+        &self,
+        needs: &[Need],
+        blocks: &mut Blocks,
+        cache: &SetCache,
+        view: u64,
+        env: &Env<'_>,
+    ) -> bool {
+        // The view's and its pipeline's blocks, found when first needed.
+        let (mut view_base, mut pipeline_base) = (None, None);
+        for n in needs {
+            let base = match (n.pipeline, view_base, pipeline_base) {
+                (false, Some(base), _) | (true, _, Some(base)) => base,
+                (false, None, _) => {
+                    let base = self.block_base(blocks, cache.ordinal(view));
+                    *view_base.insert(base)
+                }
+                (true, _, None) => {
+                    let Some(c) = env.command else {
+                        return true;
+                    };
+                    let scope = pipeline_scope(c.segment.pipeline);
+                    *pipeline_base.insert(self.block_base(blocks, cache.ordinal(scope)))
+                }
+            };
+            let gi = n.group as usize;
+            let done = self.done[gi] as usize;
+            if blocks.words[base + done / 64] >> (done % 64) & 1 == 0 {
+                let Some(matcher) = self.groups[gi].matcher() else {
+                    // Its leaves are matched one by one: nothing known here.
+                    return true;
+                };
+                let block = &mut blocks.words[base..base + self.command_stride];
+                self.group_bits(block, gi, matcher, env);
+            }
+            if blocks.words[base + n.at as usize] & n.mask != 0 {
+                return true;
+            }
+        }
+        false
+    }
+
+    /// Match every pattern of a group against the field's value(s), setting
+    /// the bits of those that match.
+    fn compute(g: &Group, matcher: &SetMatcher, env: &Env<'_>, bits: &mut [u64]) {
+        let mut set = |i: usize| bits[i / 64] |= 1 << (i % 64);
+        let (mut ids, mut scratch) = (Vec::new(), Vec::new());
+        // `shell`: the text is a shell word (`$command.args`), as
+        // `Op::on_str` takes it.
+        let mut add = |s: &str, shell: bool| match matcher {
+            // Most sets match nothing: asked first whether any pattern
+            // matches (a search that stops at the first match, a third of
+            // an overlapping one), and only then which.
+            SetMatcher::Regex(re) => {
+                if re.is_match(s) {
+                    re.matches(s).iter().for_each(&mut set);
+                }
+            }
+            SetMatcher::Glob(globs) => {
+                if globs.is_match(s) {
+                    globs.matches(s).into_iter().for_each(&mut set);
+                }
+            }
+            SetMatcher::Path(paths) => {
+                // As `Op::on_str` does for a `path` leaf.
+                if shell && s.starts_with('-') {
+                    return;
+                }
+                let Some(abs) = resolve(s, &env.base, shell) else {
+                    return;
+                };
+                let p = ResolvedPath::new(&abs, env.base.home, env.base.project);
+                if !paths.is_match(&p) {
+                    return;
+                }
+                ids.clear();
+                paths.matches_into(&p, &mut scratch, &mut ids);
+                ids.iter().for_each(|&i| set(i));
+            }
         };
         match &g.field {
             Field::Input(path) => {
-                if let Some(v) = lookup(env.input, path) {
-                    each_text(v, &mut add);
+                if let Some(v) = lookup_field(env, path) {
+                    if g.kind == Kind::Path {
+                        // A path is only ever a string (`Op::on_json`).
+                        each_str(v, &mut |s| add(s, false));
+                    } else {
+                        each_text(v, &mut |s| add(s, false));
+                    }
                 }
             }
             Field::Path => {
                 if let Some(t) = env.target {
-                    add(t);
+                    add(t, false);
                 }
             }
             Field::Signal(name) => {
                 if let Some(v) = env.signals.and_then(|x| x.get(name)) {
-                    add(v);
+                    add(v, false);
                 }
             }
             Field::Command => {
                 if let Some(c) = env.command {
-                    add(&c.view.text);
+                    add(&c.view.text, false);
                 }
             }
             Field::CommandArgs => {
@@ -480,16 +755,24 @@ impl CondSets {
                         .get(c.view.start + 1..)
                         .unwrap_or_default()
                         .iter()
-                        .for_each(|a| add(a));
+                        .for_each(|a| add(a, true));
                 }
             }
             Field::Pipeline => {
                 if let Some(c) = env.command {
-                    add(c.parsed.pipeline_text(c.segment.pipeline));
+                    add(c.parsed.pipeline_text(c.segment.pipeline), false);
                 }
             }
         }
-        bits
+    }
+}
+
+/// The strings of a JSON value, through arrays: what a `path` leaf reads.
+fn each_str(v: &Value, add: &mut impl FnMut(&str)) {
+    match v {
+        Value::String(s) => add(s),
+        Value::Array(items) => items.iter().for_each(|i| each_str(i, add)),
+        _ => {}
     }
 }
 
@@ -698,7 +981,7 @@ impl Op {
 
 fn leaf(field: &Field, op: &Op, env: &Env<'_>) -> bool {
     match field {
-        Field::Input(path) => match lookup(env.input, path) {
+        Field::Input(path) => match lookup_field(env, path) {
             Some(v) => op.on_json(v, env),
             None => op.on_missing(),
         },
@@ -736,6 +1019,18 @@ fn leaf(field: &Field, op: &Op, env: &Env<'_>) -> bool {
     }
 }
 
+/// [`lookup`] of a field of the input, from the subject's `tool_input` for
+/// `tool_input.…` (one search of the input's members fewer per field: a
+/// Bash hook's toolless rules read a dozen `tool_input` fields).
+fn lookup_field<'v>(env: &Env<'v>, path: &[String]) -> Option<&'v Value> {
+    match (path.split_first(), env.tool_input) {
+        (Some((first, rest)), Some(tool_input)) if first == "tool_input" => {
+            lookup(tool_input, rest)
+        }
+        _ => lookup(env.input, path),
+    }
+}
+
 /// Follow a dotted path; numeric parts index arrays (or name object keys).
 pub(crate) fn lookup<'v>(mut v: &'v Value, path: &[String]) -> Option<&'v Value> {
     for part in path {
@@ -765,6 +1060,7 @@ mod tests {
     fn env(input: &Value) -> Env<'_> {
         Env {
             input,
+            tool_input: None,
             base: Base {
                 cwd: Some("/p"),
                 home: Some("/h"),
@@ -852,6 +1148,13 @@ mod tests {
                 src: s.iter().map(|p| p.to_string()).collect(),
             }
         };
+        let path = |s: &[&str]| {
+            let pats: Vec<PathPattern> = s.iter().map(|p| PathPattern::parse(p).unwrap()).collect();
+            Op::Path {
+                set: Box::new(PathSet::new(&pats, false)),
+                src: s.iter().map(|p| p.to_string()).collect(),
+            }
+        };
         let mut conds = [
             leaf_cond("a", re(&["^x", "y$"])),
             leaf_cond("a", re(&["^z"])),
@@ -860,12 +1163,17 @@ mod tests {
             leaf_cond("missing", re(&["."])),
             leaf_cond("p", glob(&["/home/*/x", "/tmp/**"])),
             leaf_cond("list", glob(&["a*"])),
+            // Path leaves: resolved against cwd /p, home /h, project /p.
+            leaf_cond("p", path(&["//tmp/**", "~/x"])),
+            leaf_cond("p", path(&["/q", "*.rs"])),
+            leaf_cond("list", path(&["~", "//etc/**"])),
         ];
         let inputs = [
             json!({"a": "xa", "n": 42, "list": ["ab", "c"], "p": "/tmp/q/r"}),
-            json!({"a": "zzy", "n": 5, "list": [], "p": "/home/u/x"}),
-            json!({"a": ["q", "ry"], "n": "4", "list": "b", "p": "/home/u/v/x"}),
-            json!({"a": null, "n": true, "list": [["ab"]], "p": 3}),
+            json!({"a": "zzy", "n": 5, "list": [], "p": "/h/x"}),
+            json!({"a": ["q", "ry"], "n": "4", "list": "b", "p": "q"}),
+            json!({"a": null, "n": true, "list": [["~"], 4, "/etc/x"], "p": 3}),
+            json!({"a": "x", "n": 4, "list": ["/h/../h"], "p": ["/p/src/m.rs", true]}),
         ];
         let plain: Vec<Vec<bool>> = inputs
             .iter()
@@ -873,7 +1181,7 @@ mod tests {
             .collect();
         let mut refs: Vec<&mut Cond> = conds.iter_mut().collect();
         let sets = CondSets::build(&mut refs);
-        assert_eq!(sets.groups.len(), 6);
+        assert_eq!(sets.groups.len(), 8);
         // Compiled when first asked, not when built: a leaf on `n` alone
         // compiles `n`'s group and no other.
         let compiled = |sets: &CondSets| {
@@ -882,22 +1190,33 @@ mod tests {
                 .map(|g| g.matcher.get().is_some())
                 .collect::<Vec<_>>()
         };
-        assert_eq!(compiled(&sets), [false; 6]);
-        let cache = SetCache::default();
+        assert_eq!(compiled(&sets), [false; 8]);
+        let cache = SetCache::new(&sets, None);
         let e = Env {
             sets: Some((&sets, &cache)),
             ..env(&inputs[0])
         };
         assert!(conds[2].holds(&e));
-        assert_eq!(compiled(&sets), [false, true, false, false, false, false]);
+        assert_eq!(
+            compiled(&sets),
+            [false, true, false, false, false, false, false, false]
+        );
         for (i, input) in inputs.iter().enumerate() {
-            let cache = SetCache::default();
+            let cache = SetCache::new(&sets, None);
             let e = Env {
                 sets: Some((&sets, &cache)),
                 ..env(input)
             };
             let grouped: Vec<bool> = conds.iter().map(|c| c.holds(&e)).collect();
             assert_eq!(grouped, plain[i], "input {input}");
+        }
+        // Each path leaf matched some input and missed another.
+        for leaf in 7..10 {
+            let col: Vec<bool> = plain.iter().map(|row| row[leaf]).collect();
+            assert!(
+                col.contains(&true) && col.contains(&false),
+                "leaf {leaf}: {col:?}"
+            );
         }
     }
 
@@ -927,7 +1246,7 @@ mod tests {
         let lens: Vec<usize> = sets.groups.iter().map(|g| g.pats.len()).collect();
         assert_eq!(lens, [REGEX_CHUNK, REGEX_CHUNK, 50 - 2 * REGEX_CHUNK, 30]);
         for (i, input) in inputs.iter().enumerate() {
-            let cache = SetCache::default();
+            let cache = SetCache::new(&sets, None);
             let e = Env {
                 sets: Some((&sets, &cache)),
                 ..env(input)

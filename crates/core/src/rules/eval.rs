@@ -280,6 +280,7 @@ impl<'q> Subject<'q> {
     pub fn env_with<'a>(&'a self, command: Option<CommandScope<'a>>, fast: Fast<'a>) -> Env<'a> {
         Env {
             input: self.input,
+            tool_input: self.tool_input,
             base: self.base(),
             target: self.target.as_deref(),
             command,
@@ -491,6 +492,45 @@ pub(crate) fn match_rule_with(
     out
 }
 
+/// Every view of the subject's Bash command as a scope key and the
+/// environment its per-command conditions see; empty unless it is a Bash
+/// command that was split.
+fn command_views<'a>(s: &'a Subject<'_>, fast: Fast<'a>) -> Vec<(u64, Env<'a>)> {
+    let Some(cmd) = s
+        .command
+        .as_ref()
+        .filter(|c| !c.too_large && s.tool_is("Bash"))
+    else {
+        return Vec::new();
+    };
+    let mut views = Vec::new();
+    for (si, segment) in cmd.segments.iter().enumerate() {
+        for (vi, view) in segment.views.iter().enumerate() {
+            let scope = CommandScope {
+                parsed: cmd,
+                segment,
+                view,
+                key: ((si as u64) << 32) | vi as u64,
+            };
+            views.push((scope.key, s.env_with(Some(scope), fast)));
+        }
+    }
+    views
+}
+
+/// Whether `rule`, judged only per command view ([`Rule::per_view_only`]),
+/// has [`Rule::needs`] that none of `views` (from [`command_views`]) meets:
+/// then [`match_rule`] would match nothing, and it is skipped without it
+/// (most of the standard profile's rules on most commands).
+fn cannot_match_any_view(rule: &Rule, views: &[(u64, Env<'_>)], fast: Fast<'_>) -> bool {
+    match fast {
+        Some((sets, cache)) if rule.per_view_only && !views.is_empty() => {
+            !sets.may_hold_on_any(&rule.needs, views, cache)
+        }
+        _ => false,
+    }
+}
+
 /// For a command too large to analyse: the pattern (index, or `usize::MAX`
 /// for a rule without `tool`) by which `rule` might match it, judged as the
 /// module doc says.
@@ -551,6 +591,11 @@ fn match_command(
             key: ((si as u64) << 32) | vi as u64,
         };
         let env = s.env_with(Some(scope), fast);
+        if let Some((sets, cache)) = fast {
+            if !sets.may_hold(&rule.needs, scope.key, &env, cache) {
+                return false;
+            }
+        }
         rule.per_command.iter().all(|c| c.holds(&env))
     };
     for vi in 0..seg.views.len() {
@@ -641,7 +686,7 @@ pub(crate) struct Matches {
 pub(crate) fn candidates(set: &RuleSet, s: &Subject<'_>, path_ids: &mut Vec<usize>) -> Vec<u32> {
     let ix = &set.index;
     let bit = s.event_bit;
-    let mut out: Vec<u32> = Vec::new();
+    let mut out: Vec<u32> = Vec::with_capacity(ix.any_program.len() + 8);
     // Rules reachable through several lists are taken once.
     let mut seen = vec![0u64; set.rules.len().div_ceil(64)];
     let mut add = |p: &PatRef| {
@@ -705,14 +750,18 @@ pub(crate) fn collect(layers: &[LayerRef<'_>], s: &Subject<'_>) -> Matches {
     }
     let mut path_ids = Vec::new();
     for layer in layers {
-        let cache = SetCache::default();
+        let cache = SetCache::new(&layer.set.sets, s.command.as_ref());
         let fast = Some((&layer.set.sets, &cache));
+        let views = command_views(s, fast);
         for ri in candidates(layer.set, s, &mut path_ids) {
             let rule = &layer.set.rules[ri as usize];
             if !rule.events.has(s.event_bit) || rule.agent.is_some_and(|a| a != s.agent) {
                 continue;
             }
             if stop_chain_check(rule, s).is_some_and(|(may_block, _)| !may_block) {
+                continue;
+            }
+            if cannot_match_any_view(rule, &views, fast) {
                 continue;
             }
             let outcome = match_rule(rule, s, &path_ids, fast);

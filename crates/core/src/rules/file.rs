@@ -265,6 +265,8 @@ impl RuleKeys {
             tool_src: self.tool_src,
             when: self.when,
             per_command: self.per_command,
+            needs: Box::default(),
+            per_view_only: false,
             line,
             stop_limit,
             gate: self.gate,

@@ -433,6 +433,16 @@ impl RuleSet {
             .flat_map(|r| r.when.iter_mut().chain(r.per_command.iter_mut()))
             .collect();
         let sets = cond::CondSets::build(&mut conds);
+        for rule in &mut rules {
+            rule.needs = sets.needs(&rule.per_command);
+            rule.per_view_only = !rule.needs.is_empty()
+                && rule.when.is_empty()
+                && rule.programs.iter().all(Option::is_none)
+                && rule
+                    .tools
+                    .iter()
+                    .all(|p| matches!(p, tool::ToolPattern::Command(_)));
+        }
         let content_hash = revision::content_hash(src, kind);
         let mut set = RuleSet {
             rules,

@@ -251,6 +251,36 @@ pub(crate) fn relative_to<'a>(abs: &'a str, root: &str) -> Option<&'a str> {
 
 /// Lexically normalise an absolute path: collapse `//`, drop `.`, apply `..`.
 pub(crate) fn normalize(path: &str) -> String {
+    if is_normal(path) {
+        return path.to_string();
+    }
+    normalize_parts(path)
+}
+
+/// [`normalize`] of a path built for it: kept as it is when already normal
+/// (most are: a project directory, an argument joined to the cwd), so
+/// resolving costs one allocation.
+fn normalize_owned(path: String) -> String {
+    if is_normal(&path) {
+        path
+    } else {
+        normalize_parts(&path)
+    }
+}
+
+/// Whether `normalize` would give `path` back: absolute, no empty, `.` or
+/// `..` component, no trailing `/` (but `/` itself).
+fn is_normal(path: &str) -> bool {
+    match path.as_bytes() {
+        [b'/'] => true,
+        [b'/', rest @ ..] => rest
+            .split(|&b| b == b'/')
+            .all(|c| !matches!(c, b"" | b"." | b"..")),
+        _ => false,
+    }
+}
+
+fn normalize_parts(path: &str) -> String {
     let mut parts: Vec<&str> = Vec::new();
     for c in path.split('/') {
         match c {
@@ -324,19 +354,22 @@ pub(crate) fn resolve(value: &str, base: &Base<'_>, shell: bool) -> Option<Strin
             v = if dir.is_empty() { "/" } else { dir };
         }
     }
-    let joined;
-    let abs: &str = if v == "~" {
-        base.home?
-    } else if let Some(rest) = v.strip_prefix("~/") {
-        joined = format!("{}/{rest}", base.home?);
-        &joined
-    } else if v.starts_with('/') {
-        v
-    } else {
-        joined = format!("{}/{v}", base.cwd?);
-        &joined
+    let join = |dir: &str, rest: &str| {
+        let mut joined = String::with_capacity(dir.len() + 1 + rest.len());
+        joined.push_str(dir);
+        joined.push('/');
+        joined.push_str(rest);
+        joined
     };
-    Some(normalize(abs))
+    Some(if v == "~" {
+        normalize(base.home?)
+    } else if let Some(rest) = v.strip_prefix("~/") {
+        normalize_owned(join(base.home?, rest))
+    } else if v.starts_with('/') {
+        normalize(v)
+    } else {
+        normalize_owned(join(base.cwd?, v))
+    })
 }
 
 #[cfg(test)]
@@ -429,5 +462,29 @@ mod tests {
             );
         }
         assert_eq!(resolve("x", &Base::default(), false), None);
+    }
+
+    #[test]
+    fn normal_paths_are_kept_as_they_are() {
+        let table = [
+            ("/", true),
+            ("/a", true),
+            ("/a/b.c/.hidden/..x/x..", true),
+            ("", false),
+            ("a/b", false),
+            ("/a/", false),
+            ("//a", false),
+            ("/a//b", false),
+            ("/a/./b", false),
+            ("/a/../b", false),
+            ("/..", false),
+            ("/.", false),
+        ];
+        for (path, normal) in table {
+            assert_eq!(is_normal(path), normal, "{path:?}");
+            // The fast path gives what the component walk gives.
+            assert_eq!(normalize(path), normalize_parts(path), "{path:?}");
+            assert_eq!(normalize_owned(path.to_string()), normalize_parts(path));
+        }
     }
 }

@@ -125,6 +125,15 @@ pub(crate) struct Rule {
     pub when: Vec<Cond>,
     /// Conditions judged per Bash command (they use `$command` and friends).
     pub per_command: Vec<Cond>,
+    /// What `per_command` needs of a command view's `$command`,
+    /// `$command.args` and `$pipeline` sets to hold at all (see
+    /// [`super::cond::Need`]);
+    /// empty: nothing known, judge them. Set by `RuleSet::compile`.
+    pub needs: Box<[super::cond::Need]>,
+    /// Judged only per command view, with `needs` to go by: its `tool` is
+    /// `Bash` patterns that fix no program, or none; no per-event `when`.
+    /// Set by `RuleSet::compile`.
+    pub per_view_only: bool,
     /// Line of the `[[rule]]` header.
     pub line: usize,
     /// `repeat` / `max_blocks` as written; `None`: [`StopLimit::DEFAULT`].

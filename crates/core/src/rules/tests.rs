@@ -1722,3 +1722,61 @@ mod session_facts {
         );
     }
 }
+
+/// A rule's `needs` (what its per-command conditions need of a view's set
+/// bits) let evaluation skip it only where its conditions cannot hold:
+/// verdicts as without them, and `judge` checks `explain`, which matches
+/// every leaf on its own, agrees.
+#[test]
+fn needs_skip_rules_only_when_their_conditions_cannot_hold() {
+    let set = rules(
+        r#"
+[[rule]]
+id = "any-first"
+action = "deny"
+tool = "Bash"
+when = [
+  { not = { field = "$command", regex = 'safe' } },
+  { any = [
+    { field = "$command", regex = '^curl\s' },
+    { field = "$command", contains = "wget" },
+    { field = "$command.args", path = "~/.ssh/**" },
+  ] },
+]
+
+[[rule]]
+id = "not-only"
+action = "ask"
+tool = "Bash"
+when = [{ not = { field = "$command", regex = '^ls' } }]
+
+[[rule]]
+id = "pipeline"
+action = "ask"
+tool = "Bash"
+when = [{ field = "$pipeline", regex = 'x \| y' }]
+"#,
+    );
+    let needs = |id: &str| set.rules.iter().find(|r| r.id == id).unwrap().needs.len();
+    // The `any`: the `$command` group (a regex and a `contains`, one mask)
+    // and the `$command.args` path group; the `not` before it needs nothing.
+    assert_eq!(needs("any-first"), 2);
+    assert_eq!(needs("not-only"), 0);
+    assert_eq!(needs("pipeline"), 1);
+    let cases = [
+        ("curl http://example.com", "deny"),
+        ("cat ~/.ssh/id_rsa", "deny"),
+        ("wget safe", "ask"),
+        ("ls -la", "none"),
+        ("ls x | y", "ask"),
+        ("ls x | ls y", "none"),
+        ("ls a; ls x | y && ls b", "ask"),
+        ("ls && curl a", "deny"),
+        ("sudo curl a", "deny"),
+        ("ls ~/.ssh/config", "deny"),
+    ];
+    for (cmd, want) in cases {
+        let e = judge(&set, &bash(cmd));
+        assert_eq!(verdict(&e), want, "{cmd}: {e:?}");
+    }
+}

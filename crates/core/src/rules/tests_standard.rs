@@ -192,3 +192,55 @@ fn person_decides_where_it_may_be_wanted() {
         ("sudo apt-get install -y jq", "ask"),
     ]);
 }
+
+/// Evaluation's fast paths (the condition sets, each rule's `needs`, the
+/// rules skipped per command view) decide as matching every leaf on its
+/// own does, which `explain` does for each rule, on compound commands of
+/// several views and pipelines made from the corpora's commands: the rules
+/// evaluation says decided are the rules explain finds matching.
+#[test]
+fn fast_paths_agree_with_leaf_by_leaf_matching_on_compound_commands() {
+    let mut commands: Vec<String> = Vec::new();
+    for (origin, text) in [
+        (
+            "attack.toml",
+            include_str!("../../../../corpora/attack.toml"),
+        ),
+        (
+            "everyday.toml",
+            include_str!("../../../../corpora/everyday.toml"),
+        ),
+    ] {
+        let corpus = Corpus::parse(text, origin).unwrap();
+        commands.extend(corpus.cases.into_iter().filter_map(|c| c.command));
+    }
+    assert!(commands.len() > 400, "{}", commands.len());
+    let set = RuleSet::defaults();
+    let mut decided = 0;
+    for (i, pair) in commands.windows(2).enumerate() {
+        let joiner = [" | ", " && ", "; ", " | sudo "][i % 4];
+        let command = format!("{}{joiner}{}", pair[0], pair[1]);
+        let input = json!({
+            "session_id": "s", "cwd": PROJECT, "hook_event_name": "PreToolUse",
+            "tool_name": "Bash", "tool_input": { "command": command },
+        });
+        let q = Query::new(&input)
+            .home(Path::new(HOME))
+            .project_dir(Path::new(PROJECT));
+        let e = set.evaluate(&q);
+        let x = set.explain(&q);
+        let Some(action) = e.action else { continue };
+        decided += 1;
+        let mut matched: Vec<&str> = x
+            .matched
+            .iter()
+            .filter(|r| r.action == action)
+            .map(|r| r.id.as_str())
+            .collect();
+        matched.sort_unstable();
+        let mut ids: Vec<&str> = e.rule_ids.iter().map(String::as_str).collect();
+        ids.sort_unstable();
+        assert_eq!(ids, matched, "{command:?}: {x}");
+    }
+    assert!(decided > 200, "{decided}");
+}
