@@ -49,13 +49,18 @@ pub const CLIENT_QUEUE_FRAMES: usize = 1024;
 /// How many recent outcomes are remembered to tell a late decider who won.
 const REMEMBERED_OUTCOMES: usize = 4096;
 
+/// Who ended the events the daemon's stopping ended, as a late decider is
+/// told.
+const SHUTDOWN: &str = "shutdown";
+
 /// What ended a pending event, as seen by the hook waiting on it.
 #[derive(Debug)]
 pub enum Resolution {
     /// A client decided (boxed: every pending event's channel has room
     /// for a resolution while its hook waits).
     Decided(Box<ClientDecision>),
-    /// The last subscriber able to decide went away.
+    /// The last subscriber able to decide went away, or the daemon is
+    /// stopping.
     Abandoned,
     /// The person answered in Claude Code's own permission dialog (see
     /// [`Hub::watch_dialog`]).
@@ -393,6 +398,9 @@ struct PendingTable {
     /// The waiting events by when they time out, earliest first: one timer
     /// for them all ([`Hub::expire_timeouts`]), not one per waiting hook.
     timeouts: BTreeSet<(tokio::time::Instant, Uuid)>,
+    /// The daemon is stopping: every event was ended, and one added now
+    /// ends at once ([`Hub::expire_timeouts`]).
+    closed: bool,
 }
 
 impl PendingTable {
@@ -760,6 +768,11 @@ impl Hub {
             .is_none_or(|&(first, _)| entry.times_out < first);
         table.timeouts.insert((entry.times_out, id));
         table.waiting.insert(id, Box::new(entry));
+        if table.closed {
+            if let Some(entry) = table.end(id, SHUTDOWN.to_string()) {
+                let _ = entry.resolve.send(Resolution::Abandoned);
+            }
+        }
         drop(table);
         if earliest {
             self.earliest_timeout.notify_one();
@@ -770,6 +783,11 @@ impl Hub {
     /// Ends each waiting event when it times out (telling its hook
     /// [`Resolution::TimedOut`]), until `shutdown`. One timer, set to the
     /// earliest timeout, for every waiting event.
+    ///
+    /// At `shutdown`, ends every waiting event, and every one added later,
+    /// as `shutdown` (telling its hook [`Resolution::Abandoned`]: its
+    /// fallback applies): a waiting hook does not watch the shutdown
+    /// itself (a second waker per pending decision).
     pub async fn expire_timeouts(&self, shutdown: tokio_util::sync::CancellationToken) {
         loop {
             let earliest = self
@@ -786,7 +804,7 @@ impl Hub {
                 }
             };
             tokio::select! {
-                _ = shutdown.cancelled() => return,
+                _ = shutdown.cancelled() => return self.close(),
                 _ = self.earliest_timeout.notified() => continue,
                 _ = due => {}
             }
@@ -800,6 +818,19 @@ impl Hub {
                 if let Some(entry) = table.end(id, "timeout".to_string()) {
                     let _ = entry.resolve.send(Resolution::TimedOut);
                 }
+            }
+        }
+    }
+
+    /// Ends every waiting event, and every event added from now on, as
+    /// [`SHUTDOWN`]: their hooks get their fallback.
+    fn close(&self) {
+        let mut table = self.pending.lock().unwrap_or_else(|e| e.into_inner());
+        table.closed = true;
+        let waiting: Vec<Uuid> = table.waiting.keys().copied().collect();
+        for id in waiting {
+            if let Some(entry) = table.end(id, SHUTDOWN.to_string()) {
+                let _ = entry.resolve.send(Resolution::Abandoned);
             }
         }
     }
