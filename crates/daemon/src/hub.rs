@@ -40,7 +40,7 @@ use crate::protocol::{
 };
 
 mod deflated;
-use deflated::Deflated;
+use deflated::Held;
 
 /// Frames a client may have queued before new ones are dropped (the byte
 /// budget, `[clients] queue_bytes`, usually binds first).
@@ -363,17 +363,19 @@ struct Subscriber {
 
 struct PendingEntry {
     kind: HookEventKind,
-    short_id: String,
-    suggestions: Vec<Suggestion>,
-    asked_by: AskedBy,
+    short_id: ShortId,
     agent: Agent,
     /// Shared with the waiting hook.
     names: EventNames,
-    /// The event record (redacted, as in the log) for `pending` listings
-    /// and `decide`, kept serialized and deflated: both are rare, and a
-    /// parsed tree costs far more memory per pending event, the log line
-    /// itself nearly twice as much ([`deflated`]).
-    record: Deflated,
+    /// Escalated to the team: the approvals it needs (every `unsubscribe`
+    /// reads this of every waiting event).
+    team_approvals: Option<u32>,
+    /// The event record (redacted, as in the log), its suggestions and
+    /// what asked for it, for `pending` listings and `decide`: kept
+    /// serialized and deflated, as both are rare, and a parsed tree costs
+    /// far more memory per pending event, the log line and the suggestions
+    /// themselves over twice as much ([`deflated`]).
+    held: Held,
     since: SystemTime,
     received: Instant,
     deadline: Instant,
@@ -391,7 +393,7 @@ struct PendingTable {
     /// the entries; a slot is then a pointer, not a whole entry.
     waiting: HashMap<Uuid, Box<PendingEntry>>,
     /// Short id → event id, for the events waiting now.
-    short_ids: HashMap<String, Uuid>,
+    short_ids: HashMap<ShortId, Uuid>,
     /// Recent outcomes (event id, its short id → who ended it), oldest
     /// first.
     outcomes: VecDeque<(Uuid, String, String)>,
@@ -416,7 +418,8 @@ impl PendingTable {
         if self.outcomes.len() == REMEMBERED_OUTCOMES {
             self.outcomes.pop_front();
         }
-        self.outcomes.push_back((id, entry.short_id.clone(), by));
+        self.outcomes
+            .push_back((id, entry.short_id.as_str().to_string(), by));
         Some(entry)
     }
 
@@ -424,7 +427,9 @@ impl PendingTable {
     fn find(&self, event: &EventRef) -> Option<Uuid> {
         match event {
             EventRef::Id(id) => self.waiting.contains_key(id).then_some(*id),
-            EventRef::Short(short) => self.short_ids.get(short).copied(),
+            EventRef::Short(short) => {
+                ShortId::of(short).and_then(|short| self.short_ids.get(&short).copied())
+            }
         }
     }
 
@@ -439,6 +444,24 @@ impl PendingTable {
                 EventRef::Short(s) => s == short,
             })
             .map(|(_, _, by)| by.as_str())
+    }
+}
+
+/// A waiting event's short id as the table keeps it: its letters inline,
+/// not a `String` (each waiting event has two: its entry's and the
+/// index's key).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+struct ShortId([u8; SHORT_ID_LEN]);
+
+impl ShortId {
+    /// `text`, if it is as long as a short id (its letters are not
+    /// checked: one that is not a short id is found nowhere).
+    fn of(text: &str) -> Option<ShortId> {
+        text.as_bytes().try_into().ok().map(ShortId)
+    }
+
+    fn as_str(&self) -> &str {
+        std::str::from_utf8(&self.0).expect("short ids are ASCII letters")
     }
 }
 
@@ -595,7 +618,7 @@ impl Hub {
         let orphaned: Vec<Uuid> = table
             .waiting
             .iter()
-            .filter(|(_, e)| !(team && e.asked_by.team_approvals.is_some()))
+            .filter(|(_, e)| !(team && e.team_approvals.is_some()))
             .filter(|(_, e)| {
                 let meta = EventMeta {
                     kind: e.names.name(),
@@ -722,26 +745,28 @@ impl Hub {
     ) -> (oneshot::Receiver<Resolution>, PendingInfo) {
         let (resolve, rx) = oneshot::channel();
         // Before the lock: deflating is the slowest step here.
-        let kept = Deflated::of(&record);
+        let held = Held::of(&record, &suggestions, &asked_by);
         let mut table = self.pending.lock().unwrap_or_else(|e| e.into_inner());
-        let short = short_id(random_u64, |s| table.short_ids.contains_key(s));
+        let short = short_id(random_u64, |s| {
+            ShortId::of(s).is_some_and(|s| table.short_ids.contains_key(&s))
+        });
+        let kept_short = ShortId::of(&short).expect("short ids are SHORT_ID_LEN letters");
         let info = PendingInfo {
-            short_id: short.clone(),
+            short_id: short,
             deadline_ms: deadline
                 .saturating_duration_since(Instant::now())
                 .as_millis() as u64,
             verdicts: meta.agent.decidable_verdicts(kind).to_vec(),
-            suggestions: suggestions.clone(),
-            asked_by: asked_by.clone(),
+            suggestions,
+            asked_by,
         };
         let entry = PendingEntry {
             kind,
-            short_id: short.clone(),
-            suggestions,
-            asked_by,
+            short_id: kept_short,
             agent: meta.agent,
             names,
-            record: kept,
+            team_approvals: info.asked_by.team_approvals,
+            held,
             since: SystemTime::now(),
             received: Instant::now(),
             deadline,
@@ -751,17 +776,17 @@ impl Hub {
         for (_, observer) in &table.observers {
             observer.added(&PendingAdded {
                 id,
-                short_id: &short,
+                short_id: &info.short_id,
                 meta,
                 record: &record,
                 deadline,
                 times_out,
                 verdicts: &info.verdicts,
-                asked_by: &entry.asked_by,
-                suggestions: &entry.suggestions,
+                asked_by: &info.asked_by,
+                suggestions: &info.suggestions,
             });
         }
-        table.short_ids.insert(short, id);
+        table.short_ids.insert(kept_short, id);
         let earliest = table
             .timeouts
             .first()
@@ -848,11 +873,12 @@ impl Hub {
         let table = self.pending.lock().unwrap_or_else(|e| e.into_inner());
         let id = table.find(event).ok_or_else(|| gone(&table, event))?;
         let entry = &table.waiting[&id];
+        let held = entry.held.open();
         Ok(PendingView {
             id,
             session: entry.names.session().map(str::to_owned),
-            suggestions: entry.suggestions.clone(),
-            record: entry.record.inflate().into(),
+            suggestions: held.suggestions,
+            record: held.record.into(),
         })
     }
 
@@ -980,21 +1006,21 @@ impl Hub {
             .waiting
             .values()
             .map(|e| {
+                let held = e.held.open();
                 (
                     &e.received,
                     PendingItem {
-                        event: serde_json::from_slice::<Value>(&e.record.inflate())
-                            .unwrap_or(Value::Null),
+                        event: serde_json::from_slice::<Value>(&held.record).unwrap_or(Value::Null),
                         since: crate::time::rfc3339(e.since),
                         waiting_ms: now.duration_since(e.received).as_millis() as u64,
                         agent: Some(e.agent.as_str().to_string()),
                         info: PendingInfo {
-                            short_id: e.short_id.clone(),
+                            short_id: e.short_id.as_str().to_string(),
                             deadline_ms: e.deadline.saturating_duration_since(now).as_millis()
                                 as u64,
                             verdicts: e.agent.decidable_verdicts(e.kind).to_vec(),
-                            suggestions: e.suggestions.clone(),
-                            asked_by: e.asked_by.clone(),
+                            suggestions: held.suggestions,
+                            asked_by: held.asked_by,
                         },
                     },
                 )
@@ -1272,7 +1298,7 @@ mod tests {
             .lock()
             .unwrap()
             .short_ids
-            .contains_key(&info.short_id));
+            .contains_key(&ShortId::of(&info.short_id).unwrap()));
         let ids: std::collections::HashSet<String> = (0..500)
             .map(|_| {
                 hub.add_pending(
@@ -1595,5 +1621,100 @@ mod tests {
             .iter()
             .any(|(id, by)| *id == local && by.starts_with("fallback")));
         let _ = escalated;
+    }
+
+    /// At shutdown the table ends every waiting event, and any added
+    /// afterwards at once, as `shutdown`: a waiting hook does not watch the
+    /// shutdown itself.
+    #[tokio::test(start_paused = true)]
+    async fn the_table_ends_its_events_at_shutdown() {
+        let hub = Arc::new(Hub::default());
+        let shutdown = tokio_util::sync::CancellationToken::new();
+        let timer = tokio::spawn({
+            let (hub, shutdown) = (hub.clone(), shutdown.clone());
+            async move { hub.expire_timeouts(shutdown).await }
+        });
+        let add = || {
+            let at = Instant::now() + Duration::from_secs(600);
+            hub.add_pending(
+                Uuid::now_v7(),
+                HookEventKind::PreToolUse,
+                &meta("PreToolUse"),
+                EventNames::of(&meta("PreToolUse")),
+                Bytes::from_static(b"{}"),
+                at,
+                at,
+                Vec::new(),
+                AskedBy::default(),
+            )
+        };
+        let (mut waiting, info) = add();
+        tokio::task::yield_now().await;
+        assert!(waiting.try_recv().is_err());
+        shutdown.cancel();
+        timer.await.unwrap();
+        assert!(matches!(waiting.await, Ok(Resolution::Abandoned)));
+        assert_eq!(hub.pending_count(), 0);
+        let late = hub
+            .decide(
+                &EventRef::Short(info.short_id),
+                Answer::new(Verdict::Allow, None),
+                "phone",
+                None,
+            )
+            .unwrap_err();
+        assert_eq!(late.code, ErrorCode::AlreadyDecided);
+        assert!(late.message.contains("shutdown"), "{}", late.message);
+        let (after, _) = add();
+        assert!(matches!(after.await, Ok(Resolution::Abandoned)));
+        assert_eq!(hub.pending_count(), 0);
+    }
+
+    /// What the table keeps deflated comes back whole: the listing's
+    /// record, suggestions and asked-by, and `decide`'s view.
+    #[test]
+    fn a_pending_event_lists_what_it_was_added_with() {
+        let hub = Hub::default();
+        let record = json!({"id": "e1", "kind": "PreToolUse",
+            "input": {"tool_name": "Bash", "tool_input": {"command": "cargo test"}}});
+        let record = Bytes::from(serde_json::to_vec(&record).unwrap());
+        let suggestions: Vec<Suggestion> = serde_json::from_value(json!([
+            {"remember": "session", "verdict": "allow", "rule": "Bash(cargo test:*)"},
+            {"remember": "always", "verdict": "allow", "rule": "Bash(cargo test:*)",
+             "note": "an ask rule outvotes it"},
+        ]))
+        .unwrap();
+        let asked_by = AskedBy {
+            rule_ids: vec!["ask-tests".into()],
+            reason: Some("tests run code".into()),
+            session: None,
+            team_approvals: None,
+        };
+        let (_rx, info) = hub.add_pending(
+            Uuid::now_v7(),
+            HookEventKind::PreToolUse,
+            &meta("PreToolUse"),
+            EventNames::of(&meta("PreToolUse")),
+            record.clone(),
+            Instant::now() + Duration::from_secs(5),
+            Instant::now() + Duration::from_secs(5),
+            suggestions.clone(),
+            asked_by.clone(),
+        );
+        assert_eq!(
+            (&info.suggestions, &info.asked_by),
+            (&suggestions, &asked_by)
+        );
+        let listed = &hub.pending_list()[0];
+        assert_eq!(
+            listed.event,
+            serde_json::from_slice::<Value>(&record).unwrap()
+        );
+        assert_eq!(listed.info.short_id, info.short_id);
+        assert_eq!(listed.info.suggestions, suggestions);
+        assert_eq!(listed.info.asked_by, asked_by);
+        let view = hub.view(&EventRef::Short(info.short_id)).unwrap();
+        assert_eq!(view.record, record);
+        assert_eq!(view.suggestions, suggestions);
     }
 }

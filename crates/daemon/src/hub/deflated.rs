@@ -1,15 +1,20 @@
 //! What the pending table keeps of a waiting event for the rare requests
-//! that read it: deflated, in one exact-size allocation.
+//! that read it: deflated, in one exact-size allocation ([`Held`]).
 //!
 //! A `pending` listing shows each waiting event's record (its log line,
-//! redacted), and a `decide … remember always` evaluates the record's
-//! input again; nothing else reads it while the event waits, and every
-//! waiting event holds it for as long as it waits (the daemon's memory per
-//! pending decision, docs/performance.md). Raw deflate at the fastest
+//! redacted), its suggestions and what asked for it; a `decide` reads the
+//! suggestions, and a `decide … remember always` evaluates the record's
+//! input again. Nothing else reads them while the event waits, and every
+//! waiting event holds them for as long as it waits (the daemon's memory
+//! per pending decision, docs/performance.md). Raw deflate at the fastest
 //! level takes a Claude Code Bash PreToolUse record from 697 to ~390
 //! bytes; inflating it again for a listing costs microseconds.
 
 use std::io::{Read, Write};
+
+use serde::{Deserialize, Serialize};
+
+use crate::protocol::{AskedBy, Suggestion};
 
 /// Bytes kept deflated.
 pub struct Deflated(Box<[u8]>);
@@ -50,6 +55,63 @@ impl std::fmt::Debug for Deflated {
     }
 }
 
+/// What the pending table keeps of a waiting event for `pending` listings
+/// and `decide`: its record, the rules a decision may be remembered as
+/// (each rule's text four times over, session and always, allow and deny,
+/// as a `Vec` of [`Suggestion`]s: ~0.3 KiB for one rule) and what asked
+/// for it, in one deflated allocation (the suggestions add ~0.1 KiB to the
+/// record's).
+pub struct Held(Deflated);
+
+/// A [`Held`] opened.
+pub struct Opened {
+    /// The event's record (redacted, as in the log).
+    pub record: Vec<u8>,
+    /// Its suggestions.
+    pub suggestions: Vec<Suggestion>,
+    /// What asked for a client's decision.
+    pub asked_by: AskedBy,
+}
+
+/// The part of a [`Held`] before the record.
+#[derive(Serialize, Deserialize)]
+struct Facts<S, A> {
+    suggestions: S,
+    asked_by: A,
+}
+
+impl Held {
+    /// `record`, `suggestions` and `asked_by`, kept.
+    pub fn of(record: &[u8], suggestions: &[Suggestion], asked_by: &AskedBy) -> Held {
+        // The facts as JSON, after their length; the record after them.
+        let facts = serde_json::to_vec(&Facts {
+            suggestions,
+            asked_by,
+        })
+        .expect("suggestions serialize");
+        let mut bytes = Vec::with_capacity(4 + facts.len() + record.len());
+        bytes.extend_from_slice(&(facts.len() as u32).to_le_bytes());
+        bytes.extend_from_slice(&facts);
+        bytes.extend_from_slice(record);
+        Held(Deflated::of(&bytes))
+    }
+
+    /// What was kept.
+    pub fn open(&self) -> Opened {
+        let bytes = self.0.inflate();
+        let (len, rest) = bytes.split_at(4);
+        let len = u32::from_le_bytes(len.try_into().expect("4 bytes")) as usize;
+        let (facts, record) = rest.split_at(len);
+        let facts: Facts<Vec<Suggestion>, AskedBy> =
+            serde_json::from_slice(facts).expect("the table reads only what it wrote");
+        Opened {
+            record: record.to_vec(),
+            suggestions: facts.suggestions,
+            asked_by: facts.asked_by,
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -62,6 +124,27 @@ mod tests {
         assert_eq!(kept.inflate(), record);
         for bytes in [&b""[..], b"x", &[0u8; 70_000][..]] {
             assert_eq!(Deflated::of(bytes).inflate(), bytes);
+        }
+    }
+
+    #[test]
+    fn a_held_event_opens_to_what_was_kept() {
+        let suggestions: Vec<Suggestion> = serde_json::from_str(
+            r#"[{"remember":"session","verdict":"allow","rule":"Bash(cargo test:*)"},
+                {"remember":"always","verdict":"deny","rule":"Bash","every_command":true,"note":"why"}]"#,
+        )
+        .unwrap();
+        let asked_by = AskedBy {
+            rule_ids: vec!["ask-cargo".into()],
+            reason: Some("tests".into()),
+            session: None,
+            team_approvals: Some(2),
+        };
+        for record in [&b"{\"id\":1}"[..], b"", b"not json \xff"] {
+            let opened = Held::of(record, &suggestions, &asked_by).open();
+            assert_eq!(opened.record, record);
+            assert_eq!(opened.suggestions, suggestions);
+            assert_eq!(opened.asked_by, asked_by);
         }
     }
 }
