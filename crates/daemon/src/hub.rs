@@ -39,8 +39,7 @@ use crate::protocol::{
     AskedBy, ErrorCode, EventRef, Filter, PendingInfo, PendingItem, Remember, Suggestion,
 };
 
-mod deflated;
-use deflated::Held;
+use crate::held::Held;
 
 /// Frames a client may have queued before new ones are dropped (the byte
 /// budget, `[clients] queue_bytes`, usually binds first).
@@ -374,7 +373,7 @@ struct PendingEntry {
     /// what asked for it, for `pending` listings and `decide`: kept
     /// serialized and deflated, as both are rare, and a parsed tree costs
     /// far more memory per pending event, the log line and the suggestions
-    /// themselves over twice as much ([`deflated`]).
+    /// themselves over twice as much ([`crate::held`]).
     held: Held,
     since: SystemTime,
     received: Instant,
