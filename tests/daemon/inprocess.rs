@@ -225,6 +225,46 @@ async fn a_pending_event_is_answered_before_the_forwarders_deadline() {
     assert_eq!(decisions[0].decision.source.to_string(), "timeout");
 }
 
+/// A daemon that stops answers a forwarder's pending hook at once with
+/// its fallback (the pending table ends every waiting event: the hook
+/// does not watch the shutdown itself), not at its deadline.
+#[tokio::test(start_paused = true)]
+async fn a_forwarders_pending_hook_gets_its_fallback_when_the_daemon_stops() {
+    use tokio::io::{AsyncBufReadExt, AsyncWriteExt};
+    let d = InProcess::start("[decisions]\nroute_undecided = true\ntimeout = \"never\"\n");
+    let mut c = decider(&d).await;
+    // A forwarder's connection: the hook is its first and only frame.
+    let (read, mut write) = tokio::net::UnixStream::connect(d.socket())
+        .await
+        .unwrap()
+        .into_split();
+    let mut frame = serde_json::to_vec(&hook(Duration::from_secs(600))).unwrap();
+    frame.push(b'\n');
+    write.write_all(&frame).await.unwrap();
+    next_pending(&mut c).await;
+    let stopping = tokio::time::Instant::now();
+    d.shutdown.cancel();
+    let mut reply = String::new();
+    tokio::io::BufReader::new(read)
+        .read_line(&mut reply)
+        .await
+        .unwrap();
+    let Reply::HookResult(result) = serde_json::from_str(&reply).unwrap() else {
+        panic!("no hook_result: {reply}")
+    };
+    assert!(
+        stopping.elapsed() < Duration::from_secs(1),
+        "answered at {:?} of the paused clock, not at the shutdown",
+        stopping.elapsed()
+    );
+    assert_eq!(result.exit_code, 0);
+    assert!(result.stdout.is_empty(), "undecided → no opinion");
+    drop((c, write));
+    let decisions = d.stop().await;
+    assert_eq!(decisions.len(), 1);
+    assert_eq!(decisions[0].decision.source.to_string(), "fallback");
+}
+
 /// Nobody answering in time: the hook gets the fallback at the pending
 /// timeout, and a decision that comes later is refused as already decided,
 /// naming the timeout.

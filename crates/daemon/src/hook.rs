@@ -207,7 +207,7 @@ fn answer_unguarded<'a>(
             _entry,
         } = judging.await;
         let judgement = match resolution {
-            Some(resolution) => wait(&hook, &event, resolution, peer_gone.as_ref(), shutdown)
+            Some(resolution) => wait(&hook, &event, resolution, peer_gone.as_ref())
                 .await
                 .settle(judgement, &hook),
             None if route.routed => fallback_of(judgement, Source::Fallback, &hook),
@@ -590,20 +590,29 @@ fn waits_until(hook: &HookContext<'_>, name: &str) -> Instant {
 /// However the wait ends without a client's answer (nobody left, timeout,
 /// the run's end, shutdown), the same fallback applies: an `ask` goes to
 /// Claude Code's own prompt. A stopping daemon answers like a timeout,
-/// whichever of its effects (the subscribers leaving, or the shutdown
-/// signal) reaches this hook first.
+/// whichever of its effects (the subscribers leaving, or the pending table
+/// ending every event, [`Hub::expire_timeouts`]) reaches this hook first:
+/// the hook does not watch the shutdown itself.
 async fn wait(
     hook: &HookContext<'_>,
     event: &Judged,
     resolution: oneshot::Receiver<Resolution>,
     peer_gone: Option<&CancellationToken>,
-    shutdown: &CancellationToken,
 ) -> WaitEnd {
     let shared = hook.shared;
-    let watched = match (peer_gone, hook.run()) {
-        (Some(forwarder), _) => Some((forwarder, Gone::Forwarder)),
-        (None, Some(run)) => Some((&run.ended, Gone::Run)),
+    // Boxed, and only for a hook that has one: waiting on a token is a
+    // waker's worth of state, which every other waiting hook (a socket
+    // client's, the HTTP face's) would hold too.
+    let gone = match (peer_gone, hook.run()) {
+        (Some(forwarder), _) => Some(Box::pin(gone(forwarder, Gone::Forwarder))),
+        (None, Some(run)) => Some(Box::pin(gone(&run.ended, Gone::Run))),
         (None, None) => None,
+    };
+    let gone = async {
+        match gone {
+            Some(gone) => gone.await,
+            None => std::future::pending().await,
+        }
     };
     tokio::select! {
         resolved = resolution => match resolved {
@@ -619,7 +628,7 @@ async fn wait(
             }
             Ok(Resolution::Abandoned) | Err(_) => WaitEnd::Fallback(Source::Fallback),
         },
-        what = gone(watched) => match what {
+        what = gone => match what {
             // Claude Code kills a hook whose dialog the person answered
             // (no, or Esc); anything else that ends a forwarder early
             // (a killed CLI) leaves nobody to answer either.
@@ -636,10 +645,6 @@ async fn wait(
                 WaitEnd::Fallback(Source::Fallback)
             }
         },
-        _ = shutdown.cancelled() => {
-            shared.hub.finish(event.id, "shutdown");
-            WaitEnd::Fallback(Source::Fallback)
-        }
     }
 }
 
@@ -1028,17 +1033,10 @@ enum Gone {
     Run,
 }
 
-/// Resolves when `watched`'s token is cancelled, saying what went; never
-/// without one. One future for both: a hook comes from a forwarder or from
-/// a run's adapter, never both, and every waiting hook holds this.
-async fn gone(watched: Option<(&CancellationToken, Gone)>) -> Gone {
-    match watched {
-        Some((token, what)) => {
-            token.cancelled().await;
-            what
-        }
-        None => std::future::pending().await,
-    }
+/// Resolves when `token` is cancelled, saying what went (`what`).
+async fn gone(token: &CancellationToken, what: Gone) -> Gone {
+    token.cancelled().await;
+    what
 }
 
 /// Whether a person sits at the Claude Code terminal this hook came from:

@@ -39,6 +39,8 @@ use crate::protocol::{
     AskedBy, ErrorCode, EventRef, Filter, PendingInfo, PendingItem, Remember, Suggestion,
 };
 
+use crate::held::Held;
+
 /// Frames a client may have queued before new ones are dropped (the byte
 /// budget, `[clients] queue_bytes`, usually binds first).
 pub const CLIENT_QUEUE_FRAMES: usize = 1024;
@@ -46,13 +48,18 @@ pub const CLIENT_QUEUE_FRAMES: usize = 1024;
 /// How many recent outcomes are remembered to tell a late decider who won.
 const REMEMBERED_OUTCOMES: usize = 4096;
 
+/// Who ended the events the daemon's stopping ended, as a late decider is
+/// told.
+const SHUTDOWN: &str = "shutdown";
+
 /// What ended a pending event, as seen by the hook waiting on it.
 #[derive(Debug)]
 pub enum Resolution {
     /// A client decided (boxed: every pending event's channel has room
     /// for a resolution while its hook waits).
     Decided(Box<ClientDecision>),
-    /// The last subscriber able to decide went away.
+    /// The last subscriber able to decide went away, or the daemon is
+    /// stopping.
     Abandoned,
     /// The person answered in Claude Code's own permission dialog (see
     /// [`Hub::watch_dialog`]).
@@ -355,16 +362,19 @@ struct Subscriber {
 
 struct PendingEntry {
     kind: HookEventKind,
-    short_id: String,
-    suggestions: Vec<Suggestion>,
-    asked_by: AskedBy,
+    short_id: ShortId,
     agent: Agent,
     /// Shared with the waiting hook.
     names: EventNames,
-    /// The event record (redacted, as in the log) for `pending` listings,
-    /// kept serialized: listing is rare, and a parsed tree costs far more
-    /// memory per pending event.
-    record: Bytes,
+    /// Escalated to the team: the approvals it needs (every `unsubscribe`
+    /// reads this of every waiting event).
+    team_approvals: Option<u32>,
+    /// The event record (redacted, as in the log), its suggestions and
+    /// what asked for it, for `pending` listings and `decide`: kept
+    /// serialized and deflated, as both are rare, and a parsed tree costs
+    /// far more memory per pending event, the log line and the suggestions
+    /// themselves over twice as much ([`crate::held`]).
+    held: Held,
     since: SystemTime,
     received: Instant,
     deadline: Instant,
@@ -382,13 +392,16 @@ struct PendingTable {
     /// the entries; a slot is then a pointer, not a whole entry.
     waiting: HashMap<Uuid, Box<PendingEntry>>,
     /// Short id → event id, for the events waiting now.
-    short_ids: HashMap<String, Uuid>,
+    short_ids: HashMap<ShortId, Uuid>,
     /// Recent outcomes (event id, its short id → who ended it), oldest
     /// first.
     outcomes: VecDeque<(Uuid, String, String)>,
     /// The waiting events by when they time out, earliest first: one timer
     /// for them all ([`Hub::expire_timeouts`]), not one per waiting hook.
     timeouts: BTreeSet<(tokio::time::Instant, Uuid)>,
+    /// The daemon is stopping: every event was ended, and one added now
+    /// ends at once ([`Hub::expire_timeouts`]).
+    closed: bool,
 }
 
 impl PendingTable {
@@ -404,7 +417,8 @@ impl PendingTable {
         if self.outcomes.len() == REMEMBERED_OUTCOMES {
             self.outcomes.pop_front();
         }
-        self.outcomes.push_back((id, entry.short_id.clone(), by));
+        self.outcomes
+            .push_back((id, entry.short_id.as_str().to_string(), by));
         Some(entry)
     }
 
@@ -412,7 +426,9 @@ impl PendingTable {
     fn find(&self, event: &EventRef) -> Option<Uuid> {
         match event {
             EventRef::Id(id) => self.waiting.contains_key(id).then_some(*id),
-            EventRef::Short(short) => self.short_ids.get(short).copied(),
+            EventRef::Short(short) => {
+                ShortId::of(short).and_then(|short| self.short_ids.get(&short).copied())
+            }
         }
     }
 
@@ -427,6 +443,24 @@ impl PendingTable {
                 EventRef::Short(s) => s == short,
             })
             .map(|(_, _, by)| by.as_str())
+    }
+}
+
+/// A waiting event's short id as the table keeps it: its letters inline,
+/// not a `String` (each waiting event has two: its entry's and the
+/// index's key).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+struct ShortId([u8; SHORT_ID_LEN]);
+
+impl ShortId {
+    /// `text`, if it is as long as a short id (its letters are not
+    /// checked: one that is not a short id is found nowhere).
+    fn of(text: &str) -> Option<ShortId> {
+        text.as_bytes().try_into().ok().map(ShortId)
+    }
+
+    fn as_str(&self) -> &str {
+        std::str::from_utf8(&self.0).expect("short ids are ASCII letters")
     }
 }
 
@@ -583,7 +617,7 @@ impl Hub {
         let orphaned: Vec<Uuid> = table
             .waiting
             .iter()
-            .filter(|(_, e)| !(team && e.asked_by.team_approvals.is_some()))
+            .filter(|(_, e)| !(team && e.team_approvals.is_some()))
             .filter(|(_, e)| {
                 let meta = EventMeta {
                     kind: e.names.name(),
@@ -709,25 +743,29 @@ impl Hub {
         asked_by: AskedBy,
     ) -> (oneshot::Receiver<Resolution>, PendingInfo) {
         let (resolve, rx) = oneshot::channel();
+        // Before the lock: deflating is the slowest step here.
+        let held = Held::of(&record, &suggestions, &asked_by);
         let mut table = self.pending.lock().unwrap_or_else(|e| e.into_inner());
-        let short = short_id(random_u64, |s| table.short_ids.contains_key(s));
+        let short = short_id(random_u64, |s| {
+            ShortId::of(s).is_some_and(|s| table.short_ids.contains_key(&s))
+        });
+        let kept_short = ShortId::of(&short).expect("short ids are SHORT_ID_LEN letters");
         let info = PendingInfo {
-            short_id: short.clone(),
+            short_id: short,
             deadline_ms: deadline
                 .saturating_duration_since(Instant::now())
                 .as_millis() as u64,
             verdicts: meta.agent.decidable_verdicts(kind).to_vec(),
-            suggestions: suggestions.clone(),
-            asked_by: asked_by.clone(),
+            suggestions,
+            asked_by,
         };
         let entry = PendingEntry {
             kind,
-            short_id: short.clone(),
-            suggestions,
-            asked_by,
+            short_id: kept_short,
             agent: meta.agent,
             names,
-            record,
+            team_approvals: info.asked_by.team_approvals,
+            held,
             since: SystemTime::now(),
             received: Instant::now(),
             deadline,
@@ -737,23 +775,28 @@ impl Hub {
         for (_, observer) in &table.observers {
             observer.added(&PendingAdded {
                 id,
-                short_id: &short,
+                short_id: &info.short_id,
                 meta,
-                record: &entry.record,
+                record: &record,
                 deadline,
                 times_out,
                 verdicts: &info.verdicts,
-                asked_by: &entry.asked_by,
-                suggestions: &entry.suggestions,
+                asked_by: &info.asked_by,
+                suggestions: &info.suggestions,
             });
         }
-        table.short_ids.insert(short, id);
+        table.short_ids.insert(kept_short, id);
         let earliest = table
             .timeouts
             .first()
             .is_none_or(|&(first, _)| entry.times_out < first);
         table.timeouts.insert((entry.times_out, id));
         table.waiting.insert(id, Box::new(entry));
+        if table.closed {
+            if let Some(entry) = table.end(id, SHUTDOWN.to_string()) {
+                let _ = entry.resolve.send(Resolution::Abandoned);
+            }
+        }
         drop(table);
         if earliest {
             self.earliest_timeout.notify_one();
@@ -764,6 +807,11 @@ impl Hub {
     /// Ends each waiting event when it times out (telling its hook
     /// [`Resolution::TimedOut`]), until `shutdown`. One timer, set to the
     /// earliest timeout, for every waiting event.
+    ///
+    /// At `shutdown`, ends every waiting event, and every one added later,
+    /// as `shutdown` (telling its hook [`Resolution::Abandoned`]: its
+    /// fallback applies): a waiting hook does not watch the shutdown
+    /// itself (a second waker per pending decision).
     pub async fn expire_timeouts(&self, shutdown: tokio_util::sync::CancellationToken) {
         loop {
             let earliest = self
@@ -780,7 +828,7 @@ impl Hub {
                 }
             };
             tokio::select! {
-                _ = shutdown.cancelled() => return,
+                _ = shutdown.cancelled() => return self.close(),
                 _ = self.earliest_timeout.notified() => continue,
                 _ = due => {}
             }
@@ -798,6 +846,19 @@ impl Hub {
         }
     }
 
+    /// Ends every waiting event, and every event added from now on, as
+    /// [`SHUTDOWN`]: their hooks get their fallback.
+    fn close(&self) {
+        let mut table = self.pending.lock().unwrap_or_else(|e| e.into_inner());
+        table.closed = true;
+        let waiting: Vec<Uuid> = table.waiting.keys().copied().collect();
+        for id in waiting {
+            if let Some(entry) = table.end(id, SHUTDOWN.to_string()) {
+                let _ = entry.resolve.send(Resolution::Abandoned);
+            }
+        }
+    }
+
     /// Ends a pending event without a client decision (timeout, shutdown);
     /// `by` is what a late decider is told.
     pub fn finish(&self, id: Uuid, by: &str) {
@@ -811,11 +872,12 @@ impl Hub {
         let table = self.pending.lock().unwrap_or_else(|e| e.into_inner());
         let id = table.find(event).ok_or_else(|| gone(&table, event))?;
         let entry = &table.waiting[&id];
+        let held = entry.held.open();
         Ok(PendingView {
             id,
             session: entry.names.session().map(str::to_owned),
-            suggestions: entry.suggestions.clone(),
-            record: entry.record.clone(),
+            suggestions: held.suggestions,
+            record: held.record.into(),
         })
     }
 
@@ -943,20 +1005,21 @@ impl Hub {
             .waiting
             .values()
             .map(|e| {
+                let held = e.held.open();
                 (
                     &e.received,
                     PendingItem {
-                        event: serde_json::from_slice::<Value>(&e.record).unwrap_or(Value::Null),
+                        event: serde_json::from_slice::<Value>(&held.record).unwrap_or(Value::Null),
                         since: crate::time::rfc3339(e.since),
                         waiting_ms: now.duration_since(e.received).as_millis() as u64,
                         agent: Some(e.agent.as_str().to_string()),
                         info: PendingInfo {
-                            short_id: e.short_id.clone(),
+                            short_id: e.short_id.as_str().to_string(),
                             deadline_ms: e.deadline.saturating_duration_since(now).as_millis()
                                 as u64,
                             verdicts: e.agent.decidable_verdicts(e.kind).to_vec(),
-                            suggestions: e.suggestions.clone(),
-                            asked_by: e.asked_by.clone(),
+                            suggestions: held.suggestions,
+                            asked_by: held.asked_by,
                         },
                     },
                 )
@@ -1234,7 +1297,7 @@ mod tests {
             .lock()
             .unwrap()
             .short_ids
-            .contains_key(&info.short_id));
+            .contains_key(&ShortId::of(&info.short_id).unwrap()));
         let ids: std::collections::HashSet<String> = (0..500)
             .map(|_| {
                 hub.add_pending(
@@ -1557,5 +1620,100 @@ mod tests {
             .iter()
             .any(|(id, by)| *id == local && by.starts_with("fallback")));
         let _ = escalated;
+    }
+
+    /// At shutdown the table ends every waiting event, and any added
+    /// afterwards at once, as `shutdown`: a waiting hook does not watch the
+    /// shutdown itself.
+    #[tokio::test(start_paused = true)]
+    async fn the_table_ends_its_events_at_shutdown() {
+        let hub = Arc::new(Hub::default());
+        let shutdown = tokio_util::sync::CancellationToken::new();
+        let timer = tokio::spawn({
+            let (hub, shutdown) = (hub.clone(), shutdown.clone());
+            async move { hub.expire_timeouts(shutdown).await }
+        });
+        let add = || {
+            let at = Instant::now() + Duration::from_secs(600);
+            hub.add_pending(
+                Uuid::now_v7(),
+                HookEventKind::PreToolUse,
+                &meta("PreToolUse"),
+                EventNames::of(&meta("PreToolUse")),
+                Bytes::from_static(b"{}"),
+                at,
+                at,
+                Vec::new(),
+                AskedBy::default(),
+            )
+        };
+        let (mut waiting, info) = add();
+        tokio::task::yield_now().await;
+        assert!(waiting.try_recv().is_err());
+        shutdown.cancel();
+        timer.await.unwrap();
+        assert!(matches!(waiting.await, Ok(Resolution::Abandoned)));
+        assert_eq!(hub.pending_count(), 0);
+        let late = hub
+            .decide(
+                &EventRef::Short(info.short_id),
+                Answer::new(Verdict::Allow, None),
+                "phone",
+                None,
+            )
+            .unwrap_err();
+        assert_eq!(late.code, ErrorCode::AlreadyDecided);
+        assert!(late.message.contains("shutdown"), "{}", late.message);
+        let (after, _) = add();
+        assert!(matches!(after.await, Ok(Resolution::Abandoned)));
+        assert_eq!(hub.pending_count(), 0);
+    }
+
+    /// What the table keeps deflated comes back whole: the listing's
+    /// record, suggestions and asked-by, and `decide`'s view.
+    #[test]
+    fn a_pending_event_lists_what_it_was_added_with() {
+        let hub = Hub::default();
+        let record = json!({"id": "e1", "kind": "PreToolUse",
+            "input": {"tool_name": "Bash", "tool_input": {"command": "cargo test"}}});
+        let record = Bytes::from(serde_json::to_vec(&record).unwrap());
+        let suggestions: Vec<Suggestion> = serde_json::from_value(json!([
+            {"remember": "session", "verdict": "allow", "rule": "Bash(cargo test:*)"},
+            {"remember": "always", "verdict": "allow", "rule": "Bash(cargo test:*)",
+             "note": "an ask rule outvotes it"},
+        ]))
+        .unwrap();
+        let asked_by = AskedBy {
+            rule_ids: vec!["ask-tests".into()],
+            reason: Some("tests run code".into()),
+            session: None,
+            team_approvals: None,
+        };
+        let (_rx, info) = hub.add_pending(
+            Uuid::now_v7(),
+            HookEventKind::PreToolUse,
+            &meta("PreToolUse"),
+            EventNames::of(&meta("PreToolUse")),
+            record.clone(),
+            Instant::now() + Duration::from_secs(5),
+            Instant::now() + Duration::from_secs(5),
+            suggestions.clone(),
+            asked_by.clone(),
+        );
+        assert_eq!(
+            (&info.suggestions, &info.asked_by),
+            (&suggestions, &asked_by)
+        );
+        let listed = &hub.pending_list()[0];
+        assert_eq!(
+            listed.event,
+            serde_json::from_slice::<Value>(&record).unwrap()
+        );
+        assert_eq!(listed.info.short_id, info.short_id);
+        assert_eq!(listed.info.suggestions, suggestions);
+        assert_eq!(listed.info.asked_by, asked_by);
+        let view = hub.view(&EventRef::Short(info.short_id)).unwrap();
+        assert_eq!(view.record, record);
+        assert_eq!(view.suggestions, suggestions);
     }
 }

@@ -53,6 +53,7 @@ pub mod faces;
 #[cfg(feature = "fault-injection")]
 pub mod fault;
 pub mod grants;
+mod held;
 pub mod hook;
 pub mod hub;
 pub mod judge;
