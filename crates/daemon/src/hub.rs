@@ -1066,6 +1066,27 @@ mod tests {
     use serde_json::json;
     use std::time::Duration;
 
+    /// A pending event of `kind` with no record to speak of, no
+    /// suggestions and nobody asking: what most of these tests add.
+    fn add_plain(
+        hub: &Hub,
+        id: Uuid,
+        kind: HookEventKind,
+        deadline: Instant,
+    ) -> (oneshot::Receiver<Resolution>, PendingInfo) {
+        hub.add_pending(
+            id,
+            kind,
+            &meta(kind.as_str()),
+            EventNames::of(&meta(kind.as_str())),
+            Bytes::from_static(b"{}"),
+            deadline,
+            deadline,
+            Vec::new(),
+            AskedBy::default(),
+        )
+    }
+
     fn meta(kind: &str) -> EventMeta<'_> {
         EventMeta {
             kind,
@@ -1121,17 +1142,7 @@ mod tests {
         let add = |after: u64| {
             let id = Uuid::now_v7();
             let at = Instant::now() + Duration::from_secs(after);
-            let (rx, _) = hub.add_pending(
-                id,
-                HookEventKind::PreToolUse,
-                &meta("PreToolUse"),
-                EventNames::of(&meta("PreToolUse")),
-                Bytes::from_static(b"{}"),
-                at,
-                at,
-                Vec::new(),
-                AskedBy::default(),
-            );
+            let (rx, _) = add_plain(&hub, id, HookEventKind::PreToolUse, at);
             (id, rx)
         };
         let (_, mut late) = add(30);
@@ -1212,19 +1223,7 @@ mod tests {
         let (_id, _rx, _) = subscriber(&hub, Filter::default(), 8);
         let event = Uuid::now_v7();
         let deadline = Instant::now() + Duration::from_secs(5);
-        let rx = hub
-            .add_pending(
-                event,
-                HookEventKind::PreToolUse,
-                &meta("PreToolUse"),
-                EventNames::of(&meta("PreToolUse")),
-                Bytes::from_static(b"{}"),
-                deadline,
-                deadline,
-                Vec::new(),
-                AskedBy::default(),
-            )
-            .0;
+        let rx = add_plain(&hub, event, HookEventKind::PreToolUse, deadline).0;
         assert_eq!(hub.pending_list().len(), 1);
         let bad = hub.decide(
             &event.into(),
@@ -1269,16 +1268,11 @@ mod tests {
     async fn a_short_id_decides_and_is_free_again_once_its_event_ends() {
         let hub = Hub::default();
         let event = Uuid::now_v7();
-        let (rx, info) = hub.add_pending(
+        let (rx, info) = add_plain(
+            &hub,
             event,
             HookEventKind::PreToolUse,
-            &meta("PreToolUse"),
-            EventNames::of(&meta("PreToolUse")),
-            Bytes::from_static(b"{}"),
             Instant::now() + Duration::from_secs(5),
-            Instant::now() + Duration::from_secs(5),
-            Vec::new(),
-            AskedBy::default(),
         );
         let short = EventRef::Short(info.short_id.clone());
         assert_eq!(hub.pending_list()[0].info.short_id, info.short_id);
@@ -1300,16 +1294,11 @@ mod tests {
             .contains_key(&ShortId::of(&info.short_id).unwrap()));
         let ids: std::collections::HashSet<String> = (0..500)
             .map(|_| {
-                hub.add_pending(
+                add_plain(
+                    &hub,
                     Uuid::now_v7(),
                     HookEventKind::PreToolUse,
-                    &meta("PreToolUse"),
-                    EventNames::of(&meta("PreToolUse")),
-                    Bytes::from_static(b"{}"),
                     Instant::now() + Duration::from_secs(5),
-                    Instant::now() + Duration::from_secs(5),
-                    Vec::new(),
-                    AskedBy::default(),
                 )
                 .1
                 .short_id
@@ -1323,19 +1312,7 @@ mod tests {
     fn unsupported_verdicts_are_refused_and_the_event_stays_pending() {
         let hub = Hub::default();
         let event = Uuid::now_v7();
-        let _rx = hub
-            .add_pending(
-                event,
-                HookEventKind::Stop,
-                &meta("Stop"),
-                EventNames::of(&meta("Stop")),
-                Bytes::from_static(b"{}"),
-                Instant::now(),
-                Instant::now(),
-                Vec::new(),
-                AskedBy::default(),
-            )
-            .0;
+        let _rx = add_plain(&hub, event, HookEventKind::Stop, Instant::now()).0;
         let err = hub
             .decide(&event.into(), Answer::new(Verdict::Ask, None), "a", None)
             .unwrap_err();
@@ -1402,19 +1379,7 @@ mod tests {
             8,
         );
         let event = Uuid::now_v7();
-        let rx = hub
-            .add_pending(
-                event,
-                HookEventKind::PreToolUse,
-                &meta("PreToolUse"),
-                EventNames::of(&meta("PreToolUse")),
-                Bytes::from_static(b"{}"),
-                Instant::now(),
-                Instant::now(),
-                Vec::new(),
-                AskedBy::default(),
-            )
-            .0;
+        let rx = add_plain(&hub, event, HookEventKind::PreToolUse, Instant::now()).0;
         hub.unsubscribe(b);
         assert_eq!(hub.pending_count(), 1, "a can still decide it");
         hub.unsubscribe(a);
@@ -1428,16 +1393,11 @@ mod tests {
         let (_id, _rx, _) = subscriber(&hub, Filter::default(), 8);
         let add = |call: u64| {
             let id = Uuid::now_v7();
-            let (rx, _) = hub.add_pending(
+            let (rx, _) = add_plain(
+                &hub,
                 id,
                 HookEventKind::PermissionRequest,
-                &meta("PermissionRequest"),
-                EventNames::of(&meta("PermissionRequest")),
-                Bytes::from_static(b"{}"),
                 Instant::now() + Duration::from_secs(60),
-                Instant::now() + Duration::from_secs(60),
-                Vec::new(),
-                AskedBy::default(),
             );
             hub.watch_dialog(id, "s1", call);
             (id, rx)
@@ -1635,17 +1595,7 @@ mod tests {
         });
         let add = || {
             let at = Instant::now() + Duration::from_secs(600);
-            hub.add_pending(
-                Uuid::now_v7(),
-                HookEventKind::PreToolUse,
-                &meta("PreToolUse"),
-                EventNames::of(&meta("PreToolUse")),
-                Bytes::from_static(b"{}"),
-                at,
-                at,
-                Vec::new(),
-                AskedBy::default(),
-            )
+            add_plain(&hub, Uuid::now_v7(), HookEventKind::PreToolUse, at)
         };
         let (mut waiting, info) = add();
         tokio::task::yield_now().await;
