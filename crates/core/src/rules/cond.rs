@@ -186,6 +186,19 @@ pub(crate) struct CommandScope<'a> {
     pub key: u64,
 }
 
+impl<'a> CommandScope<'a> {
+    /// View `vi` of command `si` of `parsed`, keyed for the [`SetCache`].
+    pub fn of(parsed: &'a ParsedCommand, si: usize, vi: usize) -> CommandScope<'a> {
+        let segment = &parsed.segments[si];
+        CommandScope {
+            parsed,
+            segment,
+            view: &segment.views[vi],
+            key: ((si as u64) << 32) | vi as u64,
+        }
+    }
+}
+
 /// Everything a condition can look at.
 pub(crate) struct Env<'a> {
     pub input: &'a Value,

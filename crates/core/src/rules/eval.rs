@@ -505,13 +505,8 @@ fn command_views<'a>(s: &'a Subject<'_>, fast: Fast<'a>) -> Vec<(u64, Env<'a>)> 
     };
     let mut views = Vec::new();
     for (si, segment) in cmd.segments.iter().enumerate() {
-        for (vi, view) in segment.views.iter().enumerate() {
-            let scope = CommandScope {
-                parsed: cmd,
-                segment,
-                view,
-                key: ((si as u64) << 32) | vi as u64,
-            };
+        for vi in 0..segment.views.len() {
+            let scope = CommandScope::of(cmd, si, vi);
             views.push((scope.key, s.env_with(Some(scope), fast)));
         }
     }
@@ -584,12 +579,7 @@ fn match_command(
         if rule.per_command.is_empty() {
             return true;
         }
-        let scope = CommandScope {
-            parsed: cmd,
-            segment: seg,
-            view,
-            key: ((si as u64) << 32) | vi as u64,
-        };
+        let scope = CommandScope::of(cmd, si, vi);
         let env = s.env_with(Some(scope), fast);
         if let Some((sets, cache)) = fast {
             if !sets.may_hold(&rule.needs, scope.key, &env, cache) {

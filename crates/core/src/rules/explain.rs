@@ -265,13 +265,7 @@ fn checks(rule: &Rule, s: &Subject<'_>, path_ids: &[usize], event_ok: bool) -> (
             &mut t,
         );
         if let Some(cmd) = &s.command {
-            let seg = &cmd.segments[si];
-            let env = s.env(Some(super::cond::CommandScope {
-                parsed: cmd,
-                segment: seg,
-                view: &seg.views[vi],
-                key: 0,
-            }));
+            let env = s.env(Some(super::cond::CommandScope::of(cmd, si, vi)));
             for c in &rule.per_command {
                 let ok = c.holds(&env);
                 let seen = c.observed(&env).unwrap_or_default();
