@@ -1066,6 +1066,21 @@ mod tests {
     use serde_json::json;
     use std::time::Duration;
 
+    /// A hub with its table's timer running until the token is cancelled.
+    fn timed_hub() -> (
+        Arc<Hub>,
+        tokio_util::sync::CancellationToken,
+        tokio::task::JoinHandle<()>,
+    ) {
+        let hub = Arc::new(Hub::default());
+        let shutdown = tokio_util::sync::CancellationToken::new();
+        let timer = tokio::spawn({
+            let (hub, shutdown) = (hub.clone(), shutdown.clone());
+            async move { hub.expire_timeouts(shutdown).await }
+        });
+        (hub, shutdown, timer)
+    }
+
     /// A pending event of `kind` with no record to speak of, no
     /// suggestions and nobody asking: what most of these tests add.
     fn add_plain(
@@ -1133,12 +1148,7 @@ mod tests {
     /// times out, in order, and one decided before never is.
     #[tokio::test(start_paused = true)]
     async fn the_table_times_its_events_out_in_order() {
-        let hub = Arc::new(Hub::default());
-        let shutdown = tokio_util::sync::CancellationToken::new();
-        let timer = tokio::spawn({
-            let (hub, shutdown) = (hub.clone(), shutdown.clone());
-            async move { hub.expire_timeouts(shutdown).await }
-        });
+        let (hub, shutdown, timer) = timed_hub();
         let add = |after: u64| {
             let id = Uuid::now_v7();
             let at = Instant::now() + Duration::from_secs(after);
@@ -1587,12 +1597,7 @@ mod tests {
     /// shutdown itself.
     #[tokio::test(start_paused = true)]
     async fn the_table_ends_its_events_at_shutdown() {
-        let hub = Arc::new(Hub::default());
-        let shutdown = tokio_util::sync::CancellationToken::new();
-        let timer = tokio::spawn({
-            let (hub, shutdown) = (hub.clone(), shutdown.clone());
-            async move { hub.expire_timeouts(shutdown).await }
-        });
+        let (hub, shutdown, timer) = timed_hub();
         let add = || {
             let at = Instant::now() + Duration::from_secs(600);
             add_plain(&hub, Uuid::now_v7(), HookEventKind::PreToolUse, at)
