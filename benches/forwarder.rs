@@ -326,7 +326,14 @@ impl Daemon {
             .tempdir()
             .map_err(|e| format!("creating a temporary directory: {e}"))?;
         let socket = dir.path().join("hookd.sock");
-        let log = dir.path().join("events.jsonl");
+        // The log in a directory of its own, as the default paths keep it
+        // (`~/.local/state/hookd/`, the rules in `~/.config/hookd/`): beside
+        // the rules file, every append woke the daemon's watcher of that
+        // directory, about 2.5 context switches per hook that no install
+        // pays (docs/performance.md, #28).
+        let log = dir.path().join("state").join("events.jsonl");
+        fs::create_dir(dir.path().join("state"))
+            .map_err(|e| format!("creating the log's directory: {e}"))?;
         let rules = dir.path().join("rules.toml");
         let stderr = dir.path().join("hookd.stderr");
         fs::write(&rules, rules_toml()).map_err(|e| format!("writing {}: {e}", rules.display()))?;

@@ -67,6 +67,8 @@ impl Daemon {
         let socket = dir.path().join("hookd.sock");
         let config_path = dir.path().join("config.toml");
         std::fs::write(&config_path, config).unwrap();
+        let state = dir.path().join("state");
+        std::fs::create_dir(&state).unwrap();
         let mut command = Command::new(bin);
         command.args(["serve", "--socket"]).arg(&socket);
         if let Some(rules) = rules {
@@ -76,7 +78,10 @@ impl Daemon {
         }
         let child = command
             .arg("--log")
-            .arg(dir.path().join("events.jsonl"))
+            // In a directory of its own, as the default paths keep it: in
+            // the one `HOME` the daemon watches (its default rules file's
+            // nearest existing directory), every append woke the watcher.
+            .arg(state.join("events.jsonl"))
             .arg("--config")
             .arg(&config_path)
             .env("RUST_LOG", "warn")
