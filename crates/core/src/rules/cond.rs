@@ -199,6 +199,14 @@ impl<'a> CommandScope<'a> {
     }
 }
 
+/// A command view as evaluation judges it: the environment its
+/// per-command conditions see, and where its block starts in the
+/// [`SetCache`]: built once per view and layer, not once per (rule, view).
+pub(crate) struct ViewScope<'a> {
+    pub env: Env<'a>,
+    block: usize,
+}
+
 /// Everything a condition can look at.
 pub(crate) struct Env<'a> {
     pub input: &'a Value,
@@ -633,26 +641,27 @@ impl CondSets {
         }
     }
 
-    /// Whether conditions that need `needs` may hold on the view `scope`
-    /// (false: they do not; true: judge them). Computes the groups it
-    /// reads, once per view (per pipeline for `$pipeline`), as their
-    /// leaves would.
-    pub fn may_hold(&self, needs: &[Need], scope: u64, env: &Env<'_>, cache: &SetCache) -> bool {
-        needs.is_empty() || self.needs_met(needs, &mut cache.blocks.borrow_mut(), cache, scope, env)
+    /// One view of the command as evaluation judges it ([`ViewScope`]),
+    /// its block in `cache` made ready.
+    pub fn view_scope<'a>(&self, env: Env<'a>, cache: &SetCache) -> ViewScope<'a> {
+        let key = env.command.map_or(u64::MAX, |c| c.key);
+        let block = self.block_base(&mut cache.blocks.borrow_mut(), cache.ordinal(key));
+        ViewScope { env, block }
     }
 
-    /// [`CondSets::may_hold`] on any of `views` (each its scope key and its
-    /// environment).
-    pub fn may_hold_on_any(
-        &self,
-        needs: &[Need],
-        views: &[(u64, Env<'_>)],
-        cache: &SetCache,
-    ) -> bool {
+    /// Whether conditions that need `needs` may hold on `view` (false:
+    /// they do not; true: judge them). Computes the groups it reads, once
+    /// per view (per pipeline for `$pipeline`), as their leaves would.
+    pub fn may_hold(&self, needs: &[Need], view: &ViewScope<'_>, cache: &SetCache) -> bool {
+        needs.is_empty() || self.needs_met(needs, &mut cache.blocks.borrow_mut(), cache, view)
+    }
+
+    /// [`CondSets::may_hold`] on any of `views`.
+    pub fn may_hold_on_any(&self, needs: &[Need], views: &[ViewScope<'_>], cache: &SetCache) -> bool {
         let mut blocks = cache.blocks.borrow_mut();
         views
             .iter()
-            .any(|(scope, env)| self.needs_met(needs, &mut blocks, cache, *scope, env))
+            .any(|view| self.needs_met(needs, &mut blocks, cache, view))
     }
 
     fn needs_met(
@@ -660,19 +669,16 @@ impl CondSets {
         needs: &[Need],
         blocks: &mut Blocks,
         cache: &SetCache,
-        view: u64,
-        env: &Env<'_>,
+        view: &ViewScope<'_>,
     ) -> bool {
-        // The view's and its pipeline's blocks, found when first needed.
-        let (mut view_base, mut pipeline_base) = (None, None);
+        // The view's pipeline's block, found when first needed.
+        let mut pipeline_base = None;
+        let env = &view.env;
         for n in needs {
-            let base = match (n.pipeline, view_base, pipeline_base) {
-                (false, Some(base), _) | (true, _, Some(base)) => base,
-                (false, None, _) => {
-                    let base = self.block_base(blocks, cache.ordinal(view));
-                    *view_base.insert(base)
-                }
-                (true, _, None) => {
+            let base = match (n.pipeline, pipeline_base) {
+                (false, _) => view.block,
+                (true, Some(base)) => base,
+                (true, None) => {
                     let Some(c) = env.command else {
                         return true;
                     };

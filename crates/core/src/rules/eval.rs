@@ -20,7 +20,7 @@
 //! per-command conditions. A deny or ask decided this way says so in its
 //! reason. Evaluation stays linear: one pass over the command.
 
-use super::cond::{CommandScope, CondSets, Env, SetCache};
+use super::cond::{CommandScope, CondSets, Env, SetCache, ViewScope};
 use super::path::{normalize, normalize_dir, resolve, Base, PathPattern, PathSet, ResolvedPath};
 use super::rule::{Action, Escalation, EventSet, Rule, StopLimit, STOP_EVENTS};
 use super::shell::{split, ParsedCommand};
@@ -430,18 +430,21 @@ pub(crate) fn match_rule(
     s: &Subject<'_>,
     path_ids: &[usize],
     fast: Fast<'_>,
+    views: &Views<'_>,
 ) -> Outcome {
-    match_rule_with(rule, s, path_ids, true, fast)
+    match_rule_with(rule, s, path_ids, true, fast, Some(views))
 }
 
 /// [`match_rule`], optionally ignoring the per-event `when` conditions (for
-/// explanations, which report those separately).
+/// explanations, which report those separately); `views` as
+/// [`command_views`] built them for `fast`, if it did.
 pub(crate) fn match_rule_with(
     rule: &Rule,
     s: &Subject<'_>,
     path_ids: &[usize],
     check_when: bool,
     fast: Fast<'_>,
+    views: Option<&Views<'_>>,
 ) -> Outcome {
     let mut out = Outcome::default();
     let env = s.env_with(None, fast);
@@ -479,7 +482,7 @@ pub(crate) fn match_rule_with(
                 }
             } else {
                 for si in 0..cmd.segments.len() {
-                    if let Some((vi, pi)) = match_command(rule, cmd, si, s, fast) {
+                    if let Some((vi, pi)) = match_command(rule, cmd, si, s, fast, views) {
                         out.commands.push(si);
                         out.first.get_or_insert((si, vi, pi));
                     }
@@ -492,22 +495,36 @@ pub(crate) fn match_rule_with(
     out
 }
 
-/// Every view of the subject's Bash command as a scope key and the
-/// environment its per-command conditions see; empty unless it is a Bash
-/// command that was split.
-fn command_views<'a>(s: &'a Subject<'_>, fast: Fast<'a>) -> Vec<(u64, Env<'a>)> {
-    let Some(cmd) = s
-        .command
-        .as_ref()
-        .filter(|c| !c.too_large && s.tool_is("Bash"))
-    else {
-        return Vec::new();
+/// Every view of the subject's Bash command as evaluation with the sets
+/// judges it ([`ViewScope`]), and where each command's views start.
+#[derive(Default)]
+pub(crate) struct Views<'a> {
+    list: Vec<ViewScope<'a>>,
+    first: Vec<usize>,
+}
+
+/// The [`Views`] of the subject's Bash command, each view's environment
+/// built once per layer; empty unless it is a Bash command that was split
+/// and the sets are there.
+fn command_views<'a>(s: &'a Subject<'_>, fast: Fast<'a>) -> Views<'a> {
+    let (Some(cmd), Some((sets, cache))) = (
+        s.command
+            .as_ref()
+            .filter(|c| !c.too_large && s.tool_is("Bash")),
+        fast,
+    ) else {
+        return Views::default();
     };
-    let mut views = Vec::new();
+    let mut views = Views {
+        list: Vec::with_capacity(cmd.segments.len()),
+        first: Vec::with_capacity(cmd.segments.len()),
+    };
     for (si, segment) in cmd.segments.iter().enumerate() {
+        views.first.push(views.list.len());
         for vi in 0..segment.views.len() {
             let scope = CommandScope::of(cmd, si, vi);
-            views.push((scope.key, s.env_with(Some(scope), fast)));
+            let env = s.env_with(Some(scope), fast);
+            views.list.push(sets.view_scope(env, cache));
         }
     }
     views
@@ -517,10 +534,10 @@ fn command_views<'a>(s: &'a Subject<'_>, fast: Fast<'a>) -> Vec<(u64, Env<'a>)> 
 /// has [`Rule::needs`] that none of `views` (from [`command_views`]) meets:
 /// then [`match_rule`] would match nothing, and it is skipped without it
 /// (most of the standard profile's rules on most commands).
-fn cannot_match_any_view(rule: &Rule, views: &[(u64, Env<'_>)], fast: Fast<'_>) -> bool {
+fn cannot_match_any_view(rule: &Rule, views: &Views<'_>, fast: Fast<'_>) -> bool {
     match fast {
-        Some((sets, cache)) if rule.per_view_only && !views.is_empty() => {
-            !sets.may_hold_on_any(&rule.needs, views, cache)
+        Some((sets, cache)) if rule.per_view_only && !views.list.is_empty() => {
+            !sets.may_hold_on_any(&rule.needs, &views.list, cache)
         }
         _ => false,
     }
@@ -555,6 +572,7 @@ fn match_command(
     si: usize,
     s: &Subject<'_>,
     fast: Fast<'_>,
+    views: Option<&Views<'_>>,
 ) -> Option<(usize, usize)> {
     let seg = &cmd.segments[si];
     let try_one = |vi: usize, pattern: &CommandPattern, program: Option<&str>| -> bool {
@@ -579,13 +597,14 @@ fn match_command(
         if rule.per_command.is_empty() {
             return true;
         }
-        let scope = CommandScope::of(cmd, si, vi);
-        let env = s.env_with(Some(scope), fast);
-        if let Some((sets, cache)) = fast {
-            if !sets.may_hold(&rule.needs, scope.key, &env, cache) {
-                return false;
-            }
+        // The view's environment and block as `command_views` built them,
+        // or (explanations, without the sets) built here.
+        if let (Some(views), Some((sets, cache))) = (views.filter(|v| !v.list.is_empty()), fast) {
+            let view = &views.list[views.first[si] + vi];
+            return sets.may_hold(&rule.needs, view, cache)
+                && rule.per_command.iter().all(|c| c.holds(&view.env));
         }
+        let env = s.env_with(Some(CommandScope::of(cmd, si, vi)), fast);
         rule.per_command.iter().all(|c| c.holds(&env))
     };
     for vi in 0..seg.views.len() {
@@ -754,7 +773,7 @@ pub(crate) fn collect(layers: &[LayerRef<'_>], s: &Subject<'_>) -> Matches {
             if cannot_match_any_view(rule, &views, fast) {
                 continue;
             }
-            let outcome = match_rule(rule, s, &path_ids, fast);
+            let outcome = match_rule(rule, s, &path_ids, fast, &views);
             if !rule.gate.is_empty() && outcome.matched() {
                 let id = qualified_id(layer, &rule.id);
                 let (applies, why) = gate_check(rule, &id, s);
