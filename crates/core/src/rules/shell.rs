@@ -574,7 +574,8 @@ impl Reader<'_, '_> {
 
     /// Read one word; returns its unquoted text and whether any of it was quoted.
     fn word(&mut self) -> (String, bool) {
-        let mut buf: Vec<u8> = Vec::new();
+        // Room for most words at once (the buffer becomes the word).
+        let mut buf: Vec<u8> = Vec::with_capacity(16);
         let mut quoted = false;
         // Redirection operators are words of their own (`2>&1`, `>>`, `<<-`).
         if let Some(op) = self.redirection(&buf) {
@@ -639,7 +640,7 @@ impl Reader<'_, '_> {
                 }
             }
         }
-        (String::from_utf8_lossy(&buf).into_owned(), quoted)
+        (into_string(buf), quoted)
     }
 
     /// If a redirection operator starts here (after the fd digits in `fd`),
@@ -878,6 +879,13 @@ const HEADER_KEYWORDS: &[&str] = &["for", "select", "case", "function", "in"];
 /// Shells whose `-c STRING` argument is itself a command.
 const SHELLS: &[&str] = &["sh", "bash", "zsh", "dash", "ksh", "mksh", "ash"];
 
+/// `bytes` as text, as `String::from_utf8_lossy` reads it, without a copy
+/// when they are UTF-8 (nearly always).
+fn into_string(bytes: Vec<u8>) -> String {
+    String::from_utf8(bytes)
+        .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
+}
+
 /// A simple command behind more than [`MAX_VIEWS`] wrappers.
 struct TooManyViews;
 
@@ -961,7 +969,8 @@ fn make_view(
     stripped: String,
     program: Option<&str>,
 ) -> View {
-    let mut text = String::new();
+    let len = words[start..].iter().map(|w| w.len() + 1).sum::<usize>();
+    let mut text = String::with_capacity(len + program.map_or(0, str::len));
     for (i, w) in words[start..].iter().enumerate() {
         if i > 0 {
             text.push(' ');
