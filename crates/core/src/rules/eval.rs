@@ -530,17 +530,16 @@ fn command_views<'a>(s: &'a Subject<'_>, fast: Fast<'a>) -> Views<'a> {
     views
 }
 
-/// Whether `rule`, judged only per command view ([`Rule::per_view_only`]),
-/// has [`Rule::needs`] that none of `views` (from [`command_views`]) meets:
-/// then [`match_rule`] would match nothing, and it is skipped without it
-/// (most of the standard profile's rules on most commands).
-fn cannot_match_any_view(rule: &Rule, views: &Views<'_>, fast: Fast<'_>) -> bool {
-    match fast {
-        Some((sets, cache)) if rule.per_view_only && !views.list.is_empty() => {
-            !sets.may_hold_on_any(&rule.needs, &views.list, cache)
-        }
-        _ => false,
-    }
+/// Whether `rule` (index `ri`), judged only per command view
+/// ([`Rule::per_view_only`]), has [`Rule::needs`] that none of `views`
+/// (from [`command_views`]) meets, as `met` says
+/// ([`CondSets::needs_met_by`]): then [`match_rule`] would match nothing,
+/// and it is skipped without it (most of the standard profile's rules on
+/// most commands).
+fn cannot_match_any_view(rule: &Rule, ri: u32, views: &Views<'_>, met: &[u64]) -> bool {
+    rule.per_view_only
+        && !views.list.is_empty()
+        && met[ri as usize / 64] >> (ri % 64) & 1 == 0
 }
 
 /// For a command too large to analyse: the pattern (index, or `usize::MAX`
@@ -762,6 +761,12 @@ pub(crate) fn collect(layers: &[LayerRef<'_>], s: &Subject<'_>) -> Matches {
         let cache = SetCache::new(&layer.set.sets, s.command.as_ref());
         let fast = Some((&layer.set.sets, &cache));
         let views = command_views(s, fast);
+        let met = layer.set.sets.needs_met_by(
+            &views.list,
+            &cache,
+            s.event_bit,
+            layer.set.rules.len(),
+        );
         for ri in candidates(layer.set, s, &mut path_ids) {
             let rule = &layer.set.rules[ri as usize];
             if !rule.events.has(s.event_bit) || rule.agent.is_some_and(|a| a != s.agent) {
@@ -770,7 +775,7 @@ pub(crate) fn collect(layers: &[LayerRef<'_>], s: &Subject<'_>) -> Matches {
             if stop_chain_check(rule, s).is_some_and(|(may_block, _)| !may_block) {
                 continue;
             }
-            if cannot_match_any_view(rule, &views, fast) {
+            if cannot_match_any_view(rule, ri, &views, &met) {
                 continue;
             }
             let outcome = match_rule(rule, s, &path_ids, fast, &views);
