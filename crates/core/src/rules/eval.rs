@@ -21,13 +21,16 @@
 //! reason. Evaluation stays linear: one pass over the command.
 
 use super::cond::{CommandScope, CondSets, Env, SetCache, ViewScope};
-use super::path::{normalize, normalize_dir, resolve, Base, PathPattern, PathSet, ResolvedPath};
+use super::path::{
+    normalize_borrowed, normalize_dir_borrowed, resolve, Base, PathPattern, PathSet, ResolvedPath,
+};
 use super::rule::{Action, Escalation, EventSet, Rule, StopLimit, STOP_EVENTS};
 use super::shell::{split, ParsedCommand};
 use super::tool::{path_field, url_host, CommandPattern, ToolPattern, Tri};
 use super::{Evaluation, Query, RuleSet};
 use crate::agent::claude::InputFields;
 use serde_json::Value;
+use std::borrow::Cow;
 use std::collections::{HashMap, HashSet};
 use std::hash::BuildHasher;
 
@@ -116,9 +119,9 @@ pub(crate) struct Subject<'q> {
     pub input: &'q Value,
     pub tool: Option<&'q str>,
     pub tool_input: Option<&'q Value>,
-    cwd: Option<String>,
-    home: Option<String>,
-    project: Option<String>,
+    cwd: Option<Cow<'q, str>>,
+    home: Option<Cow<'q, str>>,
+    project: Option<Cow<'q, str>>,
     /// Absolute path for Read/Edit/Write/…; `None` for other tools.
     pub target: Option<String>,
     /// The split command for Bash.
@@ -198,9 +201,12 @@ impl<'q> Subject<'q> {
         let input = q.input;
         let fields = InputFields::of(input);
         let (tool, tool_input) = (fields.tool_name, fields.tool_input);
-        let cwd = fields.cwd.filter(|c| c.starts_with('/')).map(normalize);
-        let home = normalize_dir(q.home);
-        let project = normalize_dir(q.project_dir).or_else(|| cwd.clone());
+        let cwd = fields
+            .cwd
+            .filter(|c| c.starts_with('/'))
+            .map(normalize_borrowed);
+        let home = normalize_dir_borrowed(q.home);
+        let project = normalize_dir_borrowed(q.project_dir).or_else(|| cwd.clone());
         let continues_chain = STOP_EVENTS.contains(&q.event) && fields.stop_hook_active;
         let mut s = Subject {
             event: q.event,
@@ -229,7 +235,7 @@ impl<'q> Subject<'q> {
                 s.target = match value {
                     Some(v) => resolve(v, &s.base(), false),
                     // Glob, Grep and LS default to the working directory.
-                    None if field == "path" => s.cwd.clone(),
+                    None if field == "path" => s.cwd.as_deref().map(str::to_string),
                     None => None,
                 };
             }
@@ -695,8 +701,16 @@ pub(crate) fn candidates(set: &RuleSet, s: &Subject<'_>, path_ids: &mut Vec<usiz
     let ix = &set.index;
     let bit = s.event_bit;
     let mut out: Vec<u32> = Vec::with_capacity(ix.any_program.len() + 8);
-    // Rules reachable through several lists are taken once.
-    let mut seen = vec![0u64; set.rules.len().div_ceil(64)];
+    // Rules reachable through several lists are taken once (a bit per
+    // rule, on the stack for up to 256 rules).
+    let words = set.rules.len().div_ceil(64);
+    let (mut small, mut large) = ([0u64; 4], Vec::new());
+    let seen: &mut [u64] = if words <= small.len() {
+        &mut small[..words]
+    } else {
+        large.resize(words, 0);
+        &mut large
+    };
     let mut add = |p: &PatRef| {
         let r = p.rule as usize;
         if p.events.has(bit) && seen[r / 64] >> (r % 64) & 1 == 0 {
@@ -772,7 +786,11 @@ pub(crate) fn collect(layers: &[LayerRef<'_>], s: &Subject<'_>) -> Matches {
             if !rule.events.has(s.event_bit) || rule.agent.is_some_and(|a| a != s.agent) {
                 continue;
             }
-            if stop_chain_check(rule, s).is_some_and(|(may_block, _)| !may_block) {
+            // Only a Stop that continues a chain has one to check (and its
+            // reasons are text, built only then).
+            if s.stop_chain.is_some()
+                && stop_chain_check(rule, s).is_some_and(|(may_block, _)| !may_block)
+            {
                 continue;
             }
             if cannot_match_any_view(rule, ri, &views, &met) {
