@@ -543,9 +543,7 @@ fn command_views<'a>(s: &'a Subject<'_>, fast: Fast<'a>) -> Views<'a> {
 /// and it is skipped without it (most of the standard profile's rules on
 /// most commands).
 fn cannot_match_any_view(rule: &Rule, ri: u32, views: &Views<'_>, met: &[u64]) -> bool {
-    rule.per_view_only
-        && !views.list.is_empty()
-        && met[ri as usize / 64] >> (ri % 64) & 1 == 0
+    rule.per_view_only && !views.list.is_empty() && met[ri as usize / 64] >> (ri % 64) & 1 == 0
 }
 
 /// For a command too large to analyse: the pattern (index, or `usize::MAX`
@@ -775,12 +773,11 @@ pub(crate) fn collect(layers: &[LayerRef<'_>], s: &Subject<'_>) -> Matches {
         let cache = SetCache::new(&layer.set.sets, s.command.as_ref());
         let fast = Some((&layer.set.sets, &cache));
         let views = command_views(s, fast);
-        let met = layer.set.sets.needs_met_by(
-            &views.list,
-            &cache,
-            s.event_bit,
-            layer.set.rules.len(),
-        );
+        let rules = layer.set.rules.len();
+        let met = layer
+            .set
+            .sets
+            .needs_met_by(&views.list, &cache, s.event_bit, rules);
         for ri in candidates(layer.set, s, &mut path_ids) {
             let rule = &layer.set.rules[ri as usize];
             if !rule.events.has(s.event_bit) || rule.agent.is_some_and(|a| a != s.agent) {

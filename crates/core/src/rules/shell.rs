@@ -882,8 +882,7 @@ const SHELLS: &[&str] = &["sh", "bash", "zsh", "dash", "ksh", "mksh", "ash"];
 /// `bytes` as text, as `String::from_utf8_lossy` reads it, without a copy
 /// when they are UTF-8 (nearly always).
 fn into_string(bytes: Vec<u8>) -> String {
-    String::from_utf8(bytes)
-        .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
+    String::from_utf8(bytes).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
 }
 
 /// A simple command behind more than [`MAX_VIEWS`] wrappers.
