@@ -199,6 +199,14 @@ impl<'a> CommandScope<'a> {
     }
 }
 
+/// A command view as evaluation judges it: the environment its
+/// per-command conditions see, and where its block starts in the
+/// [`SetCache`]: built once per view and layer, not once per (rule, view).
+pub(crate) struct ViewScope<'a> {
+    pub env: Env<'a>,
+    block: usize,
+}
+
 /// Everything a condition can look at.
 pub(crate) struct Env<'a> {
     pub input: &'a Value,
@@ -252,6 +260,25 @@ pub(crate) struct CondSets {
     /// The size of the event's block and of a view's or pipeline's.
     event_stride: usize,
     command_stride: usize,
+    /// The needs of the rules judged only per command view, by the word
+    /// they read ([`CondSets::index_needs`]).
+    need_words: Vec<NeedWord>,
+}
+
+/// One word of a view's (or its pipeline's) block that rules' [`Need`]s
+/// read, and those rules: evaluation looks at each such word once per
+/// view, not once per (rule, view, need), and a word that is zero (most
+/// sets match nothing) settles every rule listed at once.
+#[derive(Debug, Clone)]
+struct NeedWord {
+    group: u32,
+    pipeline: bool,
+    at: u32,
+    /// The events of the rules listed: the word is computed only for them.
+    events: super::rule::EventSet,
+    /// (rule index, mask): the rule's need is met when a bit of the mask
+    /// is set.
+    rules: Box<[(u32, u64)]>,
 }
 
 /// A group's patterns, compiled into one set the first time a leaf of a
@@ -510,7 +537,102 @@ impl CondSets {
             offsets,
             event_stride: stride[0],
             command_stride: stride[1],
+            need_words: Vec::new(),
         }
+    }
+
+    /// Index the needs of the rules judged only per command view: each
+    /// (rule index, its needs, its events).
+    pub fn index_needs<'r>(
+        &mut self,
+        rules: impl Iterator<Item = (u32, &'r [Need], super::rule::EventSet)>,
+    ) {
+        let mut words: Vec<NeedWord> = Vec::new();
+        let mut lists: Vec<Vec<(u32, u64)>> = Vec::new();
+        for (ri, needs, events) in rules {
+            for n in needs {
+                let i = match words
+                    .iter()
+                    .position(|w| w.pipeline == n.pipeline && w.at == n.at)
+                {
+                    Some(i) => i,
+                    None => {
+                        words.push(NeedWord {
+                            group: n.group,
+                            pipeline: n.pipeline,
+                            at: n.at,
+                            events: super::rule::EventSet::EMPTY,
+                            rules: Box::new([]),
+                        });
+                        lists.push(Vec::new());
+                        words.len() - 1
+                    }
+                };
+                words[i].events.add(events);
+                lists[i].push((ri, n.mask));
+            }
+        }
+        for (w, list) in words.iter_mut().zip(lists) {
+            w.rules = list.into_boxed_slice();
+        }
+        // In block order: a view's groups computed in the order they sit.
+        words.sort_by_key(|w| (w.pipeline, w.at));
+        self.need_words = words;
+    }
+
+    /// For each rule indexed by [`CondSets::index_needs`] whose events
+    /// include `event_bit`: whether some view of `views` meets its needs,
+    /// a bit per rule index (of `rules`). Computes the groups the needs
+    /// read, once per view (per pipeline for `$pipeline`), as the rules'
+    /// leaves would.
+    pub fn needs_met_by(
+        &self,
+        views: &[ViewScope<'_>],
+        cache: &SetCache,
+        event_bit: u64,
+        rules: usize,
+    ) -> Vec<u64> {
+        let mut met = vec![0u64; rules.div_ceil(64)];
+        if views.is_empty() {
+            return met;
+        }
+        let mut blocks = cache.blocks.borrow_mut();
+        for w in self.need_words.iter().filter(|w| w.events.has(event_bit)) {
+            let gi = w.group as usize;
+            // A group that did not compile as a set: its leaves are matched
+            // one by one, nothing is known here.
+            let word = match self.groups[gi].matcher() {
+                Some(matcher) => {
+                    let mut word = 0;
+                    for view in views {
+                        let base = match (w.pipeline, view.env.command) {
+                            (false, _) => view.block,
+                            (true, Some(c)) => {
+                                let scope = pipeline_scope(c.segment.pipeline);
+                                self.block_base(&mut blocks, cache.ordinal(scope))
+                            }
+                            (true, None) => {
+                                word = u64::MAX;
+                                break;
+                            }
+                        };
+                        let block = &mut blocks.words[base..base + self.command_stride];
+                        self.group_bits(block, gi, matcher, &view.env);
+                        word |= block[w.at as usize];
+                    }
+                    word
+                }
+                None => u64::MAX,
+            };
+            if word != 0 {
+                for &(ri, mask) in w.rules.iter() {
+                    if word & mask != 0 {
+                        met[ri as usize / 64] |= 1 << (ri % 64);
+                    }
+                }
+            }
+        }
+        met
     }
 
     /// Whether the leaf at `slot` holds, computing its group once per scope;
@@ -633,26 +755,19 @@ impl CondSets {
         }
     }
 
-    /// Whether conditions that need `needs` may hold on the view `scope`
-    /// (false: they do not; true: judge them). Computes the groups it
-    /// reads, once per view (per pipeline for `$pipeline`), as their
-    /// leaves would.
-    pub fn may_hold(&self, needs: &[Need], scope: u64, env: &Env<'_>, cache: &SetCache) -> bool {
-        needs.is_empty() || self.needs_met(needs, &mut cache.blocks.borrow_mut(), cache, scope, env)
+    /// One view of the command as evaluation judges it ([`ViewScope`]),
+    /// its block in `cache` made ready.
+    pub fn view_scope<'a>(&self, env: Env<'a>, cache: &SetCache) -> ViewScope<'a> {
+        let key = env.command.map_or(u64::MAX, |c| c.key);
+        let block = self.block_base(&mut cache.blocks.borrow_mut(), cache.ordinal(key));
+        ViewScope { env, block }
     }
 
-    /// [`CondSets::may_hold`] on any of `views` (each its scope key and its
-    /// environment).
-    pub fn may_hold_on_any(
-        &self,
-        needs: &[Need],
-        views: &[(u64, Env<'_>)],
-        cache: &SetCache,
-    ) -> bool {
-        let mut blocks = cache.blocks.borrow_mut();
-        views
-            .iter()
-            .any(|(scope, env)| self.needs_met(needs, &mut blocks, cache, *scope, env))
+    /// Whether conditions that need `needs` may hold on `view` (false:
+    /// they do not; true: judge them). Computes the groups it reads, once
+    /// per view (per pipeline for `$pipeline`), as their leaves would.
+    pub fn may_hold(&self, needs: &[Need], view: &ViewScope<'_>, cache: &SetCache) -> bool {
+        needs.is_empty() || self.needs_met(needs, &mut cache.blocks.borrow_mut(), cache, view)
     }
 
     fn needs_met(
@@ -660,19 +775,16 @@ impl CondSets {
         needs: &[Need],
         blocks: &mut Blocks,
         cache: &SetCache,
-        view: u64,
-        env: &Env<'_>,
+        view: &ViewScope<'_>,
     ) -> bool {
-        // The view's and its pipeline's blocks, found when first needed.
-        let (mut view_base, mut pipeline_base) = (None, None);
+        // The view's pipeline's block, found when first needed.
+        let mut pipeline_base = None;
+        let env = &view.env;
         for n in needs {
-            let base = match (n.pipeline, view_base, pipeline_base) {
-                (false, Some(base), _) | (true, _, Some(base)) => base,
-                (false, None, _) => {
-                    let base = self.block_base(blocks, cache.ordinal(view));
-                    *view_base.insert(base)
-                }
-                (true, _, None) => {
+            let base = match (n.pipeline, pipeline_base) {
+                (false, _) => view.block,
+                (true, Some(base)) => base,
+                (true, None) => {
                     let Some(c) = env.command else {
                         return true;
                     };

@@ -20,14 +20,17 @@
 //! per-command conditions. A deny or ask decided this way says so in its
 //! reason. Evaluation stays linear: one pass over the command.
 
-use super::cond::{CommandScope, CondSets, Env, SetCache};
-use super::path::{normalize, normalize_dir, resolve, Base, PathPattern, PathSet, ResolvedPath};
+use super::cond::{CommandScope, CondSets, Env, SetCache, ViewScope};
+use super::path::{
+    normalize_borrowed, normalize_dir_borrowed, resolve, Base, PathPattern, PathSet, ResolvedPath,
+};
 use super::rule::{Action, Escalation, EventSet, Rule, StopLimit, STOP_EVENTS};
 use super::shell::{split, ParsedCommand};
 use super::tool::{path_field, url_host, CommandPattern, ToolPattern, Tri};
 use super::{Evaluation, Query, RuleSet};
 use crate::agent::claude::InputFields;
 use serde_json::Value;
+use std::borrow::Cow;
 use std::collections::{HashMap, HashSet};
 use std::hash::BuildHasher;
 
@@ -116,9 +119,9 @@ pub(crate) struct Subject<'q> {
     pub input: &'q Value,
     pub tool: Option<&'q str>,
     pub tool_input: Option<&'q Value>,
-    cwd: Option<String>,
-    home: Option<String>,
-    project: Option<String>,
+    cwd: Option<Cow<'q, str>>,
+    home: Option<Cow<'q, str>>,
+    project: Option<Cow<'q, str>>,
     /// Absolute path for Read/Edit/Write/…; `None` for other tools.
     pub target: Option<String>,
     /// The split command for Bash.
@@ -198,9 +201,12 @@ impl<'q> Subject<'q> {
         let input = q.input;
         let fields = InputFields::of(input);
         let (tool, tool_input) = (fields.tool_name, fields.tool_input);
-        let cwd = fields.cwd.filter(|c| c.starts_with('/')).map(normalize);
-        let home = normalize_dir(q.home);
-        let project = normalize_dir(q.project_dir).or_else(|| cwd.clone());
+        let cwd = fields
+            .cwd
+            .filter(|c| c.starts_with('/'))
+            .map(normalize_borrowed);
+        let home = normalize_dir_borrowed(q.home);
+        let project = normalize_dir_borrowed(q.project_dir).or_else(|| cwd.clone());
         let continues_chain = STOP_EVENTS.contains(&q.event) && fields.stop_hook_active;
         let mut s = Subject {
             event: q.event,
@@ -229,7 +235,7 @@ impl<'q> Subject<'q> {
                 s.target = match value {
                     Some(v) => resolve(v, &s.base(), false),
                     // Glob, Grep and LS default to the working directory.
-                    None if field == "path" => s.cwd.clone(),
+                    None if field == "path" => s.cwd.as_deref().map(str::to_string),
                     None => None,
                 };
             }
@@ -430,18 +436,21 @@ pub(crate) fn match_rule(
     s: &Subject<'_>,
     path_ids: &[usize],
     fast: Fast<'_>,
+    views: &Views<'_>,
 ) -> Outcome {
-    match_rule_with(rule, s, path_ids, true, fast)
+    match_rule_with(rule, s, path_ids, true, fast, Some(views))
 }
 
 /// [`match_rule`], optionally ignoring the per-event `when` conditions (for
-/// explanations, which report those separately).
+/// explanations, which report those separately); `views` as
+/// [`command_views`] built them for `fast`, if it did.
 pub(crate) fn match_rule_with(
     rule: &Rule,
     s: &Subject<'_>,
     path_ids: &[usize],
     check_when: bool,
     fast: Fast<'_>,
+    views: Option<&Views<'_>>,
 ) -> Outcome {
     let mut out = Outcome::default();
     let env = s.env_with(None, fast);
@@ -479,7 +488,7 @@ pub(crate) fn match_rule_with(
                 }
             } else {
                 for si in 0..cmd.segments.len() {
-                    if let Some((vi, pi)) = match_command(rule, cmd, si, s, fast) {
+                    if let Some((vi, pi)) = match_command(rule, cmd, si, s, fast, views) {
                         out.commands.push(si);
                         out.first.get_or_insert((si, vi, pi));
                     }
@@ -492,38 +501,49 @@ pub(crate) fn match_rule_with(
     out
 }
 
-/// Every view of the subject's Bash command as a scope key and the
-/// environment its per-command conditions see; empty unless it is a Bash
-/// command that was split.
-fn command_views<'a>(s: &'a Subject<'_>, fast: Fast<'a>) -> Vec<(u64, Env<'a>)> {
-    let Some(cmd) = s
-        .command
-        .as_ref()
-        .filter(|c| !c.too_large && s.tool_is("Bash"))
-    else {
-        return Vec::new();
+/// Every view of the subject's Bash command as evaluation with the sets
+/// judges it ([`ViewScope`]), and where each command's views start.
+#[derive(Default)]
+pub(crate) struct Views<'a> {
+    list: Vec<ViewScope<'a>>,
+    first: Vec<usize>,
+}
+
+/// The [`Views`] of the subject's Bash command, each view's environment
+/// built once per layer; empty unless it is a Bash command that was split
+/// and the sets are there.
+fn command_views<'a>(s: &'a Subject<'_>, fast: Fast<'a>) -> Views<'a> {
+    let (Some(cmd), Some((sets, cache))) = (
+        s.command
+            .as_ref()
+            .filter(|c| !c.too_large && s.tool_is("Bash")),
+        fast,
+    ) else {
+        return Views::default();
     };
-    let mut views = Vec::new();
+    let mut views = Views {
+        list: Vec::with_capacity(cmd.segments.len()),
+        first: Vec::with_capacity(cmd.segments.len()),
+    };
     for (si, segment) in cmd.segments.iter().enumerate() {
+        views.first.push(views.list.len());
         for vi in 0..segment.views.len() {
             let scope = CommandScope::of(cmd, si, vi);
-            views.push((scope.key, s.env_with(Some(scope), fast)));
+            let env = s.env_with(Some(scope), fast);
+            views.list.push(sets.view_scope(env, cache));
         }
     }
     views
 }
 
-/// Whether `rule`, judged only per command view ([`Rule::per_view_only`]),
-/// has [`Rule::needs`] that none of `views` (from [`command_views`]) meets:
-/// then [`match_rule`] would match nothing, and it is skipped without it
-/// (most of the standard profile's rules on most commands).
-fn cannot_match_any_view(rule: &Rule, views: &[(u64, Env<'_>)], fast: Fast<'_>) -> bool {
-    match fast {
-        Some((sets, cache)) if rule.per_view_only && !views.is_empty() => {
-            !sets.may_hold_on_any(&rule.needs, views, cache)
-        }
-        _ => false,
-    }
+/// Whether `rule` (index `ri`), judged only per command view
+/// ([`Rule::per_view_only`]), has [`Rule::needs`] that none of `views`
+/// (from [`command_views`]) meets, as `met` says
+/// ([`CondSets::needs_met_by`]): then [`match_rule`] would match nothing,
+/// and it is skipped without it (most of the standard profile's rules on
+/// most commands).
+fn cannot_match_any_view(rule: &Rule, ri: u32, views: &Views<'_>, met: &[u64]) -> bool {
+    rule.per_view_only && !views.list.is_empty() && met[ri as usize / 64] >> (ri % 64) & 1 == 0
 }
 
 /// For a command too large to analyse: the pattern (index, or `usize::MAX`
@@ -555,6 +575,7 @@ fn match_command(
     si: usize,
     s: &Subject<'_>,
     fast: Fast<'_>,
+    views: Option<&Views<'_>>,
 ) -> Option<(usize, usize)> {
     let seg = &cmd.segments[si];
     let try_one = |vi: usize, pattern: &CommandPattern, program: Option<&str>| -> bool {
@@ -579,13 +600,14 @@ fn match_command(
         if rule.per_command.is_empty() {
             return true;
         }
-        let scope = CommandScope::of(cmd, si, vi);
-        let env = s.env_with(Some(scope), fast);
-        if let Some((sets, cache)) = fast {
-            if !sets.may_hold(&rule.needs, scope.key, &env, cache) {
-                return false;
-            }
+        // The view's environment and block as `command_views` built them,
+        // or (explanations, without the sets) built here.
+        if let (Some(views), Some((sets, cache))) = (views.filter(|v| !v.list.is_empty()), fast) {
+            let view = &views.list[views.first[si] + vi];
+            return sets.may_hold(&rule.needs, view, cache)
+                && rule.per_command.iter().all(|c| c.holds(&view.env));
         }
+        let env = s.env_with(Some(CommandScope::of(cmd, si, vi)), fast);
         rule.per_command.iter().all(|c| c.holds(&env))
     };
     for vi in 0..seg.views.len() {
@@ -677,8 +699,16 @@ pub(crate) fn candidates(set: &RuleSet, s: &Subject<'_>, path_ids: &mut Vec<usiz
     let ix = &set.index;
     let bit = s.event_bit;
     let mut out: Vec<u32> = Vec::with_capacity(ix.any_program.len() + 8);
-    // Rules reachable through several lists are taken once.
-    let mut seen = vec![0u64; set.rules.len().div_ceil(64)];
+    // Rules reachable through several lists are taken once (a bit per
+    // rule, on the stack for up to 256 rules).
+    let words = set.rules.len().div_ceil(64);
+    let (mut small, mut large) = ([0u64; 4], Vec::new());
+    let seen: &mut [u64] = if words <= small.len() {
+        &mut small[..words]
+    } else {
+        large.resize(words, 0);
+        &mut large
+    };
     let mut add = |p: &PatRef| {
         let r = p.rule as usize;
         if p.events.has(bit) && seen[r / 64] >> (r % 64) & 1 == 0 {
@@ -743,18 +773,27 @@ pub(crate) fn collect(layers: &[LayerRef<'_>], s: &Subject<'_>) -> Matches {
         let cache = SetCache::new(&layer.set.sets, s.command.as_ref());
         let fast = Some((&layer.set.sets, &cache));
         let views = command_views(s, fast);
+        let rules = layer.set.rules.len();
+        let met = layer
+            .set
+            .sets
+            .needs_met_by(&views.list, &cache, s.event_bit, rules);
         for ri in candidates(layer.set, s, &mut path_ids) {
             let rule = &layer.set.rules[ri as usize];
             if !rule.events.has(s.event_bit) || rule.agent.is_some_and(|a| a != s.agent) {
                 continue;
             }
-            if stop_chain_check(rule, s).is_some_and(|(may_block, _)| !may_block) {
+            // Only a Stop that continues a chain has one to check (and its
+            // reasons are text, built only then).
+            if s.stop_chain.is_some()
+                && stop_chain_check(rule, s).is_some_and(|(may_block, _)| !may_block)
+            {
                 continue;
             }
-            if cannot_match_any_view(rule, &views, fast) {
+            if cannot_match_any_view(rule, ri, &views, &met) {
                 continue;
             }
-            let outcome = match_rule(rule, s, &path_ids, fast);
+            let outcome = match_rule(rule, s, &path_ids, fast, &views);
             if !rule.gate.is_empty() && outcome.matched() {
                 let id = qualified_id(layer, &rule.id);
                 let (applies, why) = gate_check(rule, &id, s);

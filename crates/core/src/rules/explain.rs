@@ -135,7 +135,7 @@ pub(crate) fn explain(layers: &[LayerRef<'_>], q: &Query<'_>) -> Explanation {
         let trusted = layer.trusted;
         for rule in &layer.set.rules {
             let event_ok = rule.events.has(s.event_bit);
-            let outcome = match_rule_with(rule, &s, &path_ids, true, None);
+            let outcome = match_rule_with(rule, &s, &path_ids, true, None, None);
             let held_back = stop_chain_check(rule, &s).is_some_and(|(may_block, _)| !may_block);
             let agent_ok = rule.agent.is_none_or(|a| a == s.agent);
             let matched = event_ok && agent_ok && outcome.matched() && !held_back;
@@ -217,7 +217,7 @@ fn checks(rule: &Rule, s: &Subject<'_>, path_ids: &[usize], event_ok: bool) -> (
         check(ok, text, 1, false, &mut t);
     }
     // Content, ignoring `when` (reported separately below).
-    let content = match_rule_with(rule, s, path_ids, false, None);
+    let content = match_rule_with(rule, s, path_ids, false, None, None);
     let env = s.env(None);
     let mut command_scope_ok = true;
     if rule.tools.is_empty() {

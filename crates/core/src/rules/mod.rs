@@ -432,7 +432,7 @@ impl RuleSet {
             .iter_mut()
             .flat_map(|r| r.when.iter_mut().chain(r.per_command.iter_mut()))
             .collect();
-        let sets = cond::CondSets::build(&mut conds);
+        let mut sets = cond::CondSets::build(&mut conds);
         for rule in &mut rules {
             rule.needs = sets.needs(&rule.per_command);
             rule.per_view_only = !rule.needs.is_empty()
@@ -443,6 +443,13 @@ impl RuleSet {
                     .iter()
                     .all(|p| matches!(p, tool::ToolPattern::Command(_)));
         }
+        sets.index_needs(
+            rules
+                .iter()
+                .enumerate()
+                .filter(|(_, r)| r.per_view_only)
+                .map(|(i, r)| (i as u32, &*r.needs, r.events)),
+        );
         let content_hash = revision::content_hash(src, kind);
         let mut set = RuleSet {
             rules,

@@ -308,6 +308,22 @@ pub(crate) fn normalize_dir(p: Option<&Path>) -> Option<String> {
     s.starts_with('/').then(|| normalize(s))
 }
 
+/// [`normalize`], borrowing `path` when it is already normal (a hook's cwd,
+/// home and project directory nearly always are): no allocation per hook.
+pub(crate) fn normalize_borrowed(path: &str) -> std::borrow::Cow<'_, str> {
+    if is_normal(path) {
+        std::borrow::Cow::Borrowed(path)
+    } else {
+        std::borrow::Cow::Owned(normalize_parts(path))
+    }
+}
+
+/// [`normalize_dir`] as [`normalize_borrowed`] does it.
+pub(crate) fn normalize_dir_borrowed(p: Option<&Path>) -> Option<std::borrow::Cow<'_, str>> {
+    let s = p?.to_str()?;
+    s.starts_with('/').then(|| normalize_borrowed(s))
+}
+
 /// Where relative values are resolved and what `~` and shell variables mean.
 #[derive(Debug, Clone, Copy, Default)]
 pub(crate) struct Base<'a> {

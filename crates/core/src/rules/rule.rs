@@ -57,6 +57,11 @@ impl EventSet {
         self.0 |= Self::bit(name);
     }
 
+    /// Add the events of `other`.
+    pub fn add(&mut self, other: EventSet) {
+        self.0 |= other.0;
+    }
+
     pub fn has(self, bit: u64) -> bool {
         self.0 & bit != 0
     }

@@ -112,7 +112,16 @@ pub(crate) struct ParsedCommand {
     /// split, `segments` holds one empty, uncertain command.
     pub too_large: bool,
     /// Per pipeline number, its commands' literal texts joined by ` | `.
-    pipelines: Vec<String>,
+    pipelines: Vec<PipelineText>,
+}
+
+/// A pipeline's text: none, its one command's literal text (most
+/// pipelines: no copy of it), or its commands' joined by ` | `.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum PipelineText {
+    Empty,
+    One(usize),
+    Joined(String),
 }
 
 impl ParsedCommand {
@@ -122,26 +131,45 @@ impl ParsedCommand {
             segments: vec![empty_segment(true, 0)],
             uncertain: true,
             too_large: true,
-            pipelines: vec![String::new()],
+            pipelines: vec![PipelineText::Empty],
         }
     }
 
     /// The literal texts of the segments in pipeline `p`, joined with ` | `.
     pub fn pipeline_text(&self, p: usize) -> &str {
-        self.pipelines.get(p).map_or("", String::as_str)
+        match self.pipelines.get(p) {
+            Some(PipelineText::One(si)) => literal_text(&self.segments[*si]),
+            Some(PipelineText::Joined(text)) => text,
+            Some(PipelineText::Empty) | None => "",
+        }
     }
+}
+
+/// A command's literal text (its first view's).
+fn literal_text(s: &Segment) -> &str {
+    s.views.first().map_or("", |v| v.text.as_str())
 }
 
 /// Join each pipeline's literal segment texts once, so `$pipeline` costs the
 /// same however many rules look at it.
-fn pipeline_texts(segments: &[Segment], count: usize) -> Vec<String> {
-    let mut out = vec![String::new(); count];
-    for s in segments {
-        if let Some(text) = out.get_mut(s.pipeline) {
-            if !text.is_empty() {
-                text.push_str(" | ");
-            }
-            text.push_str(s.views.first().map_or("", |v| v.text.as_str()));
+fn pipeline_texts(segments: &[Segment], count: usize) -> Vec<PipelineText> {
+    let mut out = vec![PipelineText::Empty; count];
+    let join = |mut joined: String, text: &str| {
+        if !joined.is_empty() {
+            joined.push_str(" | ");
+        }
+        joined.push_str(text);
+        PipelineText::Joined(joined)
+    };
+    for (si, s) in segments.iter().enumerate() {
+        if let Some(slot) = out.get_mut(s.pipeline) {
+            *slot = match std::mem::replace(slot, PipelineText::Empty) {
+                PipelineText::Empty => PipelineText::One(si),
+                PipelineText::One(first) => {
+                    join(literal_text(&segments[first]).to_string(), literal_text(s))
+                }
+                PipelineText::Joined(joined) => join(joined, literal_text(s)),
+            };
         }
     }
     out
@@ -209,7 +237,13 @@ pub(crate) fn split_counting(command: &str) -> (ParsedCommand, u64) {
         segments.push(empty_segment(uncertain, next_pipeline));
     }
     let pipelines = pipeline_texts(&segments, next_pipeline + 1);
-    budget.work += pipelines.iter().map(|p| p.len() as u64).sum::<u64>();
+    budget.work += pipelines
+        .iter()
+        .map(|p| match p {
+            PipelineText::Joined(text) => text.len() as u64,
+            _ => 0,
+        })
+        .sum::<u64>();
     let parsed = ParsedCommand {
         segments,
         uncertain,
@@ -574,7 +608,8 @@ impl Reader<'_, '_> {
 
     /// Read one word; returns its unquoted text and whether any of it was quoted.
     fn word(&mut self) -> (String, bool) {
-        let mut buf: Vec<u8> = Vec::new();
+        // Room for most words at once (the buffer becomes the word).
+        let mut buf: Vec<u8> = Vec::with_capacity(16);
         let mut quoted = false;
         // Redirection operators are words of their own (`2>&1`, `>>`, `<<-`).
         if let Some(op) = self.redirection(&buf) {
@@ -639,7 +674,7 @@ impl Reader<'_, '_> {
                 }
             }
         }
-        (String::from_utf8_lossy(&buf).into_owned(), quoted)
+        (into_string(buf), quoted)
     }
 
     /// If a redirection operator starts here (after the fd digits in `fd`),
@@ -878,6 +913,12 @@ const HEADER_KEYWORDS: &[&str] = &["for", "select", "case", "function", "in"];
 /// Shells whose `-c STRING` argument is itself a command.
 const SHELLS: &[&str] = &["sh", "bash", "zsh", "dash", "ksh", "mksh", "ash"];
 
+/// `bytes` as text, as `String::from_utf8_lossy` reads it, without a copy
+/// when they are UTF-8 (nearly always).
+fn into_string(bytes: Vec<u8>) -> String {
+    String::from_utf8(bytes).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
+}
+
 /// A simple command behind more than [`MAX_VIEWS`] wrappers.
 struct TooManyViews;
 
@@ -961,7 +1002,8 @@ fn make_view(
     stripped: String,
     program: Option<&str>,
 ) -> View {
-    let mut text = String::new();
+    let len = words[start..].iter().map(|w| w.len() + 1).sum::<usize>();
+    let mut text = String::with_capacity(len + program.map_or(0, str::len));
     for (i, w) in words[start..].iter().enumerate() {
         if i > 0 {
             text.push(' ');

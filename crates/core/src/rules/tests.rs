@@ -1780,3 +1780,54 @@ when = [{ field = "$pipeline", regex = 'x \| y' }]
         assert_eq!(verdict(&e), want, "{cmd}: {e:?}");
     }
 }
+
+/// The needs are looked at per word of a view's block, for every rule
+/// reading that word at once (`CondSets::needs_met_by`): rules sharing a
+/// word are told apart by their masks, a need met on a later view or a
+/// later command counts, and a rule of another event sharing a word
+/// changes nothing.
+#[test]
+fn needs_met_per_rule_when_rules_share_a_word() {
+    let set = rules(
+        r#"
+[[rule]]
+id = "curl"
+action = "deny"
+tool = "Bash"
+when = [{ field = "$command", regex = '^curl\s' }]
+
+[[rule]]
+id = "wget"
+action = "ask"
+tool = "Bash"
+when = [{ field = "$command", regex = '^wget\s' }]
+
+[[rule]]
+id = "wget-after"
+action = "deny"
+event = "PostToolUse"
+tool = "Bash"
+when = [{ field = "$command", regex = '^wget\s' }]
+
+[[rule]]
+id = "pipe"
+action = "ask"
+tool = "Bash"
+when = [{ field = "$pipeline", regex = 'x \| y' }]
+"#,
+    );
+    assert!(set.rules.iter().all(|r| r.per_view_only));
+    let cases = [
+        ("wget a", "ask"),
+        ("curl a", "deny"),
+        ("curl", "none"),
+        ("ls; sudo wget a", "ask"),
+        ("ls && env X=1 curl a", "deny"),
+        ("ls a; ls x | y", "ask"),
+        ("ls x; ls y", "none"),
+    ];
+    for (cmd, want) in cases {
+        let e = judge(&set, &bash(cmd));
+        assert_eq!(verdict(&e), want, "{cmd}: {e:?}");
+    }
+}
