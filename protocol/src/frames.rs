@@ -554,6 +554,33 @@ pub struct HookResult {
     pub stderr: String,
 }
 
+impl HookResult {
+    /// This result's `hook_result` frame (without its newline), byte for
+    /// byte what serde_json writes of [`Reply::HookResult`]: written by
+    /// hand (see [`crate::json_write`]), as the daemon answers every hook
+    /// with one, and `stdout` (the agent's JSON, as a string) is mostly
+    /// quotes to escape.
+    pub fn write_frame(&self, out: &mut Vec<u8>) {
+        use crate::json_write::write_str;
+        out.extend_from_slice(br#"{"type":"hook_result","id":"#);
+        write_str(out, &self.id);
+        out.extend_from_slice(br#","exit_code":"#);
+        match u8::try_from(self.exit_code) {
+            // 0 or 2, nearly always: no formatting machinery for a digit.
+            Ok(digit @ 0..=9) => out.push(b'0' + digit),
+            _ => {
+                use std::io::Write;
+                write!(out, "{}", self.exit_code).expect("a Vec takes every write");
+            }
+        }
+        out.extend_from_slice(br#","stdout":"#);
+        write_str(out, &self.stdout);
+        out.extend_from_slice(br#","stderr":"#);
+        write_str(out, &self.stderr);
+        out.push(b'}');
+    }
+}
+
 /// `hello`: the first frame of a long-lived connection.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Hello {

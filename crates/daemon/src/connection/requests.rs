@@ -7,6 +7,7 @@ use futures_util::{FutureExt, SinkExt};
 
 use super::session::Session;
 use super::{send, Conn};
+use crate::protocol::codec::HookResultFrame;
 use crate::protocol::{
     AbortRequest, Decide, ErrorCode, GrantChange, GrantRevoke, HookRequest, HookResult, Reply,
     ReqOnly, Request, RunRequest, SessionFactsRequest, SteerRequest, Subscribe,
@@ -24,7 +25,7 @@ impl Session<'_> {
                     // Written with the next flush (see `session::next_frame`):
                     // a peer that pipelines hooks gets its answers in as few
                     // writes as it sent them in.
-                    if let Err(e) = conn.feed(&Reply::HookResult(result)).await {
+                    if let Err(e) = conn.feed(HookResultFrame(result)).await {
                         tracing::debug!(error = %e, "could not write to peer (gone?)");
                     }
                     self.unflushed = true;

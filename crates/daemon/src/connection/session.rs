@@ -18,7 +18,7 @@ use super::{
     reject, release_idle_buffer, send, Conn, CAPABILITIES, HOOKS_IN_FLIGHT, SHUTDOWN_RUN_DRAIN,
 };
 use crate::hub::{ClientQueue, PushReceiver, CLIENT_QUEUE_FRAMES};
-use crate::protocol::codec::{FrameError, RawFrame};
+use crate::protocol::codec::{FrameError, HookResultFrame, RawFrame};
 use crate::protocol::{ErrorCode, Hello, HookResult, Lagged, Reply, Request, Welcome, VERSION};
 use crate::Shared;
 
@@ -159,8 +159,7 @@ async fn send_results(
     let mut result = first;
     loop {
         *in_flight -= 1;
-        let reply = Reply::HookResult(result);
-        if let Err(e) = conn.feed(&reply).await {
+        if let Err(e) = conn.feed(HookResultFrame(result)).await {
             tracing::debug!(error = %e, "could not write to peer (gone?)");
             return;
         }
