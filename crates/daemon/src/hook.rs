@@ -798,10 +798,9 @@ fn publish_decision(
             ..decision.clone()
         }),
     };
-    let decision_line = json_line(&DecisionView::of(
-        redacted_decision.as_ref().unwrap_or(decision),
-        enforced,
-    ));
+    let decision_line = line_of(|buf| {
+        DecisionView::of(redacted_decision.as_ref().unwrap_or(decision), enforced).write_json(buf)
+    });
     shared.metrics.record_decision(hook.kind, decision);
     let meta = event.meta(hook.agent, pending);
     // Built only if someone will receive it (most hooks have no subscriber).
@@ -1146,11 +1145,6 @@ fn suggestions_for(event: &Event, judgement: &Judgement) -> Vec<crate::protocol:
 /// A line's JSON, without its newline.
 fn json_of(line: &Bytes) -> &[u8] {
     &line[..line.len() - 1]
-}
-
-/// `record`'s JSON and a newline (see [`line_of`]).
-fn json_line<T: serde::Serialize + ?Sized>(record: &T) -> Bytes {
-    line_of(|buf| serde_json::to_writer(buf, record).expect("records serialize"))
 }
 
 /// The JSON `write` appends and a newline, in one allocation of its size:
