@@ -286,6 +286,21 @@ impl<'a> EventView<'a> {
         member(out, br#","input_error":"#, self.input_error.as_deref());
         out.push(b'}');
     }
+
+    /// [`EventView::write_json`], and what it appended as text: it is
+    /// UTF-8 by construction, and a reader that needs a `str` (the
+    /// redaction's scan) need not check it again.
+    pub fn write_json_str<'o>(&self, out: &'o mut Vec<u8>) -> &'o str {
+        let start = out.len();
+        self.write_json(out);
+        let written = &out[start..];
+        debug_assert!(std::str::from_utf8(written).is_ok());
+        // SAFETY: every byte from `start` was appended by `write_json` just
+        // now: ASCII punctuation and member names, the ASCII escapes and
+        // numbers of `json_write`, and whole `str`s (an id, a time, names,
+        // the input's strings and keys) between them, so it is UTF-8.
+        unsafe { std::str::from_utf8_unchecked(written) }
+    }
 }
 
 /// How the daemon writes a decision line (and the record of a pushed
@@ -503,6 +518,10 @@ mod tests {
                     serde_json::to_string(&view).unwrap()
                 );
                 assert!(matches!(read_back(&line), LogRecord::Event(_)));
+                let mut after = b"before ".to_vec();
+                let text = view.write_json_str(&mut after).to_string();
+                assert_eq!(text.as_bytes(), line);
+                assert_eq!(after, [&b"before "[..], &line].concat());
             }
         }
     }
