@@ -24,7 +24,7 @@ use super::chain::{ChainStart, LogRepaired};
 use super::coverage::UnjudgedToolCall;
 use super::{RunDone, RunStart, SdkMessage};
 pub use crate::decision::{DecidingLayer, MatchedRule};
-use crate::decision::{Decision, Source};
+use crate::decision::{Decision, Remember, Revision, Source};
 
 /// One line of the event log.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -286,6 +286,21 @@ impl<'a> EventView<'a> {
         member(out, br#","input_error":"#, self.input_error.as_deref());
         out.push(b'}');
     }
+
+    /// [`EventView::write_json`], and what it appended as text: it is
+    /// UTF-8 by construction, and a reader that needs a `str` (the
+    /// redaction's scan) need not check it again.
+    pub fn write_json_str<'o>(&self, out: &'o mut Vec<u8>) -> &'o str {
+        let start = out.len();
+        self.write_json(out);
+        let written = &out[start..];
+        debug_assert!(std::str::from_utf8(written).is_ok());
+        // SAFETY: every byte from `start` was appended by `write_json` just
+        // now: ASCII punctuation and member names, the ASCII escapes and
+        // numbers of `json_write`, and whole `str`s (an id, a time, names,
+        // the input's strings and keys) between them, so it is UTF-8.
+        unsafe { std::str::from_utf8_unchecked(written) }
+    }
 }
 
 /// How the daemon writes a decision line (and the record of a pushed
@@ -307,6 +322,115 @@ impl<'a> DecisionView<'a> {
             decision,
             permissive: !enforced,
         }
+    }
+
+    /// Appends this record as JSON: byte for byte what serde_json writes
+    /// of it (its `Serialize`, with the answer flattened in), written by
+    /// hand as [`EventView::write_json`] is, for the daemon's every
+    /// decision. The members that are rare, or trees of their own (the
+    /// rules, the facts, the judgements, the signals, a rewritten input),
+    /// are still serde_json's.
+    pub fn write_json(&self, out: &mut Vec<u8>) {
+        use crate::json_write::{write_str, write_value};
+        fn serde<T: Serialize + ?Sized>(out: &mut Vec<u8>, name: &[u8], value: &T) {
+            out.extend_from_slice(name);
+            serde_json::to_writer(&mut *out, value).expect("records serialize");
+        }
+        fn number(out: &mut Vec<u8>, name: &[u8], n: u64) {
+            out.extend_from_slice(name);
+            serde_json::to_writer(&mut *out, &n).expect("a number serializes");
+        }
+        let member = |out: &mut Vec<u8>, name: &[u8], text: Option<&str>| {
+            if let Some(text) = text {
+                out.extend_from_slice(name);
+                write_str(out, text);
+            }
+        };
+        let uuid = |out: &mut Vec<u8>, name: &[u8], id: &Uuid| {
+            out.extend_from_slice(name);
+            out.push(b'"');
+            out.extend_from_slice(
+                id.hyphenated()
+                    .encode_lower(&mut Uuid::encode_buffer())
+                    .as_bytes(),
+            );
+            out.push(b'"');
+        };
+        let d = self.decision;
+        out.extend_from_slice(br#"{"type":"decision""#);
+        uuid(out, br#","decision_id":"#, &d.decision_id);
+        uuid(out, br#","event_id":"#, &d.event_id);
+        member(out, br#","run_id":"#, d.run_id.as_deref());
+        member(out, br#","verdict":"#, Some(d.answer.verdict.as_str()));
+        member(out, br#","reason":"#, d.answer.reason.as_deref());
+        if let Some(input) = &d.answer.updated_input {
+            out.extend_from_slice(br#","updated_input":"#);
+            write_value(out, input);
+        }
+        member(
+            out,
+            br#","additional_context":"#,
+            d.answer.additional_context.as_deref(),
+        );
+        out.extend_from_slice(br#","source":"#);
+        match &d.source {
+            Source::Client(_) | Source::Grant(_) => write_str(out, &d.source.to_string()),
+            Source::Unknown(name) => write_str(out, name),
+            Source::Rule => write_str(out, "rule"),
+            Source::Timeout => write_str(out, "timeout"),
+            Source::Fallback => write_str(out, "fallback"),
+            Source::Default => write_str(out, "default"),
+            Source::Copy => write_str(out, "copy"),
+            Source::Probe => write_str(out, "probe"),
+            Source::Terminal => write_str(out, "terminal"),
+        }
+        out.extend_from_slice(br#","rule_ids":["#);
+        for (i, id) in d.rule_ids.iter().enumerate() {
+            if i > 0 {
+                out.push(b',');
+            }
+            write_str(out, id);
+        }
+        out.push(b']');
+        member(out, br#","grant_rule":"#, d.grant_rule.as_deref());
+        member(
+            out,
+            br#","remembered":"#,
+            d.remembered.map(Remember::as_str),
+        );
+        number(out, br#","generation":"#, d.generation);
+        number(out, br#","latency_us":"#, d.latency_us);
+        member(
+            out,
+            br#","layer":"#,
+            d.layer.as_ref().map(DecidingLayer::as_str),
+        );
+        if !d.rules.is_empty() {
+            serde(out, br#","rules":"#, &d.rules);
+        }
+        member(
+            out,
+            br#","revision":"#,
+            d.revision.as_ref().map(Revision::as_str),
+        );
+        member(
+            out,
+            br#","project_revision":"#,
+            d.project_revision.as_ref().map(Revision::as_str),
+        );
+        if let Some(facts) = &d.facts {
+            serde(out, br#","facts":"#, facts);
+        }
+        if !d.judgements.is_empty() {
+            serde(out, br#","judgements":"#, &d.judgements);
+        }
+        if !d.signals.is_empty() {
+            serde(out, br#","signals":"#, &d.signals);
+        }
+        if self.permissive {
+            out.extend_from_slice(br#","permissive":true"#);
+        }
+        out.push(b'}');
     }
 }
 
@@ -394,6 +518,10 @@ mod tests {
                     serde_json::to_string(&view).unwrap()
                 );
                 assert!(matches!(read_back(&line), LogRecord::Event(_)));
+                let mut after = b"before ".to_vec();
+                let text = view.write_json_str(&mut after).to_string();
+                assert_eq!(text.as_bytes(), line);
+                assert_eq!(after, [&b"before "[..], &line].concat());
             }
         }
     }
@@ -466,6 +594,113 @@ mod tests {
             };
             assert_eq!(&logged.decision, decision);
             assert_eq!(logged.permissive, !enforced);
+        }
+    }
+
+    /// The decision line `write_json` writes is serde's for the same view,
+    /// byte for byte: every source, verdict, layer and remembering, every
+    /// optional member present and absent, strings that need escapes.
+    #[test]
+    fn the_decision_line_written_by_hand_is_serde_s() {
+        let rule = MatchedRule {
+            id: "user:a\"b".into(),
+            layer: DecidingLayer::User,
+            action: Action::Allow,
+            file: "/home/dev/.config/hookd/rules.toml".into(),
+            line: 12,
+            reason: None,
+        };
+        let base = Decision {
+            decision_id: uuid::Uuid::now_v7(),
+            event_id: uuid::Uuid::now_v7(),
+            run_id: None,
+            answer: Answer::no_opinion(),
+            source: Source::Default,
+            rule_ids: vec![],
+            grant_rule: None,
+            remembered: None,
+            generation: 1,
+            latency_us: 0,
+            layer: None,
+            rules: vec![],
+            revision: None,
+            project_revision: None,
+            facts: None,
+            judgements: vec![],
+            signals: Default::default(),
+        };
+        let sources = [
+            Source::Rule,
+            Source::Client("phone \"1\"\n".into()),
+            Source::Timeout,
+            Source::Fallback,
+            Source::Default,
+            Source::Copy,
+            Source::Probe,
+            Source::Terminal,
+            Source::Grant("g-1".into()),
+            Source::Unknown("later\t".into()),
+        ];
+        let layers = [
+            None,
+            Some(DecidingLayer::Defaults),
+            Some(DecidingLayer::Project),
+            Some(DecidingLayer::Unjudged),
+            Some(DecidingLayer::Policy("team \"x\"".into())),
+        ];
+        let mut decisions = Vec::new();
+        for (i, source) in sources.iter().enumerate() {
+            let verdict = Verdict::ALL[i % Verdict::ALL.len()];
+            let full = i % 2 == 0;
+            decisions.push(Decision {
+                run_id: full.then(|| format!("run-{i}\u{1}")),
+                answer: Answer {
+                    verdict,
+                    reason: full.then(|| "no: \"rm -rf\" \\ é".into()),
+                    updated_input: full.then(|| json!({"command": "true", "n": [1, 0.5, null]})),
+                    additional_context: (i % 3 == 0).then(|| "ctx\r\n".into()),
+                },
+                source: source.clone(),
+                rule_ids: (0..i % 3).map(|k| format!("r{k}\"")).collect(),
+                grant_rule: full.then(|| "Bash(npm test:*)".into()),
+                remembered: [
+                    None,
+                    Some(Remember::Once),
+                    Some(Remember::Session),
+                    Some(Remember::Always),
+                ][i % 4],
+                generation: i as u64 * 1_000_003,
+                latency_us: u64::MAX - i as u64,
+                layer: layers[i % layers.len()].clone(),
+                rules: if full { vec![rule.clone()] } else { vec![] },
+                revision: (i % 3 != 1).then(|| Revision::from_written("sha256:00ff")),
+                project_revision: (i % 4 == 1).then(|| Revision::from_written("sha256:ff00")),
+                facts: full.then(crate::facts::SessionFacts::default),
+                judgements: if i % 3 == 2 {
+                    vec![json!({"rule": "j", "cached": true})]
+                } else {
+                    vec![]
+                },
+                signals: if i % 4 == 3 {
+                    [("branch".to_string(), "main\"".to_string())].into()
+                } else {
+                    Default::default()
+                },
+                ..base.clone()
+            });
+        }
+        decisions.push(base);
+        for decision in &decisions {
+            for enforced in [true, false] {
+                let view = DecisionView::of(decision, enforced);
+                let mut line = Vec::new();
+                view.write_json(&mut line);
+                assert_eq!(
+                    String::from_utf8(line.clone()).unwrap(),
+                    serde_json::to_string(&view).unwrap()
+                );
+                assert!(matches!(read_back(&line), LogRecord::Decision(_)));
+            }
         }
     }
 

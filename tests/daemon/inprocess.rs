@@ -541,6 +541,62 @@ async fn a_pipelining_client_is_held_to_its_hooks_in_flight() {
     writer.abort();
 }
 
+/// A session's hooks are answered as soon as each is decided: one that
+/// waits for a client goes on by itself while the ones sent after it,
+/// which the rules answer at once, are answered in the loop that reads
+/// them, and written once there is nothing left to read (the client sends
+/// nothing more here: a reply kept for a later write would never come).
+/// The one that waited is answered when a client decides.
+#[tokio::test(start_paused = true)]
+async fn hooks_answered_at_once_pass_one_that_waits() {
+    let _held = HeldClock::hold();
+    let d = InProcess::start("[decisions]\nroute_undecided = true\ntimeout = \"never\"\n");
+    let mut c = decider(&d).await;
+    let mut session = d.client("pipeliner").await;
+    let at_once = |id: String| {
+        // Observe-only: answered at once, whatever the routing.
+        let mut frame = hook(Duration::from_secs(24 * 3600));
+        frame["id"] = json!(id);
+        frame["input"] = json!({"hook_event_name": "Notification", "session_id": "s",
+                                "cwd": "/tmp", "message": "waiting for input"});
+        frame
+    };
+    // The first hook of a project waits for its rules file to be looked
+    // for (off the async workers): after it, the project's hooks are
+    // answered without waiting on anything.
+    send(&mut session, at_once("first".into())).await;
+    assert!(matches!(recv(&mut session).await, Reply::HookResult(_)));
+    let mut waits = hook(Duration::from_secs(24 * 3600));
+    waits["id"] = json!("waits");
+    send(&mut session, waits).await;
+    for i in 0..5 {
+        send(&mut session, at_once(format!("at-once-{i}"))).await;
+    }
+    for i in 0..5 {
+        // A reply left unsent is never coming: the test hangs here.
+        match recv(&mut session).await {
+            Reply::HookResult(result) => assert_eq!(result.id, format!("at-once-{i}")),
+            other => panic!("expected a hook_result, got {other:?}"),
+        }
+    }
+    let event = next_pending(&mut c).await;
+    assert_eq!(d.shared.hub.pending_count(), 1);
+    send(
+        &mut c,
+        json!({"type": "decide", "req": "d", "event_id": event["id"], "verdict": "allow"}),
+    )
+    .await;
+    let Reply::HookResult(result) = recv(&mut session).await else {
+        panic!("no hook_result")
+    };
+    assert_eq!(result.id, "waits");
+    let out: Value = serde_json::from_str(&result.stdout).unwrap();
+    assert_eq!(out["hookSpecificOutput"]["permissionDecision"], "allow");
+    drop((c, session));
+    let decisions = d.stop().await;
+    assert_eq!(decisions.len(), 7);
+}
+
 /// A reload frees the generation it replaces once no hook is judging under
 /// it: nothing in the serving daemon keeps an old rule set (the start-up
 /// generation was once held by `serve` itself for as long as it served,

@@ -145,7 +145,7 @@ fn answer_with<'a>(
     let agent = req.harness.agent();
     // What the fallback after a panic needs of the event: its kind (a
     // name would be a string kept by every waiting hook).
-    let event_kind = agent.known_kind(InputFields::of(&req.input).event_name.unwrap_or("unknown"));
+    let event_kind = agent.known_kind(InputFields::event_name_of(&req.input).unwrap_or("unknown"));
     let fail_closed = req.fail_closed.max(shared.fail_closed);
     AssertUnwindSafe(answer_unguarded(
         req,
@@ -238,8 +238,9 @@ struct Recorded<'a> {
     /// (`None`: not a stop chain's event). Boxed, as `summary`: every
     /// waiting hook holds this struct.
     chain: Option<Box<ChainFields>>,
-    /// The status line's summary of the input.
-    summary: Box<str>,
+    /// The status line's summary of the input, when the decision may be
+    /// the status line's last (see [`may_be_shown`]).
+    summary: Option<Box<str>>,
     /// Removes the pending entry however the wait ends.
     _entry: Option<PendingEntry<'a>>,
 }
@@ -310,9 +311,10 @@ async fn judge_and_record<'a>(
         id: event.id,
     });
     let chain = StopChains::chain_fields(kind, event.fields()).map(Box::new);
-    let summary =
+    let summary = may_be_shown(&judgement, route, resolution.is_some()).then(|| {
         crate::event::input_summary(&event.raw, super::grants::LAST_DECISION_SUMMARY_CHARS)
-            .into_boxed_str();
+            .into_boxed_str()
+    });
     Recorded {
         hook,
         // The rest of the event (the input's tree above all) goes now,
@@ -492,8 +494,11 @@ fn record_event(
     // proves there is nothing to hide (nearly every hook), it is the log's
     // line too; else the input is walked and redacted, and the log's line
     // written from what the walk left.
-    let plain = line_of(|buf| event.view().write_json(buf));
-    let redacted = (!redactor.leaves_json_alone(json_of(&plain))).then(|| {
+    let mut clean = false;
+    let plain = line_of(|buf| {
+        clean = redactor.leaves_json_alone(event.view().write_json_str(buf));
+    });
+    let redacted = (!clean).then(|| {
         let input = redactor.redact_value(&event.raw);
         let view = event
             .view_with_input(&input)
@@ -695,7 +700,7 @@ fn record_decision(
     event: &Judged,
     judgement: Judgement,
     chain: Option<&ChainFields>,
-    summary: Box<str>,
+    summary: Option<Box<str>>,
     pending: bool,
 ) -> output::HookOutput {
     let shared = hook.shared;
@@ -741,20 +746,37 @@ fn record_decision(
             .unwrap_or_default(),
         signals: judgement.signals.map(|s| s.0).unwrap_or_default(),
     };
-    if judgement.enforced
-        && decision.answer.verdict != Verdict::NoOpinion
-        && !matches!(decision.source, Source::Copy | Source::Probe)
-    {
+    if shown_as_last(judgement.enforced, &decision.answer, &decision.source) {
         super::grants::note_last_decision(
             shared,
             event.names.name(),
             event.names.tool(),
-            summary.into_string(),
+            summary.map(str::into_string).unwrap_or_default(),
             &decision,
         );
     }
     publish_decision(hook, event, &decision, judgement.enforced, pending);
     out
+}
+
+/// Whether a decision becomes the status line's last decision: one the
+/// agent is told, with an opinion, judged (not a copy's or a probe's).
+fn shown_as_last(enforced: bool, answer: &Answer, source: &Source) -> bool {
+    enforced
+        && answer.verdict != Verdict::NoOpinion
+        && !matches!(source, Source::Copy | Source::Probe)
+}
+
+/// Whether the decision on an event judged `judgement` and routed `route`
+/// may be shown as the status line's last ([`shown_as_last`]), so that its
+/// input's summary is needed: when it waits for a client or gets its
+/// fallback, the answer is not known yet; else it is the judgement's. Most
+/// hooks get no opinion, and their summary (about 1 900 instructions a
+/// hook) is not made.
+fn may_be_shown(judgement: &Judgement, route: Route, pending: bool) -> bool {
+    pending
+        || route.routed
+        || shown_as_last(judgement.enforced, &judgement.answer, &judgement.source)
 }
 
 /// Counts what was sent for a stop chain to go on or not (rules'
@@ -798,10 +820,9 @@ fn publish_decision(
             ..decision.clone()
         }),
     };
-    let decision_line = json_line(&DecisionView::of(
-        redacted_decision.as_ref().unwrap_or(decision),
-        enforced,
-    ));
+    let decision_line = line_of(|buf| {
+        DecisionView::of(redacted_decision.as_ref().unwrap_or(decision), enforced).write_json(buf)
+    });
     shared.metrics.record_decision(hook.kind, decision);
     let meta = event.meta(hook.agent, pending);
     // Built only if someone will receive it (most hooks have no subscriber).
@@ -1146,11 +1167,6 @@ fn suggestions_for(event: &Event, judgement: &Judgement) -> Vec<crate::protocol:
 /// A line's JSON, without its newline.
 fn json_of(line: &Bytes) -> &[u8] {
     &line[..line.len() - 1]
-}
-
-/// `record`'s JSON and a newline (see [`line_of`]).
-fn json_line<T: serde::Serialize + ?Sized>(record: &T) -> Bytes {
-    line_of(|buf| serde_json::to_writer(buf, record).expect("records serialize"))
 }
 
 /// The JSON `write` appends and a newline, in one allocation of its size:

@@ -6,8 +6,11 @@ use std::sync::Arc;
 
 use tokio_util::sync::CancellationToken;
 
-use super::{send, Conn};
-use crate::protocol::{HookRequest, Reply};
+use futures_util::SinkExt;
+
+use super::Conn;
+use crate::protocol::codec::HookResultFrame;
+use crate::protocol::HookRequest;
 use crate::{hook, Shared};
 
 /// Answers the hook `req` (its frame `frame_bytes` long) and closes.
@@ -56,6 +59,8 @@ pub(super) fn answer<'a>(
                 }
             }
         };
-        send(&mut conn, &Reply::HookResult(result)).await;
+        if let Err(e) = conn.send(HookResultFrame(result)).await {
+            tracing::debug!(error = %e, "could not write to peer (gone?)");
+        }
     }
 }

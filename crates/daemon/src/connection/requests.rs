@@ -3,20 +3,35 @@
 //! the daemon's shared state and returns its reply; [`Session::dispatch`]
 //! routes a request to its function and writes the reply.
 
+use futures_util::{FutureExt, SinkExt};
+
 use super::session::Session;
 use super::{send, Conn};
+use crate::protocol::codec::HookResultFrame;
 use crate::protocol::{
-    AbortRequest, Decide, ErrorCode, GrantChange, GrantRevoke, HookRequest, Reply, ReqOnly,
-    Request, RunRequest, SessionFactsRequest, SteerRequest, Subscribe,
+    AbortRequest, Decide, ErrorCode, GrantChange, GrantRevoke, HookRequest, HookResult, Reply,
+    ReqOnly, Request, RunRequest, SessionFactsRequest, SteerRequest, Subscribe,
 };
 use crate::{grants, hook};
 
 impl Session<'_> {
     /// Carries out `request` (its frame was `frame_bytes` long) and writes
-    /// its reply, now or, for a hook, when its task has the answer.
+    /// its reply, now or, for a hook that waits, when its task has the
+    /// answer.
     pub(super) async fn dispatch(&mut self, request: Request, frame_bytes: usize, conn: &mut Conn) {
         let reply = match request {
-            Request::Hook(req) => return self.hook(req, frame_bytes),
+            Request::Hook(req) => {
+                if let Some(result) = self.hook(req, frame_bytes) {
+                    // Written with the next flush (see `session::next_frame`):
+                    // a peer that pipelines hooks gets its answers in as few
+                    // writes as it sent them in.
+                    if let Err(e) = conn.feed(HookResultFrame(result)).await {
+                        tracing::debug!(error = %e, "could not write to peer (gone?)");
+                    }
+                    self.unflushed = true;
+                }
+                return;
+            }
             // Rare requests with large states, boxed: this future is part
             // of every session's (each client connection's) memory.
             Request::Run(req) => return Box::pin(self.run(req, conn)).await,
@@ -39,25 +54,41 @@ impl Session<'_> {
         send(conn, &reply).await;
     }
 
-    /// `hook`: answered by its own task, whose reply the session writes when
-    /// it comes (the answer may wait for a decision this very client sends).
-    fn hook(&mut self, req: HookRequest, frame_bytes: usize) {
+    /// `hook`: answered here when its answer is ready at once (the rules
+    /// decide it, nothing to wait for: nearly every hook), and returned for
+    /// the session to write; else by its own task, whose reply the session
+    /// writes when it comes (the answer may wait for a decision this very
+    /// client sends: the session's loop must go on meanwhile).
+    ///
+    /// Polled once here, in a box: a hook answered at once costs no task,
+    /// no wake-up and no hop through the reply channel; one that is not
+    /// goes on in a task from where it stopped.
+    fn hook(&mut self, req: HookRequest, frame_bytes: usize) -> Option<HookResult> {
         let (shared, shutdown) = (self.shared.clone(), self.shutdown.clone());
-        let replies = self.replies.clone();
-        self.in_flight += 1;
-        // Boxed until answering starts: the task's future would otherwise
-        // keep a slot the request's size while the hook waits.
+        // Boxed until answering starts: the future would otherwise keep a
+        // slot the request's size while the hook waits.
         let req = Box::new(req);
-        tokio::spawn(async move {
+        let mut answering = Box::pin(async move {
             // Out of the box in a scope of its own, which frees the box now:
             // a box moved out of is freed only when its variable ends.
             let req = {
                 let boxed = req;
                 *boxed
             };
-            let result = hook::answer(req, frame_bytes, &shared, &shutdown).await;
+            hook::answer(req, frame_bytes, &shared, &shutdown).await
+        });
+        // A future that is not ready registers the waker it was polled
+        // with, and a later poll's replaces it: the task's polls take over.
+        if let Some(result) = (&mut answering).now_or_never() {
+            return Some(result);
+        }
+        let replies = self.replies.clone();
+        self.in_flight += 1;
+        tokio::spawn(async move {
+            let result = answering.await;
             let _ = replies.send(result).await;
         });
+        None
     }
 
     /// `run`: starts an Agent SDK run owned by this connection. Its reply

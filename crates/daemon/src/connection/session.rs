@@ -1,11 +1,13 @@
 //! A long-lived peer after `hello` (socket clients, `hookd run`, the
 //! approver): the handshake, then one loop that reads requests (each handled
-//! by its own function in [`super::requests`]), writes hook replies as their
-//! tasks finish, and pushes subscribed frames; on shutdown it lets the runs
-//! it started say `run_done` first.
+//! by its own function in [`super::requests`]), writes hook replies as they
+//! are answered (at once, or when the task of a hook that waits finishes),
+//! and pushes subscribed frames; on shutdown it lets the runs it started
+//! say `run_done` first.
 
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
+use std::task::Poll;
 
 use bytes::BytesMut;
 use futures_util::{SinkExt, StreamExt};
@@ -16,7 +18,7 @@ use super::{
     reject, release_idle_buffer, send, Conn, CAPABILITIES, HOOKS_IN_FLIGHT, SHUTDOWN_RUN_DRAIN,
 };
 use crate::hub::{ClientQueue, PushReceiver, CLIENT_QUEUE_FRAMES};
-use crate::protocol::codec::{FrameError, RawFrame};
+use crate::protocol::codec::{FrameError, HookResultFrame, RawFrame};
 use crate::protocol::{ErrorCode, Hello, HookResult, Lagged, Reply, Request, Welcome, VERSION};
 use crate::Shared;
 
@@ -33,13 +35,17 @@ pub(super) struct Session<'a> {
     /// Runs this connection started: aborted when it goes away, like a
     /// terminal's processes when it closes.
     pub(super) runs: Vec<String>,
-    /// Hooks sent on this connection are answered by their own tasks: one
-    /// may wait for a decision that this very client is about to send. At
-    /// most [`HOOKS_IN_FLIGHT`] of them: each sends exactly one reply, so a
-    /// queue of that many never makes one wait.
+    /// Hooks sent on this connection that are not answered at once go on in
+    /// their own tasks: one may wait for a decision that this very client
+    /// is about to send. At most [`HOOKS_IN_FLIGHT`] of them: each sends
+    /// exactly one reply, so a queue of that many never makes one wait.
     pub(super) replies: mpsc::Sender<HookResult>,
-    /// Hooks whose reply has not been written yet.
+    /// Hooks whose reply has not been written yet (those answered by a
+    /// task of their own).
     pub(super) in_flight: usize,
+    /// Replies written into the connection's buffer and not yet sent: sent
+    /// once no frame is left to read (see [`next_frame`]).
+    pub(super) unflushed: bool,
 }
 
 /// Serves a peer that opened with `hello` until it goes away or the daemon
@@ -72,6 +78,7 @@ pub(super) async fn serve(
         runs: Vec::new(),
         replies: reply_tx,
         in_flight: 0,
+        unflushed: false,
     };
     loop {
         tokio::select! {
@@ -96,7 +103,7 @@ pub(super) async fn serve(
                     break;
                 }
             }
-            frame = conn.next(), if session.in_flight < HOOKS_IN_FLIGHT => {
+            frame = next_frame(&mut conn, session.in_flight < HOOKS_IN_FLIGHT, &mut session.unflushed) => {
                 let Some((request, frame_bytes)) = read_request(frame, &session.hello, &mut conn).await else {
                     break;
                 };
@@ -112,6 +119,34 @@ pub(super) async fn serve(
     tracing::info!(name = %session.hello.name, "peer disconnected");
 }
 
+/// The peer's next frame, when `reading` (the session has room for more
+/// hooks); until one comes, the replies written into the connection's
+/// buffer (`unflushed`) are sent. Hooks answered at once (see
+/// `Session::hook`) are written there as they are answered: a burst of
+/// pipelined hooks is answered in one write, once the burst is read.
+fn next_frame<'c>(
+    conn: &'c mut Conn,
+    reading: bool,
+    unflushed: &'c mut bool,
+) -> impl std::future::Future<Output = Option<Result<BytesMut, FrameError>>> + 'c {
+    std::future::poll_fn(move |cx| {
+        if reading {
+            if let Poll::Ready(frame) = conn.poll_next_unpin(cx) {
+                return Poll::Ready(frame);
+            }
+        }
+        if *unflushed {
+            if let Poll::Ready(flushed) = SinkExt::<RawFrame>::poll_flush_unpin(conn, cx) {
+                *unflushed = false;
+                if let Err(e) = flushed {
+                    tracing::debug!(error = %e, "could not write to peer (gone?)");
+                }
+            }
+        }
+        Poll::Pending
+    })
+}
+
 /// Writes `first` and every other hook result already waiting in
 /// `replies` with one flush: a peer that pipelines hooks gets its answers
 /// in as few writes as they were decided in, not one system call each.
@@ -124,8 +159,7 @@ async fn send_results(
     let mut result = first;
     loop {
         *in_flight -= 1;
-        let reply = Reply::HookResult(result);
-        if let Err(e) = conn.feed(&reply).await {
+        if let Err(e) = conn.feed(HookResultFrame(result)).await {
             tracing::debug!(error = %e, "could not write to peer (gone?)");
             return;
         }
