@@ -309,6 +309,31 @@ fn oversize_frame_is_refused_and_large_valid_inputs_pass() {
     );
 }
 
+/// A client that sends its hooks and shuts down its writing side gets
+/// every answer before the daemon closes the connection: hooks the rules
+/// answer at once are written when nothing is left to read, and the end
+/// of the client's frames must not lose them.
+#[test]
+fn hooks_sent_before_the_peer_shuts_down_its_side_are_answered() {
+    let d = Daemon::start();
+    let mut c = RawClient::hello(&d.socket, "half-closer");
+    for i in 0..3 {
+        c.send(
+            &json!({"type": "hook", "id": format!("h{i}"), "deadline_ms": 5000,
+                       "input": fixture("Stop.json")}),
+        );
+    }
+    c.try_clone_writer()
+        .shutdown(std::net::Shutdown::Write)
+        .unwrap();
+    let mut ids = Vec::new();
+    while let Some(frame) = c.recv() {
+        assert_eq!(frame["type"], "hook_result", "{frame}");
+        ids.push(frame["id"].as_str().unwrap().to_string());
+    }
+    assert_eq!(ids, ["h0", "h1", "h2"]);
+}
+
 #[test]
 fn hello_welcome_and_version_mismatch() {
     let d = Daemon::start();

@@ -111,6 +111,15 @@ pub(super) async fn serve(
             }
         }
     }
+    if session.unflushed {
+        // A peer that sent its last hooks and shut down its writing side
+        // still reads their answers (written into the buffer, sent only
+        // once nothing was left to read: the end of its frames came first).
+        let flush = SinkExt::<RawFrame>::flush(&mut conn);
+        if let Ok(Err(e)) = tokio::time::timeout(SHUTDOWN_RUN_DRAIN, flush).await {
+            tracing::debug!(error = %e, "could not write to peer (gone?)");
+        }
+    }
     shared.hub.unsubscribe(client_id);
     for run_id in session.runs {
         // Ended runs are gone from the table already; that is fine.
