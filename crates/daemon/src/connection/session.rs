@@ -80,7 +80,14 @@ pub(super) async fn serve(
         in_flight: 0,
         unflushed: false,
     };
+    // Whether the peer may send more frames. A peer that shut down its
+    // writing side still reads: the hooks it sent are answered first (a
+    // hook's own deadline bounds how long that takes).
+    let mut open = true;
     loop {
+        if !open && session.in_flight == 0 {
+            break;
+        }
         tokio::select! {
             _ = shutdown.cancelled() => {
                 // The runs started here are being aborted: let their last
@@ -103,7 +110,11 @@ pub(super) async fn serve(
                     break;
                 }
             }
-            frame = next_frame(&mut conn, session.in_flight < HOOKS_IN_FLIGHT, &mut session.unflushed) => {
+            frame = next_frame(&mut conn, open && session.in_flight < HOOKS_IN_FLIGHT, &mut session.unflushed) => {
+                if frame.is_none() {
+                    open = false;
+                    continue;
+                }
                 let Some((request, frame_bytes)) = read_request(frame, &session.hello, &mut conn).await else {
                     break;
                 };
@@ -112,9 +123,8 @@ pub(super) async fn serve(
         }
     }
     if session.unflushed {
-        // A peer that sent its last hooks and shut down its writing side
-        // still reads their answers (written into the buffer, sent only
-        // once nothing was left to read: the end of its frames came first).
+        // Answers written into the buffer are sent once nothing is left to
+        // read: the end of the peer's frames came first.
         let flush = SinkExt::<RawFrame>::flush(&mut conn);
         if let Ok(Err(e)) = tokio::time::timeout(SHUTDOWN_RUN_DRAIN, flush).await {
             tracing::debug!(error = %e, "could not write to peer (gone?)");
