@@ -141,8 +141,29 @@ impl Hung {
     }
 }
 
-/// A loopback address nothing listens on (bound, then closed).
+/// A loopback address nothing listens on: a socket bound to it that never
+/// listens, kept open for the test process's life, so connecting is
+/// refused and no other socket of the parallel tests is given the port (a
+/// port bound, then closed, was free for the next `bind` to port 0).
 pub fn closed_port() -> String {
-    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-    listener.local_addr().unwrap().to_string()
+    // SAFETY: plain socket calls on a descriptor this function owns, with
+    // a `sockaddr_in` sized as given.
+    unsafe {
+        let fd = libc::socket(libc::AF_INET, libc::SOCK_STREAM | libc::SOCK_CLOEXEC, 0);
+        assert!(fd >= 0, "socket: {}", std::io::Error::last_os_error());
+        let mut addr: libc::sockaddr_in = std::mem::zeroed();
+        addr.sin_family = libc::AF_INET as libc::sa_family_t;
+        addr.sin_addr.s_addr = u32::from(std::net::Ipv4Addr::LOCALHOST).to_be();
+        let mut len = std::mem::size_of::<libc::sockaddr_in>() as libc::socklen_t;
+        let sa = &mut addr as *mut libc::sockaddr_in as *mut libc::sockaddr;
+        assert_eq!(
+            libc::bind(fd, sa, len),
+            0,
+            "bind: {}",
+            std::io::Error::last_os_error()
+        );
+        assert_eq!(libc::getsockname(fd, sa, &mut len), 0);
+        // Never closed: the port stays this process's until it exits.
+        format!("127.0.0.1:{}", u16::from_be(addr.sin_port))
+    }
 }
