@@ -8,9 +8,9 @@
 //!
 //! What one connection can make the daemon hold is bounded: one frame being
 //! read (the frame cap), at most [`HOOKS_IN_FLIGHT`] hooks being answered
-//! (the connection is not read while that many wait for their answer),
-//! their replies (a queue of as many), and the pushed frames waiting for a
-//! slow client (by frames and by bytes, see [`super::hub::ClientQueue`]).
+//! (the connection is not read while that many wait for their answer) and
+//! their replies, and the pushed frames waiting for a slow client (by
+//! frames and by bytes, see [`super::hub::ClientQueue`]).
 //!
 //! Here: the peer check and the first frame. `forwarder.rs` answers a
 //! forwarder's one hook; `session.rs` holds a `hello` session's loop;

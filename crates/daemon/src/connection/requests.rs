@@ -5,7 +5,7 @@
 
 use futures_util::{FutureExt, SinkExt};
 
-use super::session::Session;
+use super::session::{Session, Waiting, WaitingHook};
 use super::{send, Conn};
 use crate::protocol::codec::HookResultFrame;
 use crate::protocol::{
@@ -16,12 +16,17 @@ use crate::{grants, hook};
 
 impl Session<'_> {
     /// Carries out `request` (its frame was `frame_bytes` long) and writes
-    /// its reply, now or, for a hook that waits, when its task has the
-    /// answer.
-    pub(super) async fn dispatch(&mut self, request: Request, frame_bytes: usize, conn: &mut Conn) {
+    /// its reply, now or, for a hook that waits, when it has its answer.
+    pub(super) async fn dispatch(
+        &mut self,
+        request: Request,
+        frame_bytes: usize,
+        waiting: &mut Waiting,
+        conn: &mut Conn,
+    ) {
         let reply = match request {
             Request::Hook(req) => {
-                if let Some(result) = self.hook(req, frame_bytes) {
+                if let Some(result) = self.hook(req, frame_bytes, waiting) {
                     // Written with the next flush (see `session::next_frame`):
                     // a peer that pipelines hooks gets its answers in as few
                     // writes as it sent them in.
@@ -56,19 +61,25 @@ impl Session<'_> {
 
     /// `hook`: answered here when its answer is ready at once (the rules
     /// decide it, nothing to wait for: nearly every hook), and returned for
-    /// the session to write; else by its own task, whose reply the session
-    /// writes when it comes (the answer may wait for a decision this very
-    /// client sends: the session's loop must go on meanwhile).
+    /// the session to write; else it joins the session's waiting hooks,
+    /// whose replies the session writes as they come (the answer may wait
+    /// for a decision this very client sends: the session's loop goes on
+    /// meanwhile).
     ///
-    /// Polled once here, in a box: a hook answered at once costs no task,
-    /// no wake-up and no hop through the reply channel; one that is not
-    /// goes on in a task from where it stopped.
-    fn hook(&mut self, req: HookRequest, frame_bytes: usize) -> Option<HookResult> {
+    /// Polled once here, in a box: a hook answered at once costs no
+    /// wake-up and no hop through a queue; one that is not goes on from
+    /// where it stopped.
+    fn hook(
+        &self,
+        req: HookRequest,
+        frame_bytes: usize,
+        waiting: &mut Waiting,
+    ) -> Option<HookResult> {
         let (shared, shutdown) = (self.shared.clone(), self.shutdown.clone());
         // Boxed until answering starts: the future would otherwise keep a
         // slot the request's size while the hook waits.
         let req = Box::new(req);
-        let mut answering = Box::pin(async move {
+        let mut answering: WaitingHook = Box::pin(async move {
             // Out of the box in a scope of its own, which frees the box now:
             // a box moved out of is freed only when its variable ends.
             let req = {
@@ -78,16 +89,12 @@ impl Session<'_> {
             hook::answer(req, frame_bytes, &shared, &shutdown).await
         });
         // A future that is not ready registers the waker it was polled
-        // with, and a later poll's replaces it: the task's polls take over.
+        // with, and a later poll's replaces it: the session's polls take
+        // over (a future pushed is polled at the next).
         if let Some(result) = (&mut answering).now_or_never() {
             return Some(result);
         }
-        let replies = self.replies.clone();
-        self.in_flight += 1;
-        tokio::spawn(async move {
-            let result = answering.await;
-            let _ = replies.send(result).await;
-        });
+        waiting.push(answering);
         None
     }
 

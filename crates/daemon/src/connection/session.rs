@@ -1,17 +1,19 @@
 //! A long-lived peer after `hello` (socket clients, `hookd run`, the
 //! approver): the handshake, then one loop that reads requests (each handled
 //! by its own function in [`super::requests`]), writes hook replies as they
-//! are answered (at once, or when the task of a hook that waits finishes),
-//! and pushes subscribed frames; on shutdown it lets the runs it started
-//! say `run_done` first.
+//! are answered (at once, or when a hook that waits has its answer), and
+//! pushes subscribed frames; on shutdown it lets the runs it started say
+//! `run_done` first.
 
+use std::future::Future;
+use std::pin::Pin;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::task::Poll;
 
 use bytes::BytesMut;
-use futures_util::{SinkExt, StreamExt};
-use tokio::sync::mpsc;
+use futures_util::stream::FuturesUnordered;
+use futures_util::{FutureExt, SinkExt, StreamExt};
 use tokio_util::sync::CancellationToken;
 
 use super::{
@@ -35,18 +37,26 @@ pub(super) struct Session<'a> {
     /// Runs this connection started: aborted when it goes away, like a
     /// terminal's processes when it closes.
     pub(super) runs: Vec<String>,
-    /// Hooks sent on this connection that are not answered at once go on in
-    /// their own tasks: one may wait for a decision that this very client
-    /// is about to send. At most [`HOOKS_IN_FLIGHT`] of them: each sends
-    /// exactly one reply, so a queue of that many never makes one wait.
-    pub(super) replies: mpsc::Sender<HookResult>,
-    /// Hooks whose reply has not been written yet (those answered by a
-    /// task of their own).
-    pub(super) in_flight: usize,
     /// Replies written into the connection's buffer and not yet sent: sent
     /// once no frame is left to read (see [`next_frame`]).
     pub(super) unflushed: bool,
 }
+
+/// A hook that was not answered at once (see `Session::hook`); its own
+/// state is boxed once, when it was first polled.
+pub(super) type WaitingHook = Pin<Box<dyn Future<Output = HookResult> + Send>>;
+
+/// The hooks sent on a session that were not answered at once, at most
+/// [`HOOKS_IN_FLIGHT`]: polled by the session's loop, beside its reading
+/// (one may wait for a decision this very client is about to send). Not a
+/// task each: a task's cell (512 bytes, in cache-line multiples) and its
+/// reply's slot in a channel were two fifths of what a pending hook held
+/// (docs/performance.md). Those still waiting when the session ends go on
+/// in tasks of their own.
+///
+/// Beside the [`Session`], not in it: the waiting futures are `Send`, not
+/// `Sync`, and the loop lends the session out across its awaits.
+pub(super) type Waiting = FuturesUnordered<WaitingHook>;
 
 /// Serves a peer that opened with `hello` until it goes away or the daemon
 /// stops.
@@ -66,9 +76,6 @@ pub(super) async fn serve(
         shared.config().clients.queue_bytes,
     );
     let dropped = queue.dropped.clone();
-    // Of the hook results, not of `Reply`: the channel's blocks hold 32
-    // values each, and a `Reply` is more than twice a result's size.
-    let (reply_tx, mut replies) = mpsc::channel::<HookResult>(HOOKS_IN_FLIGHT);
     let mut session = Session {
         hello,
         shared,
@@ -76,18 +83,18 @@ pub(super) async fn serve(
         client_id,
         queue,
         runs: Vec::new(),
-        replies: reply_tx,
-        in_flight: 0,
         unflushed: false,
     };
     // Whether the peer may send more frames. A peer that shut down its
     // writing side still reads: the hooks it sent are answered first (a
     // hook's own deadline bounds how long that takes).
     let mut open = true;
+    let mut waiting = Waiting::new();
     loop {
-        if !open && session.in_flight == 0 {
+        if !open && waiting.is_empty() {
             break;
         }
+        let reading = open && waiting.len() < HOOKS_IN_FLIGHT;
         tokio::select! {
             _ = shutdown.cancelled() => {
                 // The runs started here are being aborted: let their last
@@ -97,8 +104,13 @@ pub(super) async fn serve(
                 send(&mut conn, &Reply::error(ErrorCode::ShuttingDown, "hookd is stopping", None)).await;
                 break;
             }
-            Some(result) = replies.recv() => {
-                send_results(result, &mut replies, &mut session.in_flight, &mut conn).await;
+            Some(result) = waiting.next(), if !waiting.is_empty() => {
+                // Sent with the next flush, as the hooks answered at once
+                // are: those decided together go in one write.
+                if let Err(e) = conn.feed(HookResultFrame(result)).await {
+                    tracing::debug!(error = %e, "could not write to peer (gone?)");
+                }
+                session.unflushed = true;
             }
             Some(frame) = pushes.recv() => {
                 let lost = dropped.swap(0, Ordering::Relaxed);
@@ -110,7 +122,7 @@ pub(super) async fn serve(
                     break;
                 }
             }
-            frame = next_frame(&mut conn, open && session.in_flight < HOOKS_IN_FLIGHT, &mut session.unflushed) => {
+            frame = next_frame(&mut conn, reading, &mut session.unflushed) => {
                 if frame.is_none() {
                     open = false;
                     continue;
@@ -118,7 +130,7 @@ pub(super) async fn serve(
                 let Some((request, frame_bytes)) = read_request(frame, &session.hello, &mut conn).await else {
                     break;
                 };
-                session.dispatch(request, frame_bytes, &mut conn).await;
+                session.dispatch(request, frame_bytes, &mut waiting, &mut conn).await;
             }
         }
     }
@@ -129,6 +141,11 @@ pub(super) async fn serve(
         if let Ok(Err(e)) = tokio::time::timeout(SHUTDOWN_RUN_DRAIN, flush).await {
             tracing::debug!(error = %e, "could not write to peer (gone?)");
         }
+    }
+    // Hooks still waiting go on as before the session ended: their
+    // decisions are made and logged; their replies have nowhere to go.
+    for hook in waiting {
+        tokio::spawn(hook.map(drop));
     }
     shared.hub.unsubscribe(client_id);
     for run_id in session.runs {
@@ -164,32 +181,6 @@ fn next_frame<'c>(
         }
         Poll::Pending
     })
-}
-
-/// Writes `first` and every other hook result already waiting in
-/// `replies` with one flush: a peer that pipelines hooks gets its answers
-/// in as few writes as they were decided in, not one system call each.
-async fn send_results(
-    first: HookResult,
-    replies: &mut mpsc::Receiver<HookResult>,
-    in_flight: &mut usize,
-    conn: &mut Conn,
-) {
-    let mut result = first;
-    loop {
-        *in_flight -= 1;
-        if let Err(e) = conn.feed(HookResultFrame(result)).await {
-            tracing::debug!(error = %e, "could not write to peer (gone?)");
-            return;
-        }
-        match replies.try_recv() {
-            Ok(next) => result = next,
-            Err(_) => break,
-        }
-    }
-    if let Err(e) = SinkExt::<&Reply>::flush(conn).await {
-        tracing::debug!(error = %e, "could not write to peer (gone?)");
-    }
 }
 
 /// The handshake's answer to `hello`: `welcome`, or an error frame for a
