@@ -597,6 +597,50 @@ async fn hooks_answered_at_once_pass_one_that_waits() {
     assert_eq!(decisions.len(), 7);
 }
 
+/// A session that ends while one of its hooks waits (here: it sent a frame
+/// that is not JSON, which closes it) leaves that hook waiting: another
+/// client still decides it, and the decision is logged as that client's.
+/// The waiting hook was the session's to poll; it goes on without it.
+#[tokio::test(start_paused = true)]
+async fn a_hook_waiting_when_its_session_ends_is_still_decided() {
+    use tokio::io::AsyncWriteExt;
+    let _held = HeldClock::hold();
+    let d = InProcess::start("[decisions]\nroute_undecided = true\ntimeout = \"never\"\n");
+    let mut c = decider(&d).await;
+    let mut session = d.client("leaves-early").await;
+    send(&mut session, hook(Duration::from_secs(24 * 3600))).await;
+    let event = next_pending(&mut c).await;
+    session.get_mut().write_all(b"not json\n").await.unwrap();
+    match recv(&mut session).await {
+        Reply::Error(e) => assert_eq!(e.code, hookd::protocol::ErrorCode::InvalidJson, "{e:?}"),
+        other => panic!("expected an error frame, got {other:?}"),
+    }
+    assert!(session.next().await.is_none(), "the session stayed open");
+    settle().await;
+    assert_eq!(
+        d.shared.hub.pending_count(),
+        1,
+        "the waiting hook went with its session"
+    );
+    send(
+        &mut c,
+        json!({"type": "decide", "req": "d", "event_id": event["id"], "verdict": "deny"}),
+    )
+    .await;
+    loop {
+        match recv(&mut c).await {
+            Reply::Ok(ok) if ok.req == "d" => break,
+            Reply::Error(e) => panic!("the decision was refused: {e:?}"),
+            _ => {}
+        }
+    }
+    settle().await;
+    drop(c);
+    let decisions = d.stop().await;
+    assert_eq!(decisions.len(), 1, "{decisions:?}");
+    assert_eq!(decisions[0].decision.source.to_string(), "client:decider");
+}
+
 /// A reload frees the generation it replaces once no hook is judging under
 /// it: nothing in the serving daemon keeps an old rule set (the start-up
 /// generation was once held by `serve` itself for as long as it served,
