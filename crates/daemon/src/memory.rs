@@ -16,8 +16,9 @@
 //! [`release_startup_pages`] does the same for the executable's own code
 //! and constants.
 //!
-//! Other allocators (mimalloc, behind its feature; the C libraries of other
-//! platforms) return memory their own way: there it does nothing.
+//! Other allocators (mimalloc, the `hookd` binary's on Linux; the C
+//! libraries of other platforms) return memory their own way: there it
+//! does nothing.
 
 /// Returns the allocator's free pages to the kernel (glibc only).
 pub fn release_free_memory() {
