@@ -14,7 +14,7 @@ static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 /// By default mimalloc commits its 1 GiB arena eagerly and purges freed
 /// pages after a delay: an idle daemon held 23.9 MiB against 7.9 with
 /// arenas committed as used and freed pages purged at once, and 10 000
-/// pending decisions 101 against 58 MiB (docs/performance.md, #28).
+/// pending decisions 101 against 58 MiB (docs/performance-history.md, #28).
 #[cfg(all(feature = "mimalloc", target_os = "linux"))]
 #[used]
 #[link_section = ".init_array"]
