@@ -177,7 +177,7 @@ fn run() -> Result<()> {
     // A new order every round: a command that always ran in the same
     // place of a fixed cycle (right after `/bin/true`, or after the Node
     // forwarder's 50 ms) measured up to 12 % off the same binary elsewhere
-    // in the cycle (docs/performance.md, "The workspace split"); rotating
+    // in the cycle (docs/performance-history.md, "The workspace split"); rotating
     // only the start kept every command behind the same predecessor.
     let mut order: Vec<usize> = (0..commands.len()).collect();
     let mut shuffle = Shuffle::new(0x5eed_f00d);
@@ -330,7 +330,7 @@ impl Daemon {
         // (`~/.local/state/hookd/`, the rules in `~/.config/hookd/`): beside
         // the rules file, every append woke the daemon's watcher of that
         // directory, about 2.5 context switches per hook that no install
-        // pays (docs/performance.md, #28).
+        // pays (docs/performance-history.md, #28).
         let log = dir.path().join("state").join("events.jsonl");
         fs::create_dir(dir.path().join("state"))
             .map_err(|e| format!("creating the log's directory: {e}"))?;

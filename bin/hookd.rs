@@ -15,7 +15,7 @@ static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 /// By default mimalloc commits its 1 GiB arena eagerly and purges freed
 /// pages after a delay: an idle daemon held 23.9 MiB against 7.9 with
 /// arenas committed as used and freed pages purged at once, and 10 000
-/// pending decisions 101 against 58 MiB (docs/performance.md, #28). An
+/// pending decisions 101 against 58 MiB (docs/performance-history.md, #28). An
 /// option given in the environment (`MIMALLOC_PURGE_DELAY=10`, as mimalloc
 /// reads it) wins over the daemon's value.
 #[cfg(target_os = "linux")]

@@ -39,7 +39,7 @@ pub fn release_free_memory() {
 /// code and 1.6 MiB of its 3.1 MiB of constants resident. After this, the
 /// pages a hook runs are faulted back in from the page cache when first
 /// used (minor faults, no disk read while the file stays cached), and the
-/// rest stay out of the daemon's resident set (docs/performance.md, #28).
+/// rest stay out of the daemon's resident set (docs/performance-history.md, #28).
 ///
 /// Only a read-only mapping of the executable with no anonymous page is
 /// released: `MADV_DONTNEED` on a private file mapping none of whose pages

@@ -556,7 +556,7 @@ fn read_stdin(deadline: Instant) -> (Vec<u8>, Result<(), Failure>) {
     // the stack: a hook's input is a few KiB, and each page a buffer zeroes
     // is a page fault on the path every hook takes (16 of them for 64 KiB:
     // 54 faults per run against 39, the `perf stat` in
-    // docs/performance.md). Once `poll` has seen the writer hang up, what
+    // docs/performance-history.md). Once `poll` has seen the writer hang up, what
     // is left is in the pipe and the reads need no more waits.
     let mut input: Vec<u8> = Vec::new();
     let mut hung_up = false;

@@ -149,7 +149,7 @@ pub(crate) enum Op {
 /// answers for it, and it is compiled again only the first time it is
 /// matched on its own (a group that did not compile as a set, an
 /// evaluation without the sets). The standard profile's 165 regexes held
-/// 3.5 MiB compiled beside their sets (docs/performance.md, #28).
+/// 3.5 MiB compiled beside their sets (docs/performance-history.md, #28).
 #[derive(Debug, Clone)]
 pub(crate) struct LazyRegex {
     src: Box<str>,
@@ -244,7 +244,7 @@ pub(crate) struct Env<'a> {
 /// corpora against 6.4 µs for sets of 24, and 4.6 µs for 32 (48 overflowed
 /// again, 16 took 12.5 µs: more sets, each a search). Each set is matched
 /// only when a candidate rule's leaf asks for it, so a command judged by
-/// few rules runs few sets. Measured in docs/performance.md (#28).
+/// few rules runs few sets. Measured in docs/performance-history.md (#28).
 const REGEX_CHUNK: usize = 24;
 
 #[derive(Debug, Clone, Default)]
@@ -284,7 +284,7 @@ struct NeedWord {
 /// A group's patterns, compiled into one set the first time a leaf of a
 /// candidate rule asks for it: a daemon holds only the sets its hooks have
 /// needed (the standard profile's held 3.6 MiB compiled at load; an idle
-/// daemon with it now holds none; docs/performance.md, #28). Every pattern
+/// daemon with it now holds none; docs/performance-history.md, #28). Every pattern
 /// was compiled on its own when the rules were read, so a bad one is still
 /// an error there; a group that fails to compile as a set (size limits)
 /// leaves its leaves matching one by one.
@@ -372,7 +372,7 @@ pub(crate) struct Slot {
 /// is an index and a bit test: no hashing, and no allocation beyond the
 /// scope's block the first time it is asked (the leaves of a decision are
 /// looked up a few hundred times; a `HashMap` keyed by (group, scope) was
-/// 15 % of the rules' instructions, docs/performance.md, #28). A split
+/// 15 % of the rules' instructions, docs/performance-history.md, #28). A split
 /// command of thousands of simple commands has thousands of scopes: a
 /// block each only when asked.
 pub(crate) struct SetCache {

@@ -115,7 +115,7 @@ pub(crate) fn string_glob(glob: &str) -> Result<Glob, String> {
 /// compiled the first time a path is matched, not when the rules are read
 /// (each pattern was validated then): the standard profile's path
 /// conditions held 1.7 MiB of compiled glob sets in an idle daemon
-/// (docs/performance.md, #28).
+/// (docs/performance-history.md, #28).
 #[derive(Debug, Clone, Default)]
 pub(crate) struct PathSet {
     /// Per anchor: the globs, in set order.
