@@ -4,8 +4,8 @@
 /// On Linux mimalloc is the daemon's allocator: 1.07-1.66 times glibc's
 /// decisions a second over 4 connections (runs hours apart), with an idle
 /// daemon and 10 000 pending decisions within their memory targets once
-/// its options below are set (docs/performance.md, #28). Elsewhere the system's. The
-/// forwarder always keeps the C library's.
+/// its options below are set (docs/performance.md, #28). Elsewhere the
+/// system's. The forwarder always keeps the C library's.
 #[cfg(target_os = "linux")]
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
@@ -15,9 +15,9 @@ static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 /// By default mimalloc commits its 1 GiB arena eagerly and purges freed
 /// pages after a delay: an idle daemon held 23.9 MiB against 7.9 with
 /// arenas committed as used and freed pages purged at once, and 10 000
-/// pending decisions 101 against 58 MiB (docs/performance-history.md, #28). An
-/// option given in the environment (`MIMALLOC_PURGE_DELAY=10`, as mimalloc
-/// reads it) wins over the daemon's value.
+/// pending decisions 101 against 58 MiB (docs/performance-history.md,
+/// #28). An option given in the environment (`MIMALLOC_PURGE_DELAY=10`, as
+/// mimalloc reads it) wins over the daemon's value.
 #[cfg(target_os = "linux")]
 #[used]
 #[link_section = ".init_array"]
