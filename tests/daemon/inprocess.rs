@@ -641,6 +641,79 @@ async fn a_hook_waiting_when_its_session_ends_is_still_decided() {
     assert_eq!(decisions[0].decision.source.to_string(), "client:decider");
 }
 
+/// A session held up writing to a peer that stopped reading (its socket
+/// full of pushed events) does not hold up its waiting hook: decided by
+/// another client, the hook is recorded at once, while the peer still
+/// reads nothing.
+#[tokio::test(start_paused = true)]
+async fn a_waiting_hook_is_logged_when_decided_while_its_session_cannot_write() {
+    let _held = HeldClock::hold();
+    let d = InProcess::start("[decisions]\nroute_undecided = true\ntimeout = \"never\"\n");
+    let mut c = decider(&d).await;
+    let mut slow = d.client("stops-reading").await;
+    send(
+        &mut slow,
+        json!({"type": "subscribe", "req": "s", "filter": {}}),
+    )
+    .await;
+    assert!(matches!(recv(&mut slow).await, Reply::Ok(_)));
+    send(&mut slow, hook(Duration::from_secs(24 * 3600))).await;
+    let event = next_pending(&mut c).await;
+    // From here on `slow` reads nothing. Events answered at once, each
+    // pushed to it, fill its socket: its session waits on the write.
+    let mut flood = d.client("flood").await;
+    let padding = "x".repeat(2048);
+    for i in 0..2_000 {
+        let mut frame = hook(Duration::from_secs(24 * 3600));
+        frame["id"] = json!(format!("n{i}"));
+        frame["input"] = json!({"hook_event_name": "Notification", "session_id": "s",
+                                "cwd": "/tmp", "message": padding});
+        send(&mut flood, frame).await;
+        assert!(matches!(recv(&mut flood).await, Reply::HookResult(_)));
+    }
+    send(
+        &mut c,
+        json!({"type": "decide", "req": "d", "event_id": event["id"], "verdict": "deny"}),
+    )
+    .await;
+    loop {
+        match recv(&mut c).await {
+            Reply::Ok(ok) if ok.req == "d" => break,
+            Reply::Error(e) => panic!("the decision was refused: {e:?}"),
+            _ => {}
+        }
+    }
+    let id: uuid::Uuid = event["id"].as_str().unwrap().parse().unwrap();
+    let log = d.shared.log.path().to_path_buf();
+    let mut logged = false;
+    for _ in 0..100 {
+        settle().await;
+        let text = std::fs::read_to_string(&log).unwrap_or_default();
+        logged = text.lines().any(|l| {
+            matches!(LogRecord::parse(l.as_bytes()),
+                     Ok(LogRecord::Decision(d)) if d.decision.event_id == id)
+        });
+        if logged {
+            break;
+        }
+        // Real time, for the log's writer thread (the clock is held).
+        tokio::task::spawn_blocking(|| std::thread::sleep(Duration::from_millis(50)))
+            .await
+            .unwrap();
+    }
+    assert!(
+        logged,
+        "the decision was not logged while its session waited to write"
+    );
+    drop((c, slow, flood));
+    let decisions = d.stop().await;
+    let ours = decisions
+        .iter()
+        .find(|d| d.decision.event_id == id)
+        .unwrap();
+    assert_eq!(ours.decision.source.to_string(), "client:decider");
+}
+
 /// A reload frees the generation it replaces once no hook is judging under
 /// it: nothing in the serving daemon keeps an old rule set (the start-up
 /// generation was once held by `serve` itself for as long as it served,

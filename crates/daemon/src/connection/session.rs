@@ -13,7 +13,8 @@ use std::task::Poll;
 
 use bytes::BytesMut;
 use futures_util::stream::FuturesUnordered;
-use futures_util::{FutureExt, SinkExt, StreamExt};
+use futures_util::{SinkExt, StreamExt};
+use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use super::{
@@ -47,16 +48,79 @@ pub(super) struct Session<'a> {
 pub(super) type WaitingHook = Pin<Box<dyn Future<Output = HookResult> + Send>>;
 
 /// The hooks sent on a session that were not answered at once, at most
-/// [`HOOKS_IN_FLIGHT`]: polled by the session's loop, beside its reading
-/// (one may wait for a decision this very client is about to send). Not a
-/// task each: a task's cell (512 bytes, in cache-line multiples) was a
-/// quarter of what a pending hook allocated, and 10 000 pending held 4.4
-/// MiB less heap without (docs/performance.md). Those still waiting when
-/// the session ends go on in tasks of their own.
-///
-/// Beside the [`Session`], not in it: the waiting futures are `Send`, not
-/// `Sync`, and the loop lends the session out across its awaits.
-pub(super) type Waiting = FuturesUnordered<WaitingHook>;
+/// [`HOOKS_IN_FLIGHT`] (one may wait for a decision this very client is
+/// about to send). One task per session, started with its first such hook,
+/// polls them all ([`wait_for`]) and sends each reply to the session's
+/// loop as it comes. Not a task each: a task's cell (512 bytes, in
+/// cache-line multiples) was a quarter of what a pending hook allocated,
+/// and 10 000 pending held 4.4 MiB less heap without (docs/performance.md).
+/// Not the session's loop either: a hook decided while the loop waits to
+/// write to a peer that reads slowly is still recorded at once.
+pub(super) struct Waiting {
+    /// To the session's waiter task, once started. Dropped with the
+    /// session: the waiter then ends once its hooks are answered (their
+    /// decisions are made and logged; their replies have nowhere to go).
+    hooks: Option<mpsc::UnboundedSender<WaitingHook>>,
+    /// The waiter's end of `replies`.
+    replies_tx: mpsc::Sender<HookResult>,
+    /// The hooks' replies. Of the hook results, not of `Reply`: the
+    /// channel's blocks hold 32 values each, and a `Reply` is more than
+    /// twice a result's size. At most [`HOOKS_IN_FLIGHT`] are in flight,
+    /// so a queue of that many never makes the waiter wait.
+    replies: mpsc::Receiver<HookResult>,
+    /// Hooks whose reply has not reached the loop yet.
+    in_flight: usize,
+}
+
+impl Waiting {
+    fn new() -> Waiting {
+        let (replies_tx, replies) = mpsc::channel(HOOKS_IN_FLIGHT);
+        Waiting {
+            hooks: None,
+            replies_tx,
+            replies,
+            in_flight: 0,
+        }
+    }
+
+    /// Hands `hook`, polled once already, to the session's waiter task.
+    pub(super) fn push(&mut self, hook: WaitingHook) {
+        self.in_flight += 1;
+        let replies = &self.replies_tx;
+        let hooks = self.hooks.get_or_insert_with(|| {
+            let (hooks, received) = mpsc::unbounded_channel();
+            tokio::spawn(wait_for(received, replies.clone()));
+            hooks
+        });
+        // The waiter ends only once this sender is gone.
+        let _ = hooks.send(hook);
+    }
+}
+
+/// A session's waiter task: polls the hooks it is handed until each has its
+/// answer, and sends the answers to the session; ends once the session is
+/// gone and its last hook answered.
+async fn wait_for(
+    mut hooks: mpsc::UnboundedReceiver<WaitingHook>,
+    replies: mpsc::Sender<HookResult>,
+) {
+    let mut waiting = FuturesUnordered::new();
+    let mut more = true;
+    loop {
+        tokio::select! {
+            hook = hooks.recv(), if more => match hook {
+                Some(hook) => waiting.push(hook),
+                None => more = false,
+            },
+            Some(result) = waiting.next(), if !waiting.is_empty() => {
+                // Never full (see `Waiting::replies`); closed once the
+                // session is gone.
+                let _ = replies.send(result).await;
+            }
+            else => return,
+        }
+    }
+}
 
 /// Serves a peer that opened with `hello` until it goes away or the daemon
 /// stops.
@@ -91,10 +155,10 @@ pub(super) async fn serve(
     let mut open = true;
     let mut waiting = Waiting::new();
     loop {
-        if !open && waiting.is_empty() {
+        if !open && waiting.in_flight == 0 {
             break;
         }
-        let reading = open && waiting.len() < HOOKS_IN_FLIGHT;
+        let reading = open && waiting.in_flight < HOOKS_IN_FLIGHT;
         tokio::select! {
             _ = shutdown.cancelled() => {
                 // The runs started here are being aborted: let their last
@@ -104,7 +168,8 @@ pub(super) async fn serve(
                 send(&mut conn, &Reply::error(ErrorCode::ShuttingDown, "hookd is stopping", None)).await;
                 break;
             }
-            Some(result) = waiting.next(), if !waiting.is_empty() => {
+            Some(result) = waiting.replies.recv() => {
+                waiting.in_flight -= 1;
                 // Sent with the next flush, as the hooks answered at once
                 // are: those decided together go in one write.
                 if let Err(e) = conn.feed(HookResultFrame(result)).await {
@@ -141,11 +206,6 @@ pub(super) async fn serve(
         if let Ok(Err(e)) = tokio::time::timeout(SHUTDOWN_RUN_DRAIN, flush).await {
             tracing::debug!(error = %e, "could not write to peer (gone?)");
         }
-    }
-    // Hooks still waiting go on as before the session ended: their
-    // decisions are made and logged; their replies have nowhere to go.
-    for hook in waiting {
-        tokio::spawn(hook.map(drop));
     }
     shared.hub.unsubscribe(client_id);
     for run_id in session.runs {
