@@ -89,8 +89,8 @@ impl Session<'_> {
             hook::answer(req, frame_bytes, &shared, &shutdown).await
         });
         // A future that is not ready registers the waker it was polled
-        // with, and a later poll's replaces it: the session's polls take
-        // over (a future pushed is polled at the next).
+        // with, and a later poll's replaces it: the waiter's polls take
+        // over (a hook handed to it is polled at once).
         if let Some(result) = (&mut answering).now_or_never() {
             return Some(result);
         }
