@@ -135,6 +135,23 @@ async fn next_pending(c: &mut AsyncConnection) -> Value {
     }
 }
 
+/// Denies pending `event` as client `c` (a `decider`) and waits for the
+/// daemon's `ok`, passing the pushed frames before it.
+async fn deny(c: &mut AsyncConnection, event: &Value) {
+    send(
+        c,
+        json!({"type": "decide", "req": "d", "event_id": event["id"], "verdict": "deny"}),
+    )
+    .await;
+    loop {
+        match recv(c).await {
+            Reply::Ok(ok) if ok.req == "d" => return,
+            Reply::Error(e) => panic!("the decision was refused: {e:?}"),
+            _ => {}
+        }
+    }
+}
+
 /// The pending timeout applies after exactly the configured time: not a
 /// moment before (the hook is still pending just short of it), and the
 /// fallback is logged with source `timeout`.
@@ -622,18 +639,7 @@ async fn a_hook_waiting_when_its_session_ends_is_still_decided() {
         1,
         "the waiting hook went with its session"
     );
-    send(
-        &mut c,
-        json!({"type": "decide", "req": "d", "event_id": event["id"], "verdict": "deny"}),
-    )
-    .await;
-    loop {
-        match recv(&mut c).await {
-            Reply::Ok(ok) if ok.req == "d" => break,
-            Reply::Error(e) => panic!("the decision was refused: {e:?}"),
-            _ => {}
-        }
-    }
+    deny(&mut c, &event).await;
     settle().await;
     drop(c);
     let decisions = d.stop().await;
@@ -671,18 +677,7 @@ async fn a_waiting_hook_is_logged_when_decided_while_its_session_cannot_write() 
         send(&mut flood, frame).await;
         assert!(matches!(recv(&mut flood).await, Reply::HookResult(_)));
     }
-    send(
-        &mut c,
-        json!({"type": "decide", "req": "d", "event_id": event["id"], "verdict": "deny"}),
-    )
-    .await;
-    loop {
-        match recv(&mut c).await {
-            Reply::Ok(ok) if ok.req == "d" => break,
-            Reply::Error(e) => panic!("the decision was refused: {e:?}"),
-            _ => {}
-        }
-    }
+    deny(&mut c, &event).await;
     let id: uuid::Uuid = event["id"].as_str().unwrap().parse().unwrap();
     let log = d.shared.log.path().to_path_buf();
     let mut logged = false;
