@@ -135,14 +135,20 @@ async fn next_pending(c: &mut AsyncConnection) -> Value {
     }
 }
 
+/// Sends client `c`'s decision `verdict` on pending `event` (request `d`),
+/// its `ok` left unread.
+async fn decide(c: &mut AsyncConnection, event: &Value, verdict: &str) {
+    send(
+        c,
+        json!({"type": "decide", "req": "d", "event_id": event["id"], "verdict": verdict}),
+    )
+    .await;
+}
+
 /// Denies pending `event` as client `c` (a `decider`) and waits for the
 /// daemon's `ok`, passing the pushed frames before it.
 async fn deny(c: &mut AsyncConnection, event: &Value) {
-    send(
-        c,
-        json!({"type": "decide", "req": "d", "event_id": event["id"], "verdict": "deny"}),
-    )
-    .await;
+    decide(c, event, "deny").await;
     loop {
         match recv(c).await {
             Reply::Ok(ok) if ok.req == "d" => return,
@@ -197,11 +203,7 @@ async fn a_never_timeout_is_held_until_decided() {
     let event = next_pending(&mut c).await;
     tokio::time::advance(Duration::from_secs(3600)).await;
     assert_eq!(d.shared.hub.pending_count(), 1, "a never timeout expired");
-    send(
-        &mut c,
-        json!({"type": "decide", "req": "d", "event_id": event["id"], "verdict": "allow"}),
-    )
-    .await;
+    decide(&mut c, &event, "allow").await;
     let Reply::HookResult(result) = recv(&mut forwarder).await else {
         panic!("no hook_result")
     };
@@ -598,11 +600,7 @@ async fn hooks_answered_at_once_pass_one_that_waits() {
     }
     let event = next_pending(&mut c).await;
     assert_eq!(d.shared.hub.pending_count(), 1);
-    send(
-        &mut c,
-        json!({"type": "decide", "req": "d", "event_id": event["id"], "verdict": "allow"}),
-    )
-    .await;
+    decide(&mut c, &event, "allow").await;
     let Reply::HookResult(result) = recv(&mut session).await else {
         panic!("no hook_result")
     };
