@@ -526,6 +526,30 @@ mod tests {
         }
     }
 
+    /// A decision with every optional member absent: no opinion, by
+    /// default, under generation 1.
+    fn bare_decision() -> Decision {
+        Decision {
+            decision_id: uuid::Uuid::now_v7(),
+            event_id: uuid::Uuid::now_v7(),
+            run_id: None,
+            answer: Answer::no_opinion(),
+            source: Source::Default,
+            rule_ids: vec![],
+            grant_rule: None,
+            remembered: None,
+            generation: 1,
+            latency_us: 0,
+            layer: None,
+            rules: vec![],
+            revision: None,
+            project_revision: None,
+            facts: None,
+            judgements: vec![],
+            signals: Default::default(),
+        }
+    }
+
     #[test]
     fn the_reader_reads_every_decision_line_the_writer_writes() {
         let full = Decision {
@@ -572,20 +596,8 @@ mod tests {
             signals: [("branch".to_string(), "main".to_string())].into(),
         };
         let bare = Decision {
-            run_id: None,
-            answer: Answer::no_opinion(),
             source: Source::Client("phone".into()),
-            rule_ids: vec![],
-            grant_rule: None,
-            remembered: None,
-            layer: None,
-            rules: vec![],
-            revision: None,
-            project_revision: None,
-            facts: None,
-            judgements: vec![],
-            signals: Default::default(),
-            ..full.clone()
+            ..bare_decision()
         };
         for (decision, enforced) in [(&full, false), (&full, true), (&bare, true)] {
             let line = serde_json::to_vec(&DecisionView::of(decision, enforced)).unwrap();
@@ -610,25 +622,7 @@ mod tests {
             line: 12,
             reason: None,
         };
-        let base = Decision {
-            decision_id: uuid::Uuid::now_v7(),
-            event_id: uuid::Uuid::now_v7(),
-            run_id: None,
-            answer: Answer::no_opinion(),
-            source: Source::Default,
-            rule_ids: vec![],
-            grant_rule: None,
-            remembered: None,
-            generation: 1,
-            latency_us: 0,
-            layer: None,
-            rules: vec![],
-            revision: None,
-            project_revision: None,
-            facts: None,
-            judgements: vec![],
-            signals: Default::default(),
-        };
+        let base = bare_decision();
         let sources = [
             Source::Rule,
             Source::Client("phone \"1\"\n".into()),
