@@ -331,17 +331,52 @@ async fn nobody_answering_in_time_applies_the_fallback() {
 /// a runtime with nothing to do advances the paused clock to its next
 /// timer, and a test waiting on a socket has, for an instant, nothing to
 /// do. A running blocking task stops that; `advance` still moves time.
+///
+/// While it is held no timeout can fire, so a reply that never comes
+/// would hang the test (and CI) for good: a watchdog on a plain thread
+/// (not one of the runtime's, whose drop would wait for it) ends the test
+/// binary with the test's name after [`HeldClock::LIMIT`] of real time.
 struct HeldClock {
     _release: std::sync::mpsc::Sender<()>,
+    _watchdog: std::sync::mpsc::Sender<()>,
 }
 
 impl HeldClock {
+    /// Far beyond what any test here takes (milliseconds), on a busy
+    /// machine too.
+    const LIMIT: Duration = Duration::from_secs(120);
+
     fn hold() -> HeldClock {
         let (release, released) = std::sync::mpsc::channel::<()>();
         tokio::task::spawn_blocking(move || {
             let _ = released.recv();
         });
-        HeldClock { _release: release }
+        let (watchdog, dropped) = std::sync::mpsc::channel::<()>();
+        let test = std::thread::current()
+            .name()
+            .unwrap_or("a test")
+            .to_string();
+        std::thread::spawn(move || {
+            if let Err(std::sync::mpsc::RecvTimeoutError::Timeout) =
+                dropped.recv_timeout(Self::LIMIT)
+            {
+                // Not `eprintln!`: the test harness captures that, and the
+                // capture is lost with the process.
+                let _ = std::io::Write::write_fmt(
+                    &mut std::io::stderr(),
+                    format_args!(
+                        "{test}: still running after {:?} of real time on a held paused clock, \
+                     where no timeout can fire (a reply that never came?): failing the run\n",
+                        Self::LIMIT
+                    ),
+                );
+                std::process::exit(101);
+            }
+        });
+        HeldClock {
+            _release: release,
+            _watchdog: watchdog,
+        }
     }
 }
 
@@ -592,7 +627,8 @@ async fn hooks_answered_at_once_pass_one_that_waits() {
         send(&mut session, at_once(format!("at-once-{i}"))).await;
     }
     for i in 0..5 {
-        // A reply left unsent is never coming: the test hangs here.
+        // A reply left unsent is never coming: the test waits here until
+        // the `HeldClock` watchdog ends it.
         match recv(&mut session).await {
             Reply::HookResult(result) => assert_eq!(result.id, format!("at-once-{i}")),
             other => panic!("expected a hook_result, got {other:?}"),
