@@ -176,9 +176,11 @@ fn run() -> Result<()> {
     );
     // A new order every round: a command that always ran in the same
     // place of a fixed cycle (right after `/bin/true`, or after the Node
-    // forwarder's 50 ms) measured up to 12 % off the same binary elsewhere
-    // in the cycle (docs/performance-history.md, "The workspace split"); rotating
-    // only the start kept every command behind the same predecessor.
+    // forwarder's 50 ms) moved its median by up to ±8 %
+    // (docs/performance-history.md, "The workspace split"), and three
+    // copies of one binary measured up to 25 % apart by their place
+    // (docs/performance.md, "How to reproduce"); rotating only the start kept
+    // every command behind the same predecessor.
     let mut order: Vec<usize> = (0..commands.len()).collect();
     let mut shuffle = Shuffle::new(0x5eed_f00d);
     for round in 0..WARMUP + iters {

@@ -7,8 +7,9 @@
 //! input again. Nothing else reads them while the event waits, and every
 //! waiting event holds them for as long as it waits (the daemon's memory
 //! per pending decision, docs/performance.md). Raw deflate at the fastest
-//! level takes a Claude Code Bash PreToolUse record from 697 to ~390
-//! bytes; inflating it again for a listing costs microseconds.
+//! level takes a Claude Code Bash PreToolUse record from 727 to 384
+//! bytes (docs/performance-history.md, #28); inflating it again for a
+//! listing costs microseconds.
 
 use std::io::Read;
 use std::sync::Mutex;
