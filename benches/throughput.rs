@@ -19,8 +19,9 @@
 //!
 //! 4. **OpenTelemetry export:** this build with `[otlp]` off and on (to a
 //!    sink in the benchmark that answers every request 200), side by side:
-//!    decisions/s over 4 connections, what the exporter sent and dropped
-//!    meanwhile, start-up (spawn to the socket accepting) and idle RSS.
+//!    decisions/s over 4 connections, what the exporter sent, dropped and
+//!    lost meanwhile (lost: log lines rotated away before it read them, which
+//!    the bench's flood outruns), start-up (spawn to the socket accepting) and idle RSS.
 //!
 //! `HOOKD_BENCH_SECS` sets the duration of each timed phase (default 3).
 //! `HOOKD_BENCH_PHASES=1,3` runs only those phases (`1`, `1b`, `2`, `3`, `4`).
@@ -490,6 +491,7 @@ fn export_phase(bin: &Path, secs: f64) {
     let mut rates = [0.0; 2];
     let mut exported = 0;
     let mut dropped = 0;
+    let mut lost = 0;
     // A B B A: a drifting machine favours neither.
     for i in [0, 1, 1, 0] {
         let d = Daemon::start(bin, &configs[i].1);
@@ -504,6 +506,7 @@ fn export_phase(bin: &Path, secs: f64) {
             exported += otlp["logs_exported"].as_u64().unwrap_or(0)
                 + otlp["spans_exported"].as_u64().unwrap_or(0);
             dropped += otlp["dropped"].as_u64().unwrap_or(0);
+            lost += otlp["lost"].as_u64().unwrap_or(0);
         }
     }
     println!(
@@ -512,9 +515,9 @@ fn export_phase(bin: &Path, secs: f64) {
     );
     println!(
         "{:<40}{:>14}{:>14}",
-        "   records exported / dropped (2 runs)",
+        "   exported / dropped / lost (2 runs)",
         "-",
-        format!("{exported} / {dropped}")
+        format!("{exported} / {dropped} / {lost}")
     );
     let mut startup = [0.0; 2];
     let mut idle = [0; 2];
