@@ -50,9 +50,15 @@ pub fn hookd_bin() -> PathBuf {
     PathBuf::from(env!("CARGO_BIN_EXE_hookd"))
 }
 
-/// Path of the built `hook-forwarder` binary.
+/// Path of the `hook-forwarder` binary the tests run: the one `cargo test`
+/// built, or the one `HOOKD_TEST_FORWARDER` names (`scripts/test` runs the
+/// forwarder's tests again with the binary `scripts/install` installs,
+/// built for musl: a different C library under the same code).
 pub fn forwarder_bin() -> PathBuf {
-    PathBuf::from(env!("CARGO_BIN_EXE_hook-forwarder"))
+    match std::env::var_os("HOOKD_TEST_FORWARDER") {
+        Some(path) if !path.is_empty() => PathBuf::from(path),
+        _ => PathBuf::from(env!("CARGO_BIN_EXE_hook-forwarder")),
+    }
 }
 
 /// A hook input from `tests/fixtures/events/`.
