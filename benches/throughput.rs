@@ -528,8 +528,9 @@ fn export_phase(bin: &Path, secs: f64) {
         "{:<40}{:>14.0}{:>14.0}",
         "   decisions/s, 4 connections", rates[0], rates[1]
     );
+    // Wider than the column: its own separator.
     println!(
-        "{:<40}{:>14}{:>14}",
+        "{:<40}{:>14} {:>13}",
         "   exported / dropped / lost (2 runs)",
         "-",
         format!("{exported} / {dropped} / {lost}")
