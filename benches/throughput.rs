@@ -21,8 +21,8 @@
 //!    sink in the benchmark that answers every request 200), side by side:
 //!    decisions/s over 4 connections, what the exporter sent, dropped and
 //!    lost once it caught up with the log (lost: log lines rotated away
-//!    before it read them, which the bench's flood outruns), start-up (spawn to the socket
-//!    accepting) and idle RSS.
+//!    before it read them, which the bench's flood outruns), start-up
+//!    (spawn to the socket accepting) and idle RSS.
 //!
 //! `HOOKD_BENCH_SECS` sets the duration of each timed phase (default 3).
 //! `HOOKD_BENCH_PHASES=1,3` runs only those phases (`1`, `1b`, `2`, `3`, `4`).
