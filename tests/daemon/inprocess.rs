@@ -97,6 +97,13 @@ impl InProcess {
     }
 }
 
+/// A daemon's config under which every hook the rules leave undecided
+/// waits for a client's decision, with no timeout.
+const WAIT_FOR_A_CLIENT: &str = "[decisions]\nroute_undecided = true\ntimeout = \"never\"\n";
+
+/// A forwarder's deadline no test here reaches.
+const A_DAY: Duration = Duration::from_secs(24 * 3600);
+
 async fn send(conn: &mut AsyncConnection, frame: Value) {
     conn.send(&frame).await.unwrap();
 }
@@ -199,7 +206,7 @@ async fn a_never_timeout_is_held_until_decided() {
     );
     let mut c = decider(&d).await;
     let mut forwarder = d.client("forwarder-like").await;
-    send(&mut forwarder, hook(Duration::from_secs(24 * 3600))).await;
+    send(&mut forwarder, hook(A_DAY)).await;
     let event = next_pending(&mut c).await;
     tokio::time::advance(Duration::from_secs(3600)).await;
     assert_eq!(d.shared.hub.pending_count(), 1, "a never timeout expired");
@@ -219,7 +226,7 @@ async fn a_never_timeout_is_held_until_decided() {
 /// the deadline, not after it.
 #[tokio::test(start_paused = true)]
 async fn a_pending_event_is_answered_before_the_forwarders_deadline() {
-    let d = InProcess::start("[decisions]\nroute_undecided = true\ntimeout = \"never\"\n");
+    let d = InProcess::start(WAIT_FOR_A_CLIENT);
     let mut c = decider(&d).await;
     let mut forwarder = d.client("forwarder-like").await;
     let deadline = Duration::from_secs(600);
@@ -250,7 +257,7 @@ async fn a_pending_event_is_answered_before_the_forwarders_deadline() {
 #[tokio::test(start_paused = true)]
 async fn a_forwarders_pending_hook_gets_its_fallback_when_the_daemon_stops() {
     use tokio::io::{AsyncBufReadExt, AsyncWriteExt};
-    let d = InProcess::start("[decisions]\nroute_undecided = true\ntimeout = \"never\"\n");
+    let d = InProcess::start(WAIT_FOR_A_CLIENT);
     let mut c = decider(&d).await;
     // A forwarder's connection: the hook is its first and only frame.
     let (read, mut write) = tokio::net::UnixStream::connect(d.socket())
@@ -396,7 +403,7 @@ fn permission(result: &hookd::protocol::HookResult) -> Option<String> {
 /// events).
 async fn answered_at_once(d: &InProcess, c: &mut AsyncConnection) -> hookd::protocol::HookResult {
     let mut forwarder = d.client("forwarder-like").await;
-    send(&mut forwarder, hook(Duration::from_secs(24 * 3600))).await;
+    send(&mut forwarder, hook(A_DAY)).await;
     tokio::select! {
         reply = recv(&mut forwarder) => match reply {
             Reply::HookResult(result) => result,
@@ -413,7 +420,7 @@ async fn answered_at_once(d: &InProcess, c: &mut AsyncConnection) -> hookd::prot
 #[tokio::test(start_paused = true)]
 async fn a_session_grant_ends_with_its_ttl() {
     let _held = HeldClock::hold();
-    let d = InProcess::start("[decisions]\nroute_undecided = true\ntimeout = \"never\"\n");
+    let d = InProcess::start(WAIT_FOR_A_CLIENT);
     let mut c = d.client("approve").await;
     send(
         &mut c,
@@ -519,7 +526,7 @@ fn hook_in_background(d: &InProcess) -> JoinHandle<Reply> {
         let mut forwarder = connect_async(&socket, "forwarder-like", DEFAULT_MAX_FRAME)
             .await
             .unwrap();
-        send(&mut forwarder, hook(Duration::from_secs(24 * 3600))).await;
+        send(&mut forwarder, hook(A_DAY)).await;
         recv(&mut forwarder).await
     })
 }
@@ -567,14 +574,14 @@ async fn stalled_peers_give_their_slots_up_after_shed_stalled_after() {
 async fn a_pipelining_client_is_held_to_its_hooks_in_flight() {
     use hookd::daemon::connection::HOOKS_IN_FLIGHT;
     let _held = HeldClock::hold();
-    let d = InProcess::start("[decisions]\nroute_undecided = true\ntimeout = \"never\"\n");
+    let d = InProcess::start(WAIT_FOR_A_CLIENT);
     let _decider = decider(&d).await;
     let mut flood = d.client("flood").await;
     // More than that many, written by a task of its own (they fit in the
     // socket's buffer: the daemon could read them all).
     let writer = tokio::spawn(async move {
         for i in 0..HOOKS_IN_FLIGHT + 36 {
-            let mut frame = hook(Duration::from_secs(24 * 3600));
+            let mut frame = hook(A_DAY);
             frame["id"] = json!(format!("h{i}"));
             send(&mut flood, frame).await;
         }
@@ -604,12 +611,12 @@ async fn a_pipelining_client_is_held_to_its_hooks_in_flight() {
 #[tokio::test(start_paused = true)]
 async fn hooks_answered_at_once_pass_one_that_waits() {
     let _held = HeldClock::hold();
-    let d = InProcess::start("[decisions]\nroute_undecided = true\ntimeout = \"never\"\n");
+    let d = InProcess::start(WAIT_FOR_A_CLIENT);
     let mut c = decider(&d).await;
     let mut session = d.client("pipeliner").await;
     let at_once = |id: String| {
         // Observe-only: answered at once, whatever the routing.
-        let mut frame = hook(Duration::from_secs(24 * 3600));
+        let mut frame = hook(A_DAY);
         frame["id"] = json!(id);
         frame["input"] = json!({"hook_event_name": "Notification", "session_id": "s",
                                 "cwd": "/tmp", "message": "waiting for input"});
@@ -620,7 +627,7 @@ async fn hooks_answered_at_once_pass_one_that_waits() {
     // answered without waiting on anything.
     send(&mut session, at_once("first".into())).await;
     assert!(matches!(recv(&mut session).await, Reply::HookResult(_)));
-    let mut waits = hook(Duration::from_secs(24 * 3600));
+    let mut waits = hook(A_DAY);
     waits["id"] = json!("waits");
     send(&mut session, waits).await;
     for i in 0..5 {
@@ -656,10 +663,10 @@ async fn hooks_answered_at_once_pass_one_that_waits() {
 async fn a_hook_waiting_when_its_session_ends_is_still_decided() {
     use tokio::io::AsyncWriteExt;
     let _held = HeldClock::hold();
-    let d = InProcess::start("[decisions]\nroute_undecided = true\ntimeout = \"never\"\n");
+    let d = InProcess::start(WAIT_FOR_A_CLIENT);
     let mut c = decider(&d).await;
     let mut session = d.client("leaves-early").await;
-    send(&mut session, hook(Duration::from_secs(24 * 3600))).await;
+    send(&mut session, hook(A_DAY)).await;
     let event = next_pending(&mut c).await;
     session.get_mut().write_all(b"not json\n").await.unwrap();
     match recv(&mut session).await {
@@ -688,7 +695,7 @@ async fn a_hook_waiting_when_its_session_ends_is_still_decided() {
 #[tokio::test(start_paused = true)]
 async fn a_waiting_hook_is_logged_when_decided_while_its_session_cannot_write() {
     let _held = HeldClock::hold();
-    let d = InProcess::start("[decisions]\nroute_undecided = true\ntimeout = \"never\"\n");
+    let d = InProcess::start(WAIT_FOR_A_CLIENT);
     let mut c = decider(&d).await;
     let mut slow = d.client("stops-reading").await;
     send(
@@ -697,14 +704,14 @@ async fn a_waiting_hook_is_logged_when_decided_while_its_session_cannot_write() 
     )
     .await;
     assert!(matches!(recv(&mut slow).await, Reply::Ok(_)));
-    send(&mut slow, hook(Duration::from_secs(24 * 3600))).await;
+    send(&mut slow, hook(A_DAY)).await;
     let event = next_pending(&mut c).await;
     // From here on `slow` reads nothing. Events answered at once, each
     // pushed to it, fill its socket: its session waits on the write.
     let mut flood = d.client("flood").await;
     let padding = "x".repeat(2048);
     for i in 0..2_000 {
-        let mut frame = hook(Duration::from_secs(24 * 3600));
+        let mut frame = hook(A_DAY);
         frame["id"] = json!(format!("n{i}"));
         frame["input"] = json!({"hook_event_name": "Notification", "session_id": "s",
                                 "cwd": "/tmp", "message": padding});
